@@ -1,0 +1,51 @@
+"""flux-lite cancel: cancel jobs (raise a fatal `cancel` exception)."""
+
+import click
+
+from flux_lite.cli.common import JOBID, session
+from flux_lite.errors import FluxLiteError
+
+
+@click.command()
+@click.option("--all", "all_", is_flag=True, help="Cancel all your active jobs (or -u/-S selections).")
+@click.option("-u", "--user", metavar="USER", help="With --all: jobs of USER (instance owner only), or 'all'.")
+@click.option("-S", "--states", metavar="STATES", help="With --all: states to cancel (default pending,running).")
+@click.option("-n", "--dry-run", is_flag=True, help="With --all: only report what would be canceled.")
+@click.option("-m", "--message", metavar="NOTE", help="Exception note.")
+@click.option("-q", "--quiet", is_flag=True, help="Suppress the --all summary.")
+@click.argument("jobids", nargs=-1, type=JOBID)
+def cancel(all_, user, states, dry_run, message, quiet, jobids):
+    """Cancel JOBIDS, or with --all every matching job."""
+    from flux_lite.formats.jobid import f58
+
+    if user or states:
+        all_ = True
+    if all_ and jobids:
+        raise FluxLiteError("Do not specify a list of jobids with --all,--user,--states options")
+    if not all_ and not jobids:
+        raise click.UsageError("specify JOBID(s) or --all")
+    if all_:
+        from flux_lite.job_manager import bulk
+
+        with session() as broker:
+            count, errors = bulk.raise_all(broker, user=user, states=states, dry_run=dry_run,
+                                           note=message)
+        if not quiet:
+            if count == 0 and errors == 0:
+                click.echo("flux-lite cancel: Matched 0 jobs", err=True)
+            else:
+                verb = "Would cancel" if dry_run else "Canceled"
+                click.echo(f"flux-lite cancel: {verb} {count} job{'s' if count != 1 else ''} "
+                           f"({errors} error{'s' if errors != 1 else ''})", err=True)
+        return
+    failed = False
+    with session() as broker:
+        for jobid in jobids:
+            try:
+                broker.jm.request_raise(jobid, 0, "cancel", message or "")
+                broker.run()
+            except FluxLiteError as exc:
+                click.echo(f"flux-lite cancel: ERROR: {f58(jobid)}: {exc}", err=True)
+                failed = True
+    if failed:
+        raise SystemExit(1)

@@ -1,0 +1,52 @@
+"""flux-lite config: print or replace the instance configuration."""
+
+import json
+import sys
+
+import click
+
+from flux_lite.cli.common import open_instance
+from flux_lite.errors import FluxLiteError
+
+
+@click.group()
+def config():
+    """Instance configuration (YAML tables mirroring Flux's TOML ones)."""
+
+
+@config.command()
+@click.argument("key", required=False)
+def get(key):
+    """Print the configuration, or the value at KEY (dotted), as JSON."""
+    from flux_lite import config as configmod
+
+    inst = open_instance()
+    try:
+        cfg = inst.config
+    finally:
+        inst.close()
+    if key:
+        value = configmod.get_path(cfg, key)
+        if value is None:
+            raise FluxLiteError(f"{key}: No such file or directory")
+        cfg = value
+    click.echo(json.dumps(cfg, separators=(",", ":")))
+
+
+@config.command()
+@click.argument("file", required=False, default="-")
+def load(file):
+    """Replace the live configuration with FILE (or stdin), validated first."""
+    from flux_lite import config as configmod
+    from flux_lite.job_manager import reconfig
+
+    text = sys.stdin.read() if file == "-" else None
+    cfg = configmod.load_text(text, source="stdin") if text is not None else configmod.load_file(file)
+    inst = open_instance()
+    try:
+        if not inst.identity.is_owner:
+            raise FluxLiteError("Operation not permitted: config load is for the instance owner")
+        with inst.session() as broker:
+            reconfig.apply(broker, cfg)
+    finally:
+        inst.close()

@@ -1,0 +1,248 @@
+"""flux-lite job: id conversion, jobspec submission and per-job utilities."""
+
+import json
+import sys
+
+import click
+
+from flux_lite.cli.common import FSD, JOBID, open_instance, session
+from flux_lite.errors import FluxLiteError
+
+ENCODINGS = ("dec", "hex", "dothex", "kvs", "words", "f58", "f58plain")
+
+
+@click.group()
+def job():
+    """Job utilities (as flux job)."""
+
+
+@job.command("id")
+@click.option("-t", "--to", "to", default="dec", metavar="ENCODING",
+              help="Output encoding: dec, hex, dothex, kvs, words, f58, f58plain (default dec).")
+@click.argument("ids", nargs=-1)
+def job_id(to, ids):
+    """Convert job ids between encodings (reads stdin lines when no ID is given)."""
+    from flux_lite.formats import jobid
+
+    if to.lower() not in ENCODINGS:
+        raise FluxLiteError(f"Unknown encoding '{to}' (expected one of {', '.join(ENCODINGS)})")
+    if not ids:
+        ids = [line for line in sys.stdin.read().splitlines()]
+        if not ids:
+            raise FluxLiteError("no job ids given")
+    out = []
+    for text in ids:
+        try:
+            value = jobid.decode(text.strip())
+        except ValueError:
+            raise FluxLiteError(f"{text.strip()}: malformed input") from None
+        out.append(jobid.encode(value, to.lower()))
+    click.echo("\n".join(out))
+
+
+@job.command("submit")
+@click.option("--urgency", default="default", metavar="N", help="0-31, or hold, default, expedite.")
+@click.option("--flags", default="", metavar="FLAGS", help="Comma-separated: debug, waitable, novalidate.")
+@click.argument("file", required=False, default="-")
+def job_submit(urgency, flags, file):
+    """Submit a jobspec (YAML or JSON) from FILE or stdin; print its id."""
+    from flux_lite.cli.submit import parse_urgency
+    from flux_lite.formats import jobspec as jobspecmod
+    from flux_lite.formats.jobid import f58
+
+    if file == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            with open(file, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise FluxLiteError(f"{file}: {exc.strerror}") from None
+    js = jobspecmod.loads(text)
+    flagbits = 0
+    for flag in filter(None, flags.split(",")):
+        bits = {"debug": 2, "waitable": 4, "novalidate": 8}
+        if flag not in bits:
+            raise FluxLiteError(f"unknown flag: {flag}")
+        flagbits |= bits[flag]
+    with session() as broker:
+        jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=flagbits)
+    click.echo(f58(jobid))
+
+
+def _job_or_fail(broker, jobid):
+    job = broker.jm.load_any(jobid)
+    if job is None:
+        raise FluxLiteError(f"job {_f58(jobid)} not found")
+    ident = broker.instance.identity
+    if not ident.is_owner and job.userid != ident.userid:
+        raise FluxLiteError("access is restricted to job/instance owner")
+    return job
+
+
+def _f58(jobid):
+    from flux_lite.formats.jobid import f58
+
+    return f58(jobid)
+
+
+@job.command("eventlog")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@click.option("-T", "--time-format", type=click.Choice(["raw", "iso", "offset", "human"]), default="raw",
+              help="Timestamp format.")
+@click.option("-H", "--human", is_flag=True, help="Same as --time-format=human.")
+@click.option("-p", "--path", default="eventlog", help="Eventlog under the job directory (default eventlog).")
+@click.argument("jobid", type=JOBID)
+def job_eventlog(fmt, time_format, human, path, jobid):
+    """Print a job's eventlog."""
+    from flux_lite.formats import eventlog
+    from flux_lite.formats.jobid import kvs_key
+
+    with session() as broker:
+        _job_or_fail(broker, jobid)
+        text = broker.kvs.get(kvs_key(jobid, path))
+    if text is None:
+        raise FluxLiteError(f"job {_f58(jobid)}: {path}: No such file or directory")
+    entries = eventlog.decode(text)
+    if human:
+        time_format = "human"
+    if fmt == "json":
+        lines = [eventlog.format_json(e) for e in entries]
+    elif time_format == "human":
+        lines = eventlog.format_human(entries)
+    elif time_format == "iso":
+        lines = [eventlog.format_iso(e) for e in entries]
+    elif time_format == "offset":
+        first = entries[0]["timestamp"] if entries else 0.0
+        lines = [eventlog.format_offset(e, first) for e in entries]
+    else:
+        lines = [eventlog.format_text(e) for e in entries]
+    if lines:
+        click.echo("\n".join(lines))
+
+
+@job.command("info")
+@click.option("-o", "--original", is_flag=True, help="Print the jobspec as submitted (from J).")
+@click.argument("jobid", type=JOBID)
+@click.argument("keys", nargs=-1, required=True)
+def job_info(original, jobid, keys):
+    """Print job KEYS: jobspec, R, eventlog, J (current values: updates applied)."""
+    from flux_lite.formats.jobid import kvs_key
+
+    out = []
+    with session() as broker:
+        job = _job_or_fail(broker, jobid)
+        for key in keys:
+            if key == "jobspec" and not original:
+                out.append(json.dumps(job.jobspec))
+            elif key == "jobspec":
+                out.append(broker.kvs.get_raw(kvs_key(jobid, "J"))[1])
+            elif key == "R":
+                if not job.R:
+                    raise FluxLiteError(f"job {_f58(jobid)}: R: No such file or directory")
+                out.append(json.dumps(job.R))
+            else:
+                raw = broker.kvs.get_raw(kvs_key(jobid, key))
+                if raw is None:
+                    raise FluxLiteError(f"job {_f58(jobid)}: {key}: No such file or directory")
+                out.append(raw[1].rstrip("\n"))
+    click.echo("\n".join(out))
+
+
+@job.command("wait-event")
+@click.option("-t", "--timeout", type=FSD, default=None, help="Give up after this long (FSD).")
+@click.option("-m", "--match-context", "match", metavar="KEY=VAL", help="Only an event whose context has KEY=VAL.")
+@click.option("-c", "--count", type=click.IntRange(min=1), default=1, help="Wait for the Nth matching event.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the event.")
+@click.option("-v", "--verbose", is_flag=True, help="Print every event up to the matching one.")
+@click.argument("jobid", type=JOBID)
+@click.argument("name")
+def job_wait_event(timeout, match, count, fmt, quiet, verbose, jobid, name):
+    """Wait for event NAME in a job's eventlog (the virtual clock advances while waiting)."""
+    from flux_lite.errors import FluxLiteError as _E
+    from flux_lite.formats import eventlog
+    from flux_lite.instance import WaitStalled, WaitTimeout
+    from flux_lite.job_manager import waiters
+
+    inst = open_instance()
+    try:
+        try:
+            found = inst.wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
+        except WaitTimeout:
+            raise _E(f"wait-event timeout on event '{name}'") from None
+        except WaitStalled:
+            raise _E(f"wait-event: event '{name}' cannot arrive: nothing left to happen "
+                     "under the virtual clock (advance it or use --timeout)") from None
+    finally:
+        inst.close()
+    if isinstance(found, str):
+        raise FluxLiteError(found)
+    entries, entry = found
+    if quiet:
+        return
+    fmt_one = eventlog.format_json if fmt == "json" else eventlog.format_text
+    shown = entries if verbose else [entry]
+    click.echo("\n".join(fmt_one(e) for e in shown))
+
+
+@job.command("urgency")
+@click.option("-v", "--verbose", is_flag=True, help="Print the old urgency.")
+@click.argument("jobid", type=JOBID)
+@click.argument("urgency")
+def job_urgency(verbose, jobid, urgency):
+    """Set a pending job's urgency: 0-31, hold, default or expedite."""
+    from flux_lite.cli.submit import parse_urgency
+
+    value = parse_urgency(urgency)
+    with session() as broker:
+        old = broker.jm.set_urgency(jobid, value)
+    if verbose:
+        click.echo(f"{_f58(jobid)}: urgency changed from {old} to {value}", err=True)
+
+
+@job.command("raise")
+@click.option("-s", "--severity", type=int, default=0, show_default=True, help="0 (fatal) to 7.")
+@click.option("-t", "--type", "etype", default="cancel", show_default=True, help="Exception type.")
+@click.argument("jobid", type=JOBID)
+@click.argument("message", nargs=-1)
+def job_raise(severity, etype, jobid, message):
+    """Raise an exception on a job."""
+    with session() as broker:
+        broker.jm.request_raise(jobid, severity, etype, " ".join(message))
+
+
+@job.command("cancel")
+@click.argument("jobid", type=JOBID)
+@click.argument("message", nargs=-1)
+def job_cancel(jobid, message):
+    """Cancel one job (as flux job cancel)."""
+    with session() as broker:
+        broker.jm.request_raise(jobid, 0, "cancel", " ".join(message))
+
+
+@job.command("timeleft")
+@click.argument("jobid", type=JOBID)
+def job_timeleft(jobid):
+    """Print the seconds left before a running job's expiration."""
+    with session() as broker:
+        job = _job_or_fail(broker, jobid)
+        now = broker.now
+        if not job.R:
+            raise FluxLiteError(f"job {_f58(jobid)} has not started")
+        expiration = job.expiration
+        if job.state == 64:
+            left = 0
+        elif not expiration:
+            click.echo("infinity")
+            return
+        else:
+            left = max(int(expiration - now), 0)
+    click.echo(str(left))
+
+
+@job.command("namespace")
+@click.argument("jobid", type=JOBID)
+def job_namespace(jobid):
+    """Print the guest namespace name of a job (job-<decimal id>)."""
+    click.echo(f"job-{jobid}")

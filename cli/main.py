@@ -1,0 +1,88 @@
+"""The flux-lite command: a click group whose subcommands load on demand.
+
+Importing is most of a command's cost, so each command group lives in its own
+module and is imported only when named on the command line.
+"""
+
+import sys
+
+import click
+
+from flux_lite.errors import FluxLiteError, UsageError
+
+# command name -> (module, attribute, short help)
+COMMANDS = {
+    "start": ("start", "start", "Create an instance (or run a command in a temporary one)"),
+    "submit": ("submit", "submit", "Submit a job"),
+    "run": ("submit", "run", "Submit a job and wait for it to end"),
+    "jobs": ("jobs", "jobs", "List jobs"),
+    "cancel": ("cancel", "cancel", "Cancel jobs"),
+    "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, urgency, raise, timeleft"),
+    "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
+    "resource": ("resource", "resource", "List, drain and undrain resources"),
+    "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
+    "sched": ("sched", "sched", "Reload and check the scheduler"),
+    "module": ("module", "module", "Load, remove, reload and list modules (Flux spellings)"),
+    "kvs": ("kvs", "kvs", "Inspect the KVS"),
+    "config": ("config", "config", "Get or load the instance configuration"),
+    "clock": ("clock", "clock", "Show or advance the instance clock"),
+    "dmesg": ("dmesg", "dmesg", "Print the instance log"),
+}
+
+
+class LazyGroup(click.Group):
+    """Imports a subcommand's module only when that subcommand runs."""
+
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        spec = COMMANDS.get(name)
+        if spec is None:
+            return None
+        import importlib
+
+        module = importlib.import_module(f"flux_lite.cli.{spec[0]}")
+        return getattr(module, spec[1])
+
+    def format_commands(self, ctx, formatter):
+        # help lists every command without importing them all
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: error: {exc}", err=True)
+            ctx.exit(2)
+        except FluxLiteError as exc:
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: {exc}", err=True)
+            ctx.exit(1)
+        except BrokenPipeError:
+            # output piped into head(1) and the like: not an error worth a traceback
+            sys.stderr.close()
+            ctx.exit(1)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--state-dir",
+    metavar="DIR",
+    envvar="FLUX_LITE_STATE_DIR",
+    help="Instance state directory (default: $FLUX_LITE_STATE_DIR, else $XDG_STATE_HOME/flux-lite).",
+)
+@click.version_option(package_name="flux-lite", prog_name="flux-lite")
+@click.pass_context
+def cli(ctx, state_dir):
+    """flux-lite: Flux's control plane on one machine, in simulated time."""
+    ctx.obj = {"state_dir": state_dir}
+
+
+def main(argv=None):
+    cli.main(args=argv, prog_name="flux-lite")
+
+
+if __name__ == "__main__":
+    main()

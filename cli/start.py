@@ -1,0 +1,60 @@
+"""flux-lite start: create an instance, or run a command inside a temporary one."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import click
+
+from flux_lite.cli.common import state_dir
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("-s", "--test-size", type=click.IntRange(min=1), default=None, help="Number of nodes (default 1).")
+@click.option("--test-hosts", metavar="HOSTLIST", help="Host names of the nodes (default node[0-N-1]).")
+@click.option("--test-cores", type=click.IntRange(min=1), default=4, show_default=True, help="Cores per node.")
+@click.option("--test-gpus", type=click.IntRange(min=0), default=0, show_default=True, help="GPUs per node.")
+@click.option("-c", "--config", "config_file", metavar="FILE", help="Instance configuration (YAML).")
+@click.option("--clock", type=click.Choice(["real", "virtual"]), default=None, help="Clock mode (default real).")
+@click.option("-f", "--force", is_flag=True, help="Replace an existing instance.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock, force, command):
+    """Create a persistent instance, or run COMMAND in a temporary one.
+
+    Without COMMAND the instance is created in the selected state directory.
+    With COMMAND a temporary instance is created, COMMAND runs with
+    FLUX_LITE_STATE_DIR pointing at it, the instance is removed afterwards
+    and flux-lite exits with COMMAND's status.
+    """
+    from flux_lite import config as configmod
+    from flux_lite.instance import Instance, resolve_state_dir
+
+    cfg = configmod.load_file(config_file) if config_file else {}
+    size = test_size
+    if size is None:
+        size = 1
+        if test_hosts:
+            from flux_lite.formats.hostlist import Hostlist
+
+            size = len(Hostlist.parse(test_hosts))
+    kwargs = dict(config=cfg, size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus, clock=clock)
+    if not command:
+        path = resolve_state_dir(state_dir(ctx))
+        inst = Instance.create(path, force=force, **kwargs)
+        inst.close()
+        return
+    tmp = tempfile.mkdtemp(prefix="flux-lite-")
+    try:
+        Instance.create(tmp, **kwargs).close()
+        env = dict(os.environ, FLUX_LITE_STATE_DIR=tmp)
+        try:
+            rc = subprocess.call(list(command), env=env)
+        except OSError as exc:
+            click.echo(f"flux-lite start: {command[0]}: {exc.strerror}", err=True)
+            rc = 127
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(rc if rc >= 0 else 128 - rc)

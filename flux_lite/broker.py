@@ -1,0 +1,199 @@
+"""The broker of one command: it hosts the modules and carries their messages.
+
+Flux's broker routes RFC 27 messages between the job manager and the
+scheduler module; here they are dicts passed through an in-process queue, so
+the two components stay separate and talk only through the protocol. Timed
+entries (job run ends, expirations, housekeeping) are rows in the ``timers``
+table; ``advance_to`` fires them in time order, letting every consequence of
+one entry settle before the next.
+"""
+
+import collections
+import json
+
+from flux_lite.formats.jobid import f58
+
+
+class Broker:
+    def __init__(self, instance, now):
+        self.instance = instance
+        self.kvs = instance.kvs
+        self.now = now
+        self.messages = collections.deque()
+        self._jm = None
+        self._sched = None
+        self._sched_loaded = None  # None = not looked up yet
+        self._exec = None
+        self._hk = None
+        self._resources = None
+
+    # -- modules (loaded on first use: most commands touch few of them) -------
+
+    @property
+    def config(self):
+        return self.instance.config
+
+    @property
+    def jm(self):
+        if self._jm is None:
+            from flux_lite.job_manager.manager import JobManager
+
+            self._jm = JobManager(self)
+        return self._jm
+
+    @property
+    def exec(self):
+        if self._exec is None:
+            from flux_lite.job_manager.exec import Exec
+
+            self._exec = Exec(self)
+        return self._exec
+
+    @property
+    def housekeeping(self):
+        if self._hk is None:
+            from flux_lite.job_manager.housekeeping import Housekeeping
+
+            self._hk = Housekeeping(self)
+        return self._hk
+
+    @property
+    def resources(self):
+        if self._resources is None:
+            from flux_lite.resources import Resources
+
+            self._resources = Resources(self)
+        return self._resources
+
+    @property
+    def sched(self):
+        """The loaded scheduler module, or None when none is loaded."""
+        if self._sched_loaded is None:
+            from flux_lite.sched import loader
+
+            self._sched = loader.load_persisted(self)
+            self._sched_loaded = True
+        return self._sched
+
+    # -- logging ------------------------------------------------------------
+
+    def log(self, name, level, msg):
+        self.instance.log(name, level, msg, t=self.now)
+
+    # -- messages -----------------------------------------------------------
+
+    def send(self, topic, payload):
+        """Queue a message; it is delivered by run()."""
+        self.messages.append((topic, payload))
+
+    def run(self):
+        """Deliver messages and run module work until everything is quiet."""
+        while True:
+            if self.messages:
+                topic, payload = self.messages.popleft()
+                self._deliver(topic, payload)
+                continue
+            if self._jm is not None and self._jm.has_work():
+                self._jm.work()
+                continue
+            sched = self._sched if self._sched_loaded else None
+            if sched is not None and sched.needs_pass:
+                sched.run_pass()
+                continue
+            break
+
+    def _deliver(self, topic, payload):
+        if topic.startswith("sched."):
+            sched = self.sched
+            if sched is None:
+                # the scheduler is unloaded: Flux's broker answers ENOSYS;
+                # the job manager never sends in that state, so this is a drop
+                return
+            sched.handle(topic, payload)
+        elif topic == "job-manager.alloc-response":
+            self.jm.alloc_response(payload)
+        else:
+            raise RuntimeError(f"no handler for {topic}")
+
+    # -- timers -------------------------------------------------------------
+
+    def add_timer(self, t, kind, jobid=None, arg=None):
+        self.kvs.conn.execute(
+            "INSERT INTO timers(t, kind, jobid, arg) VALUES (?, ?, ?, ?)",
+            (t, kind, jobid, None if arg is None else json.dumps(arg)),
+        )
+
+    def cancel_timers(self, jobid, kind=None):
+        """Drop a job's timers: all, one kind ('exec.expire'), or a module's ('exec.')."""
+        if kind is None:
+            self.kvs.conn.execute("DELETE FROM timers WHERE jobid = ?", (jobid,))
+        elif kind.endswith("."):
+            self.kvs.conn.execute(
+                "DELETE FROM timers WHERE jobid = ? AND kind >= ? AND kind < ?",
+                (jobid, kind, kind[:-1] + "/"),
+            )
+        else:
+            self.kvs.conn.execute("DELETE FROM timers WHERE jobid = ? AND kind = ?", (jobid, kind))
+
+    def next_timer(self, limit):
+        return self.kvs.conn.execute(
+            "SELECT seq, t, kind, jobid, arg FROM timers WHERE t <= ? ORDER BY t, seq LIMIT 1",
+            (limit,),
+        ).fetchone()
+
+    def advance_to(self, t):
+        """Fire every timer due at or before t, in time order; then now = t."""
+        self.run()
+        while True:
+            row = self.next_timer(t)
+            if row is None:
+                break
+            seq, due, kind, jobid, arg = row
+            self.kvs.conn.execute("DELETE FROM timers WHERE seq = ?", (seq,))
+            if due > self.now:
+                self.now = due
+            self._fire(kind, jobid, None if arg is None else json.loads(arg))
+            self.run()
+        if t > self.now:
+            self.now = t
+        self.run()
+
+    def _fire(self, kind, jobid, arg):
+        module, _, what = kind.partition(".")
+        if module == "exec":
+            self.exec.timer(what, jobid, arg)
+        elif module == "housekeeping":
+            self.housekeeping.timer(what, jobid, arg)
+        elif module == "sched":
+            if self.sched is not None:
+                self.sched.timer(what, jobid, arg)
+        else:
+            raise RuntimeError(f"unknown timer kind {kind}")
+
+    def next_event_time(self):
+        row = self.kvs.conn.execute("SELECT t FROM timers ORDER BY t, seq LIMIT 1").fetchone()
+        return None if row is None else row[0]
+
+    # -- scheduler load/unload ------------------------------------------------
+
+    def load_scheduler_from_config(self):
+        from flux_lite.sched import loader
+
+        loader.load_from_config(self)
+
+    # -- persistence ---------------------------------------------------------
+
+    def save(self):
+        if self._jm is not None:
+            self._jm.save()
+        if self._sched_loaded and self._sched is not None:
+            self._sched.save()
+        if self._hk is not None:
+            self._hk.save()
+        if self._resources is not None:
+            self._resources.save()
+        self.instance.set_clock(self.now)
+
+
+def idf58(jobid):
+    return f58(jobid)

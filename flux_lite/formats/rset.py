@@ -1,0 +1,725 @@
+"""R version 1 (RFC 20) resource sets.
+
+An :class:`Rset` is immutable: every operation returns a new set.  Per rank it
+holds a hostname, a cores :class:`IDset` and a gpus :class:`IDset`; besides
+that, ``properties`` (name -> IDset of ranks, only non-empty entries),
+``starttime``/``expiration`` (floats, 0.0 = unset), ``nslots`` (int, 0 =
+unset) and the opaque ``scheduling`` value.
+
+Encoding follows flux-core's Python ``Rv1Set._build_dict`` (the R that
+sched-simple/fifo/backfill commit): ``R_lite`` entries group ranks with
+identical children (consecutive or not) ordered by their lowest rank, then
+``starttime``, ``expiration`` (always written), ``nslots`` (if > 0),
+``nodelist`` (one compressed hostlist, written when the set carries host
+names) and ``properties`` (sorted, only non-empty), and ``scheduling`` at the
+top level when present.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from flux_lite.errors import HostlistError, IdsetError, RsetError
+from flux_lite.formats.hostlist import Hostlist
+from flux_lite.formats.idset import IDset
+
+__all__ = ["Rset", "PROPERTY_INVALID_CHARS", "check_property_name"]
+
+#: Characters not allowed in property names (RFC 20; flux-core rejects
+#: ``^&'"`|()``, the RFC also lists ``!``).
+PROPERTY_INVALID_CHARS = "!&'\"^`|()"
+
+_EMPTY = IDset()
+
+
+def check_property_name(name):
+    """Raise RsetError if `name` is not a valid RFC 20 property name."""
+    if not isinstance(name, str) or not name:
+        raise RsetError(f"invalid property name {name!r}")
+    for c in name:
+        if c in PROPERTY_INVALID_CHARS:
+            raise RsetError(f"invalid character '{c}' in property \"{name}\"")
+
+
+def _as_idset(ids):
+    if isinstance(ids, IDset):
+        return ids
+    if isinstance(ids, str):
+        try:
+            return IDset.parse(ids)
+        except IdsetError as exc:
+            raise RsetError(f"invalid idset '{ids}': {exc}") from None
+    if isinstance(ids, int):
+        return IDset((ids,))
+    return IDset(ids)
+
+
+def _num(value, what):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RsetError(f"{what} must be a number")
+    value = float(value)
+    if not math.isfinite(value):
+        raise RsetError(f"{what} must be finite")
+    return value if value > 0 else 0.0
+
+
+class Rset:
+    """Immutable RFC 20 R version 1 resource set."""
+
+    __slots__ = (
+        "_nodes",
+        "_props",
+        "_starttime",
+        "_expiration",
+        "_nslots",
+        "_scheduling",
+        "_has_nodelist",
+        "_cache",
+    )
+
+    def __init__(self):
+        self._nodes = {}
+        self._props = {}
+        self._starttime = 0.0
+        self._expiration = 0.0
+        self._nslots = 0
+        self._scheduling = None
+        self._has_nodelist = False
+        self._cache = {}
+
+    # -- internal constructor ----------------------------------------------
+
+    @classmethod
+    def _new(
+        cls,
+        nodes,
+        props,
+        starttime=0.0,
+        expiration=0.0,
+        nslots=0,
+        scheduling=None,
+        has_nodelist=True,
+    ):
+        """`nodes`: dict rank -> (hostname, cores, gpus) in ascending rank
+        order; `props`: dict name -> non-empty IDset within the ranks."""
+        self = object.__new__(cls)
+        self._nodes = nodes
+        self._props = props
+        self._starttime = starttime
+        self._expiration = expiration
+        self._nslots = nslots
+        self._scheduling = scheduling
+        self._has_nodelist = has_nodelist
+        self._cache = {}
+        return self
+
+    def _derive(self, nodes, props=None, **kw):
+        """New set with `nodes` (ascending), properties restricted to them."""
+        if props is None:
+            props = self._restrict_props(nodes)
+        args = dict(
+            starttime=self._starttime,
+            expiration=self._expiration,
+            nslots=self._nslots,
+            scheduling=self._scheduling,
+            has_nodelist=self._has_nodelist,
+        )
+        args.update(kw)
+        return Rset._new(nodes, props, **args)
+
+    def _restrict_props(self, nodes):
+        if not self._props:
+            return {}
+        if len(nodes) == len(self._nodes):
+            return self._props
+        ranks = IDset(nodes)
+        out = {}
+        for name, ids in self._props.items():
+            common = ids & ranks
+            if common:
+                out[name] = common
+        return out
+
+    # -- constructors --------------------------------------------------------
+
+    @classmethod
+    def from_json(cls, text):
+        """Parse R from a JSON string (RsetError if invalid)."""
+        if isinstance(text, (bytes, bytearray)):
+            text = text.decode("utf-8", errors="replace")
+        try:
+            obj = json.loads(text)
+        except (ValueError, TypeError) as exc:
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise RsetError(f"invalid R JSON: {msg}") from None
+        return cls.from_dict(obj)
+
+    @classmethod
+    def from_dict(cls, obj):
+        """Build from a decoded R object, validating it (RsetError)."""
+        if isinstance(obj, Rset):
+            return obj
+        if not isinstance(obj, dict):
+            raise RsetError("R must be a JSON object")
+        if "version" not in obj:
+            raise RsetError("R: version is required")
+        version = obj["version"]
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise RsetError("R: version must be an integer")
+        if version != 1:
+            raise RsetError(f"invalid version={version}")
+        execution = obj.get("execution")
+        if execution is None:
+            raise RsetError("R: execution is required")
+        if not isinstance(execution, dict):
+            raise RsetError("R: execution must be an object")
+
+        R_lite = execution.get("R_lite")
+        if R_lite is None:
+            raise RsetError("R: execution.R_lite is required")
+        if not isinstance(R_lite, list):
+            raise RsetError("R: R_lite must be an array")
+
+        raw = {}
+        for i, entry in enumerate(R_lite):
+            where = f"R_lite[{i}]"
+            if not isinstance(entry, dict):
+                raise RsetError(f"R: {where} must be an object")
+            rank = entry.get("rank")
+            if not isinstance(rank, str):
+                raise RsetError(f"R: {where}.rank must be an idset string")
+            children = entry.get("children")
+            if not isinstance(children, dict):
+                raise RsetError(f"R: {where}.children must be an object")
+            core = children.get("core")
+            if not isinstance(core, str):
+                raise RsetError(f"R: {where}.children.core must be an idset string")
+            gpu = children.get("gpu", "")
+            if not isinstance(gpu, str):
+                raise RsetError(f"R: {where}.children.gpu must be an idset string")
+            try:
+                ranks = IDset.parse(rank)
+                cores = IDset.parse(core)
+                gpus = IDset.parse(gpu)
+            except IdsetError as exc:
+                raise RsetError(f"R: {where}: {exc}") from None
+            for r in ranks:
+                prev = raw.get(r)
+                if prev is None:
+                    raw[r] = (cores, gpus)
+                else:
+                    if prev[0] & cores or prev[1] & gpus:
+                        raise RsetError(
+                            f"R: {where}: rank {r} has duplicate resources"
+                        )
+                    raw[r] = (prev[0] | cores, prev[1] | gpus)
+        rank_order = sorted(raw)
+
+        has_nodelist = False
+        hostnames = None
+        nodelist = execution.get("nodelist")
+        if nodelist is not None:
+            if not isinstance(nodelist, list):
+                raise RsetError("R: nodelist must be an array")
+            hosts = []
+            for entry in nodelist:
+                if not isinstance(entry, str):
+                    raise RsetError("R: nodelist entries must be strings")
+                try:
+                    hosts.extend(Hostlist.parse(entry))
+                except HostlistError as exc:
+                    raise RsetError(f"R: nodelist: {exc}") from None
+            if len(hosts) != len(rank_order):
+                raise RsetError(
+                    f"R: nodelist has {len(hosts)} host(s)"
+                    f" but R_lite has {len(rank_order)} rank(s)"
+                )
+            hostnames = hosts
+            has_nodelist = True
+
+        nodes = {}
+        for pos, r in enumerate(rank_order):
+            host = hostnames[pos] if hostnames is not None else f"rank{r}"
+            cores, gpus = raw[r]
+            nodes[r] = (host, cores, gpus)
+
+        props = {}
+        properties = execution.get("properties")
+        if properties is not None:
+            if not isinstance(properties, dict):
+                raise RsetError("properties must be an object")
+            all_ranks = IDset(rank_order)
+            for name, value in properties.items():
+                if not isinstance(value, str):
+                    raise RsetError(
+                        f"properties value '{json.dumps(value)}' not a string"
+                    )
+                check_property_name(name)
+                try:
+                    ids = IDset.parse(value)
+                except IdsetError:
+                    raise RsetError(
+                        f"invalid idset '{value}' specified for property \"{name}\""
+                    ) from None
+                unknown = ids - all_ranks
+                if unknown:
+                    word = "rank" if len(unknown) == 1 else "ranks"
+                    raise RsetError(f"{word} {unknown} not found in target resource list")
+                if ids:
+                    props[name] = ids
+
+        starttime = _num(execution.get("starttime", 0.0), "starttime")
+        expiration = _num(execution.get("expiration", 0.0), "expiration")
+        nslots = execution.get("nslots", 0)
+        if nslots is None:
+            nslots = 0
+        if isinstance(nslots, bool) or not isinstance(nslots, int):
+            raise RsetError("R: nslots must be an integer")
+        nslots = max(nslots, 0)
+        return cls._new(
+            nodes,
+            props,
+            starttime,
+            expiration,
+            nslots,
+            obj.get("scheduling"),
+            has_nodelist,
+        )
+
+    @classmethod
+    def build(cls, nodes, starttime=0.0, expiration=0.0, scheduling=None):
+        """Instance resources from a list of nodes, ranks 0..N-1.
+
+        Each node is ``(hostname, ncores, ngpus[, properties])`` or a dict
+        with those keys; cores are ``0..ncores-1``, gpus ``0..ngpus-1``.
+        """
+        out = {}
+        props = {}
+        for rank, node in enumerate(nodes):
+            if isinstance(node, dict):
+                host = node.get("hostname")
+                ncores = node.get("ncores", node.get("cores", 0))
+                ngpus = node.get("ngpus", node.get("gpus", 0))
+                nprops = node.get("properties", ())
+            else:
+                host, ncores, ngpus, *rest = node
+                nprops = rest[0] if rest else ()
+            if not isinstance(host, str) or not host:
+                raise RsetError(f"rank {rank}: invalid hostname {host!r}")
+            if ncores < 0 or ngpus < 0:
+                raise RsetError(f"rank {rank}: negative resource count")
+            out[rank] = (host, IDset.range(0, ncores - 1), IDset.range(0, ngpus - 1))
+            if isinstance(nprops, str):
+                nprops = (nprops,)
+            for name in nprops or ():
+                check_property_name(name)
+                props.setdefault(name, []).append(rank)
+        props = {name: IDset(r) for name, r in sorted(props.items())}
+        return cls._new(
+            out,
+            props,
+            float(starttime),
+            float(expiration),
+            0,
+            scheduling,
+            True,
+        )
+
+    @classmethod
+    def from_config(cls, hosts, cores_per_node, gpus_per_node=0, properties=None):
+        """Homogeneous instance R: `hosts` is a hostlist string or a list of
+        hostlist strings; `properties` maps name -> idset of ranks."""
+        try:
+            hl = Hostlist(hosts) if not isinstance(hosts, Hostlist) else hosts
+        except HostlistError as exc:
+            raise RsetError(str(exc)) from None
+        rs = cls.build([(h, cores_per_node, gpus_per_node) for h in hl])
+        if properties:
+            rs = rs.with_properties(properties)
+        return rs
+
+    # -- encoding ------------------------------------------------------------
+
+    def _groups(self):
+        """[(ranks IDset, cores, gpus)] ordered by lowest rank."""
+        g = self._cache.get("groups")
+        if g is None:
+            by = {}
+            for rank, (_, cores, gpus) in self._nodes.items():
+                by.setdefault((cores, gpus), []).append(rank)
+            g = [(IDset(ranks), key[0], key[1]) for key, ranks in by.items()]
+            self._cache["groups"] = g
+        return g
+
+    def to_dict(self):
+        """R as a dict in flux-core's Python encoder key order."""
+        R_lite = []
+        for ranks, cores, gpus in self._groups():
+            children = {"core": str(cores)}
+            if gpus:
+                children["gpu"] = str(gpus)
+            R_lite.append({"rank": str(ranks), "children": children})
+        execution = {
+            "R_lite": R_lite,
+            "starttime": self._starttime,
+            "expiration": self._expiration,
+        }
+        if self._nslots > 0:
+            execution["nslots"] = self._nslots
+        if self._has_nodelist:
+            execution["nodelist"] = [str(self.nodelist)]
+        if self._props:
+            execution["properties"] = {
+                name: str(ids) for name, ids in sorted(self._props.items())
+            }
+        result = {"version": 1, "execution": execution}
+        if self._scheduling is not None:
+            result["scheduling"] = self._scheduling
+        return result
+
+    def to_json(self):
+        """``json.dumps(self.to_dict())`` with default separators."""
+        s = self._cache.get("json")
+        if s is None:
+            s = self._cache["json"] = json.dumps(self.to_dict())
+        return s
+
+    def summary(self):
+        """``rank<ids>/core<ids>[,gpu<ids>]`` groups joined by spaces."""
+        s = self._cache.get("summary")
+        if s is None:
+            parts = []
+            for ranks, cores, gpus in self._groups():
+                part = f"rank{ranks.encode()}/core{cores.encode()}"
+                if gpus:
+                    part += f",gpu{gpus.encode()}"
+                parts.append(part)
+            s = self._cache["summary"] = " ".join(parts)
+        return s
+
+    dumps = summary
+
+    def __str__(self):
+        return self.summary()
+
+    def __repr__(self):
+        return f"Rset('{self.summary()}')"
+
+    def __eq__(self, other):
+        if not isinstance(other, Rset):
+            return NotImplemented
+        return (
+            self._nodes == other._nodes
+            and self._props == other._props
+            and self._starttime == other._starttime
+            and self._expiration == other._expiration
+            and self._nslots == other._nslots
+            and self._scheduling == other._scheduling
+            and self._has_nodelist == other._has_nodelist
+        )
+
+    __hash__ = None
+
+    def same_resources(self, other):
+        """True if both sets hold the same cores/gpus on the same ranks."""
+        if len(self._nodes) != len(other._nodes):
+            return False
+        for rank, (_, cores, gpus) in self._nodes.items():
+            o = other._nodes.get(rank)
+            if o is None or o[1] != cores or o[2] != gpus:
+                return False
+        return True
+
+    # -- queries -------------------------------------------------------------
+
+    @property
+    def starttime(self):
+        return self._starttime
+
+    @property
+    def expiration(self):
+        return self._expiration
+
+    @property
+    def nslots(self):
+        return self._nslots
+
+    @property
+    def scheduling(self):
+        return self._scheduling
+
+    @property
+    def has_nodelist(self):
+        return self._has_nodelist
+
+    @property
+    def properties(self):
+        """dict name -> IDset of ranks (copy)."""
+        return dict(self._props)
+
+    @property
+    def ranks(self):
+        r = self._cache.get("ranks")
+        if r is None:
+            r = self._cache["ranks"] = IDset(self._nodes)
+        return r
+
+    @property
+    def nnodes(self):
+        return len(self._nodes)
+
+    @property
+    def ncores(self):
+        n = self._cache.get("ncores")
+        if n is None:
+            n = self._cache["ncores"] = sum(len(c) for _, c, _ in self._nodes.values())
+        return n
+
+    @property
+    def ngpus(self):
+        n = self._cache.get("ngpus")
+        if n is None:
+            n = self._cache["ngpus"] = sum(len(g) for _, _, g in self._nodes.values())
+        return n
+
+    @property
+    def nodelist(self):
+        """Hostlist of the hostnames in rank order."""
+        h = self._cache.get("nodelist")
+        if h is None:
+            h = self._cache["nodelist"] = Hostlist.from_hosts(
+                host for host, _, _ in self._nodes.values()
+            )
+        return h
+
+    def __len__(self):
+        return len(self._nodes)
+
+    def __bool__(self):
+        return bool(self._nodes)
+
+    def __contains__(self, rank):
+        return rank in self._nodes
+
+    def is_empty(self):
+        return not self._nodes
+
+    def _node(self, rank):
+        try:
+            return self._nodes[rank]
+        except KeyError:
+            raise RsetError(f"rank {rank} not found in resource set") from None
+
+    def hostname(self, rank):
+        return self._node(rank)[0]
+
+    def cores(self, rank):
+        return self._node(rank)[1]
+
+    def gpus(self, rank):
+        return self._node(rank)[2]
+
+    def nodes(self):
+        """Iterate (rank, hostname, cores, gpus) in rank order."""
+        for rank, (host, cores, gpus) in self._nodes.items():
+            yield rank, host, cores, gpus
+
+    def ranks_with_property(self, name):
+        return self._props.get(name, _EMPTY)
+
+    def properties_of(self, rank):
+        """Sorted list of property names set on `rank`."""
+        return sorted(n for n, ids in self._props.items() if rank in ids)
+
+    def ranks_of_hosts(self, hosts):
+        """IDset of ranks whose hostname is in `hosts` (hostlist or names)."""
+        if isinstance(hosts, str):
+            hosts = Hostlist(hosts)
+        wanted = set(hosts)
+        return IDset(r for r, (h, _, _) in self._nodes.items() if h in wanted)
+
+    # -- derivations -----------------------------------------------------
+
+    def copy_ranks(self, ranks):
+        """Only the given ranks (IDset, idset string or iterable)."""
+        ranks = _as_idset(ranks)
+        nodes = {r: n for r, n in self._nodes.items() if r in ranks}
+        return self._derive(nodes)
+
+    def remove_ranks(self, ranks):
+        ranks = _as_idset(ranks)
+        if not ranks:
+            return self
+        nodes = {r: n for r, n in self._nodes.items() if r not in ranks}
+        return self._derive(nodes)
+
+    def union(self, other):
+        """Resource-level union; hostnames and times come from self."""
+        if not other._nodes:
+            return self
+        merged = dict(self._nodes)
+        for rank, (host, cores, gpus) in other._nodes.items():
+            mine = merged.get(rank)
+            if mine is None:
+                merged[rank] = (host, cores, gpus)
+            else:
+                merged[rank] = (mine[0], mine[1] | cores, mine[2] | gpus)
+        nodes = {r: merged[r] for r in sorted(merged)}
+        props = dict(self._props)
+        for name, ids in other._props.items():
+            props[name] = props[name] | ids if name in props else ids
+        return self._derive(
+            nodes, props, has_nodelist=self._has_nodelist or other._has_nodelist
+        )
+
+    __or__ = union
+
+    def difference(self, other):
+        """Remove other's cores/gpus; ranks left with nothing are dropped."""
+        if not other._nodes:
+            return self
+        nodes = {}
+        for rank, (host, cores, gpus) in self._nodes.items():
+            o = other._nodes.get(rank)
+            if o is None:
+                nodes[rank] = (host, cores, gpus)
+                continue
+            c = cores - o[1]
+            g = gpus - o[2]
+            if c or g:
+                nodes[rank] = (host, c, g)
+        return self._derive(nodes)
+
+    __sub__ = difference
+
+    def intersection(self, other):
+        """Cores/gpus present in both; ranks left with nothing are dropped."""
+        nodes = {}
+        for rank, (host, cores, gpus) in self._nodes.items():
+            o = other._nodes.get(rank)
+            if o is None:
+                continue
+            c = cores & o[1]
+            g = gpus & o[2]
+            if c or g:
+                nodes[rank] = (host, c, g)
+        return self._derive(nodes)
+
+    __and__ = intersection
+
+    def with_times(self, starttime=None, expiration=None):
+        """Copy with new starttime and/or expiration (None keeps)."""
+        st = self._starttime if starttime is None else _num(starttime, "starttime")
+        ex = self._expiration if expiration is None else _num(expiration, "expiration")
+        return self._derive(self._nodes, self._props, starttime=st, expiration=ex)
+
+    def with_expiration(self, expiration):
+        return self.with_times(expiration=expiration)
+
+    def with_nslots(self, nslots):
+        return self._derive(self._nodes, self._props, nslots=max(int(nslots), 0))
+
+    def with_scheduling(self, scheduling):
+        return self._derive(self._nodes, self._props, scheduling=scheduling)
+
+    def with_properties(self, properties):
+        """Copy with properties added: mapping name -> idset of ranks."""
+        props = dict(self._props)
+        ranks = self.ranks
+        for name, ids in properties.items():
+            check_property_name(name)
+            ids = _as_idset(ids)
+            unknown = ids - ranks
+            if unknown:
+                word = "rank" if len(unknown) == 1 else "ranks"
+                raise RsetError(f"{word} {unknown} not found in target resource list")
+            if ids:
+                props[name] = props[name] | ids if name in props else ids
+        return self._derive(self._nodes, props)
+
+    def without_local_properties(self):
+        """Copy without instance-local (``+``-prefixed) properties."""
+        if not any(n.startswith("+") for n in self._props):
+            return self
+        props = {n: i for n, i in self._props.items() if not n.startswith("+")}
+        return self._derive(self._nodes, props)
+
+    def ranks_matching(self, constraint):
+        """IDset of ranks satisfying an RFC 31 constraint (dict or JSON)."""
+        if constraint is None:
+            return self.ranks
+        if isinstance(constraint, str):
+            try:
+                constraint = json.loads(constraint)
+            except ValueError:
+                raise RsetError("constraint is not valid JSON") from None
+        return _eval_constraint(self, constraint)
+
+    def copy_constraint(self, constraint):
+        """Only the ranks satisfying the RFC 31 constraint."""
+        return self.copy_ranks(self.ranks_matching(constraint))
+
+
+def _eval_constraint(rs, c):
+    if not isinstance(c, dict):
+        raise RsetError("constraint must be an object")
+    if not c:
+        return rs.ranks
+    result = None
+    for op, arg in c.items():
+        if op == "properties":
+            if not isinstance(arg, list):
+                raise RsetError("properties constraint must be an array")
+            ids = rs.ranks
+            for prop in arg:
+                if not isinstance(prop, str):
+                    raise RsetError("property constraint must be a string")
+                if prop.startswith("^"):
+                    ids = ids - rs.ranks_with_property(prop[1:])
+                else:
+                    ids = ids & rs.ranks_with_property(prop)
+        elif op == "hostlist":
+            if not isinstance(arg, list):
+                raise RsetError("hostlist constraint must be an array")
+            try:
+                hosts = set()
+                for h in arg:
+                    hosts.update(Hostlist.parse(h))
+            except HostlistError as exc:
+                raise RsetError(str(exc)) from None
+            ids = IDset(r for r, (h, _, _) in rs._nodes.items() if h in hosts)
+        elif op == "ranks":
+            if not isinstance(arg, list):
+                raise RsetError("ranks constraint must be an array")
+            ids = _EMPTY
+            for s in arg:
+                if not isinstance(s, str):
+                    raise RsetError("ranks constraint must be idset strings")
+                try:
+                    ids = ids | IDset.parse(s)
+                except IdsetError as exc:
+                    raise RsetError(f"invalid ranks constraint '{s}': {exc}") from None
+            ids = ids & rs.ranks
+        elif op in ("and", "or"):
+            if not isinstance(arg, list):
+                raise RsetError(f"'{op}' operand must be an array")
+            parts = [_eval_constraint(rs, sub) for sub in arg]
+            if op == "and":
+                ids = rs.ranks
+                for p in parts:
+                    ids = ids & p
+            else:
+                ids = _EMPTY
+                for p in parts:
+                    ids = ids | p
+        elif op == "not":
+            if not isinstance(arg, list) or not arg:
+                raise RsetError("'not' operand must be a non-empty array")
+            ids = rs.ranks
+            for sub in arg:
+                ids = ids - _eval_constraint(rs, sub)
+        else:
+            raise RsetError(f"unknown constraint operator '{op}'")
+        result = ids if result is None else result & ids
+    return result

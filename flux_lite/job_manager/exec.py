@@ -1,0 +1,61 @@
+"""Simulated execution: Flux's test execution mode, on the instance clock.
+
+A started job "runs" for ``attributes.system.exec.test.run_duration`` and then
+finishes with status 0; without it, it runs until canceled or until its R
+expiration, where it gets the ``timeout`` exception Flux's job-exec raises.
+Both ends are timers, so a virtual clock moves them deterministically.
+"""
+
+from flux_lite.formats.jobid import f58
+
+SIGTERM_STATUS = 15  # wait status of a job killed by SIGTERM (as Flux reports it)
+
+
+class Exec:
+    def __init__(self, broker):
+        self.b = broker
+
+    def start(self, job):
+        jm = self.b.jm
+        jm.post(job, "start")
+        from flux_lite.formats import jobspec as jobspecmod
+
+        try:
+            run_duration = jobspecmod.run_duration(job.jobspec or {})
+        except Exception:
+            run_duration = None
+        if run_duration:
+            self.b.add_timer(self.b.now + run_duration, "exec.finish", job.id)
+        self._arm_expiration(job, job.expiration)
+
+    def _arm_expiration(self, job, expiration):
+        self.b.cancel_timers(job.id, "exec.expire")
+        if expiration and expiration > 0:
+            self.b.add_timer(max(expiration, self.b.now), "exec.expire", job.id)
+
+    def timer(self, what, jobid, arg):
+        jm = self.b.jm
+        job = jm.lookup(jobid)
+        if job is None or not job.started or job.finished:
+            return
+        if what == "finish":
+            self.b.cancel_timers(job.id, "exec.expire")
+            jm.post(job, "finish", {"status": 0})
+            jm.post(job, "release", {"ranks": "all", "final": True})
+        elif what == "expire":
+            jm.raise_exception(job, "timeout", 0, "resource allocation expired")
+
+    def kill(self, job):
+        """The job got a fatal exception while running: it dies at once."""
+        jm = self.b.jm
+        self.b.cancel_timers(job.id, "exec.finish")
+        self.b.cancel_timers(job.id, "exec.expire")
+        jm.post(job, "finish", {"status": SIGTERM_STATUS})
+        jm.post(job, "release", {"ranks": "all", "final": True})
+
+    def update_expiration(self, job, expiration):
+        """<exec-service>.expiration: move the job's timeout."""
+        if not job.started or job.finished:
+            return
+        self._arm_expiration(job, expiration)
+        self.b.log("job-exec", "debug", f"updated expiration of {f58(job.id)} to {expiration:.2f}")

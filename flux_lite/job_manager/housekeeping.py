@@ -1,0 +1,246 @@
+"""Housekeeping: an epilog that runs after the job, holding its nodes.
+
+When a job's resources are released, the job manager hands its R to
+housekeeping and posts ``free`` at once (the job goes INACTIVE), but the
+scheduler keeps the ranks allocated to that job until housekeeping sends
+``sched.free`` for them: in batches by ``release-after`` (Flux's partial
+release), with ``final`` only on the last. Nothing executes here, so the work
+per rank is simulated: a duration (default, or per rank/host), ranks that
+never finish until killed (``inf``), ranks that fail.
+"""
+
+import math
+import signal
+
+from flux_lite import config as configmod
+from flux_lite.formats.idset import IDset
+from flux_lite.formats.jobid import f58
+
+KEY = "job-manager.housekeeping"
+
+
+def _strsignal(signum):
+    try:
+        return signal.strsignal(signum) or f"Signal {signum}"
+    except (ValueError, TypeError):
+        return f"Unknown signal {signum}"
+
+
+class Housekeeping:
+    def __init__(self, broker):
+        self.b = broker
+        self._allocs = None
+        self._dirty = False
+
+    # -- config ---------------------------------------------------------------
+
+    @property
+    def conf(self):
+        return configmod.get_path(self.b.config, "job-manager.housekeeping")
+
+    @property
+    def configured(self):
+        return self.conf is not None
+
+    @property
+    def release_after(self):
+        conf = self.conf or {}
+        if "release-after" not in conf:
+            return -1.0
+        return configmod._fsd(conf["release-after"], "job-manager.housekeeping.release-after")
+
+    def _rank_duration(self, rank):
+        conf = self.conf or {}
+        overrides = conf.get("rank-durations") or {}
+        for target, value in overrides.items():
+            if rank in self.b.resources.targets_to_ranks(str(target)):
+                return configmod._fsd(value, "job-manager.housekeeping.rank-durations")
+        return configmod._fsd(conf.get("duration", 0), "job-manager.housekeeping.duration")
+
+    def _fails(self, rank):
+        conf = self.conf or {}
+        if "fail-ranks" not in conf:
+            return False
+        return rank in self.b.resources.targets_to_ranks(str(conf["fail-ranks"]))
+
+    def stats_config(self):
+        conf = self.conf or {}
+        command = conf.get("command") or []
+        return {"release-after": self.release_after, "command": " ".join(command)}
+
+    # -- state ----------------------------------------------------------------
+
+    @property
+    def allocs(self):
+        if self._allocs is None:
+            raw = self.b.kvs.get(KEY) or {}
+            self._allocs = {int(k): v for k, v in raw.items()}
+        return self._allocs
+
+    def save(self):
+        if self._dirty:
+            self.b.kvs.put(KEY, {str(k): v for k, v in sorted(self.allocs.items())})
+            self._dirty = False
+
+    # -- hand-off ---------------------------------------------------------------
+
+    def hand_off(self, job):
+        """Take over a finished job's R (or free it at once when unconfigured)."""
+        from flux_lite.formats.rset import Rset
+
+        if not self.configured or not job.R:
+            if job.R:
+                self.b.jm.send_free(job.id, job.R, final=True)
+            return
+        ranks = Rset.from_dict(job.R).ranks
+        self.allocs[job.id] = {
+            "R": job.R,
+            "t_start": self.b.now,
+            "pending": str(ranks),
+            "free": "",
+            "userid": job.userid,
+            "priority": job.priority,
+            "t_submit": job.t_submit,
+            "armed": False,
+            "expired": False,
+            "release_after": self.release_after,
+            "failed": {},
+        }
+        self._dirty = True
+        self.b.log("job-manager", "debug", f"housekeeping: {f58(job.id)} started")
+        for rank in ranks:
+            duration = self._rank_duration(rank)
+            if not math.isinf(duration):
+                self.b.add_timer(self.b.now + duration, "housekeeping.finish", job.id,
+                                 {"rank": rank, "fail": self._fails(rank)})
+
+    # -- progress -------------------------------------------------------------------
+
+    def timer(self, what, jobid, arg):
+        alloc = self.allocs.get(jobid)
+        if alloc is None:
+            return
+        if what == "finish":
+            reason = "nonzero exit code" if arg.get("fail") else None
+            self._finish(jobid, alloc, [arg["rank"]], reason)
+        elif what == "release":
+            alloc["expired"] = True
+            self._dirty = True
+            self._release(jobid, alloc)
+
+    def _finish(self, jobid, alloc, ranks, reason):
+        pending = IDset.parse(alloc["pending"])
+        done = IDset(r for r in ranks if r in pending)
+        if not done:
+            return
+        alloc["pending"] = str(pending - done)
+        self._dirty = True
+        if reason:
+            hosts = self.b.resources.hostlist_of(done)
+            self.b.log("job-manager", "err", f"housekeeping: {hosts} (rank {done}) {f58(jobid)}: {reason}")
+            conf = self.conf or {}
+            if conf.get("drain-on-failure"):
+                self.b.resources.drain(done, f"housekeeping@{f58(jobid)} {reason}", owner_action=True)
+        release_after = alloc["release_after"]
+        if not alloc["pending"] or release_after == 0 or alloc["expired"]:
+            self._release(jobid, alloc)
+        elif release_after > 0 and not alloc["armed"]:
+            alloc["armed"] = True
+            self.b.add_timer(self.b.now + release_after, "housekeeping.release", jobid)
+        if not alloc["pending"] and jobid in self.allocs:
+            self._complete(jobid)
+
+    def _release(self, jobid, alloc):
+        from flux_lite.formats.rset import Rset
+
+        R = Rset.from_dict(alloc["R"])
+        held = R.ranks - IDset.parse(alloc["free"])
+        ranks = held - IDset.parse(alloc["pending"])
+        if not ranks:
+            return
+        final = not alloc["pending"]
+        self.b.jm.send_free(jobid, R.copy_ranks(ranks).to_dict(), final=final)
+        alloc["free"] = str(IDset.parse(alloc["free"]) | ranks)
+        self._dirty = True
+
+    def _complete(self, jobid):
+        self.b.log("job-manager", "debug", f"housekeeping: {f58(jobid)} complete")
+        del self.allocs[jobid]
+        self.b.cancel_timers(jobid)
+        self._dirty = True
+
+    # -- kill ---------------------------------------------------------------------------
+
+    def kill(self, signum=15, jobid=None, ranks=None):
+        """job-manager.housekeeping-kill: signal pending ranks; they finish failed."""
+        for jid in sorted(self.allocs):
+            if jobid is not None and jid != jobid:
+                continue
+            alloc = self.allocs.get(jid)
+            if alloc is None:
+                continue
+            pending = IDset.parse(alloc["pending"])
+            victims = pending if ranks is None else pending & ranks
+            if not victims:
+                continue
+            for rank in victims:
+                self.b.kvs.conn.execute(
+                    "DELETE FROM timers WHERE jobid = ? AND kind = 'housekeeping.finish' AND arg LIKE ?",
+                    (jid, f'{{"rank": {rank},%'),
+                )
+            self._finish(jid, alloc, list(victims), _strsignal(signum))
+
+    # -- hello ------------------------------------------------------------------------
+
+    def hello_records(self, partial_ok):
+        records = []
+        for jobid in sorted(self.allocs):
+            alloc = self.allocs[jobid]
+            if alloc["free"] and not partial_ok:
+                from flux_lite.formats.rset import Rset
+
+                remaining = Rset.from_dict(alloc["R"]).ranks - IDset.parse(alloc["free"])
+                hosts = self.b.resources.hostlist_of(remaining)
+                self.b.log(
+                    "job-manager", "err",
+                    f"housekeeping: {hosts} (rank {remaining}) from {f58(jobid)} will be terminated "
+                    "because scheduler does not support restart with partially released resources",
+                )
+                # SIGTERM to what remains, and forget the allocation: no more frees
+                del self.allocs[jobid]
+                self.b.cancel_timers(jobid)
+                self._dirty = True
+                continue
+            rec = {"id": jobid, "priority": alloc["priority"], "userid": alloc["userid"],
+                   "t_submit": alloc["t_submit"]}
+            if alloc["free"]:
+                rec["free"] = alloc["free"]
+            records.append(rec)
+        return records
+
+    def R_of(self, jobid):
+        alloc = self.allocs.get(jobid)
+        return None if alloc is None else alloc["R"]
+
+    # -- views ---------------------------------------------------------------------------
+
+    def running(self):
+        """Flux's stats .housekeeping.running: f58 -> {t_start, pending, allocated}."""
+        from flux_lite.formats.rset import Rset
+
+        out = {}
+        for jobid in sorted(self.allocs):
+            alloc = self.allocs[jobid]
+            allocated = Rset.from_dict(alloc["R"]).ranks - IDset.parse(alloc["free"])
+            out[jobid] = {"t_start": alloc["t_start"], "pending": alloc["pending"], "allocated": str(allocated)}
+        return out
+
+    def allocated_R(self):
+        """The R still held by housekeeping, per job (for resource-status)."""
+        from flux_lite.formats.rset import Rset
+
+        out = {}
+        for jobid, alloc in self.allocs.items():
+            R = Rset.from_dict(alloc["R"])
+            out[jobid] = R.remove_ranks(IDset.parse(alloc["free"]))
+        return out

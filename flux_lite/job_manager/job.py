@@ -1,0 +1,236 @@
+"""A job as the job manager sees it: RFC 21 states driven only by events.
+
+``Job.apply(entry)`` is the one place where an eventlog entry changes a job,
+used both when an event is posted and when eventlogs are replayed, so that a
+replay always yields the state the live job manager had.
+"""
+
+import copy
+
+# RFC 21 state bits (flux-core libjob/job.h)
+NEW, DEPEND, PRIORITY, SCHED, RUN, CLEANUP, INACTIVE = 1, 2, 4, 8, 16, 32, 64
+PENDING = DEPEND | PRIORITY | SCHED
+RUNNING = RUN | CLEANUP
+ACTIVE = PENDING | RUNNING
+
+STATE_NAMES = {
+    NEW: "NEW",
+    DEPEND: "DEPEND",
+    PRIORITY: "PRIORITY",
+    SCHED: "SCHED",
+    RUN: "RUN",
+    CLEANUP: "CLEANUP",
+    INACTIVE: "INACTIVE",
+}
+STATE_SHORT = {NEW: "N", DEPEND: "D", PRIORITY: "P", SCHED: "S", RUN: "R", CLEANUP: "C", INACTIVE: "I"}
+STATE_BY_NAME = {v: k for k, v in STATE_NAMES.items()}
+STATE_BY_NAME.update({"PENDING": PENDING, "RUNNING": RUNNING, "ACTIVE": ACTIVE})
+
+# results (flux-core libjob/result.c)
+COMPLETED, FAILED, CANCELED, TIMEOUT = 1, 2, 4, 8
+RESULT_NAMES = {COMPLETED: "COMPLETED", FAILED: "FAILED", CANCELED: "CANCELED", TIMEOUT: "TIMEOUT"}
+RESULT_SHORT = {COMPLETED: "CD", FAILED: "F", CANCELED: "CA", TIMEOUT: "TO"}
+
+URGENCY_HOLD, URGENCY_DEFAULT, URGENCY_EXPEDITE = 0, 16, 31
+PRIORITY_MIN, PRIORITY_MAX = 0, 4294967295
+
+FLAG_BITS = {"debug": 2, "waitable": 4, "novalidate": 8}
+
+
+def state_name(state):
+    return STATE_NAMES.get(state, "?")
+
+
+class Job:
+    """In-memory job record; everything here can be rebuilt from the eventlog."""
+
+    __slots__ = (
+        "id", "userid", "urgency", "priority", "t_submit", "state", "flags",
+        "jobspec", "R", "has_resources", "alloc_pending", "annotations",
+        "end_event", "exception", "t_depend", "t_run", "t_cleanup", "t_inactive",
+        "waitstatus", "started", "finished", "released", "freed", "immutable",
+        "set_flags", "nevents", "dirty", "queued",
+    )
+
+    def __init__(self, jobid, jobspec=None):
+        self.id = jobid
+        self.userid = None
+        self.urgency = URGENCY_DEFAULT
+        self.priority = None
+        self.t_submit = 0.0
+        self.state = NEW
+        self.flags = 0
+        self.jobspec = jobspec  # current jobspec (jobspec-update events applied)
+        self.R = None  # current R (resource-update events applied)
+        self.has_resources = False
+        self.alloc_pending = False  # a sched.alloc is outstanding
+        self.annotations = {}
+        self.end_event = None  # first severity-0 exception or finish
+        self.exception = None  # most severe exception: {type, severity, note}
+        self.t_depend = self.t_run = self.t_cleanup = self.t_inactive = 0.0
+        self.waitstatus = None
+        self.started = self.finished = self.released = self.freed = False
+        self.immutable = False
+        self.set_flags = []
+        self.nevents = 0
+        self.dirty = False
+        self.queued = False
+
+    # -- the state machine --------------------------------------------------
+
+    def apply(self, entry):
+        """Apply one eventlog entry (dict with timestamp, name, context)."""
+        name = entry["name"]
+        ctx = entry.get("context") or {}
+        ts = entry["timestamp"]
+        self.nevents += 1
+        if name == "submit":
+            self.userid = ctx.get("userid")
+            self.urgency = ctx.get("urgency", URGENCY_DEFAULT)
+            self.flags = ctx.get("flags", 0)
+            self.t_submit = ts
+        elif name == "validate":
+            self.state = DEPEND
+            self.t_depend = ts
+        elif name == "depend":
+            if self.state == DEPEND:
+                self.state = PRIORITY
+        elif name == "priority":
+            self.priority = ctx.get("priority")
+            if self.state == PRIORITY:
+                self.state = SCHED
+        elif name == "urgency":
+            self.urgency = ctx.get("urgency", self.urgency)
+            if self.state == SCHED:
+                self.state = PRIORITY
+        elif name == "jobspec-update":
+            if self.jobspec is not None:
+                from flux_lite.formats.jobspec import apply_updates
+
+                self.jobspec = apply_updates(self.jobspec, ctx)
+            if self.state == SCHED:
+                self.state = PRIORITY
+        elif name == "resource-update":
+            if self.R is not None and "expiration" in ctx:
+                self.R = copy.deepcopy(self.R)
+                self.R.setdefault("execution", {})["expiration"] = ctx["expiration"]
+        elif name == "set-flags":
+            for flag in ctx.get("flags", []):
+                if flag == "immutable":
+                    self.immutable = True
+                if flag not in self.set_flags:
+                    self.set_flags.append(flag)
+        elif name == "flux-restart":
+            if self.state == SCHED:
+                self.state = PRIORITY
+        elif name == "alloc":
+            if self.state == SCHED:
+                self.state = RUN
+                self.t_run = ts
+            self.has_resources = True
+            self.alloc_pending = False
+            if "annotations" in ctx:
+                self.annotations = copy.deepcopy(ctx["annotations"])
+        elif name == "start":
+            self.started = True
+        elif name == "exception":
+            severity = ctx.get("severity", 0)
+            exc = {"type": ctx.get("type"), "severity": severity, "note": ctx.get("note", "")}
+            if self.exception is None or severity < self.exception["severity"]:
+                self.exception = exc
+            if severity == 0 and self.state not in (NEW, CLEANUP, INACTIVE):
+                if self.end_event is None:
+                    self.end_event = exc
+                self.state = CLEANUP
+                self.t_cleanup = ts
+                if exc["type"] == "scheduler-restart":
+                    # the resources are gone from the scheduler: no free follows
+                    self.has_resources = False
+        elif name == "finish":
+            self.finished = True
+            self.waitstatus = ctx.get("status", 0)
+            if self.end_event is None:
+                self.end_event = {"type": "finish", "status": self.waitstatus}
+            if self.state == RUN:
+                self.state = CLEANUP
+                self.t_cleanup = ts
+        elif name == "release":
+            if ctx.get("final"):
+                self.released = True
+        elif name == "free":
+            self.has_resources = False
+            self.freed = True
+        elif name == "clean":
+            self.state = INACTIVE
+            self.t_inactive = ts
+            self.alloc_pending = False
+
+    @classmethod
+    def replay(cls, jobid, entries, jobspec=None, R=None):
+        """Rebuild a job from its eventlog (job-manager restart)."""
+        job = cls(jobid, jobspec)
+        for entry in entries:
+            if entry["name"] == "alloc" and R is not None and job.R is None:
+                job.R = copy.deepcopy(R)
+            job.apply(entry)
+        if job.R is None and R is not None and job.state & (RUNNING | INACTIVE):
+            job.R = copy.deepcopy(R)
+        return job
+
+    # -- derived values -----------------------------------------------------
+
+    @property
+    def active(self):
+        return self.state != INACTIVE
+
+    @property
+    def success(self):
+        return (
+            self.finished
+            and self.waitstatus == 0
+            and not (self.exception is not None and self.exception["severity"] == 0)
+        )
+
+    @property
+    def result(self):
+        if self.state != INACTIVE:
+            return None
+        if self.success:
+            return COMPLETED
+        exc = self.exception
+        if exc is not None and exc["severity"] == 0:
+            if exc["type"] == "cancel":
+                return CANCELED
+            if exc["type"] == "timeout":
+                return TIMEOUT
+        return FAILED
+
+    @property
+    def returncode(self):
+        """Flux's returncode: exit code, -signal, or -128 if it never ran."""
+        if self.state != INACTIVE:
+            return None
+        if not self.finished:
+            return -128 if self.exception is not None else None
+        status = self.waitstatus or 0
+        if status & 0x7F:
+            return -(status & 0x7F)
+        return (status >> 8) & 0xFF
+
+    @property
+    def duration(self):
+        if not self.jobspec:
+            return 0.0
+        return self.jobspec.get("attributes", {}).get("system", {}).get("duration", 0)
+
+    @property
+    def expiration(self):
+        if not self.R:
+            return 0.0
+        return self.R.get("execution", {}).get("expiration", 0.0)
+
+    @property
+    def starttime(self):
+        if not self.R:
+            return 0.0
+        return self.R.get("execution", {}).get("starttime", 0.0)

@@ -1,0 +1,66 @@
+"""`config load`: replace the live configuration as `flux config load` does.
+
+The new config is validated first; a change to the resources is refused.
+Housekeeping settings apply to jobs handed over afterwards. A change of the
+instance expiration moves resource.R's expiration, tells the scheduler, and
+posts ``resource-update`` to running jobs whose duration is 0 (spec 4.10).
+"""
+
+import math
+
+from flux_lite import config as configmod
+from flux_lite.errors import ConfigError
+from flux_lite.formats.jobid import f58
+from flux_lite.job_manager.job import RUN
+
+
+def _delta(old, new):
+    if old == 0:
+        return "-inf"
+    if new == 0:
+        return "+inf"
+    return f"{new - old:+.6g}"
+
+
+def apply(broker, cfg):
+    cfg = configmod.validate(cfg)
+    old = broker.config
+    if configmod.get_path(old, "resource") != configmod.get_path(cfg, "resource"):
+        raise ConfigError("resource configuration cannot be changed on a live instance")
+    old_exp = configmod.get_path(old, "instance.expiration")
+    new_exp = configmod.get_path(cfg, "instance.expiration")
+    broker.instance.set_config(cfg)
+    if old_exp != new_exp:
+        start = broker.instance.meta["start"]
+        expiration = 0.0
+        if new_exp is not None:
+            seconds = configmod._fsd(new_exp, "instance.expiration")
+            expiration = 0.0 if math.isinf(seconds) else start + seconds
+        set_instance_expiration(broker, expiration)
+
+
+def set_instance_expiration(broker, expiration):
+    res = broker.resources
+    previous = res.instance_R["execution"].get("expiration", 0.0) or 0.0
+    if abs(previous - expiration) < 1e-5:
+        return
+    res.set_expiration(expiration)
+    sched = broker.sched
+    if sched is not None:
+        sched.set_instance_expiration(expiration)
+    jm = broker.jm
+    running = [j for j in jm.jobs.values() if j.state == RUN]
+    if not running:
+        return
+    broker.log("job-manager", "info",
+               f"resource expiration updated from {previous:.2f} to {expiration:.2f} ({_delta(previous, expiration)})")
+    for job in sorted(running, key=lambda j: j.id):
+        if job.duration != 0 or not job.R or "expiration" not in job.R.get("execution", {}):
+            continue
+        old = job.expiration
+        jm.post(job, "resource-update", {"expiration": expiration})
+        broker.exec.update_expiration(job, expiration)
+        if sched is not None:
+            sched.job_expiration_changed(job.id, expiration)
+        broker.log("job-manager", "info",
+                   f"updated expiration of {f58(job.id)} from {old:.2f} to {expiration:.2f} ({_delta(old, expiration)})")

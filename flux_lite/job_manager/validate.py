@@ -1,0 +1,49 @@
+"""job.validate: the checks a jobspec passes at submit, and at update by guests.
+
+Flux runs these as job-manager plugins (.limit-duration, .validate-duration);
+the messages are theirs.
+"""
+
+from flux_lite import config as configmod
+from flux_lite.errors import FluxLiteError, JobspecError
+
+EINVAL = 22
+
+
+def policy_duration_limit(cfg):
+    value = configmod.get_path(cfg, "policy.limits.duration")
+    if value is None:
+        return None
+    limit = configmod._fsd(value, "policy.limits.duration")
+    return limit if limit > 0 and limit != float("inf") else None
+
+
+def instance_expiration(broker):
+    R = broker.resources.instance_R
+    return R["execution"].get("expiration", 0.0) or 0.0
+
+
+def validate_jobspec(broker, jobspec):
+    from flux_lite.formats import jobspec as jobspecmod
+    from flux_lite.formats.fsd import format_c
+
+    try:
+        jobspecmod.validate(jobspec)
+    except JobspecError as exc:
+        raise FluxLiteError(str(exc), errno=EINVAL) from None
+    duration = jobspecmod.duration(jobspec)
+    limit = policy_duration_limit(broker.config)
+    if limit is not None and (duration == 0 or duration > limit):
+        requested = "unlimited" if duration == 0 else format_c(duration)
+        raise FluxLiteError(
+            f"requested duration ({requested}) exceeds policy limit of {format_c(limit)}", errno=EINVAL
+        )
+    expiration = instance_expiration(broker)
+    if expiration > 0 and duration > 0:
+        remaining = expiration - broker.now
+        if duration > remaining:
+            raise FluxLiteError(
+                f"job duration ({format_c(duration)}) exceeds remaining instance lifetime "
+                f"({format_c(max(remaining, 0.0))})",
+                errno=EINVAL,
+            )

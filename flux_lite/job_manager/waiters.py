@@ -1,0 +1,44 @@
+"""Checks used while waiting on jobs (wait-event, run, submit --wait-event)."""
+
+import json
+
+from flux_lite.formats import eventlog
+from flux_lite.formats.jobid import f58, kvs_key
+
+
+def _matches(entry, match):
+    if match is None:
+        return True
+    key, _, want = match.partition("=")
+    ctx = entry.get("context") or {}
+    if key not in ctx:
+        return False
+    value = ctx[key]
+    if isinstance(value, str) and value == want:
+        return True
+    return json.dumps(value, separators=(",", ":")) == want
+
+
+def event_matcher(broker, jobid, name, match=None, count=1):
+    """None while waiting; (entries, entry) once found; an error string if it never can be."""
+    text = broker.kvs.get(kvs_key(jobid, "eventlog"))
+    if text is None:
+        return f"job {f58(jobid)} not found"
+    entries = eventlog.decode(text)
+    seen = 0
+    for i, entry in enumerate(entries):
+        if entry["name"] == name and _matches(entry, match):
+            seen += 1
+            if seen == count:
+                return entries[: i + 1], entry
+    if entries and entries[-1]["name"] == "clean":
+        return f"event '{name}' never received"
+    return None
+
+
+def inactive(broker, jobid):
+    """The job once it is INACTIVE, else None."""
+    job = broker.jm.load_any(jobid)
+    if job is None:
+        return f"job {f58(jobid)} not found"
+    return job if job.state == 64 else None

@@ -1,0 +1,186 @@
+"""The KVS: Flux's hierarchical key-value namespace stored in SQLite.
+
+Keys are dotted paths with Flux's names (``job.0000.0004.b200.0000.eventlog``,
+``resource.R``...). Values are JSON, except eventlogs, which are stored as
+their RFC 18 text and only ever appended to. One SQLite database in WAL mode
+gives the atomic multi-key commits Flux's KVS has (an ``alloc`` writes R and
+appends an event together) plus crash safety; ``BEGIN IMMEDIATE`` with a busy
+timeout makes parallel commands queue behind each other instead of failing.
+
+Derived tables (job index, timers, log) live in the same database so they
+commit in the same transaction as the eventlog appends they mirror.
+"""
+
+import json
+import sqlite3
+from contextlib import contextmanager
+
+from flux_lite.errors import FluxLiteError
+
+# kind of a stored value: 'json' (a JSON document) or 'eventlog' (RFC 18 text)
+JSON = "json"
+EVENTLOG = "eventlog"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS kvs (
+    key   TEXT PRIMARY KEY,
+    kind  TEXT NOT NULL,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+class KVSError(FluxLiteError):
+    pass
+
+
+def _check_key(key):
+    if not isinstance(key, str) or not key or key.startswith(".") or key.endswith(".") or ".." in key:
+        raise KVSError(f"invalid key: {key!r}")
+
+
+class KVS:
+    """A connection to STATE/kvs.sqlite.
+
+    Use ``with kvs.transaction():`` around every command so that all of its
+    writes land together or not at all.
+    """
+
+    BUSY_TIMEOUT = 120.0
+
+    def __init__(self, path, create=False):
+        self.path = str(path)
+        uri = self.path if create else f"file:{self.path}?mode=rw"
+        try:
+            self.conn = sqlite3.connect(
+                uri, timeout=self.BUSY_TIMEOUT, isolation_level=None, uri=not create
+            )
+        except sqlite3.OperationalError as exc:
+            raise KVSError(f"{self.path}: {exc}") from None
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self._depth = 0
+        if create:
+            self.conn.executescript(SCHEMA)
+
+    def close(self):
+        self.conn.close()
+
+    # -- transactions -------------------------------------------------------
+
+    @contextmanager
+    def transaction(self):
+        """BEGIN IMMEDIATE .. COMMIT; rolls back everything on any exception.
+
+        Nested use joins the outer transaction.
+        """
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield self
+        except BaseException:
+            self._depth = 0
+            self.conn.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        self.conn.execute("COMMIT")
+
+    @property
+    def in_transaction(self):
+        return self._depth > 0
+
+    # -- values -------------------------------------------------------------
+
+    def get_raw(self, key, default=None):
+        """Return (kind, text) of a key, or default when it does not exist."""
+        row = self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
+        return row if row is not None else default
+
+    def exists(self, key):
+        return self.get_raw(key) is not None
+
+    def get(self, key, default=None):
+        """Return the decoded value: a JSON value, or the eventlog text."""
+        row = self.get_raw(key)
+        if row is None:
+            return default
+        kind, text = row
+        return json.loads(text) if kind == JSON else text
+
+    def put(self, key, value):
+        _check_key(key)
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        self.conn.execute(
+            "INSERT INTO kvs(key, kind, value) VALUES (?, 'json', ?) "
+            "ON CONFLICT(key) DO UPDATE SET kind = 'json', value = excluded.value",
+            (key, text),
+        )
+
+    def put_text(self, key, text, kind=JSON):
+        """Store already-encoded text (used to keep Flux's exact JSON spelling)."""
+        _check_key(key)
+        self.conn.execute(
+            "INSERT INTO kvs(key, kind, value) VALUES (?, ?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET kind = excluded.kind, value = excluded.value",
+            (key, kind, text),
+        )
+
+    def append(self, key, line):
+        """Append one RFC 18 line (newline-terminated) to an eventlog key."""
+        _check_key(key)
+        cur = self.conn.execute(
+            "INSERT INTO kvs(key, kind, value) VALUES (?, 'eventlog', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = value || excluded.value "
+            "WHERE kind = 'eventlog'",
+            (key, line),
+        )
+        if cur.rowcount != 1:
+            raise KVSError(f"{key}: not an eventlog")
+
+    def delete(self, key):
+        """Remove a key and everything under it (a directory unlink)."""
+        self.conn.execute(
+            "DELETE FROM kvs WHERE key = ? OR (key > ? AND key < ?)",
+            (key, key + ".", key + "/"),
+        )
+
+    # -- directories ----------------------------------------------------------
+
+    def keys_under(self, directory=""):
+        """All keys below directory ('' = the root), in sorted order."""
+        if not directory or directory == ".":
+            return [r[0] for r in self.conn.execute("SELECT key FROM kvs ORDER BY key")]
+        # '.' is 0x2e and '/' is 0x2f, so this range is exactly "directory.*"
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT key FROM kvs WHERE key > ? AND key < ? ORDER BY key",
+                (directory + ".", directory + "/"),
+            )
+        ]
+
+    def isdir(self, directory):
+        if not directory or directory == ".":
+            return True
+        row = self.conn.execute(
+            "SELECT 1 FROM kvs WHERE key > ? AND key < ? LIMIT 1",
+            (directory + ".", directory + "/"),
+        ).fetchone()
+        return row is not None
+
+    def ls(self, directory=""):
+        """Immediate children of directory: names, with a trailing '.' for dirs."""
+        prefix = "" if directory in ("", ".") else directory + "."
+        children = {}
+        for key in self.keys_under(directory):
+            rest = key[len(prefix):]
+            head, dot, _ = rest.partition(".")
+            children[head] = children.get(head, False) or bool(dot)
+        return [name + ("." if isdir else "") for name, isdir in sorted(children.items())]

@@ -1,0 +1,315 @@
+"""The resource module: the instance R, drain state and resource-status.
+
+The instance R (``resource.R``) is written when the instance is created.
+Drain and undrain are events in ``resource.eventlog`` (as in Flux); the
+drained set is what replaying them yields. The scheduler learns of drains as
+"down" ranks, the way Flux's resource.acquire updates tell it.
+"""
+
+import json
+
+from flux_lite import config as configmod
+from flux_lite.errors import FluxLiteError, FormatError
+from flux_lite.formats import eventlog
+
+EINVAL, ENOENT = 22, 2
+
+
+def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
+    """R for a new instance: from resource.config, else from the --test-* options."""
+    from flux_lite.formats.hostlist import Hostlist
+    from flux_lite.formats.idset import IDset
+    from flux_lite.formats.rset import Rset
+
+    nodes = []
+    entries = configmod.get_path(cfg, "resource.config")
+    if entries:
+        for ent in entries:
+            ncores = _count(ent.get("cores", 4))
+            ngpus = _count(ent.get("gpus", 0))
+            for host in Hostlist.parse(ent["hosts"]):
+                nodes.append((host, ncores, ngpus, tuple(ent.get("properties", []))))
+        # a host listed twice is one node (Flux merges entries per host)
+        seen = {}
+        for host, nc, ng, props in nodes:
+            if host in seen:
+                h, c0, g0, p0 = seen[host]
+                seen[host] = (h, max(c0, nc), max(g0, ng), tuple(sorted(set(p0) | set(props))))
+            else:
+                seen[host] = (host, nc, ng, props)
+        nodes = list(seen.values())
+    else:
+        if hosts:
+            hostlist = list(Hostlist.parse(hosts))
+            if size and size != len(hostlist) and size != 1:
+                raise FluxLiteError(f"--test-hosts has {len(hostlist)} hosts but --test-size is {size}")
+        else:
+            if size < 1:
+                raise FluxLiteError("--test-size must be at least 1")
+            hostlist = [f"node{i}" for i in range(size)]
+        if cores < 1:
+            raise FluxLiteError("--test-cores must be at least 1")
+        if gpus < 0:
+            raise FluxLiteError("--test-gpus must not be negative")
+        nodes = [(h, cores, gpus, ()) for h in hostlist]
+    exclude = configmod.get_path(cfg, "resource.exclude")
+    R = Rset.build(nodes)
+    if exclude is not None:
+        ranks = targets_to_ranks(R, str(exclude))
+        R = R.remove_ranks(IDset(ranks))
+    return R.to_dict()
+
+
+def _count(value):
+    from flux_lite.formats.idset import IDset
+
+    if isinstance(value, int):
+        return value
+    return len(IDset.parse(str(value)))
+
+
+def targets_to_ranks(rset, text):
+    """An idset of ranks, else a hostlist mapped to ranks (Flux's TARGETS)."""
+    from flux_lite.formats.hostlist import Hostlist
+    from flux_lite.formats.idset import IDset
+
+    try:
+        return IDset.parse(text)
+    except FormatError:
+        pass
+    try:
+        hosts = Hostlist.parse(text)
+    except FormatError:
+        raise FluxLiteError(f"{text}: must be a valid idset or hostlist", errno=EINVAL) from None
+    wanted = set(hosts)
+    ranks = [r for r in rset.ranks if rset.hostname(r) in wanted]
+    missing = wanted - {rset.hostname(r) for r in ranks}
+    if missing:
+        raise FluxLiteError(f"didn't find {sorted(missing)[0]} in instance hostlist", errno=ENOENT)
+    return IDset(ranks)
+
+
+class Resources:
+    def __init__(self, broker):
+        self.b = broker
+        self._R = None
+        self._rset = None
+        self._drained = None
+
+    @property
+    def instance_R(self):
+        if self._R is None:
+            self._R = self.b.kvs.get("resource.R")
+        return self._R
+
+    @property
+    def rset(self):
+        if self._rset is None:
+            from flux_lite.formats.rset import Rset
+
+            self._rset = Rset.from_dict(self.instance_R)
+        return self._rset
+
+    def set_expiration(self, expiration):
+        R = dict(self.instance_R)
+        R["execution"] = dict(R["execution"], expiration=expiration)
+        self._R = R
+        self._rset = None
+        self.b.kvs.put_text("resource.R", json.dumps(R))
+
+    # -- targets ------------------------------------------------------------
+
+    def targets_to_ranks(self, text):
+        return targets_to_ranks(self.rset, text)
+
+    def hostlist_of(self, ranks):
+        from flux_lite.formats.hostlist import Hostlist
+
+        return str(Hostlist([self.rset.hostname(r) for r in ranks]))
+
+    # -- drain --------------------------------------------------------------
+
+    @property
+    def drained(self):
+        """rank -> {"timestamp", "reason"} for drained ranks."""
+        if self._drained is None:
+            self._drained = {}
+            text = self.b.kvs.get("resource.eventlog") or ""
+            for entry in eventlog.decode(text) if text else []:
+                self._apply(entry)
+        return self._drained
+
+    def _apply(self, entry):
+        from flux_lite.formats.idset import IDset
+
+        ctx = entry.get("context") or {}
+        if entry["name"] == "drain":
+            for rank in IDset.parse(ctx["idset"]):
+                if rank not in self._drained or ctx.get("overwrite"):
+                    self._drained[rank] = {"timestamp": entry["timestamp"], "reason": ctx.get("reason", "")}
+        elif entry["name"] == "undrain":
+            for rank in IDset.parse(ctx["idset"]):
+                self._drained.pop(rank, None)
+
+    def _post(self, name, context):
+        entry = {"timestamp": self.b.now, "name": name, "context": context}
+        self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, name, context))
+        self.drained  # load before applying
+        self._apply(entry)
+
+    def drain(self, ranks, reason="", force=False, owner_action=False):
+        from flux_lite.formats.idset import IDset
+
+        ranks = IDset(ranks)
+        bad = [r for r in ranks if r not in self.rset.ranks]
+        if bad:
+            raise FluxLiteError(f"drain: invalid ranks {IDset(bad)}", errno=EINVAL)
+        if not force:
+            already = [r for r in ranks if r in self.drained]
+            if already and not reason:
+                pass
+        ctx = {"idset": str(ranks), "nodelist": self.hostlist_of(ranks), "reason": reason,
+               "overwrite": 1 if force else 0}
+        self._post("drain", ctx)
+        self._notify()
+
+    def undrain(self, ranks):
+        from flux_lite.formats.idset import IDset
+
+        ranks = IDset(ranks)
+        notdrained = [r for r in ranks if r not in self.drained]
+        if notdrained:
+            raise FluxLiteError(f"rank {IDset(notdrained)} not drained", errno=EINVAL)
+        self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks)})
+        self._notify()
+
+    def down_ranks(self):
+        from flux_lite.formats.idset import IDset
+
+        return IDset(self.drained)
+
+    def _notify(self):
+        sched = self.b.sched
+        if sched is not None:
+            sched.resource_update(self.down_ranks())
+
+    # -- status -------------------------------------------------------------
+
+    def allocated_rset(self):
+        """job-manager.resource-status: jobs holding resources + housekeeping."""
+        from flux_lite.formats.rset import Rset
+
+        total = None
+        parts = []
+        for job in self.b.jm.jobs.values():
+            if job.has_resources and job.R:
+                parts.append(Rset.from_dict(job.R))
+        parts.extend(self.b.housekeeping.allocated_R().values())
+        for part in parts:
+            total = part if total is None else total.union(part)
+        if total is None:
+            return self.rset.copy_ranks([]) if hasattr(self.rset, "copy_ranks") else None
+        return total
+
+    def save(self):
+        pass
+
+
+RESOURCE_LIST_FORMAT = "{state:>10} {nnodes:>6} {ncores:>6} {ngpus:>5} {nodelist}"
+RESOURCE_LIST_FORMATS = {
+    "default": ("Default flux-resource list format string", RESOURCE_LIST_FORMAT),
+    "rlist": ("Format including resource list details", "{state:>10} ?:{queue:<8.8} {properties:<10.10+} "
+              "{nnodes:>6} {ncores:>6} {ngpus:>5} {rlist}"),
+}
+RESOURCE_LIST_HEADINGS = {
+    "state": "STATE", "nnodes": "NNODES", "ncores": "NCORES", "ngpus": "NGPUS", "nodelist": "NODELIST",
+    "ranks": "RANKS", "rlist": "LIST", "properties": "PROPERTIES", "queue": "QUEUE",
+}
+
+
+class ResourceView(dict):
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _view(state, rset):
+    return ResourceView(
+        state=state, nnodes=rset.nnodes, ncores=rset.ncores, ngpus=rset.ngpus,
+        nodelist=str(rset.nodelist) if rset.nnodes else "", ranks=str(rset.ranks),
+        rlist=rset.summary(), properties=",".join(sorted(rset.properties)) if rset.properties else "",
+        queue="",
+    )
+
+
+def resource_status(broker, source="job-manager"):
+    """Rsets for all, allocated, down, up and free.
+
+    source 'job-manager' counts jobs holding resources plus housekeeping (Flux's
+    job-manager.resource-status); 'sched' asks the scheduler's pool.
+    """
+    res = broker.resources
+    everything = res.rset
+    down = everything.copy_ranks(res.down_ranks())
+    if source == "sched":
+        sched = broker.sched
+        if sched is None:
+            raise FluxLiteError("sched.resource-status: no scheduler is loaded", errno=38)
+        allocated = sched.pool.allocated_rset()
+    else:
+        allocated = res.allocated_rset()
+    up = everything.difference(down)
+    free = up.difference(allocated)
+    return {"all": everything, "allocated": allocated, "down": down, "up": up, "free": free}
+
+
+def resource_list(broker, states=("free", "allocated", "down"), source="job-manager"):
+    status = resource_status(broker, source)
+    out = []
+    for state in states:
+        if state not in status:
+            raise FluxLiteError(f"Invalid resource state {state} specified")
+        out.append(_view(state, status[state]))
+    return out
+
+
+def status_rows(broker, states=None):
+    """`resource status`: nodes grouped by avail / drained / draining / housekeeping."""
+    res = broker.resources
+    everything = res.rset
+    allocated = res.allocated_rset().ranks
+    drained = res.drained
+    hk_ranks = set()
+    for rs in broker.housekeeping.allocated_R().values():
+        hk_ranks |= set(rs.ranks)
+    groups = {"avail": [], "exclude": [], "draining": [], "drained": [], "housekeeping": []}
+    reasons = {}
+    for rank in everything.ranks:
+        if rank in drained:
+            state = "draining" if rank in allocated else "drained"
+            reasons[rank] = drained[rank]
+        else:
+            state = "avail"
+        groups[state].append(rank)
+        if rank in hk_ranks:
+            groups["housekeeping"].append(rank)
+    wanted = states or ["avail", "exclude", "draining", "drained", "torpid", "housekeeping"]
+    rows = []
+    for state in wanted:
+        ranks = groups.get(state, [])
+        if not ranks and state != "avail":
+            continue
+        if state == "avail" and not ranks and states is None:
+            continue
+        from flux_lite.formats.idset import IDset
+
+        idset = IDset(ranks)
+        up = "\u2714" if state in ("avail", "housekeeping", "draining", "drained") else "\u2717"
+        reason = ""
+        if state in ("drained", "draining") and ranks:
+            reason = drained[ranks[0]]["reason"]
+        rows.append(ResourceView(state=state, up=up, nnodes=len(ranks), ranks=str(idset),
+                                 nodelist=res.hostlist_of(idset), reason=reason))
+    return rows

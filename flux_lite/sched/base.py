@@ -1,0 +1,334 @@
+"""The scheduler side of RFC 27, shared by every policy.
+
+A scheduler owns its resource pool and pending-request queue, persisted under
+its own KVS key (``sched.state``) and discarded when the module is removed. It
+talks to the job manager only through protocol messages: it answers
+``sched.alloc`` with SUCCESS (after writing ``job.<id>.R``), ANNOTATE, DENY or
+CANCEL, and takes ``sched.free``, ``sched.cancel``, ``sched.prioritize`` and
+``sched.expiration``. Policies override ``schedule()`` and ``forecast()``.
+"""
+
+import json
+
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import f58, kvs_key
+
+SUCCESS, ANNOTATE, DENY, CANCEL = 0, 1, 2, 3
+STATE_KEY = "sched.state"
+
+
+class PendingJob:
+    __slots__ = ("jobid", "priority", "userid", "t_submit", "request", "annotations", "duration")
+
+    def __init__(self, jobid, priority, userid, t_submit, request, annotations=None):
+        self.jobid = jobid
+        self.priority = priority
+        self.userid = userid
+        self.t_submit = t_submit
+        self.request = request
+        self.annotations = annotations or {}  # sched.* keys last sent
+        self.duration = request.duration
+
+    def sort_key(self):
+        return (-self.priority, self.jobid)
+
+    def dump(self):
+        from dataclasses import asdict
+
+        return [self.jobid, self.priority, self.userid, self.t_submit, asdict(self.request), self.annotations]
+
+    @classmethod
+    def load(cls, rec):
+        from flux_lite.sched.pool import ResourceRequest
+
+        jobid, priority, userid, t_submit, req, ann = rec
+        return cls(jobid, priority, userid, t_submit, ResourceRequest(**req), ann)
+
+
+def request_from_jobspec(jobspec):
+    from flux_lite.formats import jobspec as jobspecmod
+    from flux_lite.sched.pool import ResourceRequest
+
+    req = jobspecmod.resource_request(jobspec)
+    return ResourceRequest(
+        nnodes=req["nnodes"],
+        nslots=req["nslots"],
+        slot_size=req["slot_size"],
+        gpu_per_slot=req["gpu_per_slot"],
+        exclusive=req["exclusive"],
+        duration=float(req["duration"]),
+        properties=tuple(req.get("constraints") or ()),
+    )
+
+
+class Scheduler:
+    name = "sched-simple"
+    queue_depth = 8
+    hello_partial_ok = True
+    policy = "fcfs"
+
+    def __init__(self, broker, args=None, state=None):
+        from flux_lite.sched.pool import Pool
+
+        self.b = broker
+        self.args = dict(args or {})
+        self.apply_args(self.args)
+        down = broker.resources.down_ranks()
+        if state is not None and state.get("allocs"):
+            self.pool = Pool.load(broker.resources.rset, state["allocs"], down=down or None)
+        else:
+            self.pool = Pool(broker.resources.rset)
+            if down:
+                self.pool.set_down(down)
+        self.queue = {}
+        self.needs_pass = False
+        self.dirty = False
+        self.passes = 0
+        if state is not None:
+            self.load_state(state)
+
+    def apply_args(self, args):
+        if "queue-depth" in args:
+            self.queue_depth = args["queue-depth"]
+        if args.get("test-hello-nopartial"):
+            self.hello_partial_ok = False
+        if "partial-ok" in args:
+            self.hello_partial_ok = bool(args["partial-ok"])
+
+    # -- persistence ------------------------------------------------------------
+
+    def load_state(self, state):
+        for rec in state.get("queue", []):
+            pj = PendingJob.load(rec)
+            self.queue[pj.jobid] = pj
+        self.load_extra(state)
+
+    def load_extra(self, state):
+        pass
+
+    def dump_extra(self):
+        return {}
+
+    def save(self):
+        if not self.dirty:
+            return
+        state = {
+            "allocs": self.pool.dump_allocs(),
+            "queue": [pj.dump() for pj in self.sorted_queue()],
+        }
+        state.update(self.dump_extra())
+        self.b.kvs.put(STATE_KEY, state)
+        self.dirty = False
+
+    # -- logging ------------------------------------------------------------------
+
+    def log(self, level, msg):
+        self.b.log(self.name, level, msg)
+
+    # -- startup: hello and ready ------------------------------------------------
+
+    def hello(self, records):
+        """Re-register every allocation the job manager reports."""
+        from flux_lite.formats.idset import IDset
+        from flux_lite.formats.rset import Rset
+
+        jm = self.b.jm
+        for rec in records:
+            jobid = rec["id"]
+            self.log("debug", f"hello: id={f58(jobid)} priority={rec['priority']} "
+                              f"userid={rec['userid']} t_submit={rec['t_submit']:.1f}")
+            R = self.hello_R(jobid)
+            if R is None:
+                self.log("err", f"hello: failed to look up R for job {f58(jobid)}")
+                continue
+            try:
+                rset = Rset.from_dict(R)
+                if "free" in rec:
+                    rset = rset.remove_ranks(IDset.parse(rec["free"]))
+                self.hello_alloc(jobid, rset)
+                self.log("info", f"hello: {f58(jobid)}: {rset.summary()}")
+            except Exception as exc:  # a job that cannot be re-allocated
+                self.log("err", f"hello callback failed for job {f58(jobid)}: {exc}")
+                self.log("err", f"raising fatal exception on running job id={f58(jobid)}")
+                job = jm.lookup(jobid)
+                if job is not None:
+                    jm.raise_exception(job, "scheduler-restart", 0, "failed to reallocate R for running job",
+                                       userid=self.b.instance.owner)
+        self.dirty = True
+
+    def hello_R(self, jobid):
+        """The job's current R: resource-update events applied (Flux re-reads the
+        raw KVS R and so forgets duration updates; flux-lite does not)."""
+        job = self.b.jm.lookup(jobid)
+        if job is not None and job.R:
+            return job.R
+        R = self.b.housekeeping.R_of(jobid)
+        if R is not None:
+            return R
+        return self.b.kvs.get(kvs_key(jobid, "R"))
+
+    def hello_alloc(self, jobid, rset):
+        """Mark an allocation the job manager reports; its end is R's expiration."""
+        self.pool.register_alloc(jobid, rset)
+
+    def ready_args(self):
+        if self.queue_depth == "unlimited":
+            return "unlimited", None
+        return "limited", int(self.queue_depth)
+
+    def ready_log(self):
+        depth = self.queue_depth
+        self.log("info", f"ready: queue-depth={depth} log-level=info pool-class=Rv1Pool Rv1 "
+                         f"{self.b.resources.rset.summary()}")
+
+    # -- message dispatch -------------------------------------------------------------
+
+    def handle(self, topic, msg):
+        method = topic.split(".", 1)[1]
+        if method == "alloc":
+            self.alloc(msg)
+        elif method == "free":
+            self.free(msg)
+        elif method == "cancel":
+            self.cancel(msg)
+        elif method == "prioritize":
+            self.prioritize(msg)
+        else:
+            raise RuntimeError(f"sched: unknown method {method}")
+        self.dirty = True
+
+    def request_pass(self):
+        self.needs_pass = True
+
+    def respond(self, jobid, rtype, **payload):
+        payload.update({"id": jobid, "type": rtype})
+        self.b.send("job-manager.alloc-response", payload)
+
+    # -- protocol handlers ------------------------------------------------------------
+
+    def alloc(self, msg):
+        jobid = msg["id"]
+        try:
+            request = request_from_jobspec(msg["jobspec"])
+        except Exception as exc:
+            self.respond(jobid, DENY, note=f"cannot parse jobspec: {exc}")
+            return
+        self.queue[jobid] = PendingJob(jobid, msg["priority"], msg["userid"], msg["t_submit"], request)
+        self.request_pass()
+
+    def free(self, msg):
+        from flux_lite.formats.rset import Rset
+
+        jobid = msg["id"]
+        rset = Rset.from_dict(msg["R"])
+        final = bool(msg.get("final"))
+        self.log("debug", f"free: {f58(jobid)}: {rset.summary()}" + (" (final)" if final else ""))
+        self.pool.free(jobid, rset, final)
+        self.request_pass()
+
+    def cancel(self, msg):
+        jobid = msg["id"]
+        pj = self.queue.pop(jobid, None)
+        if pj is None:
+            return
+        self.respond(jobid, CANCEL)
+        self.request_pass()
+
+    def prioritize(self, msg):
+        for jobid, priority in msg.get("jobs", []):
+            pj = self.queue.get(jobid)
+            if pj is not None:
+                pj.priority = priority
+        self.request_pass()
+
+    def expiration(self, jobid, expiration):
+        """sched.expiration: every flux-lite policy moves the job's end in its pool
+        (flux-core's FIFO accepts without tracking; Fluxion answers ENOSYS)."""
+        if expiration < 0:
+            raise FluxLiteError(f"invalid expiration {expiration}", errno=22)
+        self.job_expiration_changed(jobid, expiration)
+
+    def job_expiration_changed(self, jobid, expiration):
+        if jobid in self.pool.allocations():
+            self.pool.update_expiration(jobid, expiration)
+        self.dirty = True
+        self.request_pass()
+
+    def resource_update(self, down):
+        self.pool.set_up(self.pool.ranks - down)
+        if down:
+            self.pool.set_down(down)
+        self.dirty = True
+        self.request_pass()
+
+    def set_instance_expiration(self, expiration):
+        self.log("info", f"resource expiration updated to {expiration:.2f}")
+        self.request_pass()
+
+    def timer(self, what, jobid, arg):
+        self.request_pass()
+
+    # -- helpers for policies -------------------------------------------------------------
+
+    def sorted_queue(self):
+        return sorted(self.queue.values(), key=PendingJob.sort_key)
+
+    @property
+    def instance_expiration(self):
+        return self.b.resources.instance_R["execution"].get("expiration", 0.0) or 0.0
+
+    def try_alloc(self, pj):
+        """Allocate now; returns the Rset or raises InsufficientResources/InfeasibleRequest."""
+        return self.pool.alloc(pj.jobid, pj.request, self.b.now, expiration_default=self.instance_expiration)
+
+    def success(self, pj, rset, annotations=None):
+        """Commit R to the KVS, then answer SUCCESS; pending sched.* keys are nulled."""
+        R = rset.to_dict()
+        self.b.kvs.put_text(kvs_key(pj.jobid, "R"), json.dumps(R))
+        sched_ann = {k: None for k in pj.annotations}
+        sched_ann.update((annotations or {}).get("sched", {}))
+        ann = dict(annotations or {})
+        if sched_ann:
+            ann["sched"] = sched_ann
+        self.queue.pop(pj.jobid, None)
+        self.log("debug", f"alloc: {f58(pj.jobid)}: {rset.summary()}")
+        self.respond(pj.jobid, SUCCESS, R=R, annotations=ann)
+        self.dirty = True
+
+    def deny(self, pj, note):
+        self.queue.pop(pj.jobid, None)
+        self.respond(pj.jobid, DENY, note=note)
+        self.dirty = True
+
+    def annotate(self, pj, sched_annotations):
+        """Send only what changed since the last annotation of this job."""
+        changed = {}
+        for key, value in sched_annotations.items():
+            if value is None:
+                if key in pj.annotations:
+                    changed[key] = None
+                    del pj.annotations[key]
+            elif pj.annotations.get(key) != value:
+                changed[key] = value
+                pj.annotations[key] = value
+        if changed:
+            self.respond(pj.jobid, ANNOTATE, annotations={"sched": changed})
+            self.dirty = True
+
+    # -- the pass ------------------------------------------------------------------------------
+
+    def run_pass(self):
+        self.needs_pass = False
+        self.passes += 1
+        self.schedule()
+        self.forecast()
+
+    def schedule(self):
+        raise NotImplementedError
+
+    def forecast(self):
+        pass
+
+    def check(self):
+        """Allocations as this scheduler holds them: jobid -> Rset."""
+        return {jobid: rset for jobid, (rset, _end) in self.pool.allocations().items()}

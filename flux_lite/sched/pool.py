@@ -1,0 +1,838 @@
+"""The resource pool the schedulers share (flux-core ``Rv1Pool`` semantics).
+
+Per rank the pool tracks the topology (cores, gpus), an up/down flag and the
+allocated cores/gpus; per job the allocated :class:`Rset`, its end time and
+the per-rank bitmasks it holds.
+
+Allocation is worst-fit like ``Rv1Pool.alloc``: candidates are the up ranks
+with enough free cores (every core free for exclusive requests) and gpus that
+satisfy the constraint, ordered by most free cores, then most free gpus, then
+lowest rank; with ``nnodes > 0`` each of the first ``nnodes`` candidates gets
+``nslots // nnodes`` slots (or the whole node when exclusive), otherwise
+slots are packed rank by rank in that order.  Cores and gpus are taken lowest
+id first.
+
+To stay fast with thousands of ranks and jobs, cores/gpus are Python int
+bitmasks and the up ranks are kept in buckets keyed by (free cores, free
+gpus), each a sorted list of rank indexes, so a small request looks at the
+first bucket only instead of sorting every rank.
+
+Deviations from Rv1Pool (all where Rv1Pool misbehaves): an exclusive
+request needs nodes with at least ``slots_per_node * slot_size`` cores (and
+gpus) instead of accepting smaller nodes; the exclusive "unsatisfiable"
+message names the gpu count when gpus are requested; a partial free releases
+exactly what the job holds on the freed ranks; registering resources that
+are already allocated is refused; frees for unknown jobs are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from bisect import bisect_left, insort
+from dataclasses import dataclass
+
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats.idset import IDset
+from flux_lite.formats.rset import Rset
+
+__all__ = [
+    "Pool",
+    "ResourceRequest",
+    "InsufficientResources",
+    "InfeasibleRequest",
+    "PoolError",
+]
+
+
+class InsufficientResources(FluxLiteError):
+    """The request fits the pool, but not right now (wait)."""
+
+
+class InfeasibleRequest(FluxLiteError):
+    """The request can never be satisfied by this pool (deny)."""
+
+
+class PoolError(FluxLiteError, ValueError):
+    """Inconsistent register/free/alloc call (accounting error)."""
+
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def _f58(jobid):
+    n = int(jobid)
+    digits = []
+    while True:
+        n, r = divmod(n, 58)
+        digits.append(_B58[r])
+        if n == 0:
+            break
+    prefix = "ƒ"
+    if os.environ.get("FLUX_F58_FORCE_ASCII"):
+        prefix = "f"
+    else:
+        lang = (
+            os.environ.get("LC_ALL")
+            or os.environ.get("LC_CTYPE")
+            or os.environ.get("LANG")
+            or ""
+        ).lower()
+        if "utf-8" not in lang and "utf8" not in lang:
+            prefix = "f"
+    return prefix + "".join(reversed(digits))
+
+
+@dataclass
+class ResourceRequest:
+    """What a job asks for (built from jobspec elsewhere).
+
+    ``nslots`` is the TOTAL slot count; with ``nnodes > 0`` each node gets
+    ``nslots // nnodes`` slots (at least one).  ``exclusive`` without nodes
+    means one whole node per slot (as flux-core's jobspec parser does).
+    ``properties`` are required property names (``^name`` = must not have,
+    ``+name`` allowed); ``constraint`` an optional RFC 31 object; both apply.
+    """
+
+    nnodes: int = 0
+    nslots: int = 1
+    slot_size: int = 1
+    gpu_per_slot: int = 0
+    exclusive: bool = False
+    duration: float = 0.0
+    properties: tuple = ()
+    constraint: dict | None = None
+
+    @property
+    def slots_per_node(self):
+        if self.exclusive and self.nnodes <= 0:
+            return 1
+        if self.nnodes <= 0:
+            return 0
+        return max(1, self.nslots // self.nnodes)
+
+    @property
+    def ncores(self):
+        return self.nslots * self.slot_size
+
+    @property
+    def ngpus(self):
+        return self.nslots * self.gpu_per_slot
+
+
+def _lowest(mask, n):
+    """The n lowest set bits of mask."""
+    if n <= 0:
+        return 0
+    low = mask & -mask
+    shift = low.bit_length() - 1
+    full = (1 << n) - 1
+    if ((mask >> shift) & full) == full:
+        return full << shift
+    out = 0
+    for _ in range(n):
+        low = mask & -mask
+        out |= low
+        mask ^= low
+    return out
+
+
+class _Topology:
+    """Static per-rank data shared by a pool and its copies."""
+
+    __slots__ = (
+        "rset",
+        "ranks",
+        "pos",
+        "hosts",
+        "cmask",
+        "gmask",
+        "ncore",
+        "ngpu",
+        "ncore_values",
+        "props",
+        "allmask",
+        "masks",
+        "shapes",
+    )
+
+    def __init__(self, rset):
+        self.rset = rset
+        self.ranks = []
+        self.hosts = []
+        self.cmask = []
+        self.gmask = []
+        self.ncore = []
+        self.ngpu = []
+        for rank, host, cores, gpus in rset.nodes():
+            self.ranks.append(rank)
+            self.hosts.append(host)
+            self.cmask.append(cores.as_mask())
+            self.gmask.append(gpus.as_mask())
+            self.ncore.append(len(cores))
+            self.ngpu.append(len(gpus))
+        self.pos = {r: i for i, r in enumerate(self.ranks)}
+        self.ncore_values = frozenset(self.ncore)
+        self.allmask = (1 << len(self.ranks)) - 1
+        self.props = {}
+        for name, ids in rset.properties.items():
+            m = 0
+            for r in ids:
+                i = self.pos.get(r)
+                if i is not None:
+                    m |= 1 << i
+            self.props[name] = m
+        self.masks = {}  # constraint key -> index mask (None = all)
+        self.shapes = {}  # constraint key -> {(ncore, ngpu): count}
+
+    def index_mask(self, request):
+        """(key, index mask or None) of ranks allowed by the request."""
+        props = tuple(request.properties or ())
+        cons = request.constraint
+        if not props and not cons:
+            return None, None
+        key = (props, json.dumps(cons, sort_keys=True) if cons else None)
+        try:
+            return key, self.masks[key]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable property list entries
+            raise InfeasibleRequest("invalid constraint") from None
+        m = self.allmask
+        for p in props:
+            if not isinstance(p, str):
+                raise InfeasibleRequest("property constraint must be a string")
+            if p.startswith("^"):
+                m &= ~self.props.get(p[1:], 0)
+            else:
+                m &= self.props.get(p, 0)
+        if cons:
+            try:
+                ids = self.rset.ranks_matching(cons)
+            except ValueError as exc:
+                raise InfeasibleRequest(f"invalid constraint: {exc}") from None
+            cm = 0
+            for r in ids:
+                cm |= 1 << self.pos[r]
+            m &= cm
+        if len(self.masks) > 1024:
+            self.masks.clear()
+        self.masks[key] = m
+        return key, m
+
+    def shape_counts(self, key, allowed):
+        shapes = self.shapes.get(key)
+        if shapes is None:
+            shapes = {}
+            for i in range(len(self.ranks)):
+                if allowed is None or (allowed >> i) & 1:
+                    k = (self.ncore[i], self.ngpu[i])
+                    shapes[k] = shapes.get(k, 0) + 1
+            if len(self.shapes) > 1024:
+                self.shapes.clear()
+            self.shapes[key] = shapes
+        return shapes
+
+
+class _Plan:
+    __slots__ = (
+        "nodes",
+        "count",
+        "spn",
+        "s",
+        "g",
+        "need_c",
+        "need_g",
+        "exclusive",
+        "key",
+        "allowed",
+    )
+
+
+class Pool:
+    """Schedulable resources: topology, up/down state, allocations."""
+
+    def __init__(self, rset, *, jobid_str=None):
+        if not isinstance(rset, Rset):
+            rset = Rset.from_dict(rset)
+        self._jobid_str = jobid_str or _f58
+        self._init_topology(_Topology(rset))
+        self._jobs = {}
+        self.generation = 0
+
+    def _init_topology(self, topo):
+        self._topo = topo
+        n = len(topo.ranks)
+        self._ac = [0] * n
+        self._ag = [0] * n
+        self._fc = list(topo.ncore)
+        self._fg = list(topo.ngpu)
+        self._up = [True] * n
+        buckets = {}
+        for i in range(n):
+            buckets.setdefault((self._fc[i], self._fg[i]), []).append(i)
+        self._buckets = buckets
+        self._keys = None
+
+    # -- basic queries -----------------------------------------------------
+
+    @property
+    def rset(self):
+        """The full resource set (topology) of the pool."""
+        return self._topo.rset
+
+    @property
+    def ranks(self):
+        return self._topo.rset.ranks
+
+    def is_up(self, rank):
+        i = self._topo.pos.get(rank)
+        return i is not None and self._up[i]
+
+    def up_ranks(self):
+        t = self._topo
+        return IDset(t.ranks[i] for i, up in enumerate(self._up) if up)
+
+    def down_ranks(self):
+        t = self._topo
+        return IDset(t.ranks[i] for i, up in enumerate(self._up) if not up)
+
+    def allocations(self):
+        """dict jobid -> (Rset, end_time)."""
+        return {j: (rec[0], rec[1]) for j, rec in self._jobs.items()}
+
+    def end_time(self, jobid):
+        rec = self._jobs.get(jobid)
+        return None if rec is None else rec[1]
+
+    def job_end_times(self):
+        return [(j, rec[1]) for j, rec in self._jobs.items()]
+
+    def __contains__(self, jobid):
+        return jobid in self._jobs
+
+    def __len__(self):
+        return len(self._jobs)
+
+    # -- bucket bookkeeping ------------------------------------------------
+
+    def _sorted_keys(self):
+        keys = self._keys
+        if keys is None:
+            keys = self._keys = sorted(self._buckets, reverse=True)
+        return keys
+
+    def _bucket_remove(self, i, key):
+        b = self._buckets[key]
+        del b[bisect_left(b, i)]
+        if not b:
+            del self._buckets[key]
+            self._keys = None
+
+    def _bucket_add(self, i, key):
+        b = self._buckets.get(key)
+        if b is None:
+            self._buckets[key] = [i]
+            self._keys = None
+        elif b[-1] < i:
+            b.append(i)
+        else:
+            insort(b, i)
+
+    def _apply(self, i, cm, gm, take):
+        """Allocate (take=True) or release cm/gm on rank index i."""
+        old = (self._fc[i], self._fg[i])
+        if take:
+            ac = self._ac[i] | cm
+            ag = self._ag[i] | gm
+        else:
+            ac = self._ac[i] & ~cm
+            ag = self._ag[i] & ~gm
+        self._ac[i] = ac
+        self._ag[i] = ag
+        fc = self._topo.ncore[i] - ac.bit_count()
+        fg = self._topo.ngpu[i] - ag.bit_count()
+        self._fc[i] = fc
+        self._fg[i] = fg
+        if self._up[i] and old != (fc, fg):
+            self._bucket_remove(i, old)
+            self._bucket_add(i, (fc, fg))
+
+    # -- up / down -----------------------------------------------------------
+
+    def _indexes(self, ranks):
+        if isinstance(ranks, str):
+            if ranks == "all":
+                return range(len(self._topo.ranks))
+            ranks = IDset.parse(ranks)
+        elif isinstance(ranks, int):
+            ranks = (ranks,)
+        pos = self._topo.pos
+        return [pos[r] for r in ranks if r in pos]
+
+    def set_down(self, ranks):
+        """Mark ranks (IDset, idset string, iterable or "all") down."""
+        for i in self._indexes(ranks):
+            if self._up[i]:
+                self._up[i] = False
+                self._bucket_remove(i, (self._fc[i], self._fg[i]))
+        self.generation += 1
+
+    def set_up(self, ranks):
+        """Mark ranks (IDset, idset string, iterable or "all") up."""
+        for i in self._indexes(ranks):
+            if not self._up[i]:
+                self._up[i] = True
+                self._bucket_add(i, (self._fc[i], self._fg[i]))
+        self.generation += 1
+
+    # -- planning ----------------------------------------------------------
+
+    def _plan(self, req):
+        s = req.slot_size
+        g = req.gpu_per_slot
+        nslots = req.nslots
+        nnodes = req.nnodes
+        for v in (s, g, nslots, nnodes):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InfeasibleRequest("invalid resource request: counts must be integers")
+        if s < 1 or nslots < 1 or g < 0 or nnodes < 0:
+            raise InfeasibleRequest(
+                "invalid resource request: "
+                "slot count and slot size must be at least 1"
+            )
+        p = _Plan()
+        p.s = s
+        p.g = g
+        p.exclusive = bool(req.exclusive)
+        if p.exclusive and nnodes == 0:
+            p.nodes, p.count, p.spn = True, nslots, 1
+        elif nnodes > 0:
+            p.nodes, p.count, p.spn = True, nnodes, max(1, nslots // nnodes)
+        else:
+            p.nodes, p.count, p.spn = False, nslots, 0
+        if p.nodes:
+            p.need_c = p.spn * s
+            p.need_g = p.spn * g
+        else:
+            p.need_c = s
+            p.need_g = g
+        p.key, p.allowed = self._topo.index_mask(req)
+        return p
+
+    def _select(self, p):
+        """[(index, coremask, gpumask)] and nslots, or None if it doesn't fit."""
+        buckets = self._buckets
+        keys = self._sorted_keys()
+        allowed = p.allowed
+        need_c = p.need_c
+        need_g = p.need_g
+        topo = self._topo
+        if p.nodes:
+            nn = p.count
+            exclusive = p.exclusive
+            ncv = topo.ncore_values
+            # quick upper bound
+            avail = 0
+            for key in keys:
+                if key[0] < need_c:
+                    break
+                if key[1] >= need_g and (not exclusive or key[0] in ncv):
+                    avail += len(buckets[key])
+            if avail < nn:
+                return None
+            chosen = []
+            ncore = topo.ncore
+            for key in keys:
+                fc, fg = key
+                if fc < need_c:
+                    break
+                if fg < need_g or (exclusive and fc not in ncv):
+                    continue
+                for i in buckets[key]:
+                    if allowed is not None and not (allowed >> i) & 1:
+                        continue
+                    if exclusive and ncore[i] != fc:
+                        continue
+                    chosen.append(i)
+                    if len(chosen) == nn:
+                        break
+                if len(chosen) == nn:
+                    break
+            if len(chosen) < nn:
+                return None
+            sel = []
+            for i in chosen:
+                free_c = topo.cmask[i] & ~self._ac[i]
+                free_g = topo.gmask[i] & ~self._ag[i]
+                if exclusive:
+                    sel.append((i, free_c, free_g))
+                else:
+                    sel.append((i, _lowest(free_c, need_c), _lowest(free_g, need_g)))
+            return sel, p.spn * nn
+        # slot packing
+        s = p.s
+        g = p.g
+        want = p.count
+        avail = 0
+        for key in keys:
+            fc, fg = key
+            if fc < s:
+                break
+            if g:
+                if fg < g:
+                    continue
+                per = min(fc // s, fg // g)
+            else:
+                per = fc // s
+            avail += per * len(buckets[key])
+            if avail >= want:
+                break
+        if avail < want:
+            return None
+        sel = []
+        left = want
+        for key in keys:
+            fc, fg = key
+            if fc < s:
+                break
+            if g:
+                if fg < g:
+                    continue
+                per = min(fc // s, fg // g)
+            else:
+                per = fc // s
+            for i in buckets[key]:
+                if allowed is not None and not (allowed >> i) & 1:
+                    continue
+                take = per if per < left else left
+                free_c = topo.cmask[i] & ~self._ac[i]
+                cm = _lowest(free_c, take * s)
+                if g:
+                    gm = _lowest(topo.gmask[i] & ~self._ag[i], take * g)
+                else:
+                    gm = 0
+                sel.append((i, cm, gm))
+                left -= take
+                if not left:
+                    break
+            if not left:
+                break
+        if left:
+            return None
+        return sel, want
+
+    def _check_feasible(self, p):
+        """Raise InfeasibleRequest if p can never fit the whole pool."""
+        shapes = self._topo.shape_counts(p.key, p.allowed)
+        if p.nodes:
+            need_c, need_g = p.need_c, p.need_g
+            eligible = sum(
+                cnt for (nc, ng), cnt in shapes.items() if nc >= need_c and ng >= need_g
+            )
+            if eligible < p.count:
+                if p.exclusive:
+                    gpus = f" with {need_g} GPU(s)" if need_g else ""
+                    raise InfeasibleRequest(
+                        f"unsatisfiable request: need {p.count} exclusive node(s)"
+                        f"{gpus}, only {eligible} eligible"
+                    )
+                gpus = f" and {need_g} GPUs" if need_g else ""
+                raise InfeasibleRequest(
+                    f"unsatisfiable request: need {p.count} node(s) with "
+                    f"{need_c} cores{gpus} each, only {eligible} eligible"
+                )
+            return
+        s, g, nslots = p.s, p.g, p.count
+        total_slots = sum(cnt * (nc // s) for (nc, ng), cnt in shapes.items())
+        if total_slots < nslots:
+            total_cores = sum(cnt * nc for (nc, ng), cnt in shapes.items())
+            raise InfeasibleRequest(
+                f"unsatisfiable request: need {nslots} slot(s) of {s} core(s), "
+                f"only {total_slots} such slot(s) available "
+                f"(total cores: {total_cores})"
+            )
+        if g > 0:
+            gpu_slots = sum(
+                cnt * min(nc // s, ng // g) for (nc, ng), cnt in shapes.items()
+            )
+            if gpu_slots < nslots:
+                total_gpus = sum(cnt * ng for (nc, ng), cnt in shapes.items())
+                raise InfeasibleRequest(
+                    f"unsatisfiable request: need {nslots} slot(s) with {g} GPU(s) "
+                    f"each, only {gpu_slots} available (total GPUs: {total_gpus})"
+                )
+
+    def check_feasibility(self, request):
+        """Raise InfeasibleRequest unless the request fits the whole pool
+        (ignoring allocations and down ranks)."""
+        self._check_feasible(self._plan(request))
+
+    def would_fit_now(self, request):
+        """True if alloc() would succeed now (nothing is changed)."""
+        try:
+            return self._select(self._plan(request)) is not None
+        except InfeasibleRequest:
+            return False
+
+    # -- allocation --------------------------------------------------------
+
+    def _build_rset(self, sel, starttime, expiration, nslots):
+        topo = self._topo
+        nodes = {}
+        frm = IDset.from_mask
+        for i, cm, gm in sorted(sel):
+            nodes[topo.ranks[i]] = (topo.hosts[i], frm(cm), frm(gm))
+        props = {}
+        if topo.props:
+            selmask = 0
+            for i, _, _ in sel:
+                selmask |= 1 << i
+            chosen = None
+            for name, pm in topo.props.items():
+                if name.startswith("+") or not pm & selmask:
+                    continue
+                if chosen is None:
+                    chosen = IDset(nodes)
+                props[name] = topo.rset.ranks_with_property(name) & chosen
+            props = dict(sorted(props.items()))
+        return Rset._new(
+            nodes,
+            props,
+            float(starttime),
+            float(expiration),
+            nslots,
+            topo.rset.scheduling,
+            True,
+        )
+
+    def alloc(self, jobid, request, now, expiration_default=0.0):
+        """Allocate for jobid; return the job's R (starttime=now).
+
+        Raises InsufficientResources (try later) or InfeasibleRequest.
+        """
+        if jobid in self._jobs:
+            raise PoolError(f"alloc: {self._jobid_str(jobid)}: already allocated")
+        p = self._plan(request)
+        found = self._select(p)
+        if found is None:
+            self._check_feasible(p)
+            raise InsufficientResources("insufficient resources")
+        sel, nslots = found
+        for i, cm, gm in sel:
+            self._apply(i, cm, gm, True)
+        duration = request.duration or 0.0
+        if duration > 0:
+            expiration = now + duration
+        elif expiration_default and expiration_default > 0:
+            expiration = expiration_default
+        else:
+            expiration = 0.0
+        R = self._build_rset(sel, now, expiration, nslots)
+        self._jobs[jobid] = (R, float(expiration), tuple(sel))
+        self.generation += 1
+        return R
+
+    def register_alloc(self, jobid, R):
+        """Mark an existing allocation (scheduler hello); end time = R expiration."""
+        if not isinstance(R, Rset):
+            R = Rset.from_dict(R)
+        topo = self._topo
+        pos = topo.pos
+        missing = [r for r in R.ranks if r not in pos]
+        if missing:
+            raise PoolError(
+                f"allocation contains ranks not in resource pool: {missing}"
+            )
+        if jobid in self._jobs:
+            raise PoolError(
+                f"hello: {self._jobid_str(jobid)}: job already has an allocation"
+            )
+        parts = []
+        unknown = []
+        busy = []
+        for rank, _host, cores, gpus in R.nodes():
+            i = pos[rank]
+            cm = cores.as_mask()
+            gm = gpus.as_mask()
+            if cm & ~topo.cmask[i] or gm & ~topo.gmask[i]:
+                unknown.append(rank)
+            elif cm & self._ac[i] or gm & self._ag[i]:
+                busy.append(rank)
+            parts.append((i, cm, gm))
+        if unknown:
+            raise PoolError(
+                "allocation contains resources not in resource pool: "
+                + R.copy_ranks(unknown).summary()
+            )
+        if busy:
+            overlap = R.intersection(self.allocated_rset())
+            raise PoolError(
+                f"hello: {self._jobid_str(jobid)}: resources already allocated: "
+                + overlap.summary()
+            )
+        for i, cm, gm in parts:
+            self._apply(i, cm, gm, True)
+        self._jobs[jobid] = (R, R.expiration, tuple(parts))
+        self.generation += 1
+
+    def free(self, jobid, R=None, final=False):
+        """Release a job's resources (all of them, or the ranks of R).
+
+        Returns the freed Rset, or None for an unknown job.
+        """
+        rec = self._jobs.get(jobid)
+        if rec is None:
+            return None
+        alloc, end, parts = rec
+        if R is not None:
+            if not isinstance(R, Rset):
+                R = Rset.from_dict(R)
+            extra = R.ranks - alloc.ranks
+            if extra:
+                listed = ", ".join(str(r) for r in extra)
+                raise PoolError(
+                    f"free: {self._jobid_str(jobid)}: R contains ranks not in "
+                    f"job allocation: {{{listed}}}"
+                )
+            if final and not R.same_resources(alloc):
+                raise PoolError(
+                    f"free: {self._jobid_str(jobid)}: final R mismatch: "
+                    f"got {R.summary()}, expected {alloc.summary()}"
+                )
+        if final or R is None:
+            for i, cm, gm in parts:
+                self._apply(i, cm, gm, False)
+            del self._jobs[jobid]
+            freed = alloc
+        else:
+            gone = R.ranks
+            ranks = self._topo.ranks
+            keep = []
+            for part in parts:
+                if ranks[part[0]] in gone:
+                    self._apply(part[0], part[1], part[2], False)
+                else:
+                    keep.append(part)
+            self._jobs[jobid] = (alloc.remove_ranks(gone), end, tuple(keep))
+            freed = alloc.copy_ranks(gone)
+        self.generation += 1
+        return freed
+
+    def update_expiration(self, jobid, expiration):
+        """Change a job's tracked end time; False if the job is unknown."""
+        rec = self._jobs.get(jobid)
+        if rec is None:
+            return False
+        self._jobs[jobid] = (rec[0], float(expiration), rec[2])
+        self.generation += 1
+        return True
+
+    # -- views -------------------------------------------------------------
+
+    def _view(self, want):
+        topo = self._topo
+        nodes = {}
+        frm = IDset.from_mask
+        for i, rank in enumerate(topo.ranks):
+            cg = want(i)
+            if cg is not None:
+                cm, gm = cg
+                if cm or gm:
+                    nodes[rank] = (topo.hosts[i], frm(cm), frm(gm))
+        return topo.rset._derive(nodes)
+
+    def allocated_rset(self):
+        """Allocated cores/gpus (down ranks included)."""
+        ac, ag = self._ac, self._ag
+        return self._view(lambda i: (ac[i], ag[i]))
+
+    def free_rset(self):
+        """Up and unallocated cores/gpus."""
+        t, ac, ag, up = self._topo, self._ac, self._ag, self._up
+        return self._view(
+            lambda i: (t.cmask[i] & ~ac[i], t.gmask[i] & ~ag[i]) if up[i] else None
+        )
+
+    def down_rset(self):
+        """All resources of down ranks."""
+        t, up = self._topo, self._up
+        return self._view(lambda i: None if up[i] else (t.cmask[i], t.gmask[i]))
+
+    def up_rset(self):
+        """All resources of up ranks (allocated or not)."""
+        t, up = self._topo, self._up
+        return self._view(lambda i: (t.cmask[i], t.gmask[i]) if up[i] else None)
+
+    def free_counts(self):
+        """(free cores, free gpus) summed over up ranks."""
+        fc = fg = 0
+        for i, up in enumerate(self._up):
+            if up:
+                fc += self._fc[i]
+                fg += self._fg[i]
+        return fc, fg
+
+    # -- copies, shrink, persistence ---------------------------------------
+
+    def copy(self):
+        """Independent copy (topology shared) for simulations."""
+        new = object.__new__(Pool)
+        new._jobid_str = self._jobid_str
+        new._topo = self._topo
+        new._ac = list(self._ac)
+        new._ag = list(self._ag)
+        new._fc = list(self._fc)
+        new._fg = list(self._fg)
+        new._up = list(self._up)
+        new._buckets = {k: list(v) for k, v in self._buckets.items()}
+        new._keys = self._keys
+        new._jobs = dict(self._jobs)
+        new.generation = self.generation
+        return new
+
+    def remove_ranks(self, ranks):
+        """Drop ranks from the pool (shrink). Jobs keep their R; the removed
+        ranks are simply no longer tracked."""
+        if not isinstance(ranks, IDset):
+            ranks = IDset(ranks) if not isinstance(ranks, str) else IDset.parse(ranks)
+        old_topo = self._topo
+        old_up = dict(zip(old_topo.ranks, self._up))
+        self._init_topology(_Topology(old_topo.rset.remove_ranks(ranks)))
+        pos = self._topo.pos
+        jobs = {}
+        for jobid, (R, end, parts) in self._jobs.items():
+            keep = []
+            for i, cm, gm in parts:
+                j = pos.get(old_topo.ranks[i])
+                if j is not None:
+                    self._apply(j, cm, gm, True)
+                    keep.append((j, cm, gm))
+            jobs[jobid] = (R, end, tuple(keep))
+        self._jobs = jobs
+        down = [r for r, up in old_up.items() if not up and r in pos]
+        if down:
+            self.set_down(down)
+        self.generation += 1
+
+    def dump_allocs(self):
+        """JSON-able list of {"id", "R", "end_time"} for every job."""
+        return [
+            {"id": jobid, "R": R.to_dict(), "end_time": end}
+            for jobid, (R, end, _) in self._jobs.items()
+        ]
+
+    @classmethod
+    def load(cls, rset, allocs, down=None, *, jobid_str=None):
+        """Pool over rset with the allocations from dump_allocs()."""
+        pool = cls(rset, jobid_str=jobid_str)
+        for entry in allocs:
+            jobid = entry["id"]
+            pool.register_alloc(jobid, Rset.from_dict(entry["R"]))
+            end = entry.get("end_time")
+            if end is not None:
+                pool.update_expiration(jobid, end)
+        if down:
+            pool.set_down(down)
+        pool.generation = 0
+        return pool
