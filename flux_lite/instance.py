@@ -250,11 +250,18 @@ class Instance:
         with self.kvs.transaction():
             now = self.clock_now()
             ctx = self.context(now)
+            self._check_derived(ctx)
             if catch_up:
                 ctx.advance_to(now)
             yield ctx
             ctx.run()
             ctx.save()
+
+    def _check_derived(self, ctx):
+        from flux_lite.job_manager import replay
+
+        if replay.derived_tables_missing(self.kvs):
+            replay.rebuild(ctx)
 
     def wait(self, check, timeout=None, poll=0.02):
         """Wait until check(broker) returns something other than None.
@@ -269,6 +276,7 @@ class Instance:
             with self.kvs.transaction():
                 now = self.clock_now()
                 ctx = self.context(now)
+                self._check_derived(ctx)
                 ctx.advance_to(now)
                 if deadline is None and timeout is not None:
                     deadline = now + timeout
@@ -298,6 +306,7 @@ class Instance:
         with self.kvs.transaction():
             now = self.clock_now()
             ctx = self.context(now)
+            self._check_derived(ctx)
             ctx.advance_to(now + seconds)
             ctx.save()
             return ctx.now

@@ -151,6 +151,7 @@ any_sets = st.one_of(small_sets, big_sets)
 
 
 @given(any_sets)
+@settings(max_examples=60, deadline=None)
 def test_roundtrip(s):
     ids = IDset(s)
     assert list(ids) == sorted(s)
@@ -163,6 +164,7 @@ def test_roundtrip(s):
 
 
 @given(any_sets, any_sets)
+@settings(max_examples=60, deadline=None)
 def test_set_laws(x, y):
     a, b = IDset(x), IDset(y)
     assert set(a | b) == x | y
@@ -177,6 +179,7 @@ def test_set_laws(x, y):
 
 
 @given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 40)), max_size=20))
+@settings(max_examples=60, deadline=None)
 def test_from_ranges(pairs):
     ranges = [(lo, lo + n) for lo, n in pairs]
     expect = set()

@@ -40,7 +40,7 @@ MINJOBIDS = [
     MINJOBID_F58,
 ]
 
-FAST = settings(max_examples=150, deadline=None)
+FAST = settings(max_examples=100, deadline=None)
 
 
 @pytest.fixture

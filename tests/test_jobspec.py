@@ -179,6 +179,7 @@ def delp(path):
         (setp(["foo"], 1), "Extraneous key (foo)"),
         (setp(["version"], 2), "version must be 1"),
         (setp(["version"], "1"), "version must be 1"),
+        (setp(["version"], 1.0), "version must be an integer"),
         (setp(["resources"], {}), "resources must be a sequence"),
         (setp(["tasks"], "x"), "tasks must be a sequence"),
         (setp(["attributes"], []), "attributes must be a mapping"),

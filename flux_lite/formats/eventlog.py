@@ -271,6 +271,8 @@ def _decode_line(line):
         raise EventlogError("empty line")
     try:
         obj = _loads(line)
+    except json.JSONDecodeError as exc:
+        raise EventlogError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     except (ValueError, UnicodeError, RecursionError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise EventlogError(f"invalid JSON: {msg}") from None

@@ -96,7 +96,10 @@ def _check_id(jobid):
 
 
 def fluid(timestamp_ms, generator=0, sequence=0):
-    """Build a FLUID from its fields (timestamp in ms since the epoch)."""
+    """Build a FLUID: (timestamp_ms << 24) | (generator << 10) | sequence.
+
+    ``timestamp_ms`` counts milliseconds since the instance epoch.
+    """
     for name, value, bits in (
         ("timestamp", timestamp_ms, _TS_BITS),
         ("generator", generator, _GEN_BITS),

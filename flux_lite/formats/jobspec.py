@@ -379,6 +379,8 @@ def validate(js, strict=False):
     _missing_extraneous(("attributes", "resources", "tasks", "version"), js.keys())
     if js["version"] != 1 or isinstance(js["version"], bool):
         raise JobspecError("version must be 1")
+    if not _is_int(js["version"]):
+        raise JobspecError("version must be an integer")
     resources, tasks, attributes = js["resources"], js["tasks"], js["attributes"]
     if not isinstance(resources, list):
         raise JobspecError("resources must be a sequence")
@@ -960,6 +962,7 @@ def _int(text):
 def _parse_count(value):
     """ResourceCount.from_count_spec: int, range dict, RFC 45 string, idset."""
     if isinstance(value, int):  # (bool included, as in Flux)
+        value = int(value)
         if value < 1:
             raise _count_error(f"integer count must be >= 1, got {value}")
         return _Count(value, value)

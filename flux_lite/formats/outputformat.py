@@ -28,6 +28,7 @@ Errors are FormatError with a one-line message (``Unknown format field: foo``,
 import math
 import re
 import string
+import time
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
@@ -64,10 +65,18 @@ def fsd(secs):
     return "%.4gd" % (secs / 86400.0)
 
 
+_EMPTY_CACHE = {}
+
+
 def empty_outputs():
     """Formatted values that count as empty (``h`` suffix, ``?:`` filter)."""
-    localepoch = datetime.fromtimestamp(0.0).strftime("%FT%T")
-    return ("", "0s", "0.0", "0:00:00", "1970-01-01T00:00:00", localepoch)
+    key = (time.timezone, time.altzone, time.tzname)
+    result = _EMPTY_CACHE.get(key)
+    if result is None:
+        localepoch = datetime.fromtimestamp(0.0).strftime("%FT%T")
+        result = ("", "0s", "0.0", "0:00:00", "1970-01-01T00:00:00", localepoch)
+        _EMPTY_CACHE[key] = result
+    return result
 
 
 class _Datetime(datetime):
@@ -267,6 +276,9 @@ class OutputFormat:
         heading_fallback: optional callable(field) -> heading or None, asked
             for fields missing from ``headings`` (e.g. flux-jobs' free-form
             ``annotations.*``); a non-None answer makes the field valid.
+
+    As in Flux, format()/header() of an unfiltered object print the ``?:``
+    and ``+:`` sentinels literally: call filter(items) (or lines()) first.
     """
 
     def __init__(self, fmt, headings, prepend=None, heading_fallback=None):

@@ -16,14 +16,17 @@ class Exec:
         self.b = broker
 
     def start(self, job):
-        jm = self.b.jm
-        jm.post(job, "start")
+        from flux_lite.errors import JobspecError
         from flux_lite.formats import jobspec as jobspecmod
 
+        jm = self.b.jm
         try:
             run_duration = jobspecmod.run_duration(job.jobspec or {})
-        except Exception:
-            run_duration = None
+        except JobspecError as exc:
+            # as Flux's test exec: a bad run_duration fails the job before start
+            jm.raise_exception(job, "exec", 0, str(exc))
+            return
+        jm.post(job, "start")
         if run_duration:
             self.b.add_timer(self.b.now + run_duration, "exec.finish", job.id)
         self._arm_expiration(job, job.expiration)

@@ -104,15 +104,17 @@ class Housekeeping:
             "armed": False,
             "expired": False,
             "release_after": self.release_after,
-            "failed": {},
+            "ends": {},  # rank -> simulated finish time (kept so timers can be rebuilt)
         }
         self._dirty = True
         self.b.log("job-manager", "debug", f"housekeeping: {f58(job.id)} started")
         for rank in ranks:
             duration = self._rank_duration(rank)
             if not math.isinf(duration):
-                self.b.add_timer(self.b.now + duration, "housekeeping.finish", job.id,
-                                 {"rank": rank, "fail": self._fails(rank)})
+                end = self.b.now + duration
+                fail = self._fails(rank)
+                self.allocs[job.id]["ends"][str(rank)] = [end, fail]
+                self.b.add_timer(end, "housekeeping.finish", job.id, {"rank": rank, "fail": fail})
 
     # -- progress -------------------------------------------------------------------
 
@@ -145,8 +147,8 @@ class Housekeeping:
         if not alloc["pending"] or release_after == 0 or alloc["expired"]:
             self._release(jobid, alloc)
         elif release_after > 0 and not alloc["armed"]:
-            alloc["armed"] = True
-            self.b.add_timer(self.b.now + release_after, "housekeeping.release", jobid)
+            alloc["armed"] = self.b.now + release_after
+            self.b.add_timer(alloc["armed"], "housekeeping.release", jobid)
         if not alloc["pending"] and jobid in self.allocs:
             self._complete(jobid)
 
@@ -218,6 +220,16 @@ class Housekeeping:
             records.append(rec)
         return records
 
+    def rebuild_timers(self):
+        """Re-create housekeeping timers from the allocations (derived-table rebuild)."""
+        for jobid, alloc in self.allocs.items():
+            pending = IDset.parse(alloc["pending"])
+            for rank, (end, fail) in alloc.get("ends", {}).items():
+                if int(rank) in pending:
+                    self.b.add_timer(end, "housekeeping.finish", jobid, {"rank": int(rank), "fail": fail})
+            if alloc["armed"] and not alloc["expired"]:
+                self.b.add_timer(alloc["armed"], "housekeeping.release", jobid)
+
     def R_of(self, jobid):
         alloc = self.allocs.get(jobid)
         return None if alloc is None else alloc["R"]
@@ -244,3 +256,114 @@ class Housekeeping:
             R = Rset.from_dict(alloc["R"])
             out[jobid] = R.remove_ranks(IDset.parse(alloc["free"]))
         return out
+
+
+LIST_FORMATS = {
+    "default": ("Default flux-housekeeping format string",
+                "{id.f58:>12} {nnodes:>6} {pending.nnodes:>7} {runtime!F:>8} {nodelist}"),
+    "pending": ("flux-housekeeping format string including active nodes only",
+                "{id.f58:>12} {pending.nnodes:>7} {runtime!F:>8} {pending.nodelist}"),
+}
+LIST_HEADINGS = {
+    "id": "JOBID", "id.dec": "JOBID", "id.hex": "JOBID", "id.f58": "JOBID", "id.f58plain": "JOBID",
+    "id.emoji": "JOBID", "id.kvs": "JOBID", "id.words": "JOBID", "id.dothex": "JOBID",
+    "t_start": "T_START", "runtime": "RUNTIME",
+    "ranks": "RANKS", "nodelist": "NODELIST", "nnodes": "NNODES",
+    "allocated.ranks": "RANKS", "allocated.nodelist": "NODELIST", "allocated.nnodes": "NNODES",
+    "pending.ranks": "ACTIVE_RANKS", "pending.nodelist": "ACTIVE_NODES", "pending.nnodes": "#ACTIVE",
+}
+NODE_FIELDS = ("ranks", "nodelist", "nnodes")
+
+
+class _Info(dict):
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _nodeinfo(broker, ranks):
+    return _Info(ranks=str(ranks), nodelist=broker.resources.hostlist_of(ranks) if ranks else "",
+                 nnodes=len(ranks))
+
+
+def include_ranks(broker, text):
+    """`-i HOSTS|RANKS`: an idset, else a hostlist (unknown hosts just match nothing)."""
+    from flux_lite.errors import FluxLiteError, FormatError
+    from flux_lite.formats.hostlist import Hostlist
+
+    try:
+        return IDset.parse(text)
+    except FormatError:
+        pass
+    try:
+        hosts = set(Hostlist.parse(text))
+    except FormatError:
+        raise FluxLiteError(f"invalid hostlist or idset: {text}") from None
+    rset = broker.resources.rset
+    return IDset(r for r in rset.ranks if rset.hostname(r) in hosts)
+
+
+def list_items(broker, include=None):
+    """Rows for `housekeeping list`: one per job, sets restricted to `include`."""
+    from flux_lite.job_list import JobID
+
+    items = []
+    for jobid, rec in broker.housekeeping.running().items():
+        pending = IDset.parse(rec["pending"])
+        allocated = IDset.parse(rec["allocated"])
+        if include is not None:
+            pending = pending & include
+            allocated = allocated & include
+            if not allocated:
+                continue
+        alloc = _nodeinfo(broker, allocated)
+        item = _Info(id=JobID(jobid), t_start=rec["t_start"], runtime=max(broker.now - rec["t_start"], 0.0),
+                     pending=_nodeinfo(broker, pending), allocated=alloc)
+        item.update(alloc)
+        items.append(item)
+    return items
+
+
+def merge_items(broker, items, fields):
+    """Rows identical except for node/rank/count fields are merged (ranks unioned)."""
+    keyfields = [f for f in fields if f.split(".")[-1] not in NODE_FIELDS]
+    merged = {}
+    order = []
+    for item in items:
+        key = tuple(str(_lookup(item, f)) for f in keyfields)
+        if key not in merged:
+            merged[key] = (IDset.parse(item["allocated"]["ranks"]), IDset.parse(item["pending"]["ranks"]), item)
+            order.append(key)
+        else:
+            a, p, first = merged[key]
+            merged[key] = (a | IDset.parse(item["allocated"]["ranks"]), p | IDset.parse(item["pending"]["ranks"]),
+                           first)
+    out = []
+    for key in order:
+        a, p, first = merged[key]
+        item = _Info(first)
+        item["allocated"] = _nodeinfo(broker, a)
+        item["pending"] = _nodeinfo(broker, p)
+        item.update(item["allocated"])
+        out.append(item)
+    return out
+
+
+def _lookup(obj, dotted):
+    for part in dotted.split("."):
+        if isinstance(obj, dict):
+            obj = obj.get(part, "")
+        else:
+            obj = getattr(obj, part, "")
+    return obj
+
+
+def stats(broker):
+    """Flux's `module stats job-manager` .housekeeping object."""
+    from flux_lite.formats.jobid import f58 as _f58
+
+    hk = broker.housekeeping
+    running = {_f58(j): v for j, v in hk.running().items()}
+    return {"running": running, "config": hk.stats_config()}

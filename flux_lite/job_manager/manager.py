@@ -113,6 +113,8 @@ class JobManager:
     def load_any(self, jobid):
         """Any job (active or inactive) from the index, or None."""
         job = self.jobs.get(jobid)
+        if job is None:
+            job = self._removed_jobs.get(jobid)
         if job is not None:
             return job
         row = self.kvs.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()

@@ -84,6 +84,7 @@ class Scheduler:
         self.needs_pass = False
         self.dirty = False
         self.passes = 0
+        self.debug_flags = 0
         if state is not None:
             self.load_state(state)
 
@@ -98,6 +99,7 @@ class Scheduler:
     # -- persistence ------------------------------------------------------------
 
     def load_state(self, state):
+        self.debug_flags = state.get("debug", 0)
         for rec in state.get("queue", []):
             pj = PendingJob.load(rec)
             self.queue[pj.jobid] = pj
@@ -115,6 +117,7 @@ class Scheduler:
         state = {
             "allocs": self.pool.dump_allocs(),
             "queue": [pj.dump() for pj in self.sorted_queue()],
+            "debug": self.debug_flags,
         }
         state.update(self.dump_extra())
         self.b.kvs.put(STATE_KEY, state)
@@ -206,8 +209,21 @@ class Scheduler:
 
     # -- protocol handlers ------------------------------------------------------------
 
+    def set_debug(self, flags):
+        self.debug_flags = flags
+        self.dirty = True
+        self.request_pass()
+
+    def stats(self):
+        return {"policy": self.policy, "queue-depth": self.queue_depth, "pending_jobs": len(self.queue),
+                "allocated_jobs": len(self.pool.allocations()), "sched_passes": self.passes,
+                "debug": self.debug_flags}
+
     def alloc(self, msg):
         jobid = msg["id"]
+        if self.debug_flags & 1:
+            self.respond(jobid, DENY, note="DEBUG_FAIL_ALLOC")
+            return
         try:
             request = request_from_jobspec(msg["jobspec"])
         except Exception as exc:
@@ -246,6 +262,8 @@ class Scheduler:
         (flux-core's FIFO accepts without tracking; Fluxion answers ENOSYS)."""
         if expiration < 0:
             raise FluxLiteError(f"invalid expiration {expiration}", errno=22)
+        if self.debug_flags & 4:
+            raise FluxLiteError("Rejecting expiration update for testing", errno=22)
         self.job_expiration_changed(jobid, expiration)
 
     def job_expiration_changed(self, jobid, expiration):

@@ -174,3 +174,28 @@ def module_reload(broker, name=None, args=None):
     if rec is not None:
         module_remove(broker)
     return module_load(broker, name, args)
+
+
+def reload_args(broker, policy=None, queue_depth=None, reservation_depth=None, partial_ok=True):
+    """Module name and args for `sched reload`, starting from what is loaded now."""
+    rec = broker.kvs.get(MODULE_KEY)
+    current = dict(rec["args"]) if rec else {}
+    name = rec["name"] if rec else config_module(broker.config)[0]
+    if policy is not None:
+        new_name = POLICY_MODULE[policy]
+        if new_name != name:
+            current = {}
+        name = new_name
+        if name == "sched-backfill":
+            current["policy"] = policy
+    if queue_depth is not None:
+        current["queue-depth"] = _depth(queue_depth)
+    if reservation_depth is not None:
+        if name != "sched-backfill":
+            raise UsageError("--reservation-depth applies to the easy, hybrid and conservative policies")
+        current["reservation-depth"] = reservation_depth
+    current.pop("test-hello-nopartial", None)
+    current.pop("partial-ok", None)
+    if not partial_ok:
+        current["partial-ok"] = False
+    return name, current

@@ -1,0 +1,96 @@
+"""flux-lite housekeeping: list and kill housekeeping tasks."""
+
+import click
+
+from flux_lite.cli.common import session
+from flux_lite.errors import FluxLiteError
+
+
+@click.group()
+def housekeeping():
+    """Housekeeping (the epilog that holds a job's nodes after it ends)."""
+
+
+@housekeeping.command("list")
+@click.option("-i", "--include", metavar="HOSTS|RANKS", help="Limit output to housekeeping jobs on HOSTS|RANKS.")
+@click.option("-n", "--no-header", is_flag=True, help="Suppress printing of header line.")
+@click.option("-o", "--format", "fmt", default="default", metavar="FORMAT",
+              help="Output format or a named format ('help' lists them).")
+@click.option("--json", "as_json", is_flag=True, help="Print the job manager's housekeeping stats as JSON.")
+def hk_list(include, no_header, fmt, as_json):
+    """List jobs whose nodes are still in housekeeping."""
+    import json
+
+    from flux_lite.formats import outputformat
+    from flux_lite.job_manager import housekeeping as hk
+
+    if fmt == "help":
+        click.echo(outputformat.list_formats_help(hk.LIST_FORMATS, "flux-housekeeping"))
+        return
+    fmt = hk.LIST_FORMATS[fmt][1] if fmt in hk.LIST_FORMATS else fmt
+    with session() as broker:
+        if as_json:
+            click.echo(json.dumps(hk.stats(broker)))
+            return
+        ranks = hk.include_ranks(broker, include) if include else None
+        items = hk.list_items(broker, ranks)
+        try:
+            formatter = outputformat.OutputFormat(fmt, hk.LIST_HEADINGS)
+            items = hk.merge_items(broker, items, formatter.fields)
+            lines = outputformat.render(fmt, hk.LIST_HEADINGS, items, no_header=no_header)
+        except ValueError as exc:
+            raise FluxLiteError(f"Error in user format: {exc}") from None
+    if lines:
+        click.echo("\n".join(lines))
+
+
+@housekeeping.command("kill")
+@click.option("-s", "--signal", "signum", type=int, default=15, show_default=True,
+              help="Signal number to send to housekeeping tasks.")
+@click.option("-t", "--targets", metavar="RANKS|HOSTS", help="Only target specific ranks or hostnames.")
+@click.option("-j", "--jobid", metavar="JOBID", help='Target housekeeping tasks of this job, or "all".')
+@click.option("--all", "all_", is_flag=True, help="Kill all active housekeeping tasks.")
+def hk_kill(signum, targets, jobid, all_):
+    """Signal housekeeping tasks; killed ranks finish (failed) and are released."""
+    from flux_lite.formats.jobid import decode
+
+    if not targets and not jobid and not all_:
+        raise FluxLiteError("specify at least one of --targets, --jobid, or --all")
+    if all_ and jobid:
+        raise FluxLiteError("do not specify --jobid with --all")
+    job = None
+    if jobid and jobid != "all":
+        try:
+            job = decode(jobid)
+        except ValueError:
+            raise FluxLiteError(f"invalid jobid: {jobid}") from None
+    with session() as broker:
+        if not broker.instance.identity.is_owner:
+            raise FluxLiteError("Request requires owner credentials")
+        ranks = None
+        if targets:
+            ranks = _targets(broker, targets)
+        broker.housekeeping.kill(signum, jobid=job, ranks=ranks)
+
+
+def _targets(broker, text):
+    from flux_lite.errors import FormatError
+    from flux_lite.formats.hostlist import Hostlist
+    from flux_lite.formats.idset import IDset
+
+    try:
+        return IDset.parse(text)
+    except FormatError:
+        pass
+    try:
+        hosts = Hostlist.parse(text)
+    except FormatError:
+        raise FluxLiteError("--targets must be a valid Idset or Hostlist") from None
+    rset = broker.resources.rset
+    ranks = []
+    for host in hosts:
+        found = [r for r in rset.ranks if rset.hostname(r) == host]
+        if not found:
+            raise FluxLiteError(f"didn't find {host} in instance hostlist")
+        ranks.extend(found)
+    return IDset(sorted(set(ranks)))

@@ -1,0 +1,133 @@
+"""flux-lite module: Flux's spellings for the scheduler module and job-manager stats."""
+
+import json
+
+import click
+
+from flux_lite.cli.common import session
+from flux_lite.errors import FluxLiteError
+
+SCHED_MODULES = ("sched-simple", "sched-backfill")
+
+
+@click.group()
+def module():
+    """Load, remove, reload and list modules; stats and debug flags."""
+
+
+def _check(name):
+    if name not in SCHED_MODULES:
+        raise FluxLiteError(f"{name}: only the scheduler modules ({', '.join(SCHED_MODULES)}) can be managed")
+
+
+@module.command("load")
+@click.argument("name")
+@click.argument("args", nargs=-1)
+def load(name, args):
+    """Load scheduler module NAME with Flux's ARGS (queue-depth=N, mode=..., test-hello-nopartial)."""
+    from flux_lite.sched import loader
+
+    _check(name)
+    with session() as broker:
+        _owner(broker)
+        loader.module_load(broker, name, loader.parse_module_args(name, args))
+
+
+@module.command("remove")
+@click.option("-f", "--force", is_flag=True, help="Do not fail if the module is not loaded.")
+@click.argument("name")
+def remove(force, name):
+    """Remove scheduler module NAME (its state is discarded)."""
+    from flux_lite.sched import loader
+
+    _check(name)
+    with session() as broker:
+        _owner(broker)
+        current = loader.loaded_name(broker)
+        if current != name:
+            if force:
+                return
+            raise FluxLiteError(f"{name}: module is not loaded")
+        loader.module_remove(broker)
+
+
+@module.command("reload")
+@click.option("-f", "--force", is_flag=True, help="Load even if the module was not loaded.")
+@click.argument("name")
+@click.argument("args", nargs=-1)
+def reload(force, name, args):
+    """Remove and load scheduler module NAME again (hello replays the allocations)."""
+    from flux_lite.sched import loader
+
+    _check(name)
+    with session() as broker:
+        _owner(broker)
+        current = loader.loaded_name(broker)
+        if current is not None and current != name:
+            loader.module_remove(broker)
+        elif current is not None:
+            loader.module_remove(broker)
+        loader.module_load(broker, name, loader.parse_module_args(name, args))
+
+
+@module.command("list")
+def list_():
+    """List loaded modules."""
+    from flux_lite.sched import loader
+
+    with session() as broker:
+        name = loader.loaded_name(broker)
+        args = broker.kvs.get(loader.MODULE_KEY, {}).get("args", {}) if name else {}
+    rows = [("job-manager", "loaded", ""), ("resource", "loaded", "")]
+    if name:
+        rows.append((name, "loaded", " ".join(f"{k}={v}" for k, v in sorted(args.items()))))
+    click.echo(f"{'Module':<16} {'State':<8} Arguments")
+    for row in rows:
+        click.echo(f"{row[0]:<16} {row[1]:<8} {row[2]}".rstrip())
+
+
+@module.command("stats")
+@click.argument("name")
+def stats(name):
+    """Print a module's stats as JSON (job-manager: housekeeping running/config)."""
+    from flux_lite.job_manager import housekeeping as hk
+    from flux_lite.sched import loader
+
+    with session() as broker:
+        if name == "job-manager":
+            jm = broker.jm
+            out = {"journal": {}, "active_jobs": len(jm.jobs), "max_jobid": jm._checkpoint.get("max_jobid", 0),
+                   "housekeeping": hk.stats(broker)}
+        elif name == loader.loaded_name(broker):
+            out = broker.sched.stats()
+        else:
+            raise FluxLiteError(f"{name}: module is not loaded")
+    click.echo(json.dumps(out))
+
+
+@module.command("debug")
+@click.option("--set", "set_", type=int, default=None, help="Set these debug bits.")
+@click.option("--clear", "clear", type=int, default=None, help="Clear these debug bits (no value clears all).")
+@click.argument("name")
+def debug(set_, clear, name):
+    """Set or clear a module's debug flags (sched-simple: 1 deny allocs, 4 refuse expiration)."""
+    from flux_lite.sched import loader
+
+    with session() as broker:
+        if name != loader.loaded_name(broker):
+            raise FluxLiteError(f"{name}: module is not loaded")
+        sched = broker.sched
+        flags = sched.debug_flags
+        if set_ is not None:
+            flags |= set_
+        if clear is not None:
+            flags &= ~clear
+        if set_ is None and clear is None:
+            click.echo(f"0x{flags:x}")
+            return
+        sched.set_debug(flags)
+
+
+def _owner(broker):
+    if not broker.instance.identity.is_owner:
+        raise FluxLiteError("Request requires owner credentials")

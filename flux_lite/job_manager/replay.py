@@ -1,0 +1,92 @@
+"""Rebuilding the job manager's view from the eventlogs alone (restart replay).
+
+The ``jobs`` index and the ``timers`` queue are derived: when either is
+missing, every job is replayed from ``job.<id>.eventlog`` (with its jobspec
+and R read back from the KVS), and the timers of running jobs and housekeeping
+are recreated.
+"""
+
+import json
+
+from flux_lite.formats import eventlog
+from flux_lite.job_manager.job import INACTIVE, RUN, Job
+
+
+def job_ids(kvs):
+    ids = set()
+    for key in kvs.keys_under("job"):
+        parts = key.split(".")
+        if len(parts) >= 6 and parts[5] == "eventlog" and len(parts) == 6:
+            ids.add(int("".join(parts[1:5]), 16))
+    return sorted(ids)
+
+
+def replay_job(kvs, jobid):
+    """The job as its eventlog, jobspec and R say it is."""
+    from flux_lite.formats.jobid import kvs_key
+
+    key = kvs_key(jobid)
+    text = kvs.get(key + ".eventlog")
+    if text is None:
+        return None
+    jobspec = kvs.get(key + ".jobspec")
+    R = kvs.get(key + ".R")
+    return Job.replay(jobid, eventlog.decode(text), jobspec=jobspec, R=R)
+
+
+def derived_tables_missing(kvs):
+    names = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return not {"jobs", "timers"} <= names
+
+
+def rebuild(broker):
+    """Recreate the derived tables from the eventlogs (inside the caller's transaction)."""
+    from flux_lite.instance import TABLES
+    from flux_lite.job_manager.manager import job_to_record, listing_fields
+
+    kvs = broker.kvs
+    for stmt in TABLES.split(";"):
+        if stmt.strip():
+            kvs.conn.execute(stmt)
+    kvs.conn.execute("DELETE FROM jobs")
+    kvs.conn.execute("DELETE FROM timers")
+    from flux_lite.formats import jobspec as jobspecmod
+
+    for jobid in job_ids(kvs):
+        job = replay_job(kvs, jobid)
+        if job is None:
+            continue
+        rec = job_to_record(job)
+        rec.update(listing_fields(job))
+        kvs.conn.execute(
+            "INSERT INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
+             json.dumps(rec, separators=(",", ":"))),
+        )
+        if job.state == RUN and job.started and not job.finished:
+            start = _event_time(kvs, jobid, "start")
+            try:
+                run_duration = jobspecmod.run_duration(job.jobspec or {})
+            except Exception:
+                run_duration = None
+            if run_duration:
+                broker.add_timer(start + run_duration, "exec.finish", job.id)
+            if job.expiration:
+                broker.add_timer(job.expiration, "exec.expire", job.id)
+    broker.housekeeping.rebuild_timers()
+    broker.log("job-manager", "info", "restart: job index and timers rebuilt from eventlogs")
+    # as after a job-manager restart, the scheduler is re-synchronised by hello
+    from flux_lite.sched import loader
+
+    if loader.loaded_name(broker) is not None:
+        loader.module_reload(broker)
+
+
+def _event_time(kvs, jobid, name):
+    from flux_lite.formats.jobid import kvs_key
+
+    for entry in eventlog.decode(kvs.get(kvs_key(jobid, "eventlog"))):
+        if entry["name"] == name:
+            return entry["timestamp"]
+    return 0.0

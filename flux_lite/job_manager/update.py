@@ -1,0 +1,207 @@
+"""Job updates (`flux update`): client-side key handling and job-manager.update.
+
+The client turns KEY=VALUE arguments into an ordered dict of dotted jobspec
+paths (relative durations are computed here, from the current jobspec). The
+job manager then checks the request in Flux's order and words, validates the
+updated jobspec unless the instance owner bypasses it, asks the scheduler
+(``sched.expiration``) when a running job's duration changes, and posts
+``set-flags`` / ``jobspec-update`` / ``resource-update`` together.
+"""
+
+import json
+import math
+
+from flux_lite import config as configmod
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import f58
+from flux_lite.job_manager.job import RUNNING
+
+EPERM, ENOENT, EINVAL, EPROTO = 1, 2, 22, 71
+ENOSYS = 38
+
+DURATION = "attributes.system.duration"
+QUEUE = "attributes.system.queue"
+ALIASES = {"name": "attributes.system.job.name"}
+
+
+# -- client side ---------------------------------------------------------------
+
+
+def normalize_key(key):
+    key = ALIASES.get(key, key)
+    if not key.startswith(("attributes.", "resources.", "tasks.")):
+        key = "attributes.system." + key
+    return key
+
+
+def _parse_fsd(text):
+    from flux_lite.formats import fsd
+
+    try:
+        return fsd.parse(text)
+    except ValueError:
+        raise FluxLiteError("invalid Flux standard duration") from None
+
+
+def duration_value(value, jobid, current_duration):
+    """Absolute FSD, or +FSD/-FSD relative to the current jobspec duration."""
+    from flux_lite.formats.fsd import format_fsd
+
+    if value.startswith(("+", "-")):
+        current = current_duration()
+        if current == 0:
+            raise FluxLiteError(f"duration for {f58(jobid)} is unlimited, can't update by {value}")
+        arg = _parse_fsd(value[1:])
+        if value[0] == "-":
+            result = current - arg
+            if result <= 0:
+                raise FluxLiteError(
+                    f"current duration for {f58(jobid)} ({format_fsd(current)}) cannot be reduced by {value[1:]}"
+                )
+        else:
+            result = current + arg
+    else:
+        result = _parse_fsd(value)
+    if math.isinf(result):
+        result = 0.0
+    return float(result)
+
+
+def parse_updates(broker, jobid, pairs):
+    """KEY=VALUE arguments -> ordered {dotted key: value} (last one of a key wins)."""
+    updates = {}
+    cache = {}
+
+    def current_duration():
+        if "d" not in cache:
+            job = broker.jm.load_any(jobid)
+            if job is None:
+                raise FluxLiteError("unknown job id", errno=ENOENT)
+            ident = broker.instance.identity
+            if not ident.is_owner and job.userid != ident.userid:
+                raise FluxLiteError("access is restricted to job/instance owner", errno=EPERM)
+            cache["d"] = float(job.duration or 0)
+        return cache["d"]
+
+    for pair in pairs:
+        key, _eq, value = pair.partition("=")
+        key = normalize_key(key)
+        if key == DURATION:
+            updates[key] = duration_value(value, jobid, current_duration)
+        else:
+            try:
+                updates[key] = json.loads(value)
+            except ValueError:
+                updates[key] = value
+    return updates
+
+
+# -- job-manager side ------------------------------------------------------------
+
+
+def owner_allow_any(cfg):
+    return configmod.get_path(cfg, "job-manager.update-duration.owner-allow-any", True)
+
+
+def _valid_key(key):
+    return any(key == top or key.startswith(top + ".") for top in ("attributes", "resources", "tasks"))
+
+
+def update_job(broker, jobid, updates):
+    """job-manager.update {id, updates}: all applied together, or none."""
+    from flux_lite.formats.jobspec import apply_updates
+    from flux_lite.job_manager.validate import validate_jobspec
+
+    jm = broker.jm
+    ident = broker.instance.identity
+    if not isinstance(updates, dict):
+        raise FluxLiteError("malformed update request", errno=EPROTO)
+    if not all(isinstance(k, str) and _valid_key(k) for k in updates):
+        raise FluxLiteError("one or more jobspec updates are invalid", errno=EINVAL)
+    job = jm.lookup(jobid)
+    if job is None:
+        if jm.load_any(jobid) is not None:
+            raise FluxLiteError("job is inactive", errno=EINVAL)
+        raise FluxLiteError("unknown job id", errno=ENOENT)
+    if not ident.is_owner and job.userid != ident.userid:
+        raise FluxLiteError("guests may only update their own jobs", errno=EPERM)
+    if job.immutable and not ident.is_owner:
+        raise FluxLiteError("job is immutable due to previous instance owner update", errno=EPERM)
+    running = bool(job.state & RUNNING)
+    validated = set()
+    for key, value in updates.items():
+        if key == DURATION:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise FluxLiteError("plugin args unpack failed", errno=EINVAL)
+            if value < 0:
+                raise FluxLiteError("duration must not be negative", errno=EINVAL)
+            allow = owner_allow_any(broker.config)
+            if running and not (ident.is_owner and allow):
+                raise FluxLiteError("duration update of running job requires instance owner privileges",
+                                    errno=EINVAL)
+            if ident.is_owner and allow:
+                validated.add(key)
+        elif key == QUEUE:
+            if running:
+                raise FluxLiteError("update of queue for running job not supported", errno=EINVAL)
+            raise FluxLiteError(f"'{value}' is not a valid queue", errno=EINVAL)
+        else:
+            raise FluxLiteError(f"update of {key} not supported", errno=EINVAL)
+    new_jobspec = apply_updates(job.jobspec, updates)
+    if any(k not in validated for k in updates):
+        validate_jobspec(broker, new_jobspec)
+    expiration = None
+    if running and DURATION in updates:
+        duration = updates[DURATION]
+        if not job.R or job.starttime <= 0:
+            raise FluxLiteError("unable to get job starttime", errno=EINVAL)
+        expiration = 0.0 if duration == 0 else job.starttime + duration
+        if duration != 0 and expiration <= broker.now:
+            raise FluxLiteError("requested duration places job expiration in the past", errno=EINVAL)
+        sched = broker.sched
+        if sched is not None:
+            try:
+                sched.expiration(job.id, expiration)
+            except FluxLiteError as exc:
+                if exc.errno != ENOSYS:
+                    raise FluxLiteError("scheduler refused expiration update", errno=exc.errno) from None
+    # posting
+    if validated and ident.is_owner and job.userid != ident.userid:
+        jm.post(job, "set-flags", {"flags": ["immutable"]})
+    jm.post(job, "jobspec-update", dict(updates))
+    if expiration is not None:
+        jm.post(job, "resource-update", {"expiration": expiration})
+        broker.exec.update_expiration(job, expiration)
+    return job
+
+
+def check_posted(broker, jobid, updates):
+    """--wait: the matching jobspec-update must be in the eventlog."""
+    from flux_lite.formats import eventlog
+    from flux_lite.formats.jobid import kvs_key
+
+    for entry in reversed(eventlog.decode(broker.kvs.get(kvs_key(jobid, "eventlog")))):
+        if entry["name"] == "jobspec-update":
+            ctx = entry.get("context") or {}
+            if all(ctx.get(k) == v for k, v in updates.items()):
+                return entry
+    raise FluxLiteError("jobspec-update event not found")
+
+
+def dry_run_report(broker, jobid, updates):
+    """What a running job's duration change would do to the plan (nothing changes).
+
+    Lines like `ƒABC: t_estimate 2026-...Z -> 2026-...Z (+600s)` for each
+    reserved job whose estimated start would move, from the scheduler's plan.
+    """
+    if DURATION not in updates:
+        return []
+    job = broker.jm.lookup(jobid)
+    if job is None or not job.state & RUNNING or not job.R:
+        return []
+    sched = broker.sched
+    if sched is None or not hasattr(sched, "preview_expiration"):
+        return []
+    duration = updates[DURATION]
+    expiration = 0.0 if duration == 0 else job.starttime + duration
+    return sched.preview_expiration(jobid, expiration)

@@ -1,0 +1,64 @@
+"""`sched check`: the scheduler's allocations against a fresh eventlog replay.
+
+Expected: every job whose replayed eventlog says it holds resources (current
+R) plus every housekeeping allocation (minus released ranks). Any job the
+scheduler tracks that is not expected is a leak; any expected job it does not
+track, or tracks with other cores, could be double-booked; two allocations
+sharing a core are double-booked.
+"""
+
+from flux_lite.formats.idset import IDset
+from flux_lite.formats.jobid import f58
+
+
+def expected_allocations(broker):
+    from flux_lite.formats.rset import Rset
+    from flux_lite.job_manager.replay import replay_job
+
+    out = {}
+    jm = broker.jm
+    for jobid in sorted(jm.jobs):
+        job = replay_job(broker.kvs, jobid)
+        if job is not None and job.has_resources and job.R:
+            out[jobid] = Rset.from_dict(job.R)
+    for jobid, rset in broker.housekeeping.allocated_R().items():
+        if rset.ranks:
+            out[jobid] = rset
+    return out
+
+
+def _cores(rset):
+    pairs = set()
+    for rank in rset.ranks:
+        for core in rset.cores(rank):
+            pairs.add((rank, "core", core))
+        for gpu in rset.gpus(rank):
+            pairs.add((rank, "gpu", gpu))
+    return pairs
+
+
+def check(broker):
+    problems = []
+    sched = broker.sched
+    if sched is None:
+        return ["no scheduler is loaded"]
+    expected = expected_allocations(broker)
+    actual = sched.check()
+    for jobid in sorted(set(expected) | set(actual)):
+        exp, act = expected.get(jobid), actual.get(jobid)
+        if act is None:
+            problems.append(f"{f58(jobid)}: holds {exp.summary()} but the scheduler does not track it "
+                            "(those resources may be double-booked)")
+        elif exp is None:
+            problems.append(f"{f58(jobid)}: the scheduler holds {act.summary()} for a job that holds nothing "
+                            "(leaked)")
+        elif _cores(exp) != _cores(act):
+            problems.append(f"{f58(jobid)}: the scheduler holds {act.summary()}, the eventlogs say {exp.summary()}")
+    owner = {}
+    for jobid, rset in actual.items():
+        for item in _cores(rset):
+            if item in owner and owner[item] != jobid:
+                problems.append(f"rank{item[0]}/{item[1]}{item[2]}: double-booked by {f58(owner[item])} "
+                                f"and {f58(jobid)}")
+            owner[item] = jobid
+    return problems
