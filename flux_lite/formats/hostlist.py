@@ -107,9 +107,14 @@ def _tokens(text):
     return out
 
 
-@lru_cache(maxsize=1024)
+_SPECIAL = re.compile(r"[\[\],\t ]")
+
+
+@lru_cache(maxsize=4096)
 def _decode(text):
     """Decode an RFC 29 string into a tuple of ranges."""
+    if text and _SPECIAL.search(text) is None:
+        return (_host_range(text),)
     ranges = []
     for tok in _tokens(text):
         p = tok.find("[")
