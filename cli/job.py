@@ -113,8 +113,7 @@ def job_eventlog(fmt, time_format, human, path, jobid):
     elif time_format == "iso":
         lines = [eventlog.format_iso(e) for e in entries]
     elif time_format == "offset":
-        first = entries[0]["timestamp"] if entries else 0.0
-        lines = [eventlog.format_offset(e, first) for e in entries]
+        lines = eventlog.format_offset(entries)
     else:
         lines = [eventlog.format_text(e) for e in entries]
     if lines:

@@ -234,6 +234,31 @@ class _Topology:
         return shapes
 
 
+class _Job:
+    """One job's allocation.  Never mutated except to fill the lazily
+    built R / dict caches (copies of the pool share records)."""
+
+    __slots__ = ("R", "end", "parts", "rdict")
+
+    def __init__(self, R, end, parts, rdict=None):
+        self.R = R  # Rset, or None until first needed (after load)
+        self.end = end
+        self.parts = parts  # ((index, coremask, gpumask), ...)
+        self.rdict = rdict  # R as a dict (dump cache), or None
+
+    def rset(self):
+        R = self.R
+        if R is None:
+            R = self.R = Rset.from_dict(self.rdict)
+        return R
+
+    def as_dict(self):
+        d = self.rdict
+        if d is None:
+            d = self.rdict = self.R.to_dict()
+        return d
+
+
 class _Plan:
     __slots__ = (
         "nodes",
@@ -299,14 +324,14 @@ class Pool:
 
     def allocations(self):
         """dict jobid -> (Rset, end_time)."""
-        return {j: (rec[0], rec[1]) for j, rec in self._jobs.items()}
+        return {j: (rec.rset(), rec.end) for j, rec in self._jobs.items()}
 
     def end_time(self, jobid):
         rec = self._jobs.get(jobid)
-        return None if rec is None else rec[1]
+        return None if rec is None else rec.end
 
     def job_end_times(self):
-        return [(j, rec[1]) for j, rec in self._jobs.items()]
+        return [(j, rec.end) for j, rec in self._jobs.items()]
 
     def __contains__(self, jobid):
         return jobid in self._jobs
@@ -629,7 +654,7 @@ class Pool:
         else:
             expiration = 0.0
         R = self._build_rset(sel, now, expiration, nslots)
-        self._jobs[jobid] = (R, float(expiration), tuple(sel))
+        self._jobs[jobid] = _Job(R, float(expiration), tuple(sel))
         self.generation += 1
         return R
 
@@ -673,7 +698,7 @@ class Pool:
             )
         for i, cm, gm in parts:
             self._apply(i, cm, gm, True)
-        self._jobs[jobid] = (R, R.expiration, tuple(parts))
+        self._jobs[jobid] = _Job(R, R.expiration, tuple(parts))
         self.generation += 1
 
     def free(self, jobid, R=None, final=False):
@@ -684,7 +709,7 @@ class Pool:
         rec = self._jobs.get(jobid)
         if rec is None:
             return None
-        alloc, end, parts = rec
+        alloc, end, parts = rec.rset(), rec.end, rec.parts
         if R is not None:
             if not isinstance(R, Rset):
                 R = Rset.from_dict(R)
@@ -714,7 +739,7 @@ class Pool:
                     self._apply(part[0], part[1], part[2], False)
                 else:
                     keep.append(part)
-            self._jobs[jobid] = (alloc.remove_ranks(gone), end, tuple(keep))
+            self._jobs[jobid] = _Job(alloc.remove_ranks(gone), end, tuple(keep))
             freed = alloc.copy_ranks(gone)
         self.generation += 1
         return freed
@@ -724,7 +749,7 @@ class Pool:
         rec = self._jobs.get(jobid)
         if rec is None:
             return False
-        self._jobs[jobid] = (rec[0], float(expiration), rec[2])
+        self._jobs[jobid] = _Job(rec.R, float(expiration), rec.parts, rec.rdict)
         self.generation += 1
         return True
 
@@ -801,14 +826,14 @@ class Pool:
         self._init_topology(_Topology(old_topo.rset.remove_ranks(ranks)))
         pos = self._topo.pos
         jobs = {}
-        for jobid, (R, end, parts) in self._jobs.items():
+        for jobid, rec in self._jobs.items():
             keep = []
-            for i, cm, gm in parts:
+            for i, cm, gm in rec.parts:
                 j = pos.get(old_topo.ranks[i])
                 if j is not None:
                     self._apply(j, cm, gm, True)
                     keep.append((j, cm, gm))
-            jobs[jobid] = (R, end, tuple(keep))
+            jobs[jobid] = _Job(rec.R, rec.end, tuple(keep), rec.rdict)
         self._jobs = jobs
         down = [r for r, up in old_up.items() if not up and r in pos]
         if down:
@@ -818,20 +843,71 @@ class Pool:
     def dump_allocs(self):
         """JSON-able list of {"id", "R", "end_time"} for every job."""
         return [
-            {"id": jobid, "R": R.to_dict(), "end_time": end}
-            for jobid, (R, end, _) in self._jobs.items()
+            {"id": jobid, "R": rec.as_dict(), "end_time": rec.end}
+            for jobid, rec in self._jobs.items()
         ]
+
+    def _parts_from_dict(self, rdict):
+        """Allocation bitmasks straight from an R dict, or None when the R
+        is unusual or conflicts (then the validating path reports it)."""
+        try:
+            if rdict["version"] != 1:
+                return None
+            masks = {}
+            for e in rdict["execution"]["R_lite"]:
+                ranks = IDset.parse(e["rank"])
+                ch = e["children"]
+                cm = IDset.parse(ch["core"]).as_mask()
+                gm = IDset.parse(ch.get("gpu", "")).as_mask()
+                for r in ranks:
+                    prev = masks.get(r)
+                    if prev is None:
+                        masks[r] = (cm, gm)
+                    elif prev[0] & cm or prev[1] & gm:
+                        return None
+                    else:
+                        masks[r] = (prev[0] | cm, prev[1] | gm)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            return None
+        topo = self._topo
+        pos = topo.pos
+        parts = []
+        for r in sorted(masks):
+            i = pos.get(r)
+            if i is None:
+                return None
+            cm, gm = masks[r]
+            if cm & ~topo.cmask[i] or gm & ~topo.gmask[i]:
+                return None
+            if cm & self._ac[i] or gm & self._ag[i]:
+                return None
+            parts.append((i, cm, gm))
+        return tuple(parts)
 
     @classmethod
     def load(cls, rset, allocs, down=None, *, jobid_str=None):
-        """Pool over rset with the allocations from dump_allocs()."""
+        """Pool over rset with the allocations from dump_allocs().
+
+        R objects are only parsed when first needed (allocations(), free);
+        a bad or conflicting entry raises like register_alloc().
+        """
         pool = cls(rset, jobid_str=jobid_str)
+        jobs = pool._jobs
         for entry in allocs:
             jobid = entry["id"]
-            pool.register_alloc(jobid, Rset.from_dict(entry["R"]))
+            rdict = entry["R"]
+            parts = None if jobid in jobs else pool._parts_from_dict(rdict)
+            if parts is None:
+                pool.register_alloc(jobid, Rset.from_dict(rdict))
+                rec = jobs[jobid]
+            else:
+                for i, cm, gm in parts:
+                    pool._apply(i, cm, gm, True)
+                end = rdict.get("execution", {}).get("expiration", 0.0)
+                rec = jobs[jobid] = _Job(None, float(end or 0.0), parts, rdict)
             end = entry.get("end_time")
             if end is not None:
-                pool.update_expiration(jobid, end)
+                rec.end = float(end)
         if down:
             pool.set_down(down)
         pool.generation = 0
