@@ -183,7 +183,23 @@ class Broker:
 
     # -- persistence ---------------------------------------------------------
 
+    def settle(self):
+        """Run until quiet, including the scheduler's deferred forecast."""
+        self.run()
+        sched = self._sched if self._sched_loaded else None
+        if sched is not None and sched.needs_forecast:
+            sched.needs_forecast = False
+            sched.forecast()
+            self.run()
+
+    def flush(self):
+        """Settle and write module state (the job index) without ending the command."""
+        self.settle()
+        if self._jm is not None:
+            self._jm.save()
+
     def save(self):
+        self.settle()
         if self._jm is not None:
             self._jm.save()
         if self._sched_loaded and self._sched is not None:

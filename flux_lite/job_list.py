@@ -230,6 +230,7 @@ def parse_filter(text):
 
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX):
     """Job records in flux-core's job-list order."""
+    broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
     rows = []
     if ids:

@@ -454,7 +454,7 @@ def random_request(rng):
               gpu_per_slot=g, properties=props)
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(24))
 def test_matches_reference_model(seed):
     rng = random.Random(seed)
     nranks = rng.randint(1, 9)
@@ -470,7 +470,7 @@ def test_matches_reference_model(seed):
     ref = RefPool({r: (set(range(nc)), set(range(ng))) for r, (_, nc, ng, _) in enumerate(spec)},
                   props)
     jid = 0
-    for _ in range(150):
+    for _ in range(300):
         op = rng.random()
         if op < 0.55:
             jid += 1

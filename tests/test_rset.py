@@ -356,7 +356,7 @@ def model(rs):
 
 
 @given(rsets)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 def test_roundtrip_json(d):
     rs = make(d)
     again = Rset.from_json(rs.to_json())
@@ -370,7 +370,7 @@ def test_roundtrip_json(d):
 
 
 @given(rsets, rsets)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 def test_set_ops_match_model(a, b):
     ra, rb = make(a), make(b)
     diff = {}
@@ -390,3 +390,84 @@ def test_set_ops_match_model(a, b):
     assert model(ra.intersection(rb)) == inter
     assert model(ra.union(rb)) == union
     assert ra.difference(rb).union(ra.intersection(rb)).same_resources(ra)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(alphabet="0123456789-[],abvm", max_size=6),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(json_values)
+@settings(max_examples=60, deadline=None)
+def test_garbage_only_rset_error(value):
+    try:
+        Rset.from_dict(value)
+    except RsetError:
+        pass
+
+
+FIELDS = [
+    ("version",),
+    ("execution",),
+    ("execution", "R_lite"),
+    ("execution", "R_lite", 0),
+    ("execution", "R_lite", 0, "rank"),
+    ("execution", "R_lite", 0, "children"),
+    ("execution", "R_lite", 0, "children", "core"),
+    ("execution", "R_lite", 0, "children", "gpu"),
+    ("execution", "nodelist"),
+    ("execution", "nodelist", 0),
+    ("execution", "properties"),
+    ("execution", "properties", "xx"),
+    ("execution", "starttime"),
+    ("execution", "expiration"),
+    ("execution", "nslots"),
+]
+
+
+@given(st.sampled_from(FIELDS), json_values)
+@settings(max_examples=80, deadline=None)
+def test_mutated_R_only_rset_error(path, value):
+    obj = {
+        "version": 1,
+        "execution": {
+            "R_lite": [{"rank": "0-1", "children": {"core": "0-3", "gpu": "0"}}],
+            "nodelist": ["n[0-1]"],
+            "properties": {"xx": "1"},
+            "starttime": 1.0,
+            "expiration": 2.0,
+            "nslots": 2,
+        },
+    }
+    target = obj
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    try:
+        rs = Rset.from_dict(obj)
+    except RsetError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert Rset.from_json(rs.to_json()) == rs
+
+
+@given(st.text(max_size=40))
+@settings(deadline=None)
+def test_garbage_json_text(text):
+    try:
+        Rset.from_json(text)
+    except RsetError:
+        pass
+
+
+def test_huge_numbers():
+    with pytest.raises(RsetError):
+        Rset.from_json('{"version": 1, "execution": {"R_lite": [], "starttime": 1e999}}')
+    with pytest.raises(RsetError):
+        Rset.from_dict({"version": 1, "execution": {"R_lite": [], "expiration": 10**400}})

@@ -239,9 +239,23 @@ def make_entry(timestamp, name, context=None):
     return entry
 
 
+_FLAT = (str, int, bool, type(None))
+
+
 def encode_entry(timestamp, name, context=None):
     """One eventlog line (newline-terminated) for the given fields."""
-    return dumps(make_entry(timestamp, name, context)) + "\n"
+    entry = make_entry(timestamp, name, context)
+    ctx = entry.get("context")
+    if ctx is not None and not all(
+        type(k) is str and type(v) in _FLAT and (type(v) is not str or v.isascii())
+        for k, v in ctx.items()
+    ):
+        return dumps(entry) + "\n"
+    # fast path (most events): only the timestamp needs jansson's real format
+    line = '{"timestamp":' + _dump_real(entry["timestamp"]) + ',"name":' + _dump_string(name)
+    if ctx is not None:
+        line += ',"context":' + json.dumps(ctx, separators=(",", ":"), ensure_ascii=False)
+    return line + "}\n"
 
 
 def entry_fields(entry):

@@ -58,7 +58,10 @@ def _as_idset(ids):
 def _num(value, what):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RsetError(f"{what} must be a number")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise RsetError(f"{what} is out of range") from None
     if not math.isfinite(value):
         raise RsetError(f"{what} must be finite")
     return value if value > 0 else 0.0

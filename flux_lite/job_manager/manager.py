@@ -83,6 +83,7 @@ class JobManager:
         self._actions = collections.deque()
         self._queue = []  # heap of (-priority, id) for SCHED jobs awaiting an alloc send
         self._canceling = set()  # limited-mode preemption cancels in flight
+        self._pending_ids = set()  # jobs with a sched.alloc outstanding
         self._dirty = set()
         self._removed = set()
         st = self.kvs.get("job-manager.sched")
@@ -102,7 +103,9 @@ class JobManager:
                 job = job_from_record(json.loads(data))
                 self._jobs[job.id] = job
             for job in self._jobs.values():
-                if job.state == SCHED and job.priority and not job.alloc_pending:
+                if job.alloc_pending:
+                    self._pending_ids.add(job.id)
+                elif job.state == SCHED and job.priority:
                     self._enqueue(job)
         return self._jobs
 
@@ -163,6 +166,8 @@ class JobManager:
         old_state = job.state
         was_pending = job.alloc_pending
         job.apply(entry)
+        if was_pending and not job.alloc_pending:
+            self._pending_ids.discard(job.id)
         if old_state == SCHED and job.state == PRIORITY and was_pending:
             # back to PRIORITY: the outstanding request is canceled, and the
             # job is re-sent with its new jobspec/priority once SCHED again
@@ -171,6 +176,17 @@ class JobManager:
         self._actions.append(job.id)
         if job.state == INACTIVE:
             self._deactivate(job)
+
+    def _set_pending(self, job, flag):
+        job.alloc_pending = flag
+        if flag:
+            self._pending_ids.add(job.id)
+        else:
+            self._pending_ids.discard(job.id)
+
+    def _pending_jobs(self):
+        jobs = self.jobs
+        return [jobs[i] for i in self._pending_ids if i in jobs]
 
     def _deactivate(self, job):
         if self._jobs is not None:
@@ -211,7 +227,7 @@ class JobManager:
         if job.alloc_pending:
             # finalized at once: the scheduler's CANCEL answer is ignored
             self.b.send("sched.cancel", {"id": job.id})
-            job.alloc_pending = False
+            self._set_pending(job, False)
             self._dirty.add(job.id)
         job.queued = False
         if job.started and not job.finished:
@@ -257,7 +273,7 @@ class JobManager:
         return None
 
     def outstanding(self):
-        return sum(1 for j in self.jobs.values() if j.alloc_pending)
+        return len(self._pending_jobs())
 
     def _pump_ready(self):
         if not self.sched_state.get("online"):
@@ -269,7 +285,7 @@ class JobManager:
         if head is None:
             return False
         if self.sched_state.get("mode") == "limited":
-            pending = [j for j in self.jobs.values() if j.alloc_pending]
+            pending = self._pending_jobs()
             if len(pending) >= self.sched_state["limit"]:
                 # preempt the lowest-priority outstanding request for a better head
                 low = max(pending, key=lambda j: (-j.priority, j.id))
@@ -285,7 +301,7 @@ class JobManager:
             if head is None:
                 return
             if limited and count >= limit:
-                pending = [j for j in self.jobs.values() if j.alloc_pending and j.id not in self._canceling]
+                pending = [j for j in self._pending_jobs() if j.id not in self._canceling]
                 if pending:
                     low = max(pending, key=lambda j: (-j.priority, j.id))
                     if low.priority < head.priority:
@@ -298,7 +314,7 @@ class JobManager:
             count += 1
 
     def send_alloc(self, job):
-        job.alloc_pending = True
+        self._set_pending(job, True)
         self._dirty.add(job.id)
         if job.flags & 2:
             self.post(job, "debug.alloc-request")
@@ -326,7 +342,7 @@ class JobManager:
                 # no longer waiting (e.g. canceled meanwhile): give it back
                 self.send_free(jobid, R, final=True)
                 return
-            job.alloc_pending = False
+            self._set_pending(job, False)
             self._canceling.discard(jobid)
             job.R = R
             if msg.get("annotations"):
@@ -339,14 +355,14 @@ class JobManager:
         elif rtype == 2:  # DENY
             if job is None or not job.alloc_pending:
                 return
-            job.alloc_pending = False
+            self._set_pending(job, False)
             job.annotations = {}
             self.raise_exception(job, "alloc", 0, msg.get("note", ""), userid=self.b.instance.owner)
         elif rtype == 3:  # CANCEL
             self._canceling.discard(jobid)
             if job is None or not job.alloc_pending:
                 return
-            job.alloc_pending = False
+            self._set_pending(job, False)
             job.annotations.pop("sched", None)
             self._dirty.add(jobid)
             if job.state == SCHED and job.priority:
@@ -368,7 +384,7 @@ class JobManager:
         self._sched_dirty = True
         for job in self.jobs.values():
             if job.alloc_pending:
-                job.alloc_pending = False
+                self._set_pending(job, False)
                 job.annotations.pop("sched", None)
                 self._dirty.add(job.id)
                 if job.state == SCHED and job.priority:

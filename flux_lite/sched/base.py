@@ -82,6 +82,7 @@ class Scheduler:
                 self.pool.set_down(down)
         self.queue = {}
         self.needs_pass = False
+        self.needs_forecast = False
         self.dirty = False
         self.passes = 0
         self.debug_flags = 0
@@ -339,7 +340,10 @@ class Scheduler:
         self.needs_pass = False
         self.passes += 1
         self.schedule()
-        self.forecast()
+        # Forecasts only show up as annotations on pending jobs, which only
+        # matter once the command settles: one forecast per command, at the
+        # final time, instead of one after every pass of a catch-up.
+        self.needs_forecast = True
 
     def schedule(self):
         raise NotImplementedError
