@@ -3,6 +3,7 @@
 import click
 
 from flux_lite.cli.common import session
+from flux_lite.cli.complete import complete_housekeeping_jobids, complete_targets
 from flux_lite.errors import FluxLiteError
 
 
@@ -12,7 +13,8 @@ def housekeeping():
 
 
 @housekeeping.command("list")
-@click.option("-i", "--include", metavar="HOSTS|RANKS", help="Limit output to housekeeping jobs on HOSTS|RANKS.")
+@click.option("-i", "--include", metavar="HOSTS|RANKS", shell_complete=complete_targets,
+              help="Limit output to housekeeping jobs on HOSTS|RANKS.")
 @click.option("-n", "--no-header", is_flag=True, help="Suppress printing of header line.")
 @click.option("-o", "--format", "fmt", default="default", metavar="FORMAT",
               help="Output format or a named format ('help' lists them).")
@@ -47,8 +49,10 @@ def hk_list(include, no_header, fmt, as_json):
 @housekeeping.command("kill")
 @click.option("-s", "--signal", "signum", type=int, default=15, show_default=True,
               help="Signal number to send to housekeeping tasks.")
-@click.option("-t", "--targets", metavar="RANKS|HOSTS", help="Only target specific ranks or hostnames.")
-@click.option("-j", "--jobid", metavar="JOBID", help='Target housekeeping tasks of this job, or "all".')
+@click.option("-t", "--targets", metavar="RANKS|HOSTS", shell_complete=complete_targets,
+              help="Only target specific ranks or hostnames.")
+@click.option("-j", "--jobid", metavar="JOBID", shell_complete=complete_housekeeping_jobids,
+              help='Target housekeeping tasks of this job, or "all".')
 @click.option("--all", "all_", is_flag=True, help="Kill all active housekeeping tasks.")
 def hk_kill(signum, targets, jobid, all_):
     """Signal housekeeping tasks; killed ranks finish (failed) and are released."""

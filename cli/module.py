@@ -5,6 +5,9 @@ import json
 import click
 
 from flux_lite.cli.common import session
+from flux_lite.cli.complete import (
+    complete_loaded_modules, complete_module_args, complete_sched_modules,
+)
 from flux_lite.errors import FluxLiteError
 
 SCHED_MODULES = ("sched-simple", "sched-backfill")
@@ -21,8 +24,8 @@ def _check(name):
 
 
 @module.command("load")
-@click.argument("name")
-@click.argument("args", nargs=-1)
+@click.argument("name", shell_complete=complete_sched_modules)
+@click.argument("args", nargs=-1, shell_complete=complete_module_args)
 def load(name, args):
     """Load scheduler module NAME with Flux's ARGS (queue-depth=N, mode=..., test-hello-nopartial)."""
     from flux_lite.sched import loader
@@ -35,7 +38,7 @@ def load(name, args):
 
 @module.command("remove")
 @click.option("-f", "--force", is_flag=True, help="Do not fail if the module is not loaded.")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_sched_modules)
 def remove(force, name):
     """Remove scheduler module NAME (its state is discarded)."""
     from flux_lite.sched import loader
@@ -53,8 +56,8 @@ def remove(force, name):
 
 @module.command("reload")
 @click.option("-f", "--force", is_flag=True, help="Load even if the module was not loaded.")
-@click.argument("name")
-@click.argument("args", nargs=-1)
+@click.argument("name", shell_complete=complete_sched_modules)
+@click.argument("args", nargs=-1, shell_complete=complete_module_args)
 def reload(force, name, args):
     """Remove and load scheduler module NAME again (hello replays the allocations)."""
     from flux_lite.sched import loader
@@ -87,7 +90,7 @@ def list_():
 
 
 @module.command("stats")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_loaded_modules)
 def stats(name):
     """Print a module's stats as JSON (job-manager: housekeeping running/config)."""
     from flux_lite.job_manager import housekeeping as hk
@@ -108,7 +111,7 @@ def stats(name):
 @module.command("debug")
 @click.option("--set", "set_", type=int, default=None, help="Set these debug bits.")
 @click.option("--clear", "clear", type=int, default=None, help="Clear these debug bits (no value clears all).")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_loaded_modules)
 def debug(set_, clear, name):
     """Set or clear a module's debug flags (sched-simple: 1 deny allocs, 4 refuse expiration)."""
     from flux_lite.sched import loader

@@ -127,7 +127,11 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
         except ValueError as exc:
             raise UsageError(f"--cc: {exc}") from None
     specs = []
+    templated = any("{cc}" in arg for arg in command)
     for ccid in copies:
+        if specs and not templated:
+            specs.append(specs[0])  # identical copies: build (and validate) once
+            continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
         specs.append(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task, exclusive,
                                    time_limit, setattrs, job_name))

@@ -5,6 +5,7 @@ import json
 import click
 
 from flux_lite.cli.common import JOBID, open_instance
+from flux_lite.cli.complete import complete_update_pairs
 
 
 @click.command()
@@ -13,7 +14,8 @@ from flux_lite.cli.common import JOBID, open_instance
 @click.option("-v", "--verbose", is_flag=True, help="Report each applied update on stderr.")
 @click.option("--wait", is_flag=True, help="Wait until the jobspec-update event is in the eventlog.")
 @click.argument("jobid", type=JOBID)
-@click.argument("updates", nargs=-1, required=True, metavar="KEY=VALUE...")
+@click.argument("updates", nargs=-1, required=True, metavar="KEY=VALUE...",
+                shell_complete=complete_update_pairs)
 def update(dry_run, verbose, wait, jobid, updates):
     """Update JOBID's jobspec: duration=FSD|+FSD|-FSD, name=..., queue=..., other keys.
 

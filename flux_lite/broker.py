@@ -26,6 +26,7 @@ class Broker:
         self._exec = None
         self._hk = None
         self._resources = None
+        self._timers = None
 
     # -- modules (loaded on first use: most commands touch few of them) -------
 
@@ -116,47 +117,123 @@ class Broker:
             raise RuntimeError(f"no handler for {topic}")
 
     # -- timers -------------------------------------------------------------
+    # The queue is the ``timers`` table, loaded into a heap on first use and
+    # written back by save(): a catch-up fires thousands of timers, and one
+    # SQL round trip per add/fire/cancel would dominate it.
+
+    def _timerq(self):
+        if self._timers is None:
+            import heapq
+
+            self._timers = []
+            self._timers_by_job = {}
+            self._timer_seq = 0
+            for seq, t, kind, jobid, arg in self.kvs.conn.execute(
+                "SELECT seq, t, kind, jobid, arg FROM timers"
+            ):
+                self._push_timer(t, seq, kind, jobid, None if arg is None else json.loads(arg))
+            heapq.heapify(self._timers)
+            self._timers_dirty = False
+        return self._timers
+
+    def _push_timer(self, t, seq, kind, jobid, arg):
+        entry = [t, seq, kind, jobid, arg, True]
+        self._timers.append(entry)
+        self._timer_seq = max(self._timer_seq, seq)
+        if jobid is not None:
+            self._timers_by_job.setdefault(jobid, []).append(entry)
+        return entry
 
     def add_timer(self, t, kind, jobid=None, arg=None):
-        self.kvs.conn.execute(
-            "INSERT INTO timers(t, kind, jobid, arg) VALUES (?, ?, ?, ?)",
-            (t, kind, jobid, None if arg is None else json.dumps(arg)),
-        )
+        import heapq
 
-    def cancel_timers(self, jobid, kind=None):
-        """Drop a job's timers: all, one kind ('exec.expire'), or a module's ('exec.')."""
-        if kind is None:
-            self.kvs.conn.execute("DELETE FROM timers WHERE jobid = ?", (jobid,))
-        elif kind.endswith("."):
-            self.kvs.conn.execute(
-                "DELETE FROM timers WHERE jobid = ? AND kind >= ? AND kind < ?",
-                (jobid, kind, kind[:-1] + "/"),
-            )
+        queue = self._timerq()
+        self._timer_seq += 1
+        entry = [t, self._timer_seq, kind, jobid, arg, True]
+        heapq.heappush(queue, entry)
+        if jobid is not None:
+            self._timers_by_job.setdefault(jobid, []).append(entry)
+        self._timers_dirty = True
+
+    def cancel_timers(self, jobid, kind=None, match=None):
+        """Drop a job's timers: all, one kind ('exec.expire'), or a module's
+        ('exec.'); `match(arg)` narrows further (e.g. one housekeeping rank)."""
+        self._timerq()
+        entries = self._timers_by_job.get(jobid)
+        if not entries:
+            return
+        keep = []
+        for entry in entries:
+            k = entry[2]
+            hit = (kind is None or k == kind or (kind.endswith(".") and k.startswith(kind))) and (
+                match is None or match(entry[4]))
+            if hit:
+                entry[5] = False
+                self._timers_dirty = True
+            else:
+                keep.append(entry)
+        if keep:
+            self._timers_by_job[jobid] = keep
         else:
-            self.kvs.conn.execute("DELETE FROM timers WHERE jobid = ? AND kind = ?", (jobid, kind))
+            del self._timers_by_job[jobid]
 
-    def next_timer(self, limit):
-        return self.kvs.conn.execute(
-            "SELECT seq, t, kind, jobid, arg FROM timers WHERE t <= ? ORDER BY t, seq LIMIT 1",
-            (limit,),
-        ).fetchone()
+    def reset_timers(self):
+        """Forget every timer (derived-table rebuild)."""
+        self._timers = []
+        self._timers_by_job = {}
+        self._timer_seq = 0
+        self._timers_dirty = True
+
+    def _peek_timer(self):
+        import heapq
+
+        queue = self._timerq()
+        while queue and not queue[0][5]:
+            heapq.heappop(queue)
+        return queue[0] if queue else None
+
+    def next_event_time(self):
+        entry = self._peek_timer()
+        return None if entry is None else entry[0]
 
     def advance_to(self, t):
         """Fire every timer due at or before t, in time order; then now = t."""
+        import heapq
+
         self.run()
         while True:
-            row = self.next_timer(t)
-            if row is None:
+            entry = self._peek_timer()
+            if entry is None or entry[0] > t:
                 break
-            seq, due, kind, jobid, arg = row
-            self.kvs.conn.execute("DELETE FROM timers WHERE seq = ?", (seq,))
+            heapq.heappop(self._timers)
+            entry[5] = False
+            due, _seq, kind, jobid, arg, _alive = entry
+            if jobid is not None:
+                lst = self._timers_by_job.get(jobid)
+                if lst is not None:
+                    lst[:] = [e for e in lst if e is not entry]
+                    if not lst:
+                        del self._timers_by_job[jobid]
+            self._timers_dirty = True
             if due > self.now:
                 self.now = due
-            self._fire(kind, jobid, None if arg is None else json.loads(arg))
+            self._fire(kind, jobid, arg)
             self.run()
         if t > self.now:
             self.now = t
         self.run()
+
+    def _save_timers(self):
+        if self._timers is None or not self._timers_dirty:
+            return
+        conn = self.kvs.conn
+        conn.execute("DELETE FROM timers")
+        conn.executemany(
+            "INSERT INTO timers(seq, t, kind, jobid, arg) VALUES (?, ?, ?, ?, ?)",
+            [(e[1], e[0], e[2], e[3], None if e[4] is None else json.dumps(e[4]))
+             for e in self._timers if e[5]],
+        )
+        self._timers_dirty = False
 
     def _fire(self, kind, jobid, arg):
         module, _, what = kind.partition(".")
@@ -169,10 +246,6 @@ class Broker:
                 self.sched.timer(what, jobid, arg)
         else:
             raise RuntimeError(f"unknown timer kind {kind}")
-
-    def next_event_time(self):
-        row = self.kvs.conn.execute("SELECT t FROM timers ORDER BY t, seq LIMIT 1").fetchone()
-        return None if row is None else row[0]
 
     # -- scheduler load/unload ------------------------------------------------
 
@@ -208,6 +281,7 @@ class Broker:
             self._hk.save()
         if self._resources is not None:
             self._resources.save()
+        self._save_timers()
         self.instance.set_clock(self.now)
 
 

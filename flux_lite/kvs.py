@@ -60,10 +60,15 @@ class KVS:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self._depth = 0
+        # eventlog appends are buffered and written once per key: a submit
+        # posts four events to one eventlog, a catch-up thousands
+        self._appends = {}
         if create:
             self.conn.executescript(SCHEMA)
 
     def close(self):
+        if self._appends and not self._depth:
+            self.flush()
         self.conn.close()
 
     # -- transactions -------------------------------------------------------
@@ -85,8 +90,10 @@ class KVS:
         self._depth = 1
         try:
             yield self
+            self.flush()
         except BaseException:
             self._depth = 0
+            self._appends.clear()
             self.conn.execute("ROLLBACK")
             raise
         self._depth = 0
@@ -98,8 +105,25 @@ class KVS:
 
     # -- values -------------------------------------------------------------
 
+    def flush(self):
+        """Write buffered eventlog appends."""
+        if not self._appends:
+            return
+        appends, self._appends = self._appends, {}
+        for key, lines in appends.items():
+            cur = self.conn.execute(
+                "INSERT INTO kvs(key, kind, value) VALUES (?, 'eventlog', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = value || excluded.value "
+                "WHERE kind = 'eventlog'",
+                (key, "".join(lines)),
+            )
+            if cur.rowcount != 1:
+                raise KVSError(f"{key}: not an eventlog")
+
     def get_raw(self, key, default=None):
         """Return (kind, text) of a key, or default when it does not exist."""
+        if key in self._appends:
+            self.flush()
         row = self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
         return row if row is not None else default
 
@@ -116,6 +140,8 @@ class KVS:
 
     def put(self, key, value):
         _check_key(key)
+        if key in self._appends:
+            self.flush()
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
         self.conn.execute(
             "INSERT INTO kvs(key, kind, value) VALUES (?, 'json', ?) "
@@ -126,6 +152,8 @@ class KVS:
     def put_text(self, key, text, kind=JSON):
         """Store already-encoded text (used to keep Flux's exact JSON spelling)."""
         _check_key(key)
+        if key in self._appends:
+            self.flush()
         self.conn.execute(
             "INSERT INTO kvs(key, kind, value) VALUES (?, ?, ?) "
             "ON CONFLICT(key) DO UPDATE SET kind = excluded.kind, value = excluded.value",
@@ -134,18 +162,16 @@ class KVS:
 
     def append(self, key, line):
         """Append one RFC 18 line (newline-terminated) to an eventlog key."""
-        _check_key(key)
-        cur = self.conn.execute(
-            "INSERT INTO kvs(key, kind, value) VALUES (?, 'eventlog', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = value || excluded.value "
-            "WHERE kind = 'eventlog'",
-            (key, line),
-        )
-        if cur.rowcount != 1:
-            raise KVSError(f"{key}: not an eventlog")
+        lines = self._appends.get(key)
+        if lines is None:
+            _check_key(key)
+            self._appends[key] = [line]
+        else:
+            lines.append(line)
 
     def delete(self, key):
         """Remove a key and everything under it (a directory unlink)."""
+        self.flush()
         self.conn.execute(
             "DELETE FROM kvs WHERE key = ? OR (key > ? AND key < ?)",
             (key, key + ".", key + "/"),
@@ -155,6 +181,7 @@ class KVS:
 
     def keys_under(self, directory=""):
         """All keys below directory ('' = the root), in sorted order."""
+        self.flush()
         if not directory or directory == ".":
             return [r[0] for r in self.conn.execute("SELECT key FROM kvs ORDER BY key")]
         # '.' is 0x2e and '/' is 0x2f, so this range is exactly "directory.*"
@@ -167,6 +194,7 @@ class KVS:
         ]
 
     def isdir(self, directory):
+        self.flush()
         if not directory or directory == ".":
             return True
         row = self.conn.execute(

@@ -220,6 +220,13 @@ def test_properties_and_scheduling_t2300():
     assert "properties" not in R.to_dict()["execution"]
     R = pool.alloc(4, RR(constraint={"hostlist": ["vm"], "ranks": ["3"]}), 0.0)
     assert R.ranks == IDset([3])
+    assert pool.alloc(6, RR(properties="xx"), 0.0).ranks == IDset([0])
+    with pytest.raises(InfeasibleRequest, match="invalid constraint"):
+        pool.alloc(7, RR(constraint={"bogus": []}), 0.0)
+    with pytest.raises(InfeasibleRequest, match="invalid constraint"):
+        pool.alloc(7, RR(constraint={"properties": [object()]}), 0.0)
+    with pytest.raises(InfeasibleRequest):
+        pool.alloc(7, RR(properties=(["x"],)), 0.0)
     with pytest.raises(InfeasibleRequest) as exc:
         pool.alloc(5, RR(properties=("nope",)), 0.0)
     assert "only 0 such slot(s)" in str(exc.value)

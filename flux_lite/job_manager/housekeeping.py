@@ -185,11 +185,7 @@ class Housekeeping:
             victims = pending if ranks is None else pending & ranks
             if not victims:
                 continue
-            for rank in victims:
-                self.b.kvs.conn.execute(
-                    "DELETE FROM timers WHERE jobid = ? AND kind = 'housekeeping.finish' AND arg LIKE ?",
-                    (jid, f'{{"rank": {rank},%'),
-                )
+            self.b.cancel_timers(jid, "housekeeping.finish", match=lambda arg: arg["rank"] in victims)
             self._finish(jid, alloc, list(victims), _strsignal(signum))
 
     # -- hello ------------------------------------------------------------------------

@@ -504,8 +504,9 @@ class JobManager:
         job = Job(jobid, jobspec)
         self.jobs[jobid] = job
         key = kvs_key(jobid)
-        self.kvs.put_text(key + ".J", json.dumps(original if original is not None else jobspec))
-        self.kvs.put_text(key + ".jobspec", json.dumps(jobspec))
+        text = json.dumps(jobspec)
+        self.kvs.put_text(key + ".J", json.dumps(original) if original is not None else text)
+        self.kvs.put_text(key + ".jobspec", text)
         self.post(job, "submit", {"userid": ident.userid, "urgency": urgency, "flags": flags, "version": 1})
         self.post(job, "validate")
         return jobid

@@ -50,6 +50,7 @@ def rebuild(broker):
             kvs.conn.execute(stmt)
     kvs.conn.execute("DELETE FROM jobs")
     kvs.conn.execute("DELETE FROM timers")
+    broker.reset_timers()
     from flux_lite.formats import jobspec as jobspecmod
 
     for jobid in job_ids(kvs):

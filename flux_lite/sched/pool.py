@@ -187,16 +187,17 @@ class _Topology:
 
     def index_mask(self, request):
         """(key, index mask or None) of ranks allowed by the request."""
-        props = tuple(request.properties or ())
+        props = request.properties or ()
+        props = (props,) if isinstance(props, str) else tuple(props)
         cons = request.constraint
         if not props and not cons:
             return None, None
-        key = (props, json.dumps(cons, sort_keys=True) if cons else None)
         try:
+            key = (props, json.dumps(cons, sort_keys=True) if cons else None)
             return key, self.masks[key]
         except KeyError:
             pass
-        except TypeError:  # unhashable property list entries
+        except (TypeError, ValueError):  # unhashable / not JSON-able
             raise InfeasibleRequest("invalid constraint") from None
         m = self.allmask
         for p in props:
@@ -765,7 +766,7 @@ class Pool:
                 cm, gm = cg
                 if cm or gm:
                     nodes[rank] = (topo.hosts[i], frm(cm), frm(gm))
-        return topo.rset._derive(nodes)
+        return topo.rset._derive(nodes, nslots=0, scheduling=None)
 
     def allocated_rset(self):
         """Allocated cores/gpus (down ranks included)."""

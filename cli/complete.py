@@ -1,0 +1,361 @@
+"""Shell completion: candidates that depend on the instance (job ids, targets, modules).
+
+Click calls these callbacks when the shell asks for completions
+(``_FLUX_LITE_COMPLETE=bash_complete`` and friends, set by the scripts in
+completions/). They run at every TAB, so they only read: the instance is
+opened without catching it up to "now", no transaction is started, SQLite is
+put in query-only mode with a short busy timeout, and any error at all gives
+no candidates instead of a traceback in the user's shell.
+
+During completion no command callback runs, so ``ctx.obj`` is still empty;
+the state directory comes from the root context's parsed ``--state-dir``
+(or $FLUX_LITE_STATE_DIR, as for every command).
+"""
+
+import contextlib
+
+from click.shell_completion import CompletionItem
+
+# how many inactive jobs to offer after the active ones, and how many inactive
+# rows to look at when a prefix filters them
+MAX_INACTIVE = 25
+MAX_INACTIVE_SCAN = 5000
+BUSY_TIMEOUT_MS = 250
+
+# update KEY=VALUE: the keys with special handling (see flux-lite-update(1))
+UPDATE_KEYS = (
+    ("duration", "time limit: FSD, inf, +FSD or -FSD"),
+    ("name", "job name"),
+    ("queue", "queue name"),
+)
+UPDATE_VALUES = {"duration": (("inf", "unlimited"),)}
+
+# module load ARGS accepted by each scheduler module (flux_lite.sched.loader)
+MODULE_ARGS = {
+    "sched-simple": ("queue-depth=", "mode=", "log-level=", "test-hello-nopartial"),
+    "sched-backfill": ("queue-depth=", "mode=", "log-level=", "policy=", "reservation-depth="),
+}
+MODULE_ARG_VALUES = {
+    "mode": ("unlimited", "limited="),
+    "log-level": ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"),
+    "policy": ("easy", "hybrid", "conservative"),
+    "queue-depth": ("unlimited",),
+}
+
+
+def _state_dir(ctx):
+    root = ctx.find_root() if ctx is not None else None
+    if root is None:
+        return None
+    value = (root.params or {}).get("state_dir")
+    if not value and isinstance(root.obj, dict):
+        value = root.obj.get("state_dir")
+    return value
+
+
+@contextlib.contextmanager
+def _instance(ctx):
+    """The instance, opened for reading only; closed afterwards."""
+    from flux_lite.instance import Instance
+
+    inst = Instance.open(_state_dir(ctx))
+    try:
+        conn = inst.kvs.conn
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA query_only = 1")
+        yield inst
+    finally:
+        inst.close()
+
+
+def _never_fail(func):
+    """Completion must not break the shell: any error means no candidates."""
+
+    def wrapper(*args, **kwargs):
+        try:
+            return list(func(*args, **kwargs))
+        except Exception:  # noqa: BLE001 - deliberately everything
+            return []
+
+    wrapper.__name__ = func.__name__
+    wrapper.__doc__ = func.__doc__
+    return wrapper
+
+
+def _items(pairs, incomplete):
+    """(value, help) pairs -> CompletionItems whose value starts with incomplete."""
+    return [CompletionItem(value, help=help_) for value, help_ in pairs if value.startswith(incomplete)]
+
+
+# -- job ids ------------------------------------------------------------------------
+
+
+def _jobid_text(jobid, incomplete):
+    """The encoding of jobid the user is typing (f58 by default), or None if no match."""
+    from flux_lite.formats import jobid as jobidmod
+
+    if not incomplete:
+        return jobidmod.f58(jobid)
+    for form in ("f58", "f58plain", "dec", "hex", "dothex", "kvs"):
+        text = jobidmod.encode(jobid, form)
+        if text.startswith(incomplete):
+            return text
+    return None
+
+
+def _job_help(state, data, now):
+    from flux_lite.job_manager.job import INACTIVE, STATE_NAMES
+
+    name = data.get("name") or ""
+    label = STATE_NAMES.get(state, "")
+    if state == INACTIVE:
+        try:
+            from flux_lite import job_list
+
+            label = job_list.make_info(data, now, str)["status"] or label
+        except Exception:  # noqa: BLE001 - the label is decoration
+            pass
+    return f"{label} {name}".strip()
+
+
+@_never_fail
+def complete_jobids(ctx, incomplete):
+    """Job ids (f58): active jobs newest first, then the most recently inactive.
+
+    A guest is offered only their own jobs; the instance owner every job. An
+    incomplete value in another encoding (decimal, 0x hex, dothex) is
+    completed in that encoding.
+    """
+    import json
+
+    from flux_lite.job_manager.job import INACTIVE
+
+    out = []
+    with _instance(ctx) as inst:
+        conn = inst.kvs.conn
+        ident = inst.identity
+        where, args = "", ()
+        if not ident.is_owner:
+            where, args = " AND userid = ?", (ident.userid,)
+        now = (inst.kvs.get("instance.clock") or {}).get("now", 0.0)
+        active = conn.execute(
+            f"SELECT id, state, data FROM jobs WHERE state != ?{where} ORDER BY id DESC", (INACTIVE, *args)
+        )
+        for jobid, state, data in active:
+            text = _jobid_text(jobid, incomplete)
+            if text is not None:
+                out.append(CompletionItem(text, help=_job_help(state, json.loads(data), now)))
+        inactive = conn.execute(
+            f"SELECT id, state, data FROM jobs WHERE state = ?{where} ORDER BY t_inactive DESC, id DESC LIMIT ?",
+            (INACTIVE, *args, MAX_INACTIVE_SCAN),
+        )
+        count = 0
+        for jobid, state, data in inactive:
+            text = _jobid_text(jobid, incomplete)
+            if text is None:
+                continue
+            out.append(CompletionItem(text, help=_job_help(state, json.loads(data), now)))
+            count += 1
+            if count >= MAX_INACTIVE:
+                break
+    return out
+
+
+# -- flux-lite update KEY=VALUE -------------------------------------------------------
+
+
+@_never_fail
+def complete_update_pairs(ctx, param, incomplete):
+    """KEY=VALUE for update: the special keys (duration=, name=, queue=), then values.
+
+    bash splits words at '=' (COMP_WORDBREAKS), so "duration=" arrives as the
+    words "duration" and "="; zsh and fish keep "duration=..." as one word.
+    """
+    given = list(ctx.params.get(param.name) or ()) if ctx is not None else []
+    if "=" in incomplete:
+        key, _eq, value = incomplete.partition("=")
+        return [CompletionItem(f"{key}={item.value}", help=item.help)
+                for item in _items(UPDATE_VALUES.get(key, ()), value)]
+    if given and given[-1] == "=":
+        key = given[-2] if len(given) > 1 else ""
+        return _items(UPDATE_VALUES.get(key, ()), incomplete)
+    used = set()
+    for i, word in enumerate(given):
+        if "=" in word and word != "=":
+            used.add(word.partition("=")[0])
+        elif i + 1 < len(given) and given[i + 1] == "=":
+            used.add(word)
+    return _items(((f"{key}=", help_) for key, help_ in UPDATE_KEYS if key not in used), incomplete)
+
+
+# -- housekeeping ---------------------------------------------------------------------
+
+
+def _housekeeping_allocs(inst):
+    return inst.kvs.get("job-manager.housekeeping") or {}
+
+
+@_never_fail
+def complete_targets(ctx, param, incomplete):
+    """Hosts and ranks of the instance; those still in housekeeping come first."""
+    from flux_lite.formats.idset import IDset
+    from flux_lite.formats.rset import Rset
+
+    with _instance(ctx) as inst:
+        rset = Rset.from_dict(inst.kvs.get("resource.R"))
+        busy = set()
+        for alloc in _housekeeping_allocs(inst).values():
+            try:
+                held = Rset.from_dict(alloc["R"]).ranks - IDset.parse(alloc.get("free") or "")
+            except Exception:  # noqa: BLE001
+                continue
+            busy |= set(held)
+    nodes = [(rank, rset.hostname(rank)) for rank in rset.ranks]
+    nodes.sort(key=lambda node: node[0] not in busy)
+
+    def note(rank):
+        return " (housekeeping)" if rank in busy else ""
+
+    pairs = [(host, f"rank {rank}{note(rank)}") for rank, host in nodes]
+    pairs += [(str(rank), f"{host}{note(rank)}") for rank, host in nodes]
+    return _items(pairs, incomplete)
+
+
+@_never_fail
+def complete_housekeeping_jobids(ctx, param, incomplete):
+    """Jobs whose nodes are in housekeeping, and "all"."""
+    with _instance(ctx) as inst:
+        allocs = _housekeeping_allocs(inst)
+    pairs = []
+    for key in sorted(allocs, key=int):
+        text = _jobid_text(int(key), incomplete)
+        if text is not None:
+            pairs.append((text, f"housekeeping, pending ranks {allocs[key].get('pending') or '-'}"))
+    pairs.append(("all", "every housekeeping job"))
+    return _items(pairs, incomplete)
+
+
+# -- modules -----------------------------------------------------------------------------
+
+
+@_never_fail
+def complete_sched_modules(ctx, param, incomplete):
+    """The scheduler modules that can be loaded, removed or reloaded."""
+    from flux_lite.sched.loader import MODULES
+
+    helps = {"sched-simple": "FCFS (policy fcfs)", "sched-backfill": "backfill (easy, hybrid, conservative)"}
+    return _items(((name, helps.get(name, "")) for name in MODULES), incomplete)
+
+
+@_never_fail
+def complete_loaded_modules(ctx, param, incomplete):
+    """Modules that are loaded: job-manager, resource and the scheduler, if any."""
+    pairs = [("job-manager", "job manager"), ("resource", "resource module")]
+    try:
+        with _instance(ctx) as inst:
+            rec = inst.kvs.get("sched.module")
+        if rec:
+            pairs.append((rec["name"], "scheduler"))
+    except Exception:  # noqa: BLE001 - no instance: still offer the built-in modules
+        pass
+    return _items(pairs, incomplete)
+
+
+@_never_fail
+def complete_module_args(ctx, param, incomplete):
+    """ARGS of module load/reload for the module named before them."""
+    name = (ctx.params or {}).get("name") if ctx is not None else None
+    keys = MODULE_ARGS.get(name, ())
+    if "=" in incomplete:
+        key, _eq, value = incomplete.partition("=")
+        if f"{key}=" not in keys:
+            return []
+        return [CompletionItem(f"{key}={v}") for v in MODULE_ARG_VALUES.get(key, ()) if v.startswith(value)]
+    return _items(((k, "") for k in keys), incomplete)
+
+
+# -- shell scripts ---------------------------------------------------------------------------
+
+PROG_NAME = "flux-lite"
+COMPLETE_VAR = "_FLUX_LITE_COMPLETE"
+SHELLS = ("bash", "zsh", "fish")
+
+# click 8.4.0 and 8.4.1 shipped a fish script that cannot run (an unquoted \n
+# split `string split` over two lines, pallets/click#3502); every other click
+# release has this template. It is used in place of a broken one so that the
+# committed script is the same whatever click generated it.
+_FISH_SOURCE = """\
+function %(complete_func)s;
+    set -l response (env %(complete_var)s=fish_complete COMP_WORDS=(commandline -cp) \
+COMP_CWORD=(commandline -t) %(prog_name)s);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command %(prog_name)s --arguments \
+"(%(complete_func)s)";
+"""
+
+
+def completion_source(shell):
+    """The completion script for shell, as click's own `<shell>_source` instruction prints it."""
+    import re
+
+    from click.shell_completion import get_completion_class
+
+    from flux_lite.cli.main import cli
+
+    cls = get_completion_class(shell)
+    if cls is None:
+        raise ValueError(f"click has no completion support for {shell}")
+    comp = cls(cli, {}, PROG_NAME, COMPLETE_VAR)
+    if shell == "bash":
+        # BashComplete.source() first runs `bash --version` to warn about old
+        # bash; the script itself does not depend on it
+        text = comp.source_template % comp.source_vars()
+    else:
+        text = comp.source()
+    if shell == "fish" and re.search(r"string split\s*\n", text):
+        text = _FISH_SOURCE % comp.source_vars()
+    # the instruction echoes the script, i.e. with one more newline
+    return text + "\n"
+
+
+def fix_fish_completion():
+    """Make fish completion work under click 8.4.0/8.4.1 (pallets/click#3502).
+
+    Those releases answer fish with three lines per candidate, which no fish
+    script can read. Registering this class restores the one-line
+    "type,value<TAB>help" answer every other release gives. Call it before
+    cli.main() when _FLUX_LITE_COMPLETE is set; it changes nothing otherwise.
+    """
+    from click import shell_completion as sc
+
+    try:
+        probe = sc.FishComplete.format_completion(None, CompletionItem("v", help="h"))
+    except Exception:  # noqa: BLE001 - a future click: leave it alone
+        return False
+    if "\n" not in probe:
+        return False
+
+    class FishComplete(sc.FishComplete):
+        source_template = _FISH_SOURCE
+
+        def format_completion(self, item):
+            if item.help:
+                help_ = item.help.replace("\n", "\\n").replace("\t", " ")
+                return f"{item.type},{item.value}\t{help_}"
+            return f"{item.type},{item.value}"
+
+    sc.add_completion_class(FishComplete, "fish")
+    return True
