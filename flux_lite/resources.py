@@ -104,11 +104,19 @@ class Resources:
 
     @property
     def rset(self):
+        """The instance resources, minus ranks excluded by the config."""
         if self._rset is None:
             from flux_lite.formats.rset import Rset
 
-            self._rset = Rset.from_dict(self.instance_R)
+            rset = Rset.from_dict(self.instance_R)
+            exclude = configmod.get_path(self.b.config, "resource.exclude")
+            if exclude is not None:
+                rset = rset.remove_ranks(targets_to_ranks(rset, str(exclude)))
+            self._rset = rset
         return self._rset
+
+    def config_changed(self):
+        self._rset = None
 
     def set_expiration(self, expiration):
         R = dict(self.instance_R)

@@ -25,11 +25,17 @@ def _delta(old, new):
 def apply(broker, cfg):
     cfg = configmod.validate(cfg)
     old = broker.config
-    if configmod.get_path(old, "resource") != configmod.get_path(cfg, "resource"):
-        raise ConfigError("resource configuration cannot be changed on a live instance")
+    old_res = dict(configmod.get_path(old, "resource") or {})
+    new_res = dict(configmod.get_path(cfg, "resource") or {})
+    old_res.pop("exclude", None)
+    new_res.pop("exclude", None)
+    if old_res != new_res:
+        raise ConfigError("resource configuration cannot be changed on a live instance "
+                          "(only resource.exclude may change; it applies when the scheduler is next loaded)")
     old_exp = configmod.get_path(old, "instance.expiration")
     new_exp = configmod.get_path(cfg, "instance.expiration")
     broker.instance.set_config(cfg)
+    broker.resources.config_changed()
     if old_exp != new_exp:
         start = broker.instance.meta["start"]
         expiration = 0.0

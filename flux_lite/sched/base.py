@@ -73,11 +73,19 @@ class Scheduler:
         self.b = broker
         self.args = dict(args or {})
         self.apply_args(self.args)
-        down = broker.resources.down_ranks()
-        if state is not None and state.get("allocs"):
-            self.pool = Pool.load(broker.resources.rset, state["allocs"], down=down or None)
+        from flux_lite.formats.rset import Rset
+
+        # the resources acquired at load time (as Flux's resource.acquire):
+        # a later config change (resource.exclude) applies at the next load
+        if state is not None and state.get("R"):
+            self.rset = Rset.from_dict(state["R"])
         else:
-            self.pool = Pool(broker.resources.rset)
+            self.rset = broker.resources.rset
+        down = broker.resources.down_ranks() & self.rset.ranks
+        if state is not None and state.get("allocs"):
+            self.pool = Pool.load(self.rset, state["allocs"], down=down or None)
+        else:
+            self.pool = Pool(self.rset)
             if down:
                 self.pool.set_down(down)
         self.queue = {}
@@ -119,6 +127,7 @@ class Scheduler:
             "allocs": self.pool.dump_allocs(),
             "queue": [pj.dump() for pj in self.sorted_queue()],
             "debug": self.debug_flags,
+            "R": self.rset.to_dict(),
         }
         state.update(self.dump_extra())
         self.b.kvs.put(STATE_KEY, state)
@@ -183,7 +192,7 @@ class Scheduler:
     def ready_log(self):
         depth = self.queue_depth
         self.log("info", f"ready: queue-depth={depth} log-level=info pool-class=Rv1Pool Rv1 "
-                         f"{self.b.resources.rset.summary()}")
+                         f"{self.rset.summary()}")
 
     # -- message dispatch -------------------------------------------------------------
 
@@ -274,6 +283,7 @@ class Scheduler:
         self.request_pass()
 
     def resource_update(self, down):
+        down = down & self.rset.ranks
         self.pool.set_up(self.pool.ranks - down)
         if down:
             self.pool.set_down(down)
