@@ -36,9 +36,19 @@ def advance(duration, quiet):
 
     if math.isinf(duration):
         raise click.BadParameter("cannot advance by an infinite duration", param_hint="DURATION")
+    from flux_lite.cli.output import progress
+
     inst = open_instance()
     try:
-        now = inst.advance_clock(duration)
+        # the bar tracks simulated seconds; shown only on a terminal
+        with progress(max(int(duration), 1) if duration >= 3600 else 0, "advancing clock") as step:
+            done = [0]
+
+            def report(elapsed, total):
+                step(int(elapsed) - done[0])
+                done[0] = int(elapsed)
+
+            now = inst.advance_clock(duration, progress=report)
     finally:
         inst.close()
     if not quiet:

@@ -196,11 +196,17 @@ class Broker:
         entry = self._peek_timer()
         return None if entry is None else entry[0]
 
-    def advance_to(self, t):
-        """Fire every timer due at or before t, in time order; then now = t."""
+    def advance_to(self, t, progress=None):
+        """Fire every timer due at or before t, in time order; then now = t.
+
+        progress(done_seconds, total_seconds) is called now and then, for
+        callers that show a progress bar.
+        """
         import heapq
 
         self.run()
+        start = self.now
+        fired = 0
         while True:
             entry = self._peek_timer()
             if entry is None or entry[0] > t:
@@ -219,6 +225,9 @@ class Broker:
                 self.now = due
             self._fire(kind, jobid, arg)
             self.run()
+            fired += 1
+            if progress is not None and fired % 256 == 0:
+                progress(self.now - start, t - start)
         if t > self.now:
             self.now = t
         self.run()

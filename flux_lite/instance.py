@@ -299,7 +299,7 @@ class Instance:
                 raise WaitTimeout("timeout")
             time.sleep(poll)
 
-    def advance_clock(self, seconds):
+    def advance_clock(self, seconds, progress=None):
         """Move a virtual clock forward, processing everything that falls due."""
         if not self.virtual:
             raise FluxLiteError("the clock is real: only a virtual clock can be advanced")
@@ -307,7 +307,7 @@ class Instance:
             now = self.clock_now()
             ctx = self.context(now)
             self._check_derived(ctx)
-            ctx.advance_to(now + seconds)
+            ctx.advance_to(now + seconds, progress=progress)
             ctx.save()
             return ctx.now
 

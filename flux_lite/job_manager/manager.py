@@ -43,8 +43,26 @@ def job_from_record(rec):
     return job
 
 
+_LISTING_CACHE = {}
+
+
 def listing_fields(job):
-    """Values `jobs` shows that are costly to derive at listing time."""
+    """Values `jobs` shows that are costly to derive at listing time.
+
+    Cached per job while its jobspec and R objects stay the same (updates
+    replace them, so identity is a safe key).
+    """
+    hit = _LISTING_CACHE.get(job.id)
+    if hit is not None and hit[0] is job.jobspec and hit[1] is job.R:
+        return hit[2]
+    out = _listing_fields(job)
+    if len(_LISTING_CACHE) > 100000:
+        _LISTING_CACHE.clear()
+    _LISTING_CACHE[job.id] = (job.jobspec, job.R, out)  # holding them keeps identity meaningful
+    return out
+
+
+def _listing_fields(job):
     from flux_lite.formats import jobspec as jobspecmod
 
     out = {}
