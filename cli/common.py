@@ -74,7 +74,18 @@ def echo_lines(lines):
         click.echo("\n".join(lines))
 
 
+_USERNAMES = {}
+
+
 def username(uid):
+    """User name of uid (cached: listings ask once per row)."""
+    name = _USERNAMES.get(uid)
+    if name is None:
+        name = _USERNAMES[uid] = _username(uid)
+    return name
+
+
+def _username(uid):
     import pwd
 
     try:

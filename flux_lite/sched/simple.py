@@ -1,9 +1,9 @@
 """sched-simple: priority FIFO with head-of-line blocking (Flux's sched-fifo).
 
 The head of the queue is allocated if it fits; if it does not, nothing behind
-it starts. Infeasible requests are denied at once. After each pass, queued
-jobs get ``sched.t_estimate`` forecasts by simulating the pool forward
-through the running jobs' end times.
+it starts. Infeasible requests are denied at once. Queued jobs get
+``sched.t_estimate`` forecasts by simulating the pool forward through the
+running jobs' end times.
 """
 
 from flux_lite.sched.base import Scheduler
@@ -28,21 +28,27 @@ class SimpleScheduler(Scheduler):
             self.success(pj, rset, {"sched": {"resource_summary": rset.summary()}})
 
     def forecast(self):
-        """t_estimate for every queued job, FIFO order, never earlier than the one ahead."""
+        for pj, estimate in self.estimates(self.pool).items():
+            self.annotate(pj, {"t_estimate": estimate})
+
+    def estimates(self, pool):
+        """PendingJob -> estimated start (None when unknown), in FIFO order,
+        never earlier than the job ahead, simulated on a copy of pool."""
         from flux_lite.sched.pool import InfeasibleRequest, InsufficientResources
 
+        out = {}
         queue = self.sorted_queue()
         if not queue:
-            return
+            return out
         now = self.b.now
-        sim = self.pool.copy()
-        ends = sorted((end, jobid) for jobid, (_r, end) in sim.allocations().items() if end and end > 0)
+        sim = pool.copy()
+        ends = sorted((end, jobid) for jobid, end in sim.job_end_times() if end and end > 0)
         t = now
         floor = now
         unknown = False
         for pj in queue:
             if unknown:
-                self.annotate(pj, {"t_estimate": None})
+                out[pj] = None
                 continue
             estimate = None
             while True:
@@ -65,10 +71,20 @@ class SimpleScheduler(Scheduler):
                 estimate = max(t, floor, now)
                 floor = estimate
                 if pj.duration > 0:
-                    end = t + pj.duration
-                    ends.append((end, pj.jobid))
+                    ends.append((t + pj.duration, pj.jobid))
                     ends.sort()
                 else:
                     unknown = True  # it never ends in the simulation
                 break
-            self.annotate(pj, {"t_estimate": estimate})
+            out[pj] = estimate
+        return out
+
+    def preview_expiration(self, jobid, expiration):
+        """How a running job's new end would move the queued jobs' estimates."""
+        from flux_lite.sched.preview import describe_moves
+
+        before = self.estimates(self.pool)
+        sim = self.pool.copy()
+        sim.update_expiration(jobid, expiration)
+        after = self.estimates(sim)
+        return describe_moves(before, after)

@@ -1,0 +1,477 @@
+"""sched-backfill: EASY, hybrid and conservative backfilling over one pool.
+
+Every pass drops all reservations and replans the queue in priority order
+(Fluxion's backfill family). While fewer than ``reservation depth`` jobs have
+been reserved in this pass a job is "allocated, else reserved" at the
+earliest time it fits; after that it may only start now. Either way a job is
+placed only where it delays no reservation: it avoids every reserved core or
+gpu whose reservation begins before the job ends. Jobs without a duration
+"end" at the instance expiration, or never. Depths: easy 1, hybrid
+``reservation-depth`` (default 64), conservative unlimited.
+
+The plan (:class:`Plan`) holds the release times of the running jobs (their
+pool end time; 0 = never) and the reservations, the latter on an interval
+tree; it is rebuilt by every pass and never persisted, so it can never be
+stale. The planner behind it is built only once the first job is blocked, so
+a pass where everything fits costs what a FIFO pass costs.
+"""
+
+import math
+from bisect import bisect_left, bisect_right, insort
+
+from flux_lite.formats.jobid import f58
+from flux_lite.sched.base import Scheduler
+
+INF = math.inf
+_BIG = 1 << 62  # sorts after every rank index / sequence number
+DEPTHS = {"easy": 1, "hybrid": 64, "conservative": INF}
+
+
+def shape_key(request):
+    """Requests with equal keys are interchangeable for the pool's selection."""
+    import json
+
+    cons = request.constraint
+    return (request.nnodes, request.nslots, request.slot_size, request.gpu_per_slot, bool(request.exclusive),
+            tuple(request.properties or ()), json.dumps(cons, sort_keys=True) if cons else None)
+
+
+def iso(t):
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def fmt_delta(delta):
+    if delta == int(delta):
+        return f"{int(delta):+d}s"
+    return f"{delta:+.3f}s"
+
+
+def _job_records(pool):
+    """(jobid, end, parts) of every allocation; parts = ((index, coremask, gpumask), ...)."""
+    for jobid, rec in pool._jobs.items():
+        if isinstance(rec, tuple):
+            yield jobid, rec[1], rec[2]
+        else:
+            yield jobid, rec.end, rec.parts
+
+
+def _pop_parts(pool, jobid):
+    rec = pool._jobs.pop(jobid)
+    return rec[2] if isinstance(rec, tuple) else rec.parts
+
+
+class Plan:
+    """One pass's plan: running-job release times and reservations.
+
+    ``tree`` holds the reservations as intervals [start, end) (end ``inf``
+    for a job that never ends) with the job id as data; ``ends`` the sorted
+    release times of the running jobs (``inf`` = never); ``starts`` maps every
+    placed job to its start (``now`` for jobs allocated in the pass).
+    """
+
+    def __init__(self, now, ends, reservations, starts):
+        from intervaltree import Interval, IntervalTree
+
+        self.now = now
+        self.ends = ends
+        self.tree = IntervalTree(Interval(s, e, jobid) for jobid, s, e in reservations)
+        self.starts = starts
+
+    def reserved(self):
+        """{jobid: reserved start} in start order."""
+        return {iv.data: iv.begin for iv in sorted(self.tree, key=lambda iv: (iv.begin, iv.data))}
+
+    def reservations_at(self, t0, t1=None):
+        """Job ids reserved over [t0, t1) (or at t0)."""
+        ivs = self.tree.at(t0) if t1 is None else self.tree.overlap(t0, t1)
+        return sorted(iv.data for iv in ivs)
+
+
+class _Planner:
+    """Earliest-start placement over running jobs plus reservations.
+
+    A private copy of the pool (``view``) always shows, for the current
+    window [t, ew), as allocated: what running jobs still hold at t, plus
+    everything reserved by reservations overlapping the window. Moving the
+    window only refreshes the ranks whose running jobs end, or whose
+    reservations enter or leave, between the old and new window, so
+    trying a job at successive release times costs per step what changed,
+    not the size of the pool. The pool's own selection (worst-fit) then picks
+    the resources, so a job placed now is exactly what ``Pool.alloc`` would
+    give when no reservation is in the way.
+    """
+
+    def __init__(self, pool, now, inst_exp):
+        self.now = now
+        self.inst_exp = inst_exp or 0.0
+        self.view = view = pool.copy()
+        n = len(view._ac)
+        self.run = [[] for _ in range(n)]  # per rank: [(release, cm, gm)] by release, descending
+        self.run_ev = []  # sorted (release, rank index), finite releases only
+        self.busy_c = [0] * n  # what running jobs hold now (for the now-window shortcut)
+        self.busy_g = [0] * n
+        for _jobid, end, parts in _job_records(view):
+            r = self.release(end)
+            for i, cm, gm in parts:
+                self.run[i].append((r, cm, gm))
+                self.busy_c[i] |= cm
+                self.busy_g[i] |= gm
+                if r != INF:
+                    self.run_ev.append((r, i))
+        for lst in self.run:
+            if len(lst) > 1:
+                lst.sort(key=lambda x: x[0], reverse=True)
+        self.run_ev.sort()
+        self.res = [[] for _ in range(n)]  # per rank: [(start, end, cm, gm)]
+        self.res_start = []  # sorted (start, seq)
+        self.res_start_now = []  # same, only reservations holding resources free now
+        self.res_end = []  # sorted (end, seq), finite ends only
+        self.res_ranks = []  # seq -> rank indexes
+        self.reservations = []  # (jobid, start, end)
+        self.t = now
+        self.ew = now  # empty window: no reservation overlaps it
+        self.frontier = {}  # shape -> ([d], [start]): lower bounds on later starts
+        self.now_fail = {}  # shape -> smallest window (duration) that did not fit now
+        self.never = {}  # shape -> smallest duration that could not be placed at all
+
+    def release(self, end):
+        """When a running job's resources come back: its end; never for 0;
+        just after now for a job past its end that still holds them."""
+        if not end or end <= 0:
+            return INF
+        if end <= self.now:
+            return math.nextafter(self.now, INF)
+        return float(end)
+
+    def window_end(self, t, duration):
+        if duration > 0:
+            return t + duration
+        if self.inst_exp > t:
+            return self.inst_exp
+        return INF
+
+    # -- the window -------------------------------------------------------
+
+    def _refresh(self, i):
+        t, ew = self.t, self.ew
+        cm = gm = 0
+        for r, c, g in self.run[i]:
+            if r <= t:
+                break
+            cm |= c
+            gm |= g
+        for s, e, c, g in self.res[i]:
+            if s < ew and e > t:
+                cm |= c
+                gm |= g
+        view = self.view
+        ac, ag = view._ac[i], view._ag[i]
+        if ac != cm or ag != gm:
+            take_c, take_g = cm & ~ac, gm & ~ag
+            if take_c or take_g:
+                view._apply(i, take_c, take_g, True)
+            free_c, free_g = ac & ~cm, ag & ~gm
+            if free_c or free_g:
+                view._apply(i, free_c, free_g, False)
+
+    def move(self, t, ew):
+        t0, ew0 = self.t, self.ew
+        if t == t0 and ew == ew0:
+            return
+        dirty = set()
+        ranks = self.res_ranks
+        if t != t0:
+            lo, hi = (t0, t) if t0 < t else (t, t0)
+            ev = self.run_ev
+            for k in range(bisect_right(ev, (lo, _BIG)), bisect_right(ev, (hi, _BIG))):
+                dirty.add(ev[k][1])
+            re = self.res_end
+            for k in range(bisect_right(re, (lo, _BIG)), bisect_right(re, (hi, _BIG))):
+                dirty.update(ranks[re[k][1]])
+        if ew != ew0:
+            lo, hi = (ew0, ew) if ew0 < ew else (ew, ew0)
+            # at t = now, a reservation on resources running jobs hold anyway changes nothing
+            rs = self.res_start_now if t == t0 == self.now else self.res_start
+            for k in range(bisect_left(rs, (lo, -1)), bisect_left(rs, (hi, -1))):
+                dirty.update(ranks[rs[k][1]])
+        self.t, self.ew = t, ew
+        for i in dirty:
+            self._refresh(i)
+
+    def next_release(self, t):
+        """The first time after t when running jobs or reservations release something."""
+        best = None
+        ev = self.run_ev
+        k = bisect_right(ev, (t, _BIG))
+        if k < len(ev):
+            best = ev[k][0]
+        re = self.res_end
+        k = bisect_right(re, (t, _BIG))
+        if k < len(re) and (best is None or re[k][0] < best):
+            best = re[k][0]
+        return best
+
+    # -- bookkeeping of placed jobs -----------------------------------------
+
+    def _add_running(self, parts, r):
+        for i, cm, gm in parts:
+            lst = self.run[i]
+            lst.append((r, cm, gm))
+            lst.sort(key=lambda x: x[0], reverse=True)
+            self.busy_c[i] |= cm
+            self.busy_g[i] |= gm
+            if r != INF:
+                insort(self.run_ev, (r, i))
+
+    def _add_reservation(self, jobid, s, e, parts):
+        seq = len(self.res_ranks)
+        idx = []
+        holds_free = False
+        for i, cm, gm in parts:
+            self.res[i].append((s, e, cm, gm))
+            idx.append(i)
+            if cm & ~self.busy_c[i] or gm & ~self.busy_g[i]:
+                holds_free = True
+        self.res_ranks.append(idx)
+        insort(self.res_start, (s, seq))
+        if holds_free:
+            insort(self.res_start_now, (s, seq))
+        if e != INF:
+            insort(self.res_end, (e, seq))
+        self.reservations.append((jobid, s, e))
+
+    def _lower_bound(self, key, d):
+        """No job of this shape with a window at least d can start before this."""
+        fr = self.frontier.get(key)
+        if fr is None:
+            return self.now
+        k = bisect_right(fr[0], d)
+        return fr[1][k - 1] if k else self.now
+
+    def _record_start(self, key, d, s):
+        ds, ss = self.frontier.setdefault(key, ([], []))
+        k = bisect_right(ds, d)
+        if k and ss[k - 1] >= s:
+            return
+        j = k
+        while j < len(ds) and ss[j] <= s:
+            j += 1
+        ds[k:j] = [d]
+        ss[k:j] = [s]
+
+    # -- placement ------------------------------------------------------------------
+
+    def place(self, pj, reserve):
+        """("alloc", rset) if pj starts now, ("reserve", t) if reserved at t, or
+        None: it cannot start now (reserve=False), or cannot be placed at all."""
+        from flux_lite.sched.pool import InsufficientResources
+
+        req = pj.request
+        now = self.now
+        d = req.duration or 0.0
+        deff = d if d > 0 else INF
+        key = shape_key(req)
+        never = self.never.get(key)
+        if never is not None and deff >= never:
+            return None
+        t = self._lower_bound(key, deff) if reserve else now
+        if t == now:
+            fail = self.now_fail.get(key)
+            if fail is not None and deff >= fail:
+                if not reserve:
+                    return None
+                t = self.next_release(now)
+        view = self.view
+        while t is not None:
+            self.move(t, self.window_end(t, d))
+            try:
+                rset = view.alloc(pj.jobid, req, t, expiration_default=self.inst_exp)
+            except InsufficientResources:
+                if t == now:
+                    fail = self.now_fail.get(key)
+                    if fail is None or deff < fail:
+                        self.now_fail[key] = deff
+                    if not reserve:
+                        return None
+                t = self.next_release(t)
+                continue
+            parts = _pop_parts(view, pj.jobid)
+            if t == now:
+                self._add_running(parts, self.release(rset.expiration))
+                return ("alloc", rset)
+            self._add_reservation(pj.jobid, t, self.ew, parts)
+            self._record_start(key, deff, t)
+            return ("reserve", t)
+        if reserve:
+            if never is None or deff < never:
+                self.never[key] = deff
+        return None
+
+    def release_times(self):
+        ends = [r for r, _i in self.run_ev]
+        return sorted(set(ends))
+
+
+class BackfillScheduler(Scheduler):
+    name = "sched-backfill"
+    queue_depth = "unlimited"
+    policy = "easy"
+
+    def __init__(self, broker, args=None, state=None):
+        self.plan = None
+        super().__init__(broker, args, state)
+
+    def apply_args(self, args):
+        super().apply_args(args)
+        self.policy = args.get("policy", "easy")
+        depth = DEPTHS[self.policy]
+        if self.policy == "hybrid" and args.get("reservation-depth"):
+            depth = int(args["reservation-depth"])
+        self.reservation_depth = depth
+
+    def ready_log(self):
+        super().ready_log()
+        depth = "unlimited" if self.reservation_depth == INF else self.reservation_depth
+        self.log("info", f"policy={self.policy} reservation-depth={depth}")
+
+    def stats(self):
+        out = super().stats()
+        out["reservation-depth"] = "unlimited" if self.reservation_depth == INF else self.reservation_depth
+        out["reserved_jobs"] = sum(1 for pj in self.queue.values()
+                                   if pj.annotations.get("selection_type") == "reserved")
+        return out
+
+    # -- the plan is stale as soon as anything changes ---------------------------
+
+    def handle(self, topic, msg):
+        self.plan = None
+        super().handle(topic, msg)
+
+    def job_expiration_changed(self, jobid, expiration):
+        self.plan = None
+        super().job_expiration_changed(jobid, expiration)
+
+    def resource_update(self, down):
+        self.plan = None
+        super().resource_update(down)
+
+    def set_instance_expiration(self, expiration):
+        self.plan = None
+        super().set_instance_expiration(expiration)
+
+    # -- the pass -----------------------------------------------------------------
+
+    def schedule(self):
+        self.plan = self.replan(self.pool, self.sorted_queue(), commit=True)
+        reserved = self.plan.reserved()
+        for pj in self.sorted_queue():
+            t = reserved.get(pj.jobid)
+            if t is not None:
+                self.annotate(pj, {"t_estimate": t, "selection_type": "reserved", "reason_pending": None})
+            else:
+                self.annotate(pj, {"t_estimate": None, "selection_type": None,
+                                   "reason_pending": "insufficient resources"})
+
+    def replan(self, pool, queue, commit):
+        """Place every queued job in priority order on pool (allocating there).
+
+        With commit, allocations and denials are answered; without, pool
+        should be a copy and nothing else changes. Returns the Plan.
+        """
+        from flux_lite.sched.pool import InfeasibleRequest, InsufficientResources
+
+        now = self.b.now
+        inst = self.instance_expiration
+        depth = self.reservation_depth
+        planner = None
+        first_reserved = None
+        nreserved = 0
+        starts = {}
+        feasible = {}
+        for pj in queue:
+            if planner is None:
+                try:
+                    rset = pool.alloc(pj.jobid, pj.request, now, expiration_default=inst)
+                except InsufficientResources:
+                    planner = _Planner(pool, now, inst)
+                except InfeasibleRequest as exc:
+                    if commit:
+                        self.deny(pj, str(exc) or "unsatisfiable request")
+                    continue
+                else:
+                    starts[pj.jobid] = now
+                    if commit:
+                        self._success(pj, rset, None)
+                    continue
+            key = shape_key(pj.request)
+            note = feasible.get(key)
+            if note is None:
+                try:
+                    pool.check_feasibility(pj.request)
+                    note = feasible[key] = ""
+                except InfeasibleRequest as exc:
+                    note = feasible[key] = str(exc) or "unsatisfiable request"
+            if note:
+                if commit:
+                    self.deny(pj, note)
+                continue
+            placed = planner.place(pj, reserve=nreserved < depth)
+            if placed is None:
+                continue
+            if placed[0] == "alloc":
+                rset = placed[1]
+                pool.register_alloc(pj.jobid, rset)
+                starts[pj.jobid] = now
+                if commit:
+                    self._success(pj, rset, first_reserved)
+            else:
+                nreserved += 1
+                if first_reserved is None:
+                    first_reserved = pj.jobid
+                starts[pj.jobid] = placed[1]
+        if planner is None:
+            ends = sorted({end for _j, end in pool.job_end_times() if end and end > now})
+            return Plan(now, ends, [], starts)
+        return Plan(now, planner.release_times(), planner.reservations, starts)
+
+    def _success(self, pj, rset, first_reserved):
+        sched = {"resource_summary": rset.summary()}
+        if pj.annotations.get("selection_type") == "reserved":
+            sched["selection_type"] = "reserved"
+        elif first_reserved is not None:
+            sched["selection_type"] = "backfill"
+            sched["backfill"] = f58(first_reserved)
+            self.log("debug", f"backfill: {f58(pj.jobid)} (ahead of {f58(first_reserved)})")
+        else:
+            sched["selection_type"] = "immediate"
+        self.success(pj, rset, {"sched": sched})
+
+    # -- what-if -----------------------------------------------------------------------
+
+    def preview_expiration(self, jobid, expiration):
+        """Lines for reserved jobs whose start would move if jobid ended at expiration.
+
+        Both plans are computed on copies of the pool; nothing persistent changes.
+        """
+        if jobid not in self.pool:
+            return []
+        queue = self.sorted_queue()
+        old = self.replan(self.pool.copy(), queue, commit=False).starts
+        pool = self.pool.copy()
+        pool.update_expiration(jobid, expiration)
+        new = self.replan(pool, queue, commit=False).starts
+        now = self.b.now
+        lines = []
+        for pj in queue:
+            a, b = old.get(pj.jobid), new.get(pj.jobid)
+            if a == b or not ((a is not None and a > now) or (b is not None and b > now)):
+                continue
+            left = "none" if a is None else iso(a)
+            right = "none" if b is None else iso(b)
+            line = f"{f58(pj.jobid)}: t_estimate {left} -> {right}"
+            if a is not None and b is not None:
+                line += f" ({fmt_delta(b - a)})"
+            lines.append(line)
+        return lines
