@@ -100,8 +100,8 @@ def start_instance(state_dir, size=4, cores=4, config=None, extra=()):
     which the YAML config loader accepts)."""
     args = ["start", f"--test-size={size}", f"--test-cores={cores}", "--clock=virtual", "--force", *extra]
     if config is not None:
-        path = os.path.join(os.path.dirname(os.path.abspath(state_dir)),
-                            os.path.basename(os.path.abspath(state_dir)) + ".config.json")
+        os.makedirs(state_dir, exist_ok=True)
+        path = os.path.join(state_dir, "bench-config.json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump(config, f)
         args.append(f"--config={path}")
@@ -292,7 +292,7 @@ def imported_modules(args, state_dir, stdin_text=None):
         name = raw.strip()
         names.add(name)
         depth = (len(raw) - len(raw.lstrip(" "))) // 2
-        if depth <= 1:
+        if depth == 0:
             top.append((cumulative, name))
     top.sort(reverse=True)
     return names, top, wall

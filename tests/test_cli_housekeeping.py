@@ -423,3 +423,53 @@ def test_kill_partially_released_job(flux):
     assert sum("(final)" in line for line in frees(flux, jobid)) == 1
     assert running(flux) == 0 and allocated_nnodes(flux) == 0
     sched_clean(flux)
+
+
+def test_release_after_timer_starts_at_first_finished_rank(flux):
+    """6.3: the release-after timer is armed when the first rank finishes; once it
+    has expired, each later rank is released as it finishes."""
+    hk_config(flux, release_after="5s", rank_durations={"0": "1s", "1": "2s", "2": "10s", "3": "20s"})
+    flux("dmesg", "-C")
+    jobid = run(flux, "-N4")
+    flux.advance("5s")
+    assert frees(flux) == []  # 5 s after the hand-off, but only 4 s after rank 0 finished
+    flux.advance("1s")
+    assert frees(flux) == [f"free: {jobid}: rank[0-1]/core[0-1]"]
+    assert hk_list(flux, "-no", "{allocated.ranks} {pending.ranks}") == "2-3 2-3\n"
+    flux.advance("4s")
+    assert frees(flux)[1:] == [f"free: {jobid}: rank2/core[0-1]"]
+    flux.advance("9s")
+    assert len(frees(flux)) == 2
+    flux.advance("1s")
+    assert frees(flux)[2:] == [f"free: {jobid}: rank3/core[0-1] (final)"]
+    assert running(flux) == 0
+    sched_clean(flux)
+
+
+def test_canceled_jobs_and_housekeeping(flux):
+    """A running job canceled still gets housekeeping; a pending one holds nothing."""
+    hk_config(flux, duration="5s")
+    jobid = flux.submit("-N2", "--setattr=exec.test.run_duration=1h", "true")
+    pending = flux.submit("-N4", RUN1S, "true")
+    assert flux.state(pending) == "SCHED"
+    flux("cancel", jobid)
+    flux("cancel", pending)
+    assert flux.eventlog(jobid)[-5:] == ["exception", "finish", "release", "free", "clean"]
+    assert flux.eventlog(pending)[-2:] == ["exception", "clean"]
+    assert hk_list(flux) == HEADER + "\n" + row(jobid, 2, 2, "0s", "node[0-1]") + "\n"
+    flux.advance("5s")
+    assert running(flux) == 0
+    sched_clean(flux)
+
+
+def test_list_merges_rows_and_resource_status(flux):
+    hk_config(flux, duration="inf")
+    flux.out("submit", "--cc=0-3", "-N1", "--wait-event=clean", RUN1S, "true")
+    # rows identical except for node fields are merged, ranks unioned
+    assert hk_list(flux, "-no", "{nnodes}") == "4\n"
+    assert hk_list(flux, "-no", "{nnodes} {nodelist} {ranks}") == "4 node[0-3] 0-3\n"
+    assert flux.out("resource", "status", "-s", "housekeeping") == (
+        "       STATEUP NNODES NODELIST\nhousekeeping ✔      4 node[0-3]\n")
+    flux("housekeeping", "kill", "--all")
+    assert flux.out("resource", "status", "-s", "housekeeping") == "       STATEUP NNODES NODELIST\n"
+    sched_clean(flux)

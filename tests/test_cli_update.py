@@ -185,6 +185,9 @@ def test_dry_run(flux):
         '{"attributes.system.duration": 5400.0, "attributes.system.job.name": "foo"}\n')
     assert flux.out("update", "-n", jobid, "attributes.system.duration=60", "tasks.foo=1", "resources.x=y") == (
         '{"attributes.system.duration": 60.0, "tasks.foo": 1, "resources.x": "y"}\n')
+    # an infinite result means unlimited
+    assert flux.out("update", "-n", jobid, "duration=+inf") == '{"attributes.system.duration": 0.0}\n'
+    assert flux.out("update", "-n", jobid, "duration=infinity") == '{"attributes.system.duration": 0.0}\n'
     # a repeated key keeps the last value
     assert flux.out("update", "-n", jobid, "duration=1m", "duration=2m") == (
         '{"attributes.system.duration": 120.0}\n')
@@ -319,7 +322,7 @@ def test_raw_update_requests(flux):
 
 
 def test_running_job_update_sequence(busy):
-    flux, running, _pending, _held, _unl = busy
+    flux, running, pending, _held, _unl = busy
     ex = execution(flux, running)
     start = ex["starttime"]
     assert ex["expiration"] == start + 1800.0
@@ -334,7 +337,12 @@ def test_running_job_update_sequence(busy):
     r = flux("update", "-v", running, "duration=-1m")
     assert r.stderr == INFO + "updated attributes.system.duration to 840.0\n"
     assert execution(flux, running)["expiration"] == start + 840.0
-    assert flux.out("update", "-n", running, "duration=+5m") == '{"attributes.system.duration": 1140.0}\n'
+    # the JSON payload as in Flux; flux-lite adds a preview line per queued job
+    # whose estimated start would move (man flux-lite-update)
+    assert flux.out("update", "-n", running, "duration=+5m") == (
+        '{"attributes.system.duration": 1140.0}\n'
+        f"{pending}: t_estimate 2026-01-01T00:14:00Z -> 2026-01-01T00:19:00Z (+300s)\n")
+    assert execution(flux, running)["expiration"] == start + 840.0
 
     # virtual clock: at the start instant start+10ms is still in the future,
     # so move the clock before asking for an expiration in the past
@@ -479,6 +487,9 @@ def test_guest_refused_on_other_users_jobs(busy):
     refused(flux, "-n", pending, "duration=+1m", msg="access is restricted to job/instance owner", env=GUEST)
     refused(flux, running, "duration=+1m", msg="access is restricted to job/instance owner", env=GUEST)
     refused(flux, running, "duration=1h", msg="guests may only update their own jobs", env=GUEST)
+    # an absolute dry run never reaches the job manager
+    r = flux("update", "-n", pending, "duration=1m", env=GUEST)
+    assert r.stdout == '{"attributes.system.duration": 60.0}\n'
     assert "jobspec-update" not in flux.eventlog(pending) + flux.eventlog(running)
 
 
@@ -657,4 +668,26 @@ def test_config_load_instance_expiration_updates_running_unlimited_jobs_only(flu
     # the job's own 10m run ends it
     flux.advance("10m")
     assert flux.out("jobs", "-a", "-no", "{result}", unlimited).strip() == "COMPLETED"
+    sched_clean(flux)
+
+
+def test_instance_expiration_set_on_unlimited_instance(flux):
+    """4.10: from no expiration (0) to one: delta -inf; without running jobs
+    only the scheduler hears of it."""
+    t0 = json.loads(flux.out("kvs", "get", "resource.R"))["execution"]["starttime"]
+    flux("dmesg", "-C")
+    flux("config", "load", input="instance:\n  expiration: 1h\n")
+    log = flux.dmesg()
+    assert f"sched-simple.info[0]: resource expiration updated to {t0 + 3600:.2f}" in log
+    assert not any(line.startswith("job-manager.info[0]: resource expiration updated") for line in log)
+    flux("config", "load", input="")
+    jobid = flux.submit(RUN10M, "true")
+    assert execution(flux, jobid)["expiration"] == 0
+    flux("dmesg", "-C")
+    flux("config", "load", input="instance:\n  expiration: 1h\n")
+    assert tail(flux, jobid, 1) == [("resource-update", {"expiration": t0 + 3600.0})]
+    assert (f"job-manager.info[0]: resource expiration updated from 0.00 to {t0 + 3600:.2f} (-inf)"
+            in flux.dmesg())
+    assert (f"job-manager.info[0]: updated expiration of {jobid} from 0.00 to {t0 + 3600:.2f} (-inf)"
+            in flux.dmesg())
     sched_clean(flux)

@@ -321,6 +321,7 @@ class BackfillScheduler(Scheduler):
 
     def __init__(self, broker, args=None, state=None):
         self.plan = None
+        self.last_reserved = None  # jobs reserved by the last pass of this process
         super().__init__(broker, args, state)
 
     def apply_args(self, args):
@@ -365,7 +366,14 @@ class BackfillScheduler(Scheduler):
 
     def schedule(self):
         self.plan = self.replan(self.pool, self.sorted_queue(), commit=True)
-        reserved = self.plan.reserved()
+        self.last_reserved = set(self.plan.reserved())
+
+    def forecast(self):
+        """Annotate pending jobs from the last pass's plan (once per command)."""
+        plan = self.plan
+        if plan is None:  # something changed after the last pass: estimates only
+            plan = self.replan(self.pool.copy(), self.sorted_queue(), commit=False)
+        reserved = plan.reserved()
         for pj in self.sorted_queue():
             t = reserved.get(pj.jobid)
             if t is not None:
@@ -438,7 +446,11 @@ class BackfillScheduler(Scheduler):
 
     def _success(self, pj, rset, first_reserved):
         sched = {"resource_summary": rset.summary()}
-        if pj.annotations.get("selection_type") == "reserved":
+        if self.last_reserved is not None:
+            was_reserved = pj.jobid in self.last_reserved
+        else:  # first pass since load: the annotations say what the last one did
+            was_reserved = pj.annotations.get("selection_type") == "reserved"
+        if was_reserved:
             sched["selection_type"] = "reserved"
         elif first_reserved is not None:
             sched["selection_type"] = "backfill"
@@ -468,8 +480,8 @@ class BackfillScheduler(Scheduler):
             a, b = old.get(pj.jobid), new.get(pj.jobid)
             if a == b or not ((a is not None and a > now) or (b is not None and b > now)):
                 continue
-            left = "none" if a is None else iso(a)
-            right = "none" if b is None else iso(b)
+            left = "unknown" if a is None else iso(a)
+            right = "unknown" if b is None else iso(b)
             line = f"{f58(pj.jobid)}: t_estimate {left} -> {right}"
             if a is not None and b is not None:
                 line += f" ({fmt_delta(b - a)})"

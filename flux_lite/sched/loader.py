@@ -29,7 +29,17 @@ def scheduler_class(name):
 
 
 def parse_module_args(name, argv):
-    """Flux's module arguments: queue-depth=, mode=, log-level=, test-hello-nopartial, ..."""
+    """Flux's module arguments: queue-depth=, mode=, log-level=, test-hello-nopartial, ...
+
+    A bad argument makes the module load fail (exit 1), as in Flux.
+    """
+    try:
+        return _parse_module_args(name, argv)
+    except UsageError as exc:
+        raise FluxLiteError(f"{name}: {exc}") from None
+
+
+def _parse_module_args(name, argv):
     args = {}
     for arg in argv:
         key, eq, value = arg.partition("=")

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Startup cost: `flux-lite job id 42` against `python -c "import click, sqlite3"`.
+
+Both are run alternately in the same run (same machine load), N times each,
+after a warm-up; the ratio of the medians is the figure. `job id` needs no
+instance, so this is the price of the interpreter, click and flux-lite's
+command dispatch. Target: ratio <= 1.5.
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402
+
+RATIO_TARGET = 1.5
+
+
+def main():
+    p = bl.parser(__doc__.splitlines()[0])
+    p.add_argument("-n", "--runs", type=int, default=None, help="Runs of each command (default 31, quick 9).")
+    args = p.parse_args()
+    t_start = time.perf_counter()
+    runs = args.runs or (9 if args.quick else 31)
+    exe = bl.flux_lite_exe()
+    fl_argv = [exe, "job", "id", "42"]
+    py_argv = bl.python_baseline_argv()
+    bare_argv = [sys.executable, "-c", "pass"]
+    fl_times, py_times, bare_times = [], [], []
+    with bl.temp_dir() as state:
+        env = bl.base_env(state)  # no instance there: `job id` must not need one
+        for _ in range(2):  # warm-up: page cache, .pyc files
+            bl.run(fl_argv, env=env)
+            bl.run(py_argv, env=env)
+        for i in range(runs):
+            order = [("fl", fl_argv), ("py", py_argv), ("bare", bare_argv)]
+            if i % 2:
+                order.reverse()
+            for key, argv in order:
+                wall, proc = bl.run(argv, env=env)
+                if key == "fl":
+                    if proc.stdout.strip() != "42":
+                        raise SystemExit(f"flux-lite job id 42 printed {proc.stdout!r}")
+                    fl_times.append(wall)
+                elif key == "py":
+                    py_times.append(wall)
+                else:
+                    bare_times.append(wall)
+        figures = {
+            "runs": runs,
+            "flux_lite_job_id_s": bl.summary(fl_times),
+            "python_import_click_sqlite3_s": bl.summary(py_times),
+            "python_bare_s": bl.summary(bare_times),
+        }
+        ratio = bl.median(fl_times) / bl.median(py_times)
+        figures["ratio_median"] = round(ratio, 3)
+        # what flux-lite adds on top of click+sqlite3, and what it imports
+        figures["overhead_over_baseline_s"] = round(bl.median(fl_times) - bl.median(py_times), 4)
+        names, top, _wall = bl.imported_modules(["job", "id", "42"], state)
+        figures["modules_imported"] = len(names)
+        figures["top_imports_us"] = [{"module": n, "cumulative_us": us} for us, n in top[:8]]
+        figures["heavy_imports"] = {pkg: bool(bl.has_package(names, pkg))
+                                    for pkg in ("rich", "yaml", "intervaltree", "json", "sqlite3")}
+        extra = {}
+        if args.profile:
+            extra["profile"] = bl.profile_command(["job", "id", "42"], state, args.top)
+    targets = [bl.target("job id / import click,sqlite3 (median ratio)", ratio, RATIO_TARGET, unit="x")]
+    bl.emit(bl.report("startup", args, figures, targets, extra=extra, t_start=t_start))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Submit and list: the commands an interactive user types most.
+
+* median wall of one `flux-lite submit -N1 true` and of one `flux-lite jobs`,
+  measured alternately with `python -c "import click, sqlite3"` (targets:
+  <= 0.10 s each and <= 2x that baseline);
+* `flux-lite submit --cc=1-10000 --quiet` rate (target >= 2000 jobs/s);
+* `flux-lite jobs -a` with 10,000 inactive jobs (target <= 0.3 s; it lists
+  the newest 1000 by default);
+* that `submit` and `jobs -n` (stdout piped) import neither rich, yaml nor
+  intervaltree (python -X importtime).
+
+Instances: 4 nodes x 4 cores (as the Flux reference timings), virtual clock.
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402
+
+SINGLE_TARGET = 0.10
+BASELINE_FACTOR = 2.0
+RATE_TARGET = 2000.0
+JOBS_A_TARGET = 0.3
+BURST = 10000
+FORBIDDEN = ("rich", "yaml", "intervaltree")
+
+
+def single_commands(runs):
+    """submit -N1 true / jobs / baseline, interleaved, on one instance."""
+    exe = bl.flux_lite_exe()
+    sub, jobs, base = [], [], []
+    with bl.temp_dir() as state:
+        bl.start_instance(state, size=4, cores=4)
+        env = bl.base_env(state)
+        sub_argv = [exe, "submit", "-N1", "true"]
+        jobs_argv = [exe, "jobs"]
+        base_argv = bl.python_baseline_argv()
+        for argv in (sub_argv, jobs_argv, base_argv):  # warm-up
+            bl.run(argv, env=env)
+        for i in range(runs):
+            order = [(sub, sub_argv), (jobs, jobs_argv), (base, base_argv)]
+            if i % 2:
+                order.reverse()
+            for bucket, argv in order:
+                bucket.append(bl.run(argv, env=env)[0])
+        _, proc = bl.fl(["jobs", "-a", "-n", "-o", "{id}"], state)
+        njobs = len(proc.stdout.split())
+    return sub, jobs, base, njobs
+
+
+def burst(n, reps, profile=False, top=10):
+    """submit --cc=1-N --quiet on a fresh instance, reps times."""
+    walls = []
+    prof = None
+    for _ in range(reps):
+        with bl.temp_dir() as state:
+            bl.start_instance(state, size=4, cores=4)
+            wall, _ = bl.fl(["submit", f"--cc=1-{n}", "--quiet", "-S", "exec.test.run_duration=1s", "true"], state)
+            walls.append(wall)
+    if profile:
+        with bl.temp_dir() as state:
+            bl.start_instance(state, size=4, cores=4)
+            prof = bl.profile_command(["submit", f"--cc=1-{n}", "--quiet", "-S", "exec.test.run_duration=1s",
+                                       "true"], state, top)
+    return walls, prof
+
+
+def inactive_listing(n, runs, profile=False, top=10):
+    """jobs -a with n inactive jobs (and jobs -a -c 0 for comparison)."""
+    out = {}
+    with bl.temp_dir() as state:
+        bl.start_instance(state, size=4, cores=4)
+        t0 = time.perf_counter()
+        bl.fl(["submit", f"--cc=1-{n}", "--quiet", "-S", "exec.test.run_duration=1s", "true"], state)
+        # 16 cores, 1 s each: n/16 simulated seconds; advance well past it
+        bl.fl(["clock", "advance", f"{n // 16 + 60}s"], state)
+        out["setup_s"] = round(time.perf_counter() - t0, 3)
+        _, proc = bl.fl(["jobs", "-a", "-n", "-c", "0", "-o", "{state} {result}"], state)
+        lines = proc.stdout.splitlines()
+        out["inactive_completed"] = sum(1 for ln in lines if ln == "INACTIVE COMPLETED")
+        out["listed_total"] = len(lines)
+        bl.fl(["jobs", "-a"], state)  # warm-up
+        walls, walls_all, lines_a = [], [], None
+        for _ in range(runs):
+            wall, proc = bl.fl(["jobs", "-a"], state)
+            walls.append(wall)
+            lines_a = len(proc.stdout.splitlines())
+        for _ in range(max(3, runs // 3)):
+            walls_all.append(bl.fl(["jobs", "-a", "-c", "0"], state)[0])
+        out["jobs_a_s"] = bl.summary(walls)
+        out["jobs_a_lines"] = lines_a
+        out["jobs_a_c0_s"] = bl.summary(walls_all)
+        if profile:
+            out["profile_jobs_a"] = bl.profile_command(["jobs", "-a"], state, top)
+    return out
+
+
+def import_check():
+    out = {}
+    with bl.temp_dir() as state:
+        bl.start_instance(state, size=4, cores=4)
+        for label, args in (("submit", ["submit", "-N1", "true"]), ("jobs -n", ["jobs", "-n"]),
+                            ("submit --cc=1-600", ["submit", "--cc=1-600", "--quiet", "true"])):
+            names, top, _ = bl.imported_modules(args, state)
+            out[label] = {
+                "modules_imported": len(names),
+                "forbidden_imported": {pkg: bl.has_package(names, pkg)[:5] for pkg in FORBIDDEN},
+                "clean": not any(bl.has_package(names, pkg) for pkg in FORBIDDEN),
+                "top_imports_us": [{"module": n, "cumulative_us": us} for us, n in top[:5]],
+            }
+    return out
+
+
+def main():
+    p = bl.parser(__doc__.splitlines()[0])
+    p.add_argument("-n", "--runs", type=int, default=None, help="Runs of each single command (default 21, quick 7).")
+    args = p.parse_args()
+    t_start = time.perf_counter()
+    runs = args.runs or (7 if args.quick else 21)
+    reps = 1 if args.quick else 3
+
+    bl.log("single commands")
+    sub, jobs, base, njobs = single_commands(runs)
+    m_sub, m_jobs, m_base = bl.median(sub), bl.median(jobs), bl.median(base)
+    bl.log("burst")
+    walls, burst_prof = burst(BURST, reps, args.profile, args.top)
+    rate = BURST / bl.median(walls)
+    bl.log("inactive listing")
+    listing = inactive_listing(BURST, runs, args.profile, args.top)
+    bl.log("imports")
+    imports = import_check()
+
+    figures = {
+        "instance": "4 nodes x 4 cores, virtual clock",
+        "runs": runs,
+        "submit_N1_s": bl.summary(sub),
+        "jobs_s": bl.summary(jobs),
+        "jobs_listed_active": njobs,
+        "baseline_import_click_sqlite3_s": bl.summary(base),
+        "submit_over_baseline": round(m_sub / m_base, 3),
+        "jobs_over_baseline": round(m_jobs / m_base, 3),
+        "burst_jobs": BURST,
+        "burst_wall_s": bl.summary(walls),
+        "burst_jobs_per_s": round(rate, 1),
+        "inactive_listing": listing,
+        "imports": imports,
+    }
+    jobs_a = listing["jobs_a_s"]["median"]
+    targets = [
+        bl.target("submit -N1 true (median wall)", m_sub, SINGLE_TARGET),
+        bl.target("jobs (median wall)", m_jobs, SINGLE_TARGET),
+        bl.target("submit / import click,sqlite3", m_sub / m_base, BASELINE_FACTOR, unit="x"),
+        bl.target("jobs / import click,sqlite3", m_jobs / m_base, BASELINE_FACTOR, unit="x"),
+        bl.target(f"submit --cc=1-{BURST} --quiet rate", rate, RATE_TARGET, op=">=", unit="jobs/s"),
+        bl.target(f"jobs -a with {BURST} inactive jobs (median wall)", jobs_a, JOBS_A_TARGET),
+        bl.target("submit imports none of rich, yaml, intervaltree", imports["submit"]["clean"], True, op="==",
+                  unit="bool"),
+        bl.target("jobs -n (piped) imports none of rich, yaml, intervaltree", imports["jobs -n"]["clean"], True,
+                  op="==", unit="bool"),
+    ]
+    if listing["inactive_completed"] != BURST:
+        targets.append(bl.target("all burst jobs INACTIVE/COMPLETED", listing["inactive_completed"], BURST,
+                                 op="==", unit="jobs"))
+    extra = {"profile": {"burst": burst_prof, "jobs_a": listing.pop("profile_jobs_a")}} if args.profile else None
+    bl.emit(bl.report("submit_jobs", args, figures, targets, extra=extra, t_start=t_start))
+
+
+if __name__ == "__main__":
+    main()
