@@ -49,8 +49,20 @@ def flux_lite_script():
     return flux_lite_exe()
 
 
+# Bytecode: flux-lite is usually installed editable here, and the environment
+# may set PYTHONDONTWRITEBYTECODE, so every command would compile its modules
+# from source. An installed package has .pyc files; by default the benchmarks
+# give commands a persistent bytecode cache outside the checkout
+# (PYTHONPYCACHEPREFIX). --pyc=asis measures the environment unchanged.
+PYC_MODE = "prefix"
+PYC_PREFIX = os.path.join(tempfile.gettempdir(), f"flux-lite-bench-pycache-{os.getuid()}")
+
+
 def base_env(state_dir=None):
     env = dict(os.environ)
+    if PYC_MODE == "prefix":
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = PYC_PREFIX
     for var in ("FLUX_HANDLE_USERID", "FLUX_HANDLE_ROLEMASK"):
         env.pop(var, None)
     env.pop("PYTHONPROFILEIMPORTTIME", None)
@@ -177,6 +189,9 @@ def environment():
         "cpus": os.cpu_count(),
         "loadavg": None if load is None else [round(x, 2) for x in load],
         "git": git_info(),
+        "pyc": PYC_MODE,
+        "pycache_prefix": PYC_PREFIX if PYC_MODE == "prefix" else os.environ.get("PYTHONPYCACHEPREFIX"),
+        "PYTHONDONTWRITEBYTECODE_in_env": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
     }
 
 
@@ -212,7 +227,19 @@ def parser(description):
     p.add_argument("--profile", action="store_true",
                    help="Also run the slow part once under cProfile and report the top functions.")
     p.add_argument("--top", type=int, default=10, help="Functions in a profile (default 10).")
+    p.add_argument("--pyc", choices=("prefix", "asis"), default="prefix",
+                   help="prefix (default): commands get a persistent bytecode cache in PYTHONPYCACHEPREFIX; "
+                        "asis: the environment unchanged (PYTHONDONTWRITEBYTECODE may make every command "
+                        "compile flux-lite from source).")
     return p
+
+
+def parse_args(p):
+    """Parse, and apply the options every benchmark shares."""
+    global PYC_MODE
+    args = p.parse_args()
+    PYC_MODE = args.pyc
+    return args
 
 
 def log(msg):

@@ -20,7 +20,7 @@ RATIO_TARGET = 1.5
 def main():
     p = bl.parser(__doc__.splitlines()[0])
     p.add_argument("-n", "--runs", type=int, default=None, help="Runs of each command (default 31, quick 9).")
-    args = p.parse_args()
+    args = bl.parse_args(p)
     t_start = time.perf_counter()
     runs = args.runs or (9 if args.quick else 31)
     exe = bl.flux_lite_exe()
@@ -62,6 +62,11 @@ def main():
         figures["top_imports_us"] = [{"module": n, "cumulative_us": us} for us, n in top[:8]]
         figures["heavy_imports"] = {pkg: bool(bl.has_package(names, pkg))
                                     for pkg in ("rich", "yaml", "intervaltree", "json", "sqlite3")}
+        if bl.PYC_MODE == "prefix" and os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            # for information: what this environment pays without a bytecode cache
+            asis = dict(os.environ, FLUX_LITE_STATE_DIR=state)
+            figures["flux_lite_job_id_no_pyc_cache_s"] = bl.summary(
+                [bl.run(fl_argv, env=asis)[0] for _ in range(max(3, runs // 3))])
         extra = {}
         if args.profile:
             extra["profile"] = bl.profile_command(["job", "id", "42"], state, args.top)

@@ -117,7 +117,7 @@ def import_check():
 def main():
     p = bl.parser(__doc__.splitlines()[0])
     p.add_argument("-n", "--runs", type=int, default=None, help="Runs of each single command (default 21, quick 7).")
-    args = p.parse_args()
+    args = bl.parse_args(p)
     t_start = time.perf_counter()
     runs = args.runs or (7 if args.quick else 21)
     reps = 1 if args.quick else 3

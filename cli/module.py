@@ -109,26 +109,39 @@ def stats(name):
 
 
 @module.command("debug")
-@click.option("--set", "set_", type=int, default=None, help="Set these debug bits.")
-@click.option("--clear", "clear", type=int, default=None, help="Clear these debug bits (no value clears all).")
-@click.argument("name", shell_complete=complete_loaded_modules)
-def debug(set_, clear, name):
-    """Set or clear a module's debug flags (sched-simple: 1 deny allocs, 4 refuse expiration)."""
+@click.option("-c", "--clear", "clear_all", is_flag=True, help="Clear all debug flags.")
+@click.option("-s", "--set", "set_", type=int, default=None, metavar="MASK", help="Set debug flags to MASK.")
+@click.option("-S", "--setbit", type=int, default=None, metavar="MASK", help="Set the bits of MASK.")
+@click.option("-C", "--clearbit", type=int, default=None, metavar="MASK", help="Clear the bits of MASK.")
+@click.argument("name")
+def debug(clear_all, set_, setbit, clearbit, name):
+    """Set, clear or print a module's debug flags (as flux module debug).
+
+    sched-simple: 1 deny every alloc, 4 refuse sched.expiration;
+    job-exec: 1 make expiration updates fail (non-fatal exec exception).
+    """
     from flux_lite.sched import loader
 
     with session() as broker:
-        if name != loader.loaded_name(broker):
+        if name == "job-exec":
+            target = broker.exec
+        elif name == loader.loaded_name(broker):
+            target = broker.sched
+        else:
             raise FluxLiteError(f"{name}: module is not loaded")
-        sched = broker.sched
-        flags = sched.debug_flags
+        flags = target.debug_flags
+        changed = clear_all or set_ is not None or setbit is not None or clearbit is not None
+        if clear_all:
+            flags = 0
         if set_ is not None:
-            flags |= set_
-        if clear is not None:
-            flags &= ~clear
-        if set_ is None and clear is None:
-            click.echo(f"0x{flags:x}")
-            return
-        sched.set_debug(flags)
+            flags = set_
+        if setbit is not None:
+            flags |= setbit
+        if clearbit is not None:
+            flags &= ~clearbit
+        if changed:
+            target.set_debug(flags)
+    click.echo(f"0x{flags:x}")
 
 
 def _owner(broker):

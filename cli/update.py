@@ -30,8 +30,9 @@ def update(dry_run, verbose, wait, jobid, updates):
             values = upd.parse_updates(broker, jobid, updates)
             if dry_run:
                 click.echo(json.dumps(values))
+                # stdout stays the JSON Flux prints; the plan preview is for people
                 for line in upd.dry_run_report(broker, jobid, values):
-                    click.echo(line)
+                    click.echo(line, err=True)
                 return
             upd.update_job(broker, jobid, values)
             if wait:

@@ -404,8 +404,6 @@ def test_four_single_node_jobs_include_and_targets(flux):
     sched_clean(flux)
 
 
-@pytest.mark.xfail(reason="BUG: `housekeeping list -i 'foo['` says 'invalid hostlist or idset: foo[' "
-                          "instead of Flux's \"Invalid hostlist: 'foo['\"", strict=True)
 def test_include_malformed_hostlist_message(flux):
     r = flux.fails("housekeeping", "list", "-i", "foo[")
     assert r.stderr == ERR + "Invalid hostlist: 'foo['\n"
@@ -472,4 +470,64 @@ def test_list_merges_rows_and_resource_status(flux):
         "       STATEUP NNODES NODELIST\nhousekeeping ✔      4 node[0-3]\n")
     flux("housekeeping", "kill", "--all")
     assert flux.out("resource", "status", "-s", "housekeeping") == "       STATEUP NNODES NODELIST\n"
+    sched_clean(flux)
+
+
+def test_config_change_applies_to_later_jobs_only(flux):
+    """6.2: a running housekeeping allocation keeps the settings it started with."""
+    hk_config(flux, release_after="5s", rank_durations={"3": "10s"})
+    flux("dmesg", "-C")
+    first = run(flux, "-N4")
+    flux("config", "load", input="")  # housekeeping off
+    assert stats(flux)["config"] == {"release-after": -1, "command": ""}
+    assert stats(flux)["running"][first]["pending"] == "3"
+    later = flux.submit("-N1", RUN1S, "true")
+    assert flux.state(later) == "SCHED"  # every rank is still held
+    flux.advance("5s")
+    assert frees(flux) == [f"free: {first}: rank[0-2]/core[0-1]"]
+    assert flux.state(later) == "RUN"
+    flux.advance("1s")  # the later job ran 1 s; without housekeeping it frees at once
+    assert frees(flux, later) == [f"free: {later}: rank0/core[0-1] (final)"]
+    assert running(flux) == 1
+    flux.advance("3s")
+    assert running(flux) == 1
+    flux.advance("1s")
+    assert frees(flux, first)[-1] == f"free: {first}: rank3/core[0-1] (final)"
+    assert running(flux) == 0
+    sched_clean(flux)
+
+
+def test_kill_jobid_all(flux):
+    hk_config(flux, duration="inf")
+    flux.out("submit", "--cc=0-1", "-N2", "--wait-event=clean", RUN1S, "true")
+    assert running(flux) == 2
+    r = flux.fails("housekeeping", "kill", "--all", "--jobid=all")
+    assert r.stderr == ERR + "do not specify --jobid with --all\n"
+    flux("housekeeping", "kill", "-j", "all", "-s", "2")
+    assert running(flux) == 0
+    assert sum(line.endswith(": Interrupt") for line in hk_log(flux)) == 2
+    sched_clean(flux)
+
+
+def test_list_fields(flux):
+    """04-housekeeping.txt: every field of `housekeeping list -o`."""
+    hk_config(flux, release_after="0", rank_durations={"3": "20s"})
+    jobid = run(flux, "-N4")
+    t_start = flux.now()
+    flux.advance("1s")
+    dec = flux.out("job", "id", jobid).strip()
+    hexid = flux.out("job", "id", "--to=hex", jobid).strip()
+    assert hk_list(flux, "-o", "{id} | {id.f58} | {id.dec} | {id.hex} | {t_start} | {runtime} | {runtime!F} | "
+                               "{runtime!H}") == (
+        "JOBID | JOBID | JOBID | JOBID | T_START | RUNTIME | RUNTIME | RUNTIME\n"
+        f"{jobid} | {jobid} | {dec} | {hexid} | {t_start} | 1.0 | 1.000s | 0:00:01\n")
+    assert hk_list(flux, "-o", "{id.f58} ranks={ranks} nnodes={nnodes} nodelist={nodelist}") == (
+        f"JOBID ranks=RANKS nnodes=NNODES nodelist=NODELIST\n{jobid} ranks=3 nnodes=1 nodelist=node3\n")
+    assert hk_list(flux, "-o", "{id.f58} {allocated.ranks} {allocated.nnodes} {allocated.nodelist}") == (
+        f"JOBID RANKS NNODES NODELIST\n{jobid} 3 1 node3\n")
+    assert hk_list(flux, "-o", "{id.f58} {pending.ranks} {pending.nnodes} {pending.nodelist}") == (
+        f"JOBID ACTIVE_RANKS #ACTIVE ACTIVE_NODES\n{jobid} 3 1 node3\n")
+    assert hk_list(flux, "-no", "{pending.ranks}") == "3\n"
+    assert hk_list(flux, "-o", "default") == HEADER + "\n" + row(jobid, 1, 1, "1.000s", "node3") + "\n"
+    flux("housekeeping", "kill", "--all")
     sched_clean(flux)

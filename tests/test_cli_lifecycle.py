@@ -307,8 +307,19 @@ def test_urgency_errors(flux):
     flux("cancel", running)
     r = flux.fails("job", "urgency", running, "10")
     assert err(r).endswith("job is inactive")
-    r = flux("job", "urgency", "-v", pending, "5")
-    assert flux.eventlog(pending)[-2:] == ["urgency", "priority"]
+    flux("job", "urgency", pending, "5")
+    assert flux.eventlog(pending)[4:] == ["urgency", "priority", "alloc", "start"]
+
+
+@pytest.mark.xfail(reason="BUG: `job urgency -v` prints 'ID: urgency changed from A to B'; flux job urgency "
+                          "-v prints the old value as 'old urgency: job held|job expedited|N' on stderr",
+                   strict=True)
+def test_urgency_verbose_prints_old_value(flux):
+    fill(flux)
+    jobid = flux.submit("--urgency=hold", "true")
+    assert flux("job", "urgency", "-v", jobid, "20").stderr == "old urgency: job held\n"
+    assert flux("job", "urgency", "-v", jobid, "expedite").stderr == "old urgency: 20\n"
+    assert flux("job", "urgency", "-v", jobid, "3").stderr == "old urgency: job expedited\n"
 
 
 def test_submit_urgency_range(flux):
@@ -407,15 +418,16 @@ def test_jobs_ordering_pending_running_inactive(flux):
     p4 = flux.submit("-N1", "--urgency=20", "true")
     c1 = flux.submit("--urgency=hold", "true")
     flux("cancel", c1)  # t_inactive 30
-    # r2 ends at 30 and its node goes to p2 (t_run 30, id after r4)
+    # r2 ended at 30 (before p1 was submitted), so p1 took its node: t_run 30 like r4
     order = flux.out("jobs", "-a", "-no", "{id.f58}").split()
-    assert order == [p4, p1, p3, r4, p2, r3, r1, c1, r2] or order == [p4, p1, p3, p2, r4, r3, r1, c1, r2]
-    assert order[:3] == [p4, p1, p3]
-    assert order[5:] == [r3, r1, c1, r2]
-    # inactive ties on t_inactive are broken by id, descending
-    flux("cancel", p1, p3, p4)
+    assert order[:3] == [p2, p4, p3]            # pending: priority desc, then id asc
+    assert set(order[3:5]) == {r4, p1}          # running: t_run desc (ties unspecified)
+    assert order[5:7] == [r3, r1]
+    assert order[7:] == [c1, r2]                # inactive: t_inactive desc, then id desc
+    flux.advance("1s")
+    flux("cancel", p2, p3, p4)
     inactive = flux.out("jobs", "-f", "inactive", "-no", "{id.f58}").split()
-    assert inactive[:3] == [p4, p3, p1]
+    assert inactive == [p4, p3, p2, c1, r2]
 
 
 def test_jobs_filters_and_count(flux):
@@ -425,24 +437,28 @@ def test_jobs_filters_and_count(flux):
     run = flux.submit("-N1", "sleep", "inf")
     flux.advance("1m")
     flux("cancel", canc)
-    pend = [flux.submit("-N1", "true") for _ in range(3)]
+    more = fill(flux, 3)
+    pend = [flux.submit("-N1", "true"), flux.submit("-N1", "true")]
 
     def ids(*args):
         return flux.out("jobs", "-no", "{id.f58}", *args).split()
 
-    assert set(ids()) == {run, *pend}
+    assert set(ids()) == {run, *more, *pend}
     assert ids("-f", "pending") == pend
-    assert set(ids("-f", "running")) == {run, *pend[:2]}
-    assert ids("-f", "sched") == pend[2:]
+    assert ids("-f", "sched") == pend
+    assert set(ids("-f", "running")) == {run, *more}
+    assert set(ids("-f", "run")) == {run, *more}
     assert ids("-f", "completed") == [done]
     assert ids("-f", "canceled") == [canc]
     assert ids("-f", "timeout") == [tout]
     assert set(ids("-f", "canceled,timeout")) == {canc, tout}
-    assert len(ids("-a")) == 7
-    assert ids("-a", "-c", "2") == ids("-a")[:2]
+    assert set(ids("-f", "inactive")) == {done, tout, canc}
+    assert len(ids("-a")) == 9
+    assert ids("-a", "-c", "2") == ids("-a")[:2] == pend
     r = flux.fails("jobs", "-f", "bogus")
     assert "Invalid filter specified: bogus" in r.stderr
-    r = flux.fails("jobs", "f123")  # an unknown job id
+    flux.fails("jobs", "f123")  # an unknown job id
+    assert ids(done) == [done]  # explicit ids are listed whatever their state
 
 
 def test_jobs_output_formats_from_transcript(flux, monkeypatch):
@@ -509,11 +525,16 @@ def test_job_info_R_jobspec_eventlog(flux):
 
 def test_job_info_R_reflects_the_allocation(flux):
     a = flux.submit("-n3", "true")
-    R = json.loads(flux.out("job", "info", a, "R"))
-    assert R["execution"]["R_lite"] == [{"rank": "0", "children": {"core": "0-1"}},
-                                        {"rank": "1", "children": {"core": "0"}}] or \
-        sum(len(e["children"]["core"].split(",")) for e in R["execution"]["R_lite"]) >= 2
-    assert R["execution"]["expiration"] == 0.0  # no duration, no instance expiration
+    assert json.loads(flux.out("job", "info", a, "R")) == {"version": 1, "execution": {
+        "R_lite": [{"rank": "0", "children": {"core": "0-1"}}, {"rank": "1", "children": {"core": "0"}}],
+        "starttime": T0, "expiration": 0.0, "nslots": 3, "nodelist": ["node[0-1]"]}}
+    b = flux.submit("-n2", "-c2", "true")
+    assert json.loads(flux.out("job", "info", b, "R"))["execution"]["R_lite"] == [
+        {"rank": "2-3", "children": {"core": "0-1"}}]
+    assert flux.out("jobs", "-o", "{id.f58} {ntasks} {nnodes} {ncores} {ranks} {nodelist}") == (
+        "JOBID NTASKS NNODES NCORES RANKS NODELIST\n"
+        f"{a} 3 2 3 0-1 node[0-1]\n"
+        f"{b} 2 2 4 2-3 node[2-3]\n")
 
 
 # ------------------------------------------------------------------ wait-event
@@ -553,7 +574,9 @@ def test_wait_event_errors(flux):
                    strict=True)
 def test_wait_event_timeout_lets_simulated_time_pass(flux):
     jobid = flux.submit("-N1", "-t", "5m", "--setattr=exec.test.run_duration=10s", "true")
-    flux.fails("job", "wait-event", "-t", "30", jobid, "exception")
+    held = flux.submit("--urgency=hold", "true")
+    r = flux.fails("job", "wait-event", "-t", "30", held, "alloc")
+    assert err(r).endswith("wait-event timeout on event 'alloc'")
     assert flux.now() == T0 + 30
     assert flux.state(jobid) == "INACTIVE"
 
@@ -766,6 +789,7 @@ def test_submit_prints_f58_ids_that_increase(flux):
 
 
 def test_submit_dry_run_creates_nothing(flux, flux_factory):
+    fresh = flux_factory("--test-size=4", "--test-cores=2", name="fresh")
     r = flux("submit", "--dry-run", "-N1", "-t", "5m", "hostname")
     js = json.loads(r.stdout)
     assert js["tasks"][0]["command"] == ["hostname"]
@@ -774,8 +798,7 @@ def test_submit_dry_run_creates_nothing(flux, flux_factory):
     assert flux.out("jobs", "-a", "-n") == ""
     assert "job." not in flux.out("kvs", "ls").split()
     # and does not use up a job id
-    first = flux.submit("true")
-    assert first == flux.out("job", "id", "--to=f58", str(1000 << 24)).strip()
+    assert flux.submit("true") == fresh.submit("true")
 
 
 def test_submit_cc(flux):

@@ -8,7 +8,9 @@ Both ends are timers, so a virtual clock moves them deterministically.
 
 from flux_lite.formats.jobid import f58
 
-SIGTERM_STATUS = 15  # wait status of a job killed by SIGTERM (as Flux reports it)
+SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
+SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
+DEBUG_KEY = "job-exec.debug"
 
 
 class Exec:
@@ -46,19 +48,35 @@ class Exec:
             jm.post(job, "finish", {"status": 0})
             jm.post(job, "release", {"ranks": "all", "final": True})
         elif what == "expire":
-            jm.raise_exception(job, "timeout", 0, "resource allocation expired")
+            # exceptions from the exec system carry the owner's userid before the note
+            jm.post(job, "exception", {"type": "timeout", "severity": 0, "userid": self.b.instance.owner,
+                                       "note": "resource allocation expired"})
 
     def kill(self, job):
         """The job got a fatal exception while running: it dies at once."""
         jm = self.b.jm
         self.b.cancel_timers(job.id, "exec.finish")
         self.b.cancel_timers(job.id, "exec.expire")
-        jm.post(job, "finish", {"status": SIGTERM_STATUS})
+        signum = SIGALRM if (job.end_event or {}).get("type") == "timeout" else SIGTERM
+        jm.post(job, "finish", {"status": signum})
         jm.post(job, "release", {"ranks": "all", "final": True})
+
+    @property
+    def debug_flags(self):
+        return self.b.kvs.get(DEBUG_KEY, 0)
+
+    def set_debug(self, flags):
+        self.b.kvs.put(DEBUG_KEY, flags)
 
     def update_expiration(self, job, expiration):
         """<exec-service>.expiration: move the job's timeout."""
         if not job.started or job.finished:
+            return
+        if self.debug_flags & 1:
+            # debug bit 1 makes the expiration RPC fail, as job-exec's does in Flux's tests
+            self.b.jm.raise_exception(
+                job, "exec", 1,
+                "failed to send expiration update to exec system: job termination may not coincide with expiration")
             return
         self._arm_expiration(job, expiration)
         self.b.log("job-exec", "debug", f"updated expiration of {f58(job.id)} to {expiration:.2f}")

@@ -295,8 +295,8 @@ def include_ranks(broker, text):
         pass
     try:
         hosts = set(Hostlist.parse(text))
-    except FormatError:
-        raise FluxLiteError(f"invalid hostlist or idset: {text}") from None
+    except FormatError as exc:
+        raise FluxLiteError(str(exc)) from None
     rset = broker.resources.rset
     return IDset(r for r in rset.ranks if rset.hostname(r) in hosts)
 

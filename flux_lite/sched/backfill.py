@@ -71,13 +71,28 @@ class Plan:
     placed job to its start (``now`` for jobs allocated in the pass).
     """
 
-    def __init__(self, now, ends, reservations, starts):
+    def __init__(self, now, ends, reservations, starts, allocated=None, reserved_parts=None, ranks=None):
         from intervaltree import Interval, IntervalTree
 
         self.now = now
         self.ends = ends
         self.tree = IntervalTree(Interval(s, e, jobid) for jobid, s, e in reservations)
         self.starts = starts
+        self.allocated = allocated or {}  # jobid -> Rset of the jobs this pass started
+        self._parts = reserved_parts or {}
+        self._ranks = ranks
+
+    def reserved_resources(self, jobid):
+        """{(rank, "core"|"gpu", id)} a reservation holds."""
+        out = set()
+        for i, cm, gm in self._parts.get(jobid, ()):
+            rank = self._ranks[i]
+            for kind, mask in (("core", cm), ("gpu", gm)):
+                while mask:
+                    low = mask & -mask
+                    out.add((rank, kind, low.bit_length() - 1))
+                    mask ^= low
+        return out
 
     def reserved(self):
         """{jobid: reserved start} in start order."""
@@ -130,6 +145,7 @@ class _Planner:
         self.res_end = []  # sorted (end, seq), finite ends only
         self.res_ranks = []  # seq -> rank indexes
         self.reservations = []  # (jobid, start, end)
+        self.reserved_parts = {}  # jobid -> parts
         self.t = now
         self.ew = now  # empty window: no reservation overlaps it
         self.frontier = {}  # shape -> ([d], [start]): lower bounds on later starts
@@ -241,6 +257,7 @@ class _Planner:
         if e != INF:
             insort(self.res_end, (e, seq))
         self.reservations.append((jobid, s, e))
+        self.reserved_parts[jobid] = parts
 
     def _lower_bound(self, key, d):
         """No job of this shape with a window at least d can start before this."""
@@ -284,7 +301,8 @@ class _Planner:
                     return None
                 t = self.next_release(now)
         view = self.view
-        while t is not None:
+        limit = self.inst_exp if self.inst_exp > now else INF  # nothing starts once the instance ends
+        while t is not None and (t == now or t < limit):
             self.move(t, self.window_end(t, d))
             try:
                 rset = view.alloc(pj.jobid, req, t, expiration_default=self.inst_exp)
@@ -397,6 +415,7 @@ class BackfillScheduler(Scheduler):
         first_reserved = None
         nreserved = 0
         starts = {}
+        allocated = {}
         feasible = {}
         for pj in queue:
             if planner is None:
@@ -410,6 +429,7 @@ class BackfillScheduler(Scheduler):
                     continue
                 else:
                     starts[pj.jobid] = now
+                    allocated[pj.jobid] = rset
                     if commit:
                         self._success(pj, rset, None)
                     continue
@@ -432,6 +452,7 @@ class BackfillScheduler(Scheduler):
                 rset = placed[1]
                 pool.register_alloc(pj.jobid, rset)
                 starts[pj.jobid] = now
+                allocated[pj.jobid] = rset
                 if commit:
                     self._success(pj, rset, first_reserved)
             else:
@@ -441,8 +462,9 @@ class BackfillScheduler(Scheduler):
                 starts[pj.jobid] = placed[1]
         if planner is None:
             ends = sorted({end for _j, end in pool.job_end_times() if end and end > now})
-            return Plan(now, ends, [], starts)
-        return Plan(now, planner.release_times(), planner.reservations, starts)
+            return Plan(now, ends, [], starts, allocated)
+        return Plan(now, planner.release_times(), planner.reservations, starts, allocated,
+                    planner.reserved_parts, planner.view._topo.ranks)
 
     def _success(self, pj, rset, first_reserved):
         sched = {"resource_summary": rset.summary()}

@@ -148,8 +148,6 @@ class Scheduler:
         jm = self.b.jm
         for rec in records:
             jobid = rec["id"]
-            self.log("debug", f"hello: id={f58(jobid)} priority={rec['priority']} "
-                              f"userid={rec['userid']} t_submit={rec['t_submit']:.1f}")
             R = self.hello_R(jobid)
             if R is None:
                 self.log("err", f"hello: failed to look up R for job {f58(jobid)}")
@@ -160,6 +158,8 @@ class Scheduler:
                     rset = rset.remove_ranks(IDset.parse(rec["free"]))
                 self.hello_alloc(jobid, rset)
                 self.log("info", f"hello: {f58(jobid)}: {rset.summary()}")
+                self.log("debug", f"hello: id={f58(jobid)} priority={rec['priority']} "
+                                  f"userid={rec['userid']} t_submit={rec['t_submit']:.1f}")
             except Exception as exc:  # a job that cannot be re-allocated
                 self.log("err", f"hello callback failed for job {f58(jobid)}: {exc}")
                 self.log("err", f"raising fatal exception on running job id={f58(jobid)}")

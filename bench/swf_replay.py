@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Replay a slice of a real workload (Parallel Workloads Archive SWF) per policy.
+
+The first N jobs (default 2000) of a trace in /work/shared/data/swf/ are
+submitted at their submit times on an instance shaped by the trace header
+(MaxNodes nodes x MaxProcs/MaxNodes cores), through the library API: the
+virtual clock is advanced to each submit time (`Instance.advance_clock`), the
+jobs submitted then go in one session (`broker.jm.submit`), and at the end the
+clock is advanced until every job is inactive. Each job asks for its
+requested procs (one core per task) with its requested time as time limit
+(or its run time when the trace has none) and runs its recorded run time
+(`exec.test.run_duration`). Jobs that ran past their request time out, as
+they would under Flux.
+
+Reported per policy (fcfs; easy and conservative when `flux-lite sched reload
+--policy=...` accepts them): wall time, simulated span, jobs/s (jobs replayed
+per wall second), mean wait and bounded slowdown in simulated seconds, and
+the results. No targets: these are figures to compare policies and commits.
+"""
+
+import gzip
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402
+
+SWF_DIR = "/work/shared/data/swf"
+DEFAULT_TRACE = "KTH-SP2-1996-2.swf.gz"
+POLICIES = ("fcfs", "easy", "conservative")
+
+
+def read_swf(path, njobs, skip=0):
+    """Header dict and the first njobs usable job records (after skipping `skip`)."""
+    header = {}
+    jobs = []
+    dropped = {"no_procs": 0, "too_big": 0, "no_runtime": 0}
+    opener = gzip.open if path.endswith(".gz") else open
+    seen = 0
+    with opener(path, "rt") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith(";"):
+                key, sep, value = line[1:].partition(":")
+                if sep and key.strip() and key.strip() not in header:
+                    header[key.strip()] = value.strip()
+                continue
+            if len(jobs) >= njobs:
+                break
+            fields = line.split()
+            if len(fields) < 18:
+                continue
+            seen += 1
+            if seen <= skip:
+                continue
+            num, submit, wait, run, alloc = (int(float(x)) for x in fields[:5])
+            req_procs, req_time, status = int(float(fields[7])), int(float(fields[8])), int(float(fields[10]))
+            procs = req_procs if req_procs > 0 else alloc
+            jobs.append({"num": num, "submit": submit, "wait": wait, "run": run, "procs": procs,
+                         "req_time": req_time, "status": status})
+    return header, jobs, dropped
+
+
+def usable(jobs, max_procs, dropped):
+    out = []
+    for job in jobs:
+        if job["procs"] <= 0:
+            dropped["no_procs"] += 1
+        elif job["procs"] > max_procs:
+            dropped["too_big"] += 1
+        elif job["run"] < 0:
+            dropped["no_runtime"] += 1
+        else:
+            out.append(job)
+    return out
+
+
+def jobspec_for(job, estimate):
+    from flux_lite.formats import jobspec as jobspecmod
+
+    run = max(job["run"], 1)
+    if estimate == "request" and job["req_time"] > 0:
+        limit = job["req_time"]
+    else:
+        limit = run
+    return jobspecmod.build(["swf-job", str(job["num"])], ntasks=job["procs"], duration=float(limit),
+                            setattrs=[("exec.test.run_duration", f"{run}s")])
+
+
+def replay(state, jobs, estimate, driver):
+    """Submit at trace times, then run to completion; returns timing dict."""
+    from flux_lite.instance import Instance
+
+    t0_trace = jobs[0]["submit"]
+    batches = []
+    for job in jobs:
+        if batches and batches[-1][0] == job["submit"]:
+            batches[-1][1].append(job)
+        else:
+            batches.append((job["submit"], [job]))
+    specs = [(t - t0_trace, [jobspec_for(j, estimate) for j in batch]) for t, batch in batches]
+    inst = Instance.open(state)
+    try:
+        start = inst.clock_now()
+        t_begin = time.perf_counter()
+        if driver == "transactions":
+            for offset, batch in specs:
+                delta = start + offset - inst.clock_now()
+                if delta > 0:
+                    inst.advance_clock(delta)
+                with inst.session() as broker:
+                    for js in batch:
+                        broker.jm.submit(js)
+                        broker.run()
+        else:  # one session for the whole replay
+            with inst.session() as broker:
+                for offset, batch in specs:
+                    broker.advance_to(start + offset)
+                    for js in batch:
+                        broker.jm.submit(js)
+                        broker.run()
+        t_submitted = time.perf_counter()
+        rounds = 0
+        while True:
+            active = inst.kvs.conn.execute("SELECT COUNT(*) FROM jobs WHERE state < 64").fetchone()[0]
+            if not active or rounds > 200:
+                break
+            inst.advance_clock(30 * 86400.0)
+            rounds += 1
+        t_end = time.perf_counter()
+        rows = [json.loads(d) for (d,) in inst.kvs.conn.execute("SELECT data FROM jobs")]
+    finally:
+        inst.close()
+    return {
+        "wall_s": round(t_end - t_begin, 3),
+        "submit_phase_s": round(t_submitted - t_begin, 3),
+        "drain_phase_s": round(t_end - t_submitted, 3),
+        "transactions": len(specs) * 2 + rounds if driver == "transactions" else 1 + rounds,
+        "active_left": active,
+        "start": start,
+    }, rows
+
+
+def metrics(rows, start, total_cores):
+    from flux_lite import job_list
+
+    waits, slowdowns, results = [], [], {}
+    t_first = min(r["t_submit"] for r in rows)
+    t_last = 0.0
+    busy = 0.0
+    for rec in rows:
+        info = job_list.make_info(rec, rec.get("t_inactive") or 0.0, str)
+        res = info["result"] or info["state"]
+        results[res] = results.get(res, 0) + 1
+        t_last = max(t_last, rec.get("t_inactive") or 0.0)
+        if rec.get("t_run"):
+            wait = rec["t_run"] - rec["t_submit"]
+            run = max((rec.get("t_cleanup") or rec["t_run"]) - rec["t_run"], 0.0)
+            waits.append(wait)
+            slowdowns.append(max(1.0, (wait + run) / max(run, 10.0)))
+            busy += run * (rec.get("ncores") or 0)
+    span = t_last - t_first
+    return {
+        "simulated_span_s": round(span, 1),
+        "mean_wait_s": round(statistics.fmean(waits), 1) if waits else None,
+        "median_wait_s": round(statistics.median(waits), 1) if waits else None,
+        "max_wait_s": round(max(waits), 1) if waits else None,
+        "mean_bounded_slowdown": round(statistics.fmean(slowdowns), 2) if slowdowns else None,
+        "utilization": round(busy / (total_cores * span), 3) if span > 0 else None,
+        "results": results,
+    }
+
+
+def main():
+    p = bl.parser(__doc__.splitlines()[0])
+    p.add_argument("--trace", default=DEFAULT_TRACE, help=f"SWF file (name in {SWF_DIR} or a path).")
+    p.add_argument("--jobs", type=int, default=None, help="Jobs to replay (default 2000, quick 300).")
+    p.add_argument("--skip", type=int, default=0, help="Skip this many job lines first.")
+    p.add_argument("--policies", default=",".join(POLICIES), help="Comma list (default fcfs,easy,conservative).")
+    p.add_argument("--estimate", choices=("request", "runtime"), default="request",
+                   help="Time limit: the requested time (default; run time when the trace has none) or the "
+                        "run time itself.")
+    p.add_argument("--driver", choices=("transactions", "session"), default="transactions",
+                   help="transactions (default): one advance_clock and one session per submit time, as a "
+                        "script of commands would; session: the whole replay in one transaction.")
+    p.add_argument("--queue-depth", default=None, help="Passed to sched reload (default: the module's).")
+    args = bl.parse_args(p)
+    t_start = time.perf_counter()
+    njobs = args.jobs or (300 if args.quick else 2000)
+    path = args.trace if os.path.sep in args.trace else os.path.join(SWF_DIR, args.trace)
+    header, raw, dropped = read_swf(path, njobs, args.skip)
+    max_nodes = int(header.get("MaxNodes", "0") or 0)
+    max_procs = int(header.get("MaxProcs", "0") or 0) or max_nodes
+    max_nodes = max_nodes or max_procs
+    cores = max(1, max_procs // max_nodes)
+    jobs = usable(raw, max_nodes * cores, dropped)
+    recorded_waits = [j["wait"] for j in jobs if j["wait"] >= 0]
+    figures = {
+        "trace": os.path.basename(path),
+        "header": {k: header.get(k) for k in ("Computer", "Installation", "MaxNodes", "MaxProcs", "Note")},
+        "instance": f"{max_nodes} nodes x {cores} cores, virtual clock",
+        "jobs_read": len(raw),
+        "jobs_replayed": len(jobs),
+        "dropped": dropped,
+        "estimate": args.estimate,
+        "driver": args.driver,
+        "trace_span_s": jobs[-1]["submit"] - jobs[0]["submit"] if jobs else 0,
+        "trace_recorded_mean_wait_s": round(statistics.fmean(recorded_waits), 1) if recorded_waits else None,
+        "policies": {},
+    }
+    skipped = {}
+    extra = {}
+    for policy in [x for x in args.policies.split(",") if x]:
+        bl.log(f"policy {policy}")
+        with bl.temp_dir() as state:
+            bl.start_instance(state, size=max_nodes, cores=cores)
+            reload_args = ["sched", "reload", f"--policy={policy}"]
+            if args.queue_depth:
+                reload_args.append(f"--queue-depth={args.queue_depth}")
+            _, proc = bl.fl(reload_args, state, check=False)
+            if proc.returncode != 0:
+                skipped[policy] = f"flux-lite {' '.join(reload_args)}: exit {proc.returncode}: " \
+                                  f"{proc.stderr.strip()[-300:]}"
+                continue
+            prof = {}
+            with bl.profiled(prof, args.top, enabled=args.profile):
+                timing, rows = replay(state, jobs, args.estimate, args.driver)
+            total_cores = max_nodes * cores
+            out = dict(timing)
+            out.pop("start")
+            out["jobs_per_s"] = round(len(jobs) / timing["wall_s"], 1) if timing["wall_s"] else None
+            _, status = bl.fl(["sched", "status"], state, check=False)
+            try:
+                out["sched_status_after"] = json.loads(status.stdout)
+            except ValueError:
+                out["sched_status_after"] = status.stdout.strip() or status.stderr.strip() or None
+            out.update(metrics(rows, timing["start"], total_cores))
+            figures["policies"][policy] = out
+            if prof:
+                extra.setdefault("profile", {})[policy] = prof
+    targets = []
+    bl.emit(bl.report("swf_replay", args, figures, targets, skipped=skipped or None, extra=extra, t_start=t_start))
+
+
+if __name__ == "__main__":
+    main()

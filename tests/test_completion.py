@@ -1,0 +1,291 @@
+"""Shell completion: the committed scripts, and the candidates flux-lite offers at TAB.
+
+Candidates are asked for the way the scripts ask: the completion entry point
+with _FLUX_LITE_COMPLETE=bash_complete (or zsh_complete) and COMP_WORDS /
+COMP_CWORD in the environment, through CliRunner; one test drives the
+committed bash script itself in a real bash.
+"""
+
+import importlib.util
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from flux_lite.cli import complete
+from flux_lite.cli.main import COMMANDS, cli
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+COMPLETIONS = ROOT / "completions"
+
+
+def load_generator():
+    spec = importlib.util.spec_from_file_location("completions_generate", COMPLETIONS / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_completion(words, state_dir=None, shell="bash", env=None):
+    """Candidates for the command line `words` (the last one is being completed).
+
+    Returns [(value, help)]; help is None for bash, which does not show it.
+    """
+    full_env = {
+        "_FLUX_LITE_COMPLETE": f"{shell}_complete",
+        "COMP_WORDS": " ".join(words),
+        "COMP_CWORD": str(len(words) - 1),
+        "FLUX_F58_FORCE_ASCII": "1",
+    }
+    if state_dir is not None:
+        full_env["FLUX_LITE_STATE_DIR"] = str(state_dir)
+    if env:
+        full_env.update(env)
+    result = CliRunner().invoke(cli, [], env=full_env, prog_name="flux-lite", catch_exceptions=False)
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
+    lines = result.stdout.splitlines()
+    if shell == "bash":
+        out = []
+        for line in lines:
+            kind, _sep, value = line.partition(",")
+            if kind == "plain":
+                out.append((value, None))
+        return out
+    # zsh: type, value, help triples
+    out = []
+    for i in range(0, len(lines) - 2, 3):
+        if lines[i] == "plain":
+            out.append((lines[i + 1], None if lines[i + 2] == "_" else lines[i + 2]))
+    return out
+
+
+def values(*args, **kwargs):
+    return [value for value, _help in run_completion(*args, **kwargs)]
+
+
+# -- the committed scripts --------------------------------------------------------------------
+
+
+def test_committed_scripts_are_current():
+    gen = load_generator()
+    stale = gen.stale()
+    assert not stale, f"stale completion scripts {stale}: run `python completions/generate.py`"
+
+
+def test_generator_check_mode(tmp_path):
+    gen = load_generator()
+    assert gen.main(["--check"]) == 0
+    assert gen.main(["--check", "--dir", str(tmp_path)]) == 1  # nothing there yet
+    assert gen.main(["--dir", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(gen.FILES.values())
+    assert gen.main(["--check", "--dir", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_scripts_are_clicks_own(shell):
+    """The committed file is what `_FLUX_LITE_COMPLETE=<shell>_source flux-lite` prints."""
+    gen = load_generator()
+    committed = (COMPLETIONS / gen.FILES[shell]).read_text(encoding="utf-8")
+    assert "_FLUX_LITE_COMPLETE" in committed and "flux-lite" in committed
+    result = CliRunner().invoke(cli, [], env={"_FLUX_LITE_COMPLETE": f"{shell}_source"}, prog_name="flux-lite")
+    assert result.exit_code == 0
+    if shell == "fish" and "string split \n" in result.stdout:
+        pytest.skip("this click release prints a broken fish script (pallets/click#3502)")
+    assert result.stdout == committed
+
+
+# -- commands, options, choices --------------------------------------------------------------
+
+
+def test_commands_are_offered():
+    assert values(["flux-lite", ""]) == sorted(COMMANDS)
+    assert values(["flux-lite", "up"]) == ["update"]
+
+
+def test_options_are_offered():
+    offered = values(["flux-lite", "update", "--"])
+    for flag in ("--dry-run", "--verbose", "--wait", "--help"):
+        assert flag in offered
+
+
+def test_policy_names_are_offered():
+    assert values(["flux-lite", "sched", "reload", "--policy", ""]) == ["fcfs", "easy", "hybrid", "conservative"]
+
+
+# -- job ids -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def jobs(flux):
+    """An inactive, a running and a pending job (in that order of submission)."""
+    done = flux.submit("-N1", "--setattr=exec.test.run_duration=1s", "true")
+    flux.advance("2s")
+    running = flux.submit("-N4", "-t", "1h", "--setattr=exec.test.run_duration=30m", "sleep")
+    pending = flux.submit("-N4", "-t", "1h", "true")
+    assert flux.state(running) == "RUN" and flux.state(pending) == "SCHED"
+    return {"done": done, "running": running, "pending": pending}
+
+
+def test_update_offers_job_ids_active_first(flux, jobs):
+    offered = values(["flux-lite", "update", ""], flux.state_dir)
+    assert offered == [jobs["pending"], jobs["running"], jobs["done"]]
+
+
+def test_job_ids_carry_state_and_name(flux, jobs):
+    offered = dict(run_completion(["flux-lite", "cancel", ""], flux.state_dir, shell="zsh"))
+    assert offered[jobs["running"]] == "RUN sleep"
+    assert offered[jobs["pending"]] == "SCHED true"
+    assert offered[jobs["done"]].startswith("COMPLETED")
+
+
+def test_job_ids_filtered_by_prefix_and_encoding(flux, jobs):
+    from flux_lite.formats.jobid import decode
+
+    running = jobs["running"]
+    assert values(["flux-lite", "job", "eventlog", running[:-1]], flux.state_dir) == [running]
+    dec = str(decode(running))
+    assert values(["flux-lite", "job", "eventlog", dec], flux.state_dir) == [dec]
+    assert values(["flux-lite", "job", "eventlog", "nomatch"], flux.state_dir) == []
+
+
+def test_state_dir_option_is_used(flux, jobs, tmp_path):
+    offered = values(["flux-lite", "--state-dir", flux.state_dir, "update", ""],
+                     env={"FLUX_LITE_STATE_DIR": str(tmp_path / "elsewhere")})
+    assert jobs["running"] in offered
+
+
+def test_guest_is_offered_only_own_jobs(flux, jobs):
+    guest = {"FLUX_HANDLE_USERID": str(os.getuid() + 4242)}
+    mine = flux("submit", "-t", "1h", "true", env=guest).stdout.strip()
+    assert values(["flux-lite", "update", ""], flux.state_dir, env=guest) == [mine]
+
+
+def test_completion_never_fails(tmp_path):
+    assert values(["flux-lite", "update", ""], tmp_path / "no-instance") == []
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "kvs.sqlite").write_text("not a database")
+    assert values(["flux-lite", "update", ""], broken) == []
+    assert values(["flux-lite", "housekeeping", "kill", "-t", ""], broken) == []
+    assert values(["flux-lite", "housekeeping", "kill", "-j", ""], broken) == ["all"]
+
+
+def test_completion_does_not_change_the_instance(flux, jobs):
+    before = flux.out("kvs", "get", "instance.clock")
+    run_completion(["flux-lite", "update", ""], flux.state_dir)
+    assert flux.out("kvs", "get", "instance.clock") == before
+
+
+# -- update KEY=VALUE ------------------------------------------------------------------------------
+
+
+def test_update_offers_special_keys(flux, jobs):
+    jobid = jobs["running"]
+    assert values(["flux-lite", "update", jobid, ""], flux.state_dir) == ["duration=", "name=", "queue="]
+    assert values(["flux-lite", "update", jobid, "dur"], flux.state_dir) == ["duration="]
+    # keys already given are not offered again (bash splits words at '=')
+    assert values(["flux-lite", "update", jobid, "duration", "=", "1h", ""], flux.state_dir) == ["name=", "queue="]
+    assert values(["flux-lite", "update", jobid, "name=x", ""], flux.state_dir) == ["duration=", "queue="]
+
+
+def test_update_offers_duration_values(flux, jobs):
+    jobid = jobs["running"]
+    # bash: "duration=" arrives as the words "duration" and "="
+    assert values(["flux-lite", "update", jobid, "duration", "=", ""], flux.state_dir) == ["inf"]
+    assert values(["flux-lite", "update", jobid, "name", "=", ""], flux.state_dir) == []
+    # zsh keeps the word whole
+    assert values(["flux-lite", "update", jobid, "duration="], flux.state_dir, shell="zsh") == ["duration=inf"]
+    assert values(["flux-lite", "update", jobid, "duration=+1"], flux.state_dir, shell="zsh") == []
+
+
+# -- housekeeping targets ----------------------------------------------------------------------------
+
+
+HK_CONFIG = """
+job-manager:
+  housekeeping:
+    duration: 1s
+    rank-durations: {"2": inf}
+"""
+
+
+def test_housekeeping_targets_and_jobs(flux_factory):
+    flux = flux_factory("--test-size=4", config=HK_CONFIG)
+    jobid = flux.submit("-N4", "--setattr=exec.test.run_duration=1s", "true")
+    flux.advance("5s")
+    offered = values(["flux-lite", "housekeeping", "kill", "-t", ""], flux.state_dir)
+    assert offered[0] == "node2"  # still in housekeeping, so first
+    assert sorted(offered) == sorted(["node0", "node1", "node2", "node3", "0", "1", "2", "3"])
+    assert values(["flux-lite", "housekeeping", "list", "-i", "node3"], flux.state_dir) == ["node3"]
+    helps = dict(run_completion(["flux-lite", "housekeeping", "kill", "--targets", "node"],
+                                flux.state_dir, shell="zsh"))
+    assert "housekeeping" in helps["node2"] and "housekeeping" not in helps["node0"]
+    assert values(["flux-lite", "housekeeping", "kill", "-j", ""], flux.state_dir) == [jobid, "all"]
+
+
+# -- modules --------------------------------------------------------------------------------------------
+
+
+def test_module_names(flux):
+    assert values(["flux-lite", "module", "load", ""], flux.state_dir) == ["sched-simple", "sched-backfill"]
+    assert values(["flux-lite", "module", "reload", "sched-b"], flux.state_dir) == ["sched-backfill"]
+    assert values(["flux-lite", "module", "stats", ""], flux.state_dir) == ["job-manager", "resource",
+                                                                            "sched-simple"]
+    assert values(["flux-lite", "module", "stats", ""], "/nonexistent") == ["job-manager", "resource"]
+
+
+def test_module_arguments(flux):
+    args = values(["flux-lite", "module", "reload", "sched-simple", ""], flux.state_dir)
+    assert "test-hello-nopartial" in args and "queue-depth=" in args and "policy=" not in args
+    args = values(["flux-lite", "module", "load", "sched-backfill", ""], flux.state_dir)
+    assert "policy=" in args and "reservation-depth=" in args
+    assert values(["flux-lite", "module", "load", "sched-backfill", "policy=h"], flux.state_dir,
+                  shell="zsh") == ["policy=hybrid"]
+
+
+# -- the bash script in bash ----------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_bash_script_completes_job_ids(flux, jobs, tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    wrapper = bindir / "flux-lite"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m flux_lite "$@"\n')
+    wrapper.chmod(0o755)
+    script = (
+        f'source "{COMPLETIONS / "flux-lite.bash"}"\n'
+        'COMP_WORDS=(flux-lite update ""); COMP_CWORD=2\n'
+        "_flux_lite_completion flux-lite\n"
+        'printf "%s\\n" "${COMPREPLY[@]}"\n'
+        'complete -p flux-lite\n'
+    )
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}",
+               FLUX_LITE_STATE_DIR=flux.state_dir, FLUX_F58_FORCE_ASCII="1")
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[:3] == [jobs["pending"], jobs["running"], jobs["done"]]
+    assert "_flux_lite_completion" in lines[-1]
+
+
+# -- click 8.4.0/8.4.1 fish ----------------------------------------------------------------------------
+
+
+def test_fix_fish_completion(monkeypatch):
+    from click import shell_completion as sc
+
+    monkeypatch.setattr(sc, "_available_shells", dict(sc._available_shells))
+    broken = sc.FishComplete.format_completion(None, sc.CompletionItem("v", help="h")).count("\n") > 0
+    assert complete.fix_fish_completion() is broken
+    fish = sc.get_completion_class("fish")
+    line = fish(cli, {}, "flux-lite", "_FLUX_LITE_COMPLETE").format_completion(
+        sc.CompletionItem("fABC", help="RUN a\tb"))
+    assert "\n" not in line and line.startswith("plain,fABC")
+    source = fish(cli, {}, "flux-lite", "_FLUX_LITE_COMPLETE").source()
+    assert source + "\n" == (COMPLETIONS / "flux-lite.fish").read_text(encoding="utf-8")
