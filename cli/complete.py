@@ -197,7 +197,7 @@ def _housekeeping_allocs(inst):
 
 @_never_fail
 def complete_targets(ctx, param, incomplete):
-    """Hosts and ranks of the instance; those still in housekeeping come first."""
+    """Hosts and ranks of the instance; those whose housekeeping still runs come first."""
     from flux_lite.formats.idset import IDset
     from flux_lite.formats.rset import Rset
 
@@ -206,15 +206,14 @@ def complete_targets(ctx, param, incomplete):
         busy = set()
         for alloc in _housekeeping_allocs(inst).values():
             try:
-                held = Rset.from_dict(alloc["R"]).ranks - IDset.parse(alloc.get("free") or "")
-            except Exception:  # noqa: BLE001
+                busy |= set(IDset.parse(alloc.get("pending") or ""))
+            except Exception:  # noqa: BLE001 - skip a record we cannot read
                 continue
-            busy |= set(held)
     nodes = [(rank, rset.hostname(rank)) for rank in rset.ranks]
     nodes.sort(key=lambda node: node[0] not in busy)
 
     def note(rank):
-        return " (housekeeping)" if rank in busy else ""
+        return " (housekeeping running)" if rank in busy else ""
 
     pairs = [(host, f"rank {rank}{note(rank)}") for rank, host in nodes]
     pairs += [(str(rank), f"{host}{note(rank)}") for rank, host in nodes]
@@ -223,14 +222,17 @@ def complete_targets(ctx, param, incomplete):
 
 @_never_fail
 def complete_housekeeping_jobids(ctx, param, incomplete):
-    """Jobs whose nodes are in housekeeping, and "all"."""
-    with _instance(ctx) as inst:
-        allocs = _housekeeping_allocs(inst)
+    """Jobs whose nodes are in housekeeping, then "all"."""
     pairs = []
-    for key in sorted(allocs, key=int):
-        text = _jobid_text(int(key), incomplete)
-        if text is not None:
-            pairs.append((text, f"housekeeping, pending ranks {allocs[key].get('pending') or '-'}"))
+    try:
+        with _instance(ctx) as inst:
+            allocs = _housekeeping_allocs(inst)
+        for key in sorted(allocs, key=int):
+            text = _jobid_text(int(key), incomplete)
+            if text is not None:
+                pairs.append((text, f"housekeeping running on ranks {allocs[key].get('pending') or '-'}"))
+    except Exception:  # noqa: BLE001 - no instance: "all" is still valid
+        pass
     pairs.append(("all", "every housekeeping job"))
     return _items(pairs, incomplete)
 
@@ -258,6 +260,21 @@ def complete_loaded_modules(ctx, param, incomplete):
             pairs.append((rec["name"], "scheduler"))
     except Exception:  # noqa: BLE001 - no instance: still offer the built-in modules
         pass
+    return _items(pairs, incomplete)
+
+
+@_never_fail
+def complete_debug_modules(ctx, param, incomplete):
+    """Modules with debug flags: the loaded scheduler and job-exec."""
+    pairs = []
+    try:
+        with _instance(ctx) as inst:
+            rec = inst.kvs.get("sched.module")
+        if rec:
+            pairs.append((rec["name"], "scheduler"))
+    except Exception:  # noqa: BLE001 - no instance: still offer job-exec
+        pass
+    pairs.append(("job-exec", "simulated execution system"))
     return _items(pairs, incomplete)
 
 

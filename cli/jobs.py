@@ -64,7 +64,8 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         click.echo(json.dumps({"jobs": [_jsonable(i) for i in items]}, indent=None))
         return
     try:
-        lines = outputformat.render(fmt, job_list.HEADINGS, items, no_header=no_header)
+        lines = outputformat.render(fmt, job_list.HEADINGS, items, no_header=no_header,
+                                    heading_fallback=job_list.heading_fallback)
     except ValueError as exc:
         raise FluxLiteError(f"Error in user format: {exc}") from None
     from flux_lite.cli.output import STATE_STYLES, emit

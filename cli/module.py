@@ -6,7 +6,7 @@ import click
 
 from flux_lite.cli.common import session
 from flux_lite.cli.complete import (
-    complete_loaded_modules, complete_module_args, complete_sched_modules,
+    complete_debug_modules, complete_loaded_modules, complete_module_args, complete_sched_modules,
 )
 from flux_lite.errors import FluxLiteError
 
@@ -113,7 +113,7 @@ def stats(name):
 @click.option("-s", "--set", "set_", type=int, default=None, metavar="MASK", help="Set debug flags to MASK.")
 @click.option("-S", "--setbit", type=int, default=None, metavar="MASK", help="Set the bits of MASK.")
 @click.option("-C", "--clearbit", type=int, default=None, metavar="MASK", help="Clear the bits of MASK.")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_debug_modules)
 def debug(clear_all, set_, setbit, clearbit, name):
     """Set, clear or print a module's debug flags (as flux module debug).
 

@@ -45,12 +45,20 @@ HEADINGS = {
     "exception.severity": "EXCEPTION-SEVERITY", "exception.type": "EXCEPTION-TYPE",
     "exception.note": "EXCEPTION-NOTE", "annotations": "ANNOTATIONS", "dependencies": "DEPENDENCIES",
     "annotations.sched.t_estimate": "T_ESTIMATE", "annotations.sched.reason_pending": "REASON",
-    "annotations.sched.resource_summary": "RESOURCES", "annotations.sched.jobs_ahead": "JOBS_AHEAD",
-    "annotations.sched.backfill": "BACKFILL", "annotations.sched.selection_type": "SELECTION",
+    "annotations.sched.resource_summary": "RESOURCES",
     "sched.t_estimate": "T_ESTIMATE", "sched.reason_pending": "REASON",
     "sched.resource_summary": "RESOURCES", "sched.jobs_ahead": "JOBS_AHEAD",
     "sched": "SCHED", "user": "USER", "inactive_reason": "INACTIVE-REASON",
 }
+
+def heading_fallback(field):
+    """Free-form annotation fields: the heading is the rest of the name, upper-cased
+    (`annotations.sched.jobs_ahead` -> SCHED.JOBS_AHEAD), as flux-jobs does."""
+    for prefix in ("annotations.", "user."):
+        if field.startswith(prefix) and len(field) > len(prefix):
+            return field[len(prefix):].upper()
+    return None
+
 
 # `jobs -f` names: states, virtual states and results
 FILTER_STATES = {

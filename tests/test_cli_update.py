@@ -446,7 +446,7 @@ def test_scheduler_refuses_expiration_update(flux):
     refused(flux, jobid, "-v", "duration=1m", msg="scheduler refused expiration update")
     assert flux.eventlog(jobid) == ["submit", "validate", "depend", "priority", "alloc", "start"]
     assert execution(flux, jobid) == ex
-    flux("module", "debug", "--clear", "4", "sched-simple")
+    flux("module", "debug", "--clear", "sched-simple")
     r = flux("update", "-v", jobid, "duration=+10m")
     assert r.stderr == INFO + "updated attributes.system.duration to 900.0\n"
     assert tail(flux, jobid, 1) == [("resource-update", {"expiration": ex["starttime"] + 900.0})]

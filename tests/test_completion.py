@@ -146,7 +146,8 @@ def test_job_ids_filtered_by_prefix_and_encoding(flux, jobs):
     from flux_lite.formats.jobid import decode
 
     running = jobs["running"]
-    assert values(["flux-lite", "job", "eventlog", running[:-1]], flux.state_dir) == [running]
+    assert values(["flux-lite", "job", "eventlog", running], flux.state_dir) == [running]
+    assert set(values(["flux-lite", "job", "eventlog", "f"], flux.state_dir)) == set(jobs.values())
     dec = str(decode(running))
     assert values(["flux-lite", "job", "eventlog", dec], flux.state_dir) == [dec]
     assert values(["flux-lite", "job", "eventlog", "nomatch"], flux.state_dir) == []
@@ -236,6 +237,8 @@ def test_module_names(flux):
     assert values(["flux-lite", "module", "stats", ""], flux.state_dir) == ["job-manager", "resource",
                                                                             "sched-simple"]
     assert values(["flux-lite", "module", "stats", ""], "/nonexistent") == ["job-manager", "resource"]
+    assert values(["flux-lite", "module", "debug", ""], flux.state_dir) == ["sched-simple", "job-exec"]
+    assert values(["flux-lite", "module", "debug", "-S", "4", "j"], flux.state_dir) == ["job-exec"]
 
 
 def test_module_arguments(flux):

@@ -103,7 +103,7 @@ APPENDER = """
 
 
 def test_parallel_appenders_lose_nothing(store, tmp_path):
-    n = 200
+    n = 100
     go = tmp_path / "go"
     procs = [python(APPENDER, store, w, n, go) for w in range(NPROC)]
     time.sleep(0.2)

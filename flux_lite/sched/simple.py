@@ -28,8 +28,14 @@ class SimpleScheduler(Scheduler):
             self.success(pj, rset, {"sched": {"resource_summary": rset.summary()}})
 
     def forecast(self):
+        if self.debug_flags & 2:
+            # debug bit 2: why each job waits, instead of when it may start
+            for ahead, pj in enumerate(self.sorted_queue()):
+                self.annotate(pj, {"reason_pending": "insufficient resources", "jobs_ahead": ahead,
+                                   "t_estimate": None})
+            return
         for pj, estimate in self.estimates(self.pool).items():
-            self.annotate(pj, {"t_estimate": estimate})
+            self.annotate(pj, {"t_estimate": estimate, "reason_pending": None, "jobs_ahead": None})
 
     def estimates(self, pool):
         """PendingJob -> estimated start (None when unknown), in FIFO order,
