@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import pstats
+import resource
 import shutil
 import statistics
 import subprocess
@@ -76,11 +77,18 @@ class CommandFailed(RuntimeError):
 
 
 def run(argv, env=None, check=True, stdin=subprocess.DEVNULL, capture=True):
-    """Run argv; return (wall seconds, CompletedProcess). stdout is a pipe, not a TTY."""
+    """Run argv; return (wall seconds, CompletedProcess). stdout is a pipe, not a TTY.
+
+    proc.cpu_s is the child's user+system CPU time: on a loaded machine the
+    wall time also counts waiting for a CPU, the CPU time does not.
+    """
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(argv, env=env, stdin=stdin, stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc.cpu_s = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if check and proc.returncode != 0:
         raise CommandFailed(f"{' '.join(map(str, argv))}: exit {proc.returncode}: {proc.stderr.strip()[-2000:]}")
     return wall, proc
@@ -144,6 +152,30 @@ def summary(values):
         "max": round(max(values), 6),
         "n": len(values),
     }
+
+
+class Samples:
+    """Wall and CPU times of repeated runs of one command."""
+
+    def __init__(self):
+        self.walls = []
+        self.cpus = []
+
+    def add(self, wall, proc=None):
+        self.walls.append(wall)
+        if proc is not None and hasattr(proc, "cpu_s"):
+            self.cpus.append(proc.cpu_s)
+        return proc
+
+    @property
+    def median(self):
+        return median(self.walls)
+
+    def summary(self):
+        out = summary(self.walls)
+        if out is not None and self.cpus:
+            out["cpu_median"] = round(statistics.median(self.cpus), 6)
+        return out
 
 
 def target(name, value, limit, op="<=", unit="s", note=None):

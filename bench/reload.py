@@ -55,13 +55,12 @@ def census(state):
 
 
 def timed_on_copies(golden, root, args_list, reps, label):
-    walls = []
+    walls = bl.Samples()
     last = None
     for i in range(reps):
         work = os.path.join(root, f"{label}{i}")
         bl.copy_state(golden, work)
-        wall, proc = bl.fl(args_list, work)
-        walls.append(wall)
+        walls.add(*bl.fl(args_list, work))
         if i == reps - 1:
             last = work
         else:
@@ -91,7 +90,7 @@ def main():
 
         bl.log("sched reload")
         walls, last = timed_on_copies(golden, root, ["sched", "reload"], reps, "reload")
-        figures["sched_reload_s"] = bl.summary(walls)
+        figures["sched_reload_s"] = walls.summary()
         figures["after_reload"] = census(last)
         _, chk = bl.fl(["sched", "check"], last, check=False)
         figures["check_after_reload"] = chk.stdout.strip().splitlines()[:3] + ([f"exit {chk.returncode}"]
@@ -100,18 +99,17 @@ def main():
 
         bl.log("sched reload --no-partial-ok")
         walls_np, last = timed_on_copies(golden, root, ["sched", "reload", "--no-partial-ok"], reps, "nopartial")
-        figures["sched_reload_no_partial_ok_s"] = bl.summary(walls_np)
+        figures["sched_reload_no_partial_ok_s"] = walls_np.summary()
         figures["after_reload_no_partial_ok"] = census(last)
         shutil.rmtree(last, ignore_errors=True)
 
         bl.log("sched check")
         work = os.path.join(root, "check")
         bl.copy_state(golden, work)
-        walls_chk = []
+        walls_chk = bl.Samples()
         for _ in range(reps):
-            wall, proc = bl.fl(["sched", "check"], work, check=False)
-            walls_chk.append(wall)
-        figures["sched_check_s"] = bl.summary(walls_chk)
+            proc = walls_chk.add(*bl.fl(["sched", "check"], work, check=False))
+        figures["sched_check_s"] = walls_chk.summary()
         figures["sched_check_output"] = proc.stdout.strip().splitlines()[:3] + (
             [f"exit {proc.returncode}"] if proc.returncode else [])
         shutil.rmtree(work, ignore_errors=True)
@@ -135,7 +133,7 @@ def main():
                 extra["profile"][label] = bl.profile_command(cmd, work, args.top)
                 shutil.rmtree(work, ignore_errors=True)
 
-    med = bl.median(walls)
+    med = walls.median
     targets.append(bl.target("sched reload (median wall, whole command)", med, RELOAD_TARGET, note=note))
     before = figures["before"]
     targets.append(bl.target("set-up: running jobs", before["running_jobs"], args.running, op="==", unit="jobs"))

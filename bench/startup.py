@@ -27,7 +27,7 @@ def main():
     fl_argv = [exe, "job", "id", "42"]
     py_argv = bl.python_baseline_argv()
     bare_argv = [sys.executable, "-c", "pass"]
-    fl_times, py_times, bare_times = [], [], []
+    fl_s, py_s, bare_s = bl.Samples(), bl.Samples(), bl.Samples()
     with bl.temp_dir() as state:
         env = bl.base_env(state)  # no instance there: `job id` must not need one
         for _ in range(2):  # warm-up: page cache, .pyc files
@@ -42,21 +42,22 @@ def main():
                 if key == "fl":
                     if proc.stdout.strip() != "42":
                         raise SystemExit(f"flux-lite job id 42 printed {proc.stdout!r}")
-                    fl_times.append(wall)
+                    fl_s.add(wall, proc)
                 elif key == "py":
-                    py_times.append(wall)
+                    py_s.add(wall, proc)
                 else:
-                    bare_times.append(wall)
+                    bare_s.add(wall, proc)
         figures = {
             "runs": runs,
-            "flux_lite_job_id_s": bl.summary(fl_times),
-            "python_import_click_sqlite3_s": bl.summary(py_times),
-            "python_bare_s": bl.summary(bare_times),
+            "flux_lite_job_id_s": fl_s.summary(),
+            "python_import_click_sqlite3_s": py_s.summary(),
+            "python_bare_s": bare_s.summary(),
         }
-        ratio = bl.median(fl_times) / bl.median(py_times)
+        ratio = fl_s.median / py_s.median
         figures["ratio_median"] = round(ratio, 3)
+        figures["ratio_cpu_median"] = round(bl.median(fl_s.cpus) / bl.median(py_s.cpus), 3)
         # what flux-lite adds on top of click+sqlite3, and what it imports
-        figures["overhead_over_baseline_s"] = round(bl.median(fl_times) - bl.median(py_times), 4)
+        figures["overhead_over_baseline_s"] = round(fl_s.median - py_s.median, 4)
         names, top, _wall = bl.imported_modules(["job", "id", "42"], state)
         figures["modules_imported"] = len(names)
         figures["top_imports_us"] = [{"module": n, "cumulative_us": us} for us, n in top[:8]]

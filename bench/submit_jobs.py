@@ -31,7 +31,7 @@ FORBIDDEN = ("rich", "yaml", "intervaltree")
 def single_commands(runs):
     """submit -N1 true / jobs / baseline, interleaved, on one instance."""
     exe = bl.flux_lite_exe()
-    sub, jobs, base = [], [], []
+    sub, jobs, base = bl.Samples(), bl.Samples(), bl.Samples()
     with bl.temp_dir() as state:
         bl.start_instance(state, size=4, cores=4)
         env = bl.base_env(state)
@@ -45,7 +45,7 @@ def single_commands(runs):
             if i % 2:
                 order.reverse()
             for bucket, argv in order:
-                bucket.append(bl.run(argv, env=env)[0])
+                bucket.add(*bl.run(argv, env=env))
         _, proc = bl.fl(["jobs", "-a", "-n", "-o", "{id}"], state)
         njobs = len(proc.stdout.split())
     return sub, jobs, base, njobs
@@ -53,13 +53,12 @@ def single_commands(runs):
 
 def burst(n, reps, profile=False, top=10):
     """submit --cc=1-N --quiet on a fresh instance, reps times."""
-    walls = []
+    walls = bl.Samples()
     prof = None
     for _ in range(reps):
         with bl.temp_dir() as state:
             bl.start_instance(state, size=4, cores=4)
-            wall, _ = bl.fl(["submit", f"--cc=1-{n}", "--quiet", "-S", "exec.test.run_duration=1s", "true"], state)
-            walls.append(wall)
+            walls.add(*bl.fl(["submit", f"--cc=1-{n}", "--quiet", "-S", "exec.test.run_duration=1s", "true"], state))
     if profile:
         with bl.temp_dir() as state:
             bl.start_instance(state, size=4, cores=4)
@@ -83,16 +82,15 @@ def inactive_listing(n, runs, profile=False, top=10):
         out["inactive_completed"] = sum(1 for ln in lines if ln == "INACTIVE COMPLETED")
         out["listed_total"] = len(lines)
         bl.fl(["jobs", "-a"], state)  # warm-up
-        walls, walls_all, lines_a = [], [], None
+        walls, walls_all, lines_a = bl.Samples(), bl.Samples(), None
         for _ in range(runs):
-            wall, proc = bl.fl(["jobs", "-a"], state)
-            walls.append(wall)
+            proc = walls.add(*bl.fl(["jobs", "-a"], state))
             lines_a = len(proc.stdout.splitlines())
         for _ in range(max(3, runs // 3)):
-            walls_all.append(bl.fl(["jobs", "-a", "-c", "0"], state)[0])
-        out["jobs_a_s"] = bl.summary(walls)
+            walls_all.add(*bl.fl(["jobs", "-a", "-c", "0"], state))
+        out["jobs_a_s"] = walls.summary()
         out["jobs_a_lines"] = lines_a
-        out["jobs_a_c0_s"] = bl.summary(walls_all)
+        out["jobs_a_c0_s"] = walls_all.summary()
         if profile:
             out["profile_jobs_a"] = bl.profile_command(["jobs", "-a"], state, top)
     return out
@@ -124,10 +122,10 @@ def main():
 
     bl.log("single commands")
     sub, jobs, base, njobs = single_commands(runs)
-    m_sub, m_jobs, m_base = bl.median(sub), bl.median(jobs), bl.median(base)
+    m_sub, m_jobs, m_base = sub.median, jobs.median, base.median
     bl.log("burst")
     walls, burst_prof = burst(BURST, reps, args.profile, args.top)
-    rate = BURST / bl.median(walls)
+    rate = BURST / walls.median
     bl.log("inactive listing")
     listing = inactive_listing(BURST, runs, args.profile, args.top)
     bl.log("imports")
@@ -136,15 +134,16 @@ def main():
     figures = {
         "instance": "4 nodes x 4 cores, virtual clock",
         "runs": runs,
-        "submit_N1_s": bl.summary(sub),
-        "jobs_s": bl.summary(jobs),
+        "submit_N1_s": sub.summary(),
+        "jobs_s": jobs.summary(),
         "jobs_listed_active": njobs,
-        "baseline_import_click_sqlite3_s": bl.summary(base),
+        "baseline_import_click_sqlite3_s": base.summary(),
         "submit_over_baseline": round(m_sub / m_base, 3),
         "jobs_over_baseline": round(m_jobs / m_base, 3),
         "burst_jobs": BURST,
-        "burst_wall_s": bl.summary(walls),
+        "burst_wall_s": walls.summary(),
         "burst_jobs_per_s": round(rate, 1),
+        "burst_jobs_per_cpu_s": round(BURST / bl.median(walls.cpus), 1),
         "inactive_listing": listing,
         "imports": imports,
     }

@@ -62,7 +62,7 @@ def main():
     njobs = args.jobs
     figures = {"instance": f"{NODES} nodes x {CORES} cores, virtual clock", "jobs": njobs, "seed": args.seed,
                "advance": args.advance}
-    walls = []
+    walls = bl.Samples()
     extra = {}
     with bl.temp_dir() as root:
         golden = os.path.join(root, "golden")
@@ -74,8 +74,7 @@ def main():
         for i in range(reps):
             work = os.path.join(root, f"run{i}")
             bl.copy_state(golden, work)
-            wall, proc = bl.fl(["clock", "advance", args.advance], work)
-            walls.append(wall)
+            walls.add(*bl.fl(["clock", "advance", args.advance], work))
             if i == 0:
                 counts = verify(work, njobs)
                 figures["final_states"] = counts
@@ -96,8 +95,8 @@ def main():
             work = os.path.join(root, "prof")
             bl.copy_state(golden, work)
             extra["profile"] = bl.profile_command(["clock", "advance", args.advance], work, args.top)
-    med = bl.median(walls)
-    figures["clock_advance_s"] = bl.summary(walls)
+    med = walls.median
+    figures["clock_advance_s"] = walls.summary()
     figures["jobs_per_s"] = round(njobs / med, 1)
     completed = figures["final_states"].get("INACTIVE COMPLETED", 0)
     targets = [

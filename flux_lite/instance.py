@@ -159,6 +159,20 @@ class Instance:
             start = time.time()
         state_dir.mkdir(parents=True, exist_ok=True)
         kvs = KVS(path, create=True)
+        try:
+            return cls._populate(state_dir, kvs, cfg, R, mode, start)
+        except BaseException:
+            # a failed start leaves no half-created instance behind
+            kvs.close()
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.unlink(str(path) + suffix)
+                except FileNotFoundError:
+                    pass
+            raise
+
+    @classmethod
+    def _populate(cls, state_dir, kvs, cfg, R, mode, start):
         with kvs.transaction():
             for stmt in TABLES.split(";"):
                 if stmt.strip():

@@ -52,11 +52,10 @@ def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
         if gpus < 0:
             raise FluxLiteError("--test-gpus must not be negative")
         nodes = [(h, cores, gpus, ()) for h in hostlist]
-    exclude = configmod.get_path(cfg, "resource.exclude")
     R = Rset.build(nodes)
+    exclude = configmod.get_path(cfg, "resource.exclude")
     if exclude is not None:
-        ranks = targets_to_ranks(R, str(exclude))
-        R = R.remove_ranks(IDset(ranks))
+        targets_to_ranks(R, str(exclude))  # validated now; applied by Resources.rset
     return R.to_dict()
 
 

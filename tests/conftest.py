@@ -69,6 +69,7 @@ def make_instance(tmp_path, *args, config=None):
     flux = Flux(state)
     extra = []
     if config is not None:
+        tmp_path.mkdir(parents=True, exist_ok=True)
         path = tmp_path / "config.yaml"
         path.write_text(config)
         extra = ["--config", str(path)]

@@ -317,14 +317,16 @@ def test_update_dry_run_previews_and_changes_nothing(flux2):
     running, head = easy_setup(flux)
     est = t_estimate(flux, head)
     before = flux.out("job", "eventlog", running)
-    out = flux.out("update", "--dry-run", running, "duration=+1h").splitlines()
-    assert json.loads(out[0]) == {"attributes.system.duration": 7200.0}
-    assert out[1:] == [f"{head}: t_estimate 2026-01-01T01:00:00Z -> 2026-01-01T02:00:00Z (+3600s)"]
-    out = flux.out("update", "--dry-run", running, "duration=30m").splitlines()
-    assert out[1:] == [f"{head}: t_estimate 2026-01-01T01:00:00Z -> 2026-01-01T00:30:00Z (-1800s)"]
-    # a change that moves nothing reserved prints nothing more
+    result = flux("update", "--dry-run", running, "duration=+1h")
+    assert json.loads(result.stdout) == {"attributes.system.duration": 7200.0}
+    assert result.stderr.splitlines() == [
+        f"{head}: t_estimate 2026-01-01T01:00:00Z -> 2026-01-01T02:00:00Z (+3600s)"]
+    result = flux("update", "--dry-run", running, "duration=30m")
+    assert result.stderr.splitlines() == [
+        f"{head}: t_estimate 2026-01-01T01:00:00Z -> 2026-01-01T00:30:00Z (-1800s)"]
+    # a change that moves nothing reserved prints no preview
     short = flux.submit("-n1", "-t", "60s", "sleep", "inf")  # backfilled, not reserved
-    assert flux.out("update", "--dry-run", short, "duration=+1m").splitlines()[1:] == []
+    assert flux("update", "--dry-run", short, "duration=+1m").stderr == ""
     assert flux.out("job", "eventlog", running) == before
     assert t_estimate(flux, head) == est
     assert flux.out("jobs", "-no", "{expiration}", running).strip() == str(est)
@@ -337,7 +339,7 @@ def test_update_dry_run_reports_every_moved_reservation(flux_factory):
     running = flux.submit("-n4", "-t", "1h", "sleep", "inf")
     a = flux.submit("-n4", "-t", "1h", "sleep", "inf")
     b = flux.submit("-n4", "-t", "1h", "sleep", "inf")
-    lines = flux.out("update", "--dry-run", running, "duration=+10m").splitlines()[1:]
+    lines = flux("update", "--dry-run", running, "duration=+10m").stderr.splitlines()
     assert lines == [
         f"{a}: t_estimate 2026-01-01T01:00:00Z -> 2026-01-01T01:10:00Z (+600s)",
         f"{b}: t_estimate 2026-01-01T02:00:00Z -> 2026-01-01T02:10:00Z (+600s)",

@@ -585,6 +585,14 @@ def test_wait_event_prints_the_event_and_advances_the_clock(flux):
     assert len(lines(flux.out("job", "wait-event", "-v", jobid, "start"))) == 6
 
 
+def test_wait_event_that_can_never_arrive_is_refused(flux):
+    jobid = flux.submit("-N1", "sleep", "inf")  # runs until canceled
+    r = flux.fails("job", "wait-event", jobid, "clean")
+    assert "cannot arrive" in r.stderr
+    assert flux.now() == T0
+    assert flux.state(jobid) == "RUN"
+
+
 def test_wait_event_errors(flux):
     held = flux.submit("--urgency=hold", "true")
     r = flux.fails("job", "wait-event", "-t", "0.25", held, "alloc")
@@ -728,6 +736,14 @@ def test_guest_access_rules(flux):
     r = flux("cancel", "--all", env=GUEST)
     assert err(r) == "flux-lite cancel: Matched 0 jobs"
     assert flux.state(mine) == "SCHED"
+    # cancel --all targets the caller's own jobs, even for the owner; -u selects others
+    last = flux.submit("--urgency=hold", "true", env=GUEST)
+    r = flux.fails("cancel", "--user=all", env=GUEST)
+    assert err(r).endswith("guests can only raise exceptions on their own jobs")
+    assert err(flux("cancel", "--all")) == "flux-lite cancel: Canceled 1 job (0 errors)"
+    assert flux.state(mine) == "INACTIVE" and flux.state(last) == "SCHED"
+    assert err(flux("cancel", "--user=1234")) == "flux-lite cancel: Canceled 1 job (0 errors)"
+    assert flux.state(last) == "INACTIVE"
 
 
 # ---------------------------------------------------------------------- job id
@@ -826,6 +842,11 @@ def test_submit_dry_run_creates_nothing(flux, flux_factory):
     assert js["version"] == 1
     assert flux.out("jobs", "-a", "-n") == ""
     assert "job." not in flux.out("kvs", "ls").split()
+    # -t is minutes without a unit (as flux submit), else an FSD
+    for arg, seconds in (("2", 120.0), ("90s", 90.0), ("1.5h", 5400.0), ("0.5", 30.0)):
+        js = json.loads(flux.out("submit", "--dry-run", "-t", arg, "true"))
+        assert js["attributes"]["system"]["duration"] == seconds, arg
+    flux.fails("submit", "--dry-run", "-t", "soon", "true", code=2)
     # and does not use up a job id
     assert flux.submit("true") == fresh.submit("true")
 
@@ -838,8 +859,8 @@ def test_submit_cc(flux):
     commands = [json.loads(flux.out("job", "info", j, "jobspec"))["tasks"][0]["command"] for j in ids]
     assert commands == [["echo", "1"], ["echo", "2"], ["echo", "3"]]
     assert [flux.state(j) for j in ids] == ["RUN"] * 3
-    assert flux.out("jobs", "-no", "{name} {nodelist}").splitlines() == ["echo node0", "echo node1",
-                                                                           "echo node2"]
+    assert sorted(flux.out("jobs", "-no", "{name} {nodelist}").splitlines()) == ["echo node0", "echo node1",
+                                                                                   "echo node2"]
 
 
 def test_submit_wait_event(flux):

@@ -40,6 +40,10 @@ def workload(f):
     f.advance("45s")
     ids.append(f.submit("-N1", "-t", "2m", "--setattr=exec.test.run_duration=10s", "true"))
     f("cancel", ids[4])
+    # duration updates live only in jobspec-update/resource-update events (spec 2.5)
+    f("update", ids[3], "duration=+3m")   # running: expiration moves to 13m
+    f("update", ids[8], "duration=4m")    # pending
+    f("update", ids[5], "duration=+30s")  # running without end: now times out 90s after start
     return ids
 
 
@@ -94,6 +98,10 @@ def test_running_jobs_end_at_the_right_times_after_rebuild(pair, which):
     t0 = 1767225600.0
     ends = a.out("jobs", "-a", "-no", "{id.f58} {t_inactive}", *ids[:4]).split()
     assert [float(x) for x in ends[1::2]] == [t0 + 30, t0 + 60, t0 + 90, t0 + 120]
+    assert a.out("jobs", "-a", "-no", "{duration} {expiration}", ids[3]).split() == ["780.0", str(t0 + 780)]
+    events = {e["name"]: e for e in a.events(ids[5])}
+    assert events["exception"]["context"]["type"] == "timeout"
+    assert events["exception"]["timestamp"] == events["start"]["timestamp"] + 90
     assert a.out("jobs", "-no", "{status}", ids[6]).strip() == "SCHED"  # still held
 
 

@@ -104,30 +104,53 @@ class Plan:
         return sorted(iv.data for iv in ivs)
 
 
+class _View:
+    """A private pool copy showing what is unusable over the window [t, ew):
+    what running jobs still hold at t, plus what reservations overlapping the
+    window hold. ``nres``/``nrun``: reservations and new allocations seen."""
+
+    __slots__ = ("pool", "t", "ew", "nres", "nrun")
+
+    def __init__(self, pool, t, ew, nres, nrun):
+        self.pool, self.t, self.ew, self.nres, self.nrun = pool, t, ew, nres, nrun
+
+    def copy(self):
+        pool = self.pool.copy()
+        pool._jobs = {}
+        return _View(pool, self.t, self.ew, self.nres, self.nrun)
+
+
 class _Planner:
     """Earliest-start placement over running jobs plus reservations.
 
-    A private copy of the pool (``view``) always shows, for the current
-    window [t, ew), as allocated: what running jobs still hold at t, plus
-    everything reserved by reservations overlapping the window. Moving the
-    window only refreshes the ranks whose running jobs end, or whose
-    reservations enter or leave, between the old and new window, so
-    trying a job at successive release times costs per step what changed,
-    not the size of the pool. The pool's own selection (worst-fit) then picks
-    the resources, so a job placed now is exactly what ``Pool.alloc`` would
-    give when no reservation is in the way.
+    Views (:class:`_View`) show the pool as it will be over a window [t, ew).
+    Moving a view only refreshes the ranks whose running jobs end, or whose
+    reservations enter or leave, between the old and new window, so trying a
+    job at successive release times costs per step what changed, not the
+    size of the pool. One view stays at ``now`` (allocations and backfill
+    checks); a few more sit at future times, and a search starts from the
+    nearest one (or a cheap copy), so successive searches do not walk the
+    same release times again. A count-only sweep over the release times
+    gives, per request shape, the earliest time it could fit if there were
+    no reservations; searches start there. The pool's own selection
+    (worst-fit) picks the resources, so a job placed now gets exactly what
+    ``Pool.alloc`` would give it when no reservation is in the way.
     """
+
+    MAX_VIEWS = 8
+    COPY_COST = 32  # release events to replay that are worth a fresh view copy
 
     def __init__(self, pool, now, inst_exp):
         self.now = now
         self.inst_exp = inst_exp or 0.0
-        self.view = view = pool.copy()
-        n = len(view._ac)
+        base = pool.copy()
+        n = len(base._ac)
         self.run = [[] for _ in range(n)]  # per rank: [(release, cm, gm)] by release, descending
         self.run_ev = []  # sorted (release, rank index), finite releases only
+        counts = []  # (release, rank index, cores, gpus) of the jobs running at the start
         self.busy_c = [0] * n  # what running jobs hold now (for the now-window shortcut)
         self.busy_g = [0] * n
-        for _jobid, end, parts in _job_records(view):
+        for _jobid, end, parts in _job_records(base):
             r = self.release(end)
             for i, cm, gm in parts:
                 self.run[i].append((r, cm, gm))
@@ -135,22 +158,29 @@ class _Planner:
                 self.busy_g[i] |= gm
                 if r != INF:
                     self.run_ev.append((r, i))
+                    counts.append((r, i, cm.bit_count(), gm.bit_count()))
         for lst in self.run:
             if len(lst) > 1:
                 lst.sort(key=lambda x: x[0], reverse=True)
         self.run_ev.sort()
+        counts.sort()
+        self.counts = counts
+        self.fc0, self.fg0, self.up0 = list(base._fc), list(base._fg), list(base._up)
         self.res = [[] for _ in range(n)]  # per rank: [(start, end, cm, gm)]
         self.res_start = []  # sorted (start, seq)
         self.res_start_now = []  # same, only reservations holding resources free now
         self.res_end = []  # sorted (end, seq), finite ends only
         self.res_ranks = []  # seq -> rank indexes
+        self.run_log = []  # rank indexes of each job allocated by the planner
         self.reservations = []  # (jobid, start, end)
         self.reserved_parts = {}  # jobid -> parts
-        self.t = now
-        self.ew = now  # empty window: no reservation overlaps it
+        base._jobs = {}
+        self.now_view = _View(base, now, now, 0, 0)  # empty window: no reservation overlaps
+        self.views = []  # views at future times
         self.frontier = {}  # shape -> ([d], [start]): lower bounds on later starts
         self.now_fail = {}  # shape -> smallest window (duration) that did not fit now
         self.never = {}  # shape -> smallest duration that could not be placed at all
+        self.run_lb = {}  # shape -> earliest fit ignoring reservations
 
     def release(self, end):
         """When a running job's resources come back: its end; never for 0;
@@ -168,10 +198,10 @@ class _Planner:
             return self.inst_exp
         return INF
 
-    # -- the window -------------------------------------------------------
+    # -- views ---------------------------------------------------------------
 
-    def _refresh(self, i):
-        t, ew = self.t, self.ew
+    def _refresh(self, view, i):
+        t, ew = view.t, view.ew
         cm = gm = 0
         for r, c, g in self.run[i]:
             if r <= t:
@@ -182,22 +212,28 @@ class _Planner:
             if s < ew and e > t:
                 cm |= c
                 gm |= g
-        view = self.view
-        ac, ag = view._ac[i], view._ag[i]
+        pool = view.pool
+        ac, ag = pool._ac[i], pool._ag[i]
         if ac != cm or ag != gm:
             take_c, take_g = cm & ~ac, gm & ~ag
             if take_c or take_g:
-                view._apply(i, take_c, take_g, True)
+                pool._apply(i, take_c, take_g, True)
             free_c, free_g = ac & ~cm, ag & ~gm
             if free_c or free_g:
-                view._apply(i, free_c, free_g, False)
+                pool._apply(i, free_c, free_g, False)
 
-    def move(self, t, ew):
-        t0, ew0 = self.t, self.ew
-        if t == t0 and ew == ew0:
-            return
+    def move(self, view, t, ew):
+        t0, ew0 = view.t, view.ew
         dirty = set()
         ranks = self.res_ranks
+        if view.nres < len(ranks):
+            for seq in range(view.nres, len(ranks)):
+                dirty.update(ranks[seq])
+            view.nres = len(ranks)
+        if view.nrun < len(self.run_log):
+            for k in range(view.nrun, len(self.run_log)):
+                dirty.update(self.run_log[k])
+            view.nrun = len(self.run_log)
         if t != t0:
             lo, hi = (t0, t) if t0 < t else (t, t0)
             ev = self.run_ev
@@ -212,9 +248,25 @@ class _Planner:
             rs = self.res_start_now if t == t0 == self.now else self.res_start
             for k in range(bisect_left(rs, (lo, -1)), bisect_left(rs, (hi, -1))):
                 dirty.update(ranks[rs[k][1]])
-        self.t, self.ew = t, ew
+        view.t, view.ew = t, ew
         for i in dirty:
-            self._refresh(i)
+            self._refresh(view, i)
+
+    def _view_for(self, t):
+        """A future-time view cheap to move to t."""
+        ev = self.run_ev
+        k = bisect_right(ev, (t, _BIG))
+        best, cost = None, None
+        for v in self.views:
+            c = abs(bisect_right(ev, (v.t, _BIG)) - k)
+            if best is None or c < cost:
+                best, cost = v, c
+        if best is not None and (cost <= self.COPY_COST or len(self.views) >= self.MAX_VIEWS):
+            return best
+        src = best if best is not None and cost < k else self.now_view
+        view = src.copy()
+        self.views.append(view)
+        return view
 
     def next_release(self, t):
         """The first time after t when running jobs or reservations release something."""
@@ -232,14 +284,17 @@ class _Planner:
     # -- bookkeeping of placed jobs -----------------------------------------
 
     def _add_running(self, parts, r):
+        idx = []
         for i, cm, gm in parts:
             lst = self.run[i]
             lst.append((r, cm, gm))
             lst.sort(key=lambda x: x[0], reverse=True)
             self.busy_c[i] |= cm
             self.busy_g[i] |= gm
+            idx.append(i)
             if r != INF:
                 insort(self.run_ev, (r, i))
+        self.run_log.append(idx)
 
     def _add_reservation(self, jobid, s, e, parts):
         seq = len(self.res_ranks)
@@ -278,6 +333,48 @@ class _Planner:
         ds[k:j] = [d]
         ss[k:j] = [s]
 
+    def _running_lb(self, key, req):
+        """Earliest time the request fits when only the jobs running at the
+        start of the pass are considered (counts only; INF = never)."""
+        lb = self.run_lb.get(key)
+        if lb is not None:
+            return lb
+        pool = self.now_view.pool
+        p = pool._plan(req)
+        topo = pool._topo
+        allowed = p.allowed
+        fc, fg, up = list(self.fc0), list(self.fg0), self.up0
+        ok = [up[i] and (allowed is None or (allowed >> i) & 1) for i in range(len(fc))]
+        if p.nodes:
+            need_c, need_g, excl, ncore = p.need_c, p.need_g, p.exclusive, topo.ncore
+
+            def value(i):
+                return ok[i] and fc[i] >= need_c and fg[i] >= need_g and (not excl or fc[i] == ncore[i])
+        else:
+            sz, g = p.s, p.g
+
+            def value(i):
+                if not ok[i]:
+                    return 0
+                n = fc[i] // sz
+                return min(n, fg[i] // g) if g else n
+        want = p.count
+        total = sum(value(i) for i in range(len(fc)))
+        lb = INF
+        if total >= want:
+            lb = self.now
+        else:
+            for r, i, nc, ng in self.counts:
+                before = value(i)
+                fc[i] += nc
+                fg[i] += ng
+                total += value(i) - before
+                if total >= want:
+                    lb = r
+                    break
+        self.run_lb[key] = lb
+        return lb
+
     # -- placement ------------------------------------------------------------------
 
     def place(self, pj, reserve):
@@ -293,19 +390,30 @@ class _Planner:
         never = self.never.get(key)
         if never is not None and deff >= never:
             return None
-        t = self._lower_bound(key, deff) if reserve else now
+        t = self._running_lb(key, req)
+        if t == INF:
+            self.never[key] = 0.0
+            return None
+        if reserve:
+            t = max(t, self._lower_bound(key, deff))
+        elif t > now:
+            return None
         if t == now:
             fail = self.now_fail.get(key)
             if fail is not None and deff >= fail:
                 if not reserve:
                     return None
                 t = self.next_release(now)
-        view = self.view
         limit = self.inst_exp if self.inst_exp > now else INF  # nothing starts once the instance ends
+        view = None
         while t is not None and (t == now or t < limit):
-            self.move(t, self.window_end(t, d))
+            if t == now:
+                view = self.now_view
+            elif view is None or view is self.now_view:
+                view = self._view_for(t)
+            self.move(view, t, self.window_end(t, d))
             try:
-                rset = view.alloc(pj.jobid, req, t, expiration_default=self.inst_exp)
+                rset = view.pool.alloc(pj.jobid, req, t, expiration_default=self.inst_exp)
             except InsufficientResources:
                 if t == now:
                     fail = self.now_fail.get(key)
@@ -315,11 +423,11 @@ class _Planner:
                         return None
                 t = self.next_release(t)
                 continue
-            parts = _pop_parts(view, pj.jobid)
+            parts = _pop_parts(view.pool, pj.jobid)
             if t == now:
                 self._add_running(parts, self.release(rset.expiration))
                 return ("alloc", rset)
-            self._add_reservation(pj.jobid, t, self.ew, parts)
+            self._add_reservation(pj.jobid, t, view.ew, parts)
             self._record_start(key, deff, t)
             return ("reserve", t)
         if reserve:
@@ -328,8 +436,11 @@ class _Planner:
         return None
 
     def release_times(self):
-        ends = [r for r, _i in self.run_ev]
-        return sorted(set(ends))
+        return sorted({r for r, _i in self.run_ev})
+
+    @property
+    def ranks(self):
+        return self.now_view.pool._topo.ranks
 
 
 class BackfillScheduler(Scheduler):
@@ -464,7 +575,7 @@ class BackfillScheduler(Scheduler):
             ends = sorted({end for _j, end in pool.job_end_times() if end and end > now})
             return Plan(now, ends, [], starts, allocated)
         return Plan(now, planner.release_times(), planner.reservations, starts, allocated,
-                    planner.reserved_parts, planner.view._topo.ranks)
+                    planner.reserved_parts, planner.ranks)
 
     def _success(self, pj, rset, first_reserved):
         sched = {"resource_summary": rset.summary()}
