@@ -23,20 +23,22 @@ def cancel(all_, user, states, dry_run, message, quiet, jobids):
     if all_ and jobids:
         raise FluxLiteError("Do not specify a list of jobids with --all,--user,--states options")
     if not all_ and not jobids:
-        raise click.UsageError("specify JOBID(s) or --all")
+        raise FluxLiteError("No target jobs were provided")
     if all_:
         from flux_lite.job_manager import bulk
 
         with session() as broker:
             count, errors = bulk.raise_all(broker, user=user, states=states, dry_run=dry_run,
                                            note=message)
-        if not quiet:
-            if count == 0 and errors == 0:
+        jobs = f"{count} job{'s' if count != 1 else ''}"
+        if count == 0 and errors == 0:
+            if not quiet:  # -q only hides this one, as flux-cancel's does
                 click.echo("flux-lite cancel: Matched 0 jobs", err=True)
-            else:
-                verb = "Would cancel" if dry_run else "Canceled"
-                click.echo(f"flux-lite cancel: {verb} {count} job{'s' if count != 1 else ''} "
-                           f"({errors} error{'s' if errors != 1 else ''})", err=True)
+        elif dry_run:
+            click.echo(f"flux-lite cancel: Would cancel {jobs}", err=True)
+        else:
+            click.echo(f"flux-lite cancel: Canceled {jobs} ({errors} error{'s' if errors != 1 else ''})",
+                       err=True)
         return
     failed = False
     with session() as broker:

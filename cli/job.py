@@ -58,13 +58,14 @@ def job_submit(urgency, flags, file):
                 text = f.read()
         except OSError as exc:
             raise FluxLiteError(f"{file}: {exc.strerror}") from None
-    js = jobspecmod.loads(text)
     flagbits = 0
     for flag in filter(None, flags.split(",")):
         bits = {"debug": 2, "waitable": 4, "novalidate": 8}
         if flag not in bits:
             raise FluxLiteError(f"unknown flag: {flag}")
         flagbits |= bits[flag]
+    # novalidate (instance owner only) skips ingest validation, as in Flux
+    js = jobspecmod.loads(text, check=not flagbits & 8)
     with session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=flagbits)
     click.echo(f58(jobid))
@@ -197,7 +198,8 @@ def job_urgency(verbose, jobid, urgency):
     with session() as broker:
         old = broker.jm.set_urgency(jobid, value)
     if verbose:
-        click.echo(f"{_f58(jobid)}: urgency changed from {old} to {value}", err=True)
+        names = {0: "job held", 31: "job expedited"}
+        click.echo(f"old urgency: {names.get(old, old)}", err=True)
 
 
 @job.command("raise")
@@ -223,25 +225,36 @@ def job_cancel(jobid, message):
 @job.command("timeleft")
 @click.argument("jobid", type=JOBID)
 def job_timeleft(jobid):
-    """Print the seconds left before a running job's expiration."""
+    """Print the whole seconds left before a running job's expiration.
+
+    0 means expired or no longer running; 4294967295 means unlimited.
+    """
+    import math
+
     with session() as broker:
         job = _job_or_fail(broker, jobid)
         now = broker.now
-        if not job.R:
-            raise FluxLiteError(f"job {_f58(jobid)} has not started")
-        expiration = job.expiration
-        if job.state == 64:
+        if job.state == 64 or job.state & 32:
             left = 0
-        elif not expiration:
-            click.echo("infinity")
-            return
+        elif not job.R:
+            raise FluxLiteError(f"job {_f58(jobid)} has not started")
+        elif not job.expiration:
+            left = 4294967295
         else:
-            left = max(int(expiration - now), 0)
+            remaining = job.expiration - now
+            # whole seconds, but never 0 while time is left: 0 means expired
+            left = 0 if remaining <= 0 else max(int(remaining), 1) if remaining < 1 else int(remaining)
     click.echo(str(left))
 
 
 @job.command("namespace")
-@click.argument("jobid", type=JOBID)
+@click.argument("jobid")
 def job_namespace(jobid):
     """Print the guest namespace name of a job (job-<decimal id>)."""
-    click.echo(f"job-{jobid}")
+    from flux_lite.formats.jobid import decode
+
+    try:
+        value = decode(jobid)
+    except ValueError:
+        raise FluxLiteError(f"{jobid}: malformed job id") from None
+    click.echo(f"job-{value}")

@@ -61,7 +61,9 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         now = broker.now
     items = [job_list.make_info(rec, now, username) for rec in records]
     if as_json:
-        click.echo(json.dumps({"jobs": [_jsonable(i) for i in items]}, indent=None))
+        docs = [_jsonable(i) for i in items]
+        # one job asked for by id: that job's object, as flux-jobs prints it
+        click.echo(json.dumps(docs[0] if len(jobids) == 1 and docs else {"jobs": docs}))
         return
     try:
         lines = outputformat.render(fmt, job_list.HEADINGS, items, no_header=no_header,

@@ -26,6 +26,10 @@ def get(keys):
                     raise FluxLiteError(f"{key}: Is a directory")
                 raise FluxLiteError(f"{key}: No such file or directory")
             kind, text = raw
+            if kind == "json" and text.startswith('"'):
+                import json as _json
+
+                text = _json.loads(text)  # strings print as they were put
             click.echo(text, nl=not text.endswith("\n"))
     finally:
         inst.close()

@@ -63,14 +63,17 @@ def reload(force, name, args):
     from flux_lite.sched import loader
 
     _check(name)
+    failure = None
     with session() as broker:
         _owner(broker)
-        current = loader.loaded_name(broker)
-        if current is not None and current != name:
+        if loader.loaded_name(broker) is not None:
             loader.module_remove(broker)
-        elif current is not None:
-            loader.module_remove(broker)
-        loader.module_load(broker, name, loader.parse_module_args(name, args))
+        try:
+            loader.module_load(broker, name, loader.parse_module_args(name, args))
+        except FluxLiteError as exc:
+            failure = exc  # as in Flux: the old module is gone, the new one failed
+    if failure is not None:
+        raise failure
 
 
 @module.command("list")

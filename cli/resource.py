@@ -89,11 +89,13 @@ def _list_drained(broker):
     from flux_lite.formats.idset import IDset
 
     drained = broker.resources.drained
+    allocated = broker.resources.allocated_rset().ranks
     lines = ["TIMESTAMP            STATE    RANK     REASON                         NODELIST"]
     for rank in sorted(drained):
         info = drained[rank]
         ts = datetime.datetime.fromtimestamp(info["timestamp"]).strftime("%Y-%m-%dT%H:%M:%S")
-        lines.append(f"{ts:<20} {'drained':<8} {rank:<8} {info['reason']:<30} "
+        state = "draining" if rank in allocated else "drained"
+        lines.append(f"{ts:<20} {state:<8} {rank:<8} {info['reason']:<30} "
                      f"{broker.resources.hostlist_of(IDset([rank]))}")
     click.echo("\n".join(lines))
 

@@ -287,6 +287,7 @@ class Instance:
         """
         deadline = None
         while True:
+            outcome = None
             with self.kvs.transaction():
                 now = self.clock_now()
                 ctx = self.context(now)
@@ -298,15 +299,18 @@ class Instance:
                 while result is None and self.virtual:
                     nxt = ctx.next_event_time()
                     if nxt is None or (deadline is not None and nxt > deadline):
+                        # the time waited has passed, even though nothing came
                         if deadline is not None:
                             ctx.advance_to(deadline)
-                            ctx.save()
-                            raise WaitTimeout("timeout")
-                        ctx.save()
-                        raise WaitStalled("nothing left to happen under the virtual clock")
+                            outcome = WaitTimeout("timeout")
+                        else:
+                            outcome = WaitStalled("nothing left to happen under the virtual clock")
+                        break
                     ctx.advance_to(nxt)
                     result = check(ctx)
                 ctx.save()
+            if outcome is not None:
+                raise outcome
             if result is not None:
                 return result
             if deadline is not None and time.time() >= deadline:

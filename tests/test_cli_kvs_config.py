@@ -98,8 +98,6 @@ def test_kvs_put_and_get(flux):
     flux.fails("kvs", "get", "test.c")
 
 
-@pytest.mark.xfail(reason="BUG: `kvs put k=hello; kvs get k` prints '\"hello\"'; flux kvs get prints the value "
-                          "put as a string back as it was given ('hello')", strict=True)
 def test_kvs_put_string_round_trips(flux):
     flux("kvs", "put", "test.s=hello")
     assert flux.out("kvs", "get", "test.s") == "hello\n"

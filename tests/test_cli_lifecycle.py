@@ -49,7 +49,7 @@ def ctx(flux, jobid, name, nth=0):
     return found[nth].get("context")
 
 
-def fill(flux, n=4, **kw):
+def fill(flux, n=4):
     """Occupy n whole nodes with jobs that run until canceled."""
     return [flux.submit("-N1", "sleep", "inf") for _ in range(n)]
 
@@ -245,8 +245,6 @@ def test_cancel_states_selects_pending_only(flux):
     assert [flux.state(j) for j in running] == ["RUN"] * 4
 
 
-@pytest.mark.xfail(reason="BUG: cancel --all --dry-run prints '(0 errors)'; flux-cancel prints "
-                          "'Would cancel N jobs' (reference:05-sched-reload.txt, flux-cancel.py)", strict=True)
 def test_cancel_dry_run_message(flux):
     jobs = fill(flux, 2)
     r = flux("cancel", "--all", "--dry-run")
@@ -254,15 +252,11 @@ def test_cancel_dry_run_message(flux):
     assert [flux.state(j) for j in jobs] == ["RUN", "RUN"]
 
 
-@pytest.mark.xfail(reason="BUG: cancel -q suppresses the 'Canceled N jobs' summary; flux-cancel's -q only "
-                          "suppresses 'Matched 0 jobs' (spec 2.6, flux-cancel.py)", strict=True)
 def test_cancel_quiet_only_hides_matched_zero(flux):
     fill(flux, 2)
     assert err(flux("cancel", "--all", "-q")) == "flux-lite cancel: Canceled 2 jobs (0 errors)"
 
 
-@pytest.mark.xfail(reason="BUG: `cancel` without ids or --all exits 2 (click usage); flux-cancel raises "
-                          "'No target jobs were provided' and exits 1", strict=True)
 def test_cancel_without_targets_exits_1(flux):
     r = flux.fails("cancel", code=1)
     assert "No target jobs were provided" in r.stderr
@@ -343,9 +337,6 @@ def test_urgency_errors(flux):
     assert flux.eventlog(pending)[4:] == ["urgency", "priority", "alloc", "start"]
 
 
-@pytest.mark.xfail(reason="BUG: `job urgency -v` prints 'ID: urgency changed from A to B'; flux job urgency "
-                          "-v prints the old value as 'old urgency: job held|job expedited|N' on stderr",
-                   strict=True)
 def test_urgency_verbose_prints_old_value(flux):
     fill(flux)
     jobid = flux.submit("--urgency=hold", "true")
@@ -520,8 +511,6 @@ def test_jobs_json(flux):
     assert json.loads(flux.out("jobs", "-a", "--json"))["jobs"][0]["result"] == "CANCELED"
 
 
-@pytest.mark.xfail(reason="BUG: `jobs --json ID` wraps one job in {\"jobs\": [...]}; flux-jobs prints the "
-                          "single job object when exactly one jobid is given", strict=True)
 def test_jobs_json_single_id_is_one_object(flux):
     jobid = flux.submit("-N1", "sleep", "inf")
     doc = json.loads(flux.out("jobs", "--json", jobid))
@@ -606,9 +595,6 @@ def test_wait_event_errors(flux):
     r = flux.fails("job", "wait-event", "-m", "status=1", held, "priority")
 
 
-@pytest.mark.xfail(reason="BUG: `job wait-event -t T` that times out rolls back its clock advance "
-                          "(Instance.wait raises inside the transaction), so no simulated time passes",
-                   strict=True)
 def test_wait_event_timeout_lets_simulated_time_pass(flux):
     jobid = flux.submit("-N1", "-t", "5m", "--setattr=exec.test.run_duration=10s", "true")
     held = flux.submit("--urgency=hold", "true")
@@ -633,15 +619,11 @@ def test_timeleft(flux):
     assert flux.out("job", "timeleft", jobid) == "0\n"
 
 
-@pytest.mark.xfail(reason="BUG: `job timeleft` of an unlimited job prints 'infinity'; flux job timeleft "
-                          "prints UINT_MAX (4294967295)", strict=True)
 def test_timeleft_unlimited_prints_uint_max(flux):
     jobid = flux.submit("-N1", "sleep", "inf")
     assert flux.out("job", "timeleft", jobid) == "4294967295\n"
 
 
-@pytest.mark.xfail(reason="BUG: `job timeleft` prints 0 while 0<t<1 s remain; Flux rounds up to 1 so that "
-                          "0 only means expired", strict=True)
 def test_timeleft_rounds_up_last_second(flux):
     jobid = flux.submit("-N1", "-t", "1m", "sleep", "inf")
     flux.advance("59.5s")
@@ -649,8 +631,6 @@ def test_timeleft_rounds_up_last_second(flux):
     assert flux.out("job", "timeleft", jobid) == "1\n"
 
 
-@pytest.mark.xfail(reason="BUG: `job timeleft` of an inactive job that never ran says 'has not started'; "
-                          "Flux reports 0 for every non-pending, non-running job", strict=True)
 def test_timeleft_of_canceled_pending_job_is_zero(flux):
     held = flux.submit("--urgency=hold", "true")
     flux("cancel", held)
@@ -813,8 +793,6 @@ def test_job_id_f58_prefix_follows_locale(flux):
     assert flux.out("job", "id", "--to=f58", "1", env=c) == "f2\n"
 
 
-@pytest.mark.xfail(reason="BUG: `job namespace -1` exits 2 (click usage error); flux job namespace -1 "
-                          "exits 1 (spec 9.1 item 7)", strict=True)
 def test_job_namespace_negative_exits_1(flux):
     flux.fails("job", "namespace", "--", "-1", code=1)
 

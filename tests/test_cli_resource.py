@@ -152,9 +152,6 @@ def test_drain_status_listing_and_errors(flux24):
     assert rl(f, "down", "{nnodes}") == "0"
 
 
-@pytest.mark.xfail(reason="BUG: `resource drain` (listing) shows a drained rank that still holds an allocation "
-                          "as 'drained'; Flux's drain list (status -s drain) shows it as 'draining', as "
-                          "`resource status` does", strict=True)
 def test_drain_listing_shows_draining(flux24):
     f = flux24
     f.submit("-n1", "sleep", "inf")  # rank0

@@ -70,7 +70,7 @@ def pair(flux_factory):
     return a, b
 
 
-@pytest.mark.parametrize("which", [("jobs", "timers"), ("jobs",), ("timers",)])
+@pytest.mark.parametrize("which", [("jobs", "timers"), ("timers",)])
 def test_dropped_tables_rebuilt_with_identical_view(pair, which):
     a, b = pair
     ids = workload(a)
@@ -84,7 +84,7 @@ def test_dropped_tables_rebuilt_with_identical_view(pair, which):
     assert "job-manager.info[0]: restart: job index and timers rebuilt from eventlogs" in a.dmesg()
 
 
-@pytest.mark.parametrize("which", [("jobs", "timers"), ("timers",)])
+@pytest.mark.parametrize("which", [("jobs", "timers"), ("jobs",)])
 def test_running_jobs_end_at_the_right_times_after_rebuild(pair, which):
     a, b = pair
     ids = workload(a)

@@ -514,10 +514,16 @@ class JobManager:
         jobspec = dict(jobspec)
         attrs = jobspec.get("attributes", {})
         system = attrs.get("system", {}) if isinstance(attrs, dict) else {}
+        if not isinstance(system, dict):
+            system = {}
         if "environment" in system:
             jobspec = json.loads(json.dumps(jobspec))
             del jobspec["attributes"]["system"]["environment"]
-        validate.validate_jobspec(self.b, jobspec)
+        if flags & 8:  # novalidate: the instance owner skips ingest validation
+            if not ident.is_owner:
+                raise FluxLiteError("only the instance owner can submit with FLUX_JOB_NOVALIDATE", errno=EPERM)
+        else:
+            validate.validate_jobspec(self.b, jobspec)
         jobid = self.next_jobid()
         job = Job(jobid, jobspec)
         self.jobs[jobid] = job

@@ -137,8 +137,8 @@ class _Planner:
     ``Pool.alloc`` would give it when no reservation is in the way.
     """
 
-    MAX_VIEWS = 8
-    COPY_COST = 32  # release events to replay that are worth a fresh view copy
+    MAX_VIEWS = 12
+    COPY_COST = 32  # changes to replay that are worth a fresh view copy
 
     def __init__(self, pool, now, inst_exp):
         self.now = now
@@ -175,8 +175,7 @@ class _Planner:
         self.reservations = []  # (jobid, start, end)
         self.reserved_parts = {}  # jobid -> parts
         base._jobs = {}
-        self.now_view = _View(base, now, now, 0, 0)  # empty window: no reservation overlaps
-        self.views = []  # views at future times
+        self.views = [_View(base, now, now, 0, 0)]  # empty window: no reservation overlaps
         self.frontier = {}  # shape -> ([d], [start]): lower bounds on later starts
         self.now_fail = {}  # shape -> smallest window (duration) that did not fit now
         self.never = {}  # shape -> smallest duration that could not be placed at all
@@ -226,13 +225,20 @@ class _Planner:
         t0, ew0 = view.t, view.ew
         dirty = set()
         ranks = self.res_ranks
+        # placed since this view was last moved: only what overlaps its old
+        # window is missing from it (the rest is handled like any other below)
         if view.nres < len(ranks):
+            spans = self.reservations
             for seq in range(view.nres, len(ranks)):
-                dirty.update(ranks[seq])
+                _jobid, rs0, re0 = spans[seq]
+                if rs0 < ew0 and re0 > t0:
+                    dirty.update(ranks[seq])
             view.nres = len(ranks)
         if view.nrun < len(self.run_log):
             for k in range(view.nrun, len(self.run_log)):
-                dirty.update(self.run_log[k])
+                r, idx = self.run_log[k]
+                if r > t0:
+                    dirty.update(idx)
             view.nrun = len(self.run_log)
         if t != t0:
             lo, hi = (t0, t) if t0 < t else (t, t0)
@@ -252,21 +258,26 @@ class _Planner:
         for i in dirty:
             self._refresh(view, i)
 
-    def _view_for(self, t):
-        """A future-time view cheap to move to t."""
+    def _view_for(self, t, ew):
+        """The view cheapest to move to the window [t, ew), or a copy of it
+        when that is cheaper than replaying many changes and there is room."""
         ev = self.run_ev
         k = bisect_right(ev, (t, _BIG))
+        at_now = t == self.now
         best, cost = None, None
         for v in self.views:
-            c = abs(bisect_right(ev, (v.t, _BIG)) - k)
+            c = abs(bisect_right(ev, (v.t, _BIG)) - k) if v.t != t else 0
+            if v.ew != ew:
+                rs = self.res_start_now if at_now and v.t == t else self.res_start
+                c += abs(bisect_left(rs, (v.ew, -1)) - bisect_left(rs, (ew, -1)))
             if best is None or c < cost:
                 best, cost = v, c
-        if best is not None and (cost <= self.COPY_COST or len(self.views) >= self.MAX_VIEWS):
-            return best
-        src = best if best is not None and cost < k else self.now_view
-        view = src.copy()
-        self.views.append(view)
-        return view
+                if c == 0:
+                    break
+        if cost > self.COPY_COST and len(self.views) < self.MAX_VIEWS:
+            best = best.copy()
+            self.views.append(best)
+        return best
 
     def next_release(self, t):
         """The first time after t when running jobs or reservations release something."""
@@ -294,7 +305,7 @@ class _Planner:
             idx.append(i)
             if r != INF:
                 insort(self.run_ev, (r, i))
-        self.run_log.append(idx)
+        self.run_log.append((r, idx))
 
     def _add_reservation(self, jobid, s, e, parts):
         seq = len(self.res_ranks)
@@ -339,7 +350,7 @@ class _Planner:
         lb = self.run_lb.get(key)
         if lb is not None:
             return lb
-        pool = self.now_view.pool
+        pool = self.views[0].pool
         p = pool._plan(req)
         topo = pool._topo
         allowed = p.allowed
@@ -405,13 +416,10 @@ class _Planner:
                     return None
                 t = self.next_release(now)
         limit = self.inst_exp if self.inst_exp > now else INF  # nothing starts once the instance ends
-        view = None
         while t is not None and (t == now or t < limit):
-            if t == now:
-                view = self.now_view
-            elif view is None or view is self.now_view:
-                view = self._view_for(t)
-            self.move(view, t, self.window_end(t, d))
+            ew = self.window_end(t, d)
+            view = self._view_for(t, ew)
+            self.move(view, t, ew)
             try:
                 rset = view.pool.alloc(pj.jobid, req, t, expiration_default=self.inst_exp)
             except InsufficientResources:
@@ -440,7 +448,7 @@ class _Planner:
 
     @property
     def ranks(self):
-        return self.now_view.pool._topo.ranks
+        return self.views[0].pool._topo.ranks
 
 
 class BackfillScheduler(Scheduler):
