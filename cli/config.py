@@ -28,9 +28,10 @@ def get(key):
     if key:
         value = configmod.get_path(cfg, key)
         if value is None:
-            raise FluxLiteError(f"{key}: No such file or directory")
+            raise FluxLiteError(f"{key} is not set")
         cfg = value
-    click.echo(json.dumps(cfg, separators=(",", ":")))
+    # strings print raw, everything else as compact JSON (as flux config get)
+    click.echo(cfg if isinstance(cfg, str) else json.dumps(cfg, separators=(",", ":")))
 
 
 @config.command()

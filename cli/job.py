@@ -202,15 +202,20 @@ def job_urgency(verbose, jobid, urgency):
         click.echo(f"old urgency: {names.get(old, old)}", err=True)
 
 
-@job.command("raise")
+@job.command("raise", context_settings={"allow_interspersed_args": False})
 @click.option("-s", "--severity", type=int, default=0, show_default=True, help="0 (fatal) to 7.")
 @click.option("-t", "--type", "etype", default="cancel", show_default=True, help="Exception type.")
+@click.option("-m", "--message", default=None, metavar="NOTE", help="Exception note.")
 @click.argument("jobid", type=JOBID)
-@click.argument("message", nargs=-1)
-def job_raise(severity, etype, jobid, message):
-    """Raise an exception on a job."""
+@click.argument("note", nargs=-1)
+def job_raise(severity, etype, message, jobid, note):
+    """Raise an exception on a job; words after JOBID are the note (options end at JOBID)."""
+    words = list(note)
+    if words[:1] == ["--"]:
+        words = words[1:]
+    text = message if message is not None else " ".join(words)
     with session() as broker:
-        broker.jm.request_raise(jobid, severity, etype, " ".join(message))
+        broker.jm.request_raise(jobid, severity, etype, text)
 
 
 @job.command("cancel")

@@ -60,6 +60,9 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
                                  ids=list(jobids) or None, max_entries=count)
         now = broker.now
     items = [job_list.make_info(rec, now, username) for rec in records]
+    if getattr(records, "truncated", False) is True and not no_header and not as_json:
+        click.echo(f"warning: output truncated at {count} jobs.", err=True)
+        click.echo("Use --count to increase returned results or use filters to alter results.", err=True)
     if as_json:
         docs = [_jsonable(i) for i in items]
         # one job asked for by id: that job's object, as flux-jobs prints it

@@ -236,11 +236,15 @@ def parse_filter(text):
     return states, results
 
 
+class _Rows(list):
+    truncated = False
+
+
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX):
     """Job records in flux-core's job-list order."""
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
-    rows = []
+    rows = _Rows()
     if ids:
         found = {}
         for jobid in ids:
@@ -248,7 +252,7 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
             if row is None:
                 raise FluxLiteError(f"JobID {JobID(jobid).f58} unknown")
             found[jobid] = json.loads(row[0])
-        return [found[j] for j in ids]
+        return _Rows(found[j] for j in ids)
     user_clause = "" if userid is None else " AND userid = %d" % int(userid)
     active_mask = states & ACTIVE
     if active_mask:
@@ -269,8 +273,9 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
                 continue
             rows.append(rec)
             count += 1
-            if limit >= 0 and len(rows) >= limit:
-                break
-    if max_entries:
-        rows = rows[:max_entries]
+            if limit >= 0 and len(rows) > limit:
+                break  # one more than asked: tells the caller the output is truncated
+    if max_entries and len(rows) > max_entries:
+        rows = _Rows(rows[:max_entries])
+        rows.truncated = True
     return rows

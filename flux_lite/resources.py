@@ -152,7 +152,7 @@ class Resources:
         ctx = entry.get("context") or {}
         if entry["name"] == "drain":
             for rank in IDset.parse(ctx["idset"]):
-                if rank not in self._drained or ctx.get("overwrite"):
+                if rank not in self._drained or ctx.get("overwrite") or not self._drained[rank]["reason"]:
                     self._drained[rank] = {"timestamp": entry["timestamp"], "reason": ctx.get("reason", "")}
         elif entry["name"] == "undrain":
             for rank in IDset.parse(ctx["idset"]):
@@ -172,9 +172,10 @@ class Resources:
         if bad:
             raise FluxLiteError(f"drain: invalid ranks {IDset(bad)}", errno=EINVAL)
         if not force:
-            already = [r for r in ranks if r in self.drained]
-            if already and not reason:
-                pass
+            # a drained rank keeps its reason unless forced; adding one is allowed
+            for r in ranks:
+                if r in self.drained and (not reason or self.drained[r]["reason"]):
+                    raise FluxLiteError(f"rank {r} already drained", errno=17)
         ctx = {"idset": str(ranks), "nodelist": self.hostlist_of(ranks), "reason": reason,
                "overwrite": 1 if force else 0}
         self._post("drain", ctx)

@@ -132,13 +132,19 @@ def test_config_get_empty(flux):
 def test_config_get(fluxc):
     assert json.loads(fluxc.out("config", "get")) == {"policy": {"limits": {"duration": "1h"}},
                                                       "sched": {"queue-depth": 4}}
-    assert fluxc.out("config", "get", "policy.limits.duration") == '"1h"\n'
     assert fluxc.out("config", "get", "sched") == '{"queue-depth":4}\n'
+    assert fluxc.out("config", "get", "sched.queue-depth") == "4\n"
     fluxc.fails("config", "get", "nope")
     # the config is in effect
     assert "queue-depth=4" in fluxc.out("module", "list")
     r = fluxc.fails("submit", "-t", "2h", "true")
     assert err(r).endswith("requested duration (2h) exceeds policy limit of 1h")
+
+
+def test_config_get_strings_and_missing_keys_as_flux(fluxc):
+    assert fluxc.out("config", "get", "policy.limits.duration") == "1h\n"
+    r = fluxc.fails("config", "get", "policy.nope")
+    assert err(r).endswith("policy.nope is not set")
 
 
 def test_config_load_replaces_config(fluxc, tmp_path):

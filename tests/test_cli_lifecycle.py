@@ -481,6 +481,17 @@ def test_jobs_filters_and_count(flux):
     assert ids(done) == [done]  # explicit ids are listed whatever their state
 
 
+def test_jobs_count_truncation_warning(flux):
+    for _ in range(3):
+        flux.submit("--urgency=hold", "true")
+    r = flux("jobs", "-c", "2")
+    assert len(r.stdout.splitlines()) == 3
+    assert r.stderr == ("warning: output truncated at 2 jobs.\n"
+                        "Use --count to increase returned results or use filters to alter results.\n")
+    assert flux("jobs", "-c", "2", "-n").stderr == ""
+    assert flux("jobs", "-c", "3").stderr == ""
+
+
 def test_jobs_output_formats_from_transcript(flux, monkeypatch):
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
@@ -572,6 +583,16 @@ def test_wait_event_prints_the_event_and_advances_the_clock(flux):
     assert out == '{"timestamp":1767225600.0,"name":"priority","context":{"priority":16}}\n'
     assert flux.out("job", "wait-event", "-q", jobid, "clean") == ""
     assert len(lines(flux.out("job", "wait-event", "-v", jobid, "start"))) == 6
+
+
+def test_wait_event_on_a_pending_job_advances_to_its_start(flux):
+    running = fill(flux, 3)
+    short = flux.submit("-N1", "-t", "1m", "--setattr=exec.test.run_duration=10s", "true")
+    waiting = flux.submit("-N1", "true")
+    assert flux.out("job", "wait-event", "-t", "30", waiting, "start") == f"{ts(T0 + 10)} start\n"
+    assert flux.now() == T0 + 10
+    assert flux.state(short) == "INACTIVE"
+    assert [flux.state(j) for j in running] == ["RUN"] * 3
 
 
 def test_wait_event_that_can_never_arrive_is_refused(flux):
@@ -680,6 +701,34 @@ def test_raise_nonfatal_and_fatal(flux):
     # the most severe exception is the one reported
     assert flux.out("jobs", "-a", "-no", "{result} {exception.type} {exception.severity}", a).strip() == \
         "CANCELED cancel 0"
+
+
+def test_nonfatal_exception_does_not_change_the_result(flux):
+    # spec 2.7: success = finish status 0 and no severity-0 exception
+    jobid = flux.submit("-n1", "-t", "1m", "--setattr=exec.test.run_duration=5s", "true")
+    flux("job", "raise", "-s", "3", "-t", "warn", jobid, "careful")
+    flux.advance("5s")
+    assert flux.out("jobs", "-a", "-no", "{result} {returncode} {exception.occurred} {exception.type} "
+                    "{exception.severity} {exception.note}", jobid).strip() == "COMPLETED 0 True warn 3 careful"
+    held = flux.submit("--urgency=hold", "true")
+    flux("job", "raise", "-t", "oops", held)
+    assert flux.eventlog(held)[-2:] == ["exception", "clean"]
+    assert flux.out("jobs", "-a", "-no", "{result} {returncode} {exception.type}", held).strip() == \
+        "FAILED -128 oops"
+
+
+def test_raise_message_option(flux):
+    jobid = flux.submit("-N1", "sleep", "inf")
+    flux("job", "raise", "--type=test", "--severity=1", "--message=nonfatal test", jobid)
+    assert lines(flux.out("job", "eventlog", jobid))[-1] == \
+        f'{ts(T0)} exception type="test" severity=1 note="nonfatal test" userid={UID}'
+
+
+def test_raise_words_after_the_id_are_the_note(flux):
+    jobid = flux.submit("-N1", "sleep", "inf")
+    flux("job", "raise", jobid, "-t", "")
+    assert lines(flux.out("job", "eventlog", jobid))[6] == \
+        f'{ts(T0)} exception type="cancel" severity=0 note="-t " userid={UID}'
 
 
 # ---------------------------------------------------------------------- guests
@@ -850,6 +899,23 @@ def test_submit_wait_event(flux):
     assert flux.state(r.stdout.strip()) == "INACTIVE"
     assert flux.now() == T0 + 5
     r = flux.fails("submit", "--wait-event=alloc", "--urgency=hold", "true")
+
+
+def test_submit_flags_in_submit_context(flux):
+    jobid = flux.submit("--flags=waitable", "true")
+    assert ctx(flux, jobid, "submit")["flags"] == 4
+    jobid = flux.submit("--flags=debug", "-n1", "-t", "1m", "--setattr=exec.test.run_duration=1s", "true")
+    assert ctx(flux, jobid, "submit")["flags"] == 2
+    assert "debug.alloc-request" in flux.eventlog(jobid)
+    assert flux("submit", "--flags=bogus", "true", check=False).exit_code != 0
+    assert len(flux.out("jobs", "-a", "-n").splitlines()) == 2
+
+
+def test_debug_flag_events(flux):
+    jobid = flux.submit("--flags=debug", "-n1", "-t", "1m", "--setattr=exec.test.run_duration=1s", "true")
+    flux.advance("1s")
+    assert flux.eventlog(jobid) == ["submit", "validate", "depend", "priority", "debug.alloc-request", "alloc",
+                                    "debug.start-request", "start", "finish", "release", "free", "clean"]
 
 
 JOBSPEC_YAML = """\

@@ -152,6 +152,19 @@ def test_drain_status_listing_and_errors(flux24):
     assert rl(f, "down", "{nnodes}") == "0"
 
 
+def test_drain_already_drained_needs_force(flux):
+    flux("resource", "drain", "1", "first")
+    r = flux.fails("resource", "drain", "1", "second")
+    assert "rank 1 already drained" in r.stderr
+    r = flux.fails("resource", "drain", "1-2", "third")
+    assert "rank 1 already drained" in r.stderr
+    assert flux.out("resource", "status", "-s", "drained", "-no", "{ranks} {reason}").strip() == "1 first"
+    flux("resource", "drain", "-f", "1", "forced")
+    assert flux.out("resource", "status", "-s", "drained", "-no", "{ranks} {reason}").strip() == "1 forced"
+    flux("resource", "drain", "3")             # no reason yet:
+    flux("resource", "drain", "3", "reason")   # adding one is allowed
+
+
 def test_drain_listing_shows_draining(flux24):
     f = flux24
     f.submit("-n1", "sleep", "inf")  # rank0

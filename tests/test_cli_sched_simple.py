@@ -295,3 +295,37 @@ def test_forecast_unknown_after_job_without_duration(flux22):
     after = flux22.submit("-n1", "-t", "1m", "true")
     out = flux22.out("jobs", "-no", "{id.f58} {annotations.sched.t_estimate}|{contextual_info}")
     assert out.splitlines()[:2] == [f"{nodur} {T0 + 3600}|eta:1h", f"{after} |"]
+
+
+def test_sched_annotations_follow_the_request(flux22):
+    # spec 4.1: a job whose request is canceled (held, scheduler unloaded) loses its
+    # sched annotations; they come back when the request is sent again
+    flux22.submit("-n4", "-t", "1h", "sleep", "inf")
+    a = flux22.submit("-n1", "-t", "5m", "true")
+    b = flux22.submit("-n1", "-t", "5m", "true")
+
+    def info(jobid):
+        return flux22.out("jobs", "-no", "{annotations}|{contextual_info}", jobid).strip()
+
+    eta = f'{{"sched":{{"t_estimate":{T0 + 3600}}}}}|eta:1h'
+    assert info(a) == eta and info(b) == eta
+    flux22("job", "urgency", a, "hold")
+    assert info(a) == "|held"
+    assert info(b) == eta
+    flux22("module", "remove", "sched-simple")
+    assert info(b) == "|"
+    flux22("module", "load", "sched-simple")
+    assert info(b) == eta and info(a) == "|held"
+    flux22("job", "urgency", a, "default")
+    assert info(a) == eta
+
+
+def test_forecast_stale_estimate_cleared_by_new_head(flux22):
+    # 9.10 item 8: a higher-urgency head without a time limit clears the estimate behind it
+    flux22.submit("-n4", "-t", "3600s", "sleep", "3600")
+    second = flux22.submit("-n4", "-t", "3600s", "sleep", "3600")
+    assert flux22.out("jobs", "-no", "{annotations.sched.t_estimate}", second).strip() == str(T0 + 3600)
+    head = flux22.submit("-n4", "--urgency=20", "sleep", "3600")
+    assert flux22.out("jobs", "-no", "{annotations.sched.t_estimate}|{contextual_info}", head).strip() == \
+        f"{T0 + 3600}|eta:1h"
+    assert flux22.out("jobs", "-no", "{annotations.sched.t_estimate}|{contextual_info}", second).strip() == "|"

@@ -152,11 +152,6 @@ def test_rebuild_twice_and_after_every_command(pair):
     assert snapshot(a, ids) == snapshot(b, ids)
 
 
-@pytest.mark.xfail(reason="BUG: a pending job canceled while its alloc request is outstanding keeps its "
-                          "sched annotations (e.g. t_estimate); Flux clears them (alloc.c "
-                          "alloc_cancel_alloc_request -> annotations_clear_and_publish), and a replay "
-                          "rebuilds them empty, so `jobs -a -o {annotations}` changes after a rebuild",
-                   strict=True)
 def test_canceled_pending_job_annotations_cleared(flux):
     flux.submit("-N4", "-t", "10m", "sleep", "inf")
     pending = flux.submit("-N1", "-t", "1m", "true")

@@ -22,6 +22,8 @@ class Exec:
         from flux_lite.formats import jobspec as jobspecmod
 
         jm = self.b.jm
+        if job.flags & 2:  # debug flag: the exec start request is visible
+            jm.post(job, "debug.start-request")
         try:
             run_duration = jobspecmod.run_duration(job.jobspec or {})
         except JobspecError as exc:

@@ -243,9 +243,11 @@ class JobManager:
 
     def _cleanup_action(self, job):
         if job.alloc_pending:
-            # finalized at once: the scheduler's CANCEL answer is ignored
+            # finalized at once: the scheduler's CANCEL answer is ignored, and
+            # the annotations of the request are cleared (as alloc.c does)
             self.b.send("sched.cancel", {"id": job.id})
             self._set_pending(job, False)
+            job.annotations = {}
             self._dirty.add(job.id)
         job.queued = False
         if job.started and not job.finished:

@@ -138,7 +138,9 @@ class _Planner:
     """
 
     MAX_VIEWS = 12
-    COPY_COST = 32  # changes to replay that are worth a fresh view copy
+    COPY_COST = 32  # release events / reservations to replay that are worth a fresh view copy
+    MAX_NOW_VIEWS = 16
+    NOW_COPY_COST = 2
 
     def __init__(self, pool, now, inst_exp):
         self.now = now
@@ -166,16 +168,19 @@ class _Planner:
         counts.sort()
         self.counts = counts
         self.fc0, self.fg0, self.up0 = list(base._fc), list(base._fg), list(base._up)
-        self.res = [[] for _ in range(n)]  # per rank: [(start, end, cm, gm)]
+        self.res = [[] for _ in range(n)]  # per rank: [(start, end, cm, gm)] sorted
+        self.res_span = [0.0] * n  # per rank: longest reservation there
         self.res_start = []  # sorted (start, seq)
         self.res_start_now = []  # same, only reservations holding resources free now
         self.res_end = []  # sorted (end, seq), finite ends only
         self.res_ranks = []  # seq -> rank indexes
+        self.res_now_ranks = []  # seq -> rank indexes that matter for a window starting now
         self.run_log = []  # rank indexes of each job allocated by the planner
         self.reservations = []  # (jobid, start, end)
         self.reserved_parts = {}  # jobid -> parts
         base._jobs = {}
-        self.views = [_View(base, now, now, 0, 0)]  # empty window: no reservation overlaps
+        self.now_views = [_View(base, now, now, 0, 0)]  # empty window: no reservation overlaps
+        self.views = []  # windows starting later
         self.frontier = {}  # shape -> ([d], [start]): lower bounds on later starts
         self.now_fail = {}  # shape -> smallest window (duration) that did not fit now
         self.never = {}  # shape -> smallest duration that could not be placed at all
@@ -207,10 +212,18 @@ class _Planner:
                 break
             cm |= c
             gm |= g
-        for s, e, c, g in self.res[i]:
-            if s < ew and e > t:
-                cm |= c
-                gm |= g
+        res = self.res[i]
+        if res:
+            # sorted by start: nothing that starts before t - (longest one here) reaches t
+            span = self.res_span[i]
+            k = bisect_left(res, (t - span,)) if span != INF else 0
+            for k in range(k, len(res)):
+                s, e, c, g = res[k]
+                if s >= ew:
+                    break
+                if e > t:
+                    cm |= c
+                    gm |= g
         pool = view.pool
         ac, ag = pool._ac[i], pool._ag[i]
         if ac != cm or ag != gm:
@@ -229,10 +242,11 @@ class _Planner:
         # window is missing from it (the rest is handled like any other below)
         if view.nres < len(ranks):
             spans = self.reservations
+            rr = self.res_now_ranks if t0 == self.now else ranks
             for seq in range(view.nres, len(ranks)):
                 _jobid, rs0, re0 = spans[seq]
                 if rs0 < ew0 and re0 > t0:
-                    dirty.update(ranks[seq])
+                    dirty.update(rr[seq])
             view.nres = len(ranks)
         if view.nrun < len(self.run_log):
             for k in range(view.nrun, len(self.run_log)):
@@ -250,33 +264,54 @@ class _Planner:
                 dirty.update(ranks[re[k][1]])
         if ew != ew0:
             lo, hi = (ew0, ew) if ew0 < ew else (ew, ew0)
-            # at t = now, a reservation on resources running jobs hold anyway changes nothing
-            rs = self.res_start_now if t == t0 == self.now else self.res_start
+            if t == t0 == self.now:
+                # at t = now, reserving what running jobs hold anyway changes nothing
+                rs, rr = self.res_start_now, self.res_now_ranks
+            else:
+                rs, rr = self.res_start, ranks
             for k in range(bisect_left(rs, (lo, -1)), bisect_left(rs, (hi, -1))):
-                dirty.update(ranks[rs[k][1]])
+                dirty.update(rr[rs[k][1]])
         view.t, view.ew = t, ew
         for i in dirty:
             self._refresh(view, i)
 
     def _view_for(self, t, ew):
         """The view cheapest to move to the window [t, ew), or a copy of it
-        when that is cheaper than replaying many changes and there is room."""
-        ev = self.run_ev
-        k = bisect_right(ev, (t, _BIG))
-        at_now = t == self.now
-        best, cost = None, None
-        for v in self.views:
-            c = abs(bisect_right(ev, (v.t, _BIG)) - k) if v.t != t else 0
-            if v.ew != ew:
-                rs = self.res_start_now if at_now and v.t == t else self.res_start
-                c += abs(bisect_left(rs, (v.ew, -1)) - bisect_left(rs, (ew, -1)))
-            if best is None or c < cost:
-                best, cost = v, c
-                if c == 0:
-                    break
-        if cost > self.COPY_COST and len(self.views) < self.MAX_VIEWS:
+        when that is cheaper than replaying many changes and there is room.
+        Windows starting now (backfill checks) and later ones (searches for
+        a start) keep separate views: time limits cluster on a few values,
+        so a few views at now cover most windows exactly."""
+        if t == self.now:
+            views, limit, copy_cost = self.now_views, self.MAX_NOW_VIEWS, self.NOW_COPY_COST
+            rs = self.res_start_now
+            k = bisect_left(rs, (ew, -1))
+            best, cost = None, None
+            for v in views:
+                c = abs(bisect_left(rs, (v.ew, -1)) - k) if v.ew != ew else 0
+                if best is None or c < cost:
+                    best, cost = v, c
+                    if c == 0:
+                        break
+        else:
+            views, limit, copy_cost = self.views, self.MAX_VIEWS, self.COPY_COST
+            ev = self.run_ev
+            k = bisect_right(ev, (t, _BIG))
+            rs = self.res_start
+            j = bisect_left(rs, (ew, -1))
+            best, cost = None, None
+            for v in views:
+                c = abs(bisect_right(ev, (v.t, _BIG)) - k) if v.t != t else 0
+                if v.ew != ew:
+                    c += abs(bisect_left(rs, (v.ew, -1)) - j)
+                if best is None or c < cost:
+                    best, cost = v, c
+                    if c == 0:
+                        break
+            if best is None:  # the first search: start from a copy of a view at now
+                best, cost = self.now_views[0], copy_cost + 1
+        if cost > copy_cost and len(views) < limit:
             best = best.copy()
-            self.views.append(best)
+            views.append(best)
         return best
 
     def next_release(self, t):
@@ -310,15 +345,18 @@ class _Planner:
     def _add_reservation(self, jobid, s, e, parts):
         seq = len(self.res_ranks)
         idx = []
-        holds_free = False
+        free_now = []  # ranks where it holds something no running job holds now
         for i, cm, gm in parts:
-            self.res[i].append((s, e, cm, gm))
+            insort(self.res[i], (s, e, cm, gm))
+            if e - s > self.res_span[i]:
+                self.res_span[i] = e - s
             idx.append(i)
             if cm & ~self.busy_c[i] or gm & ~self.busy_g[i]:
-                holds_free = True
+                free_now.append(i)
         self.res_ranks.append(idx)
+        self.res_now_ranks.append(free_now)
         insort(self.res_start, (s, seq))
-        if holds_free:
+        if free_now:
             insort(self.res_start_now, (s, seq))
         if e != INF:
             insort(self.res_end, (e, seq))
@@ -350,7 +388,7 @@ class _Planner:
         lb = self.run_lb.get(key)
         if lb is not None:
             return lb
-        pool = self.views[0].pool
+        pool = self.now_views[0].pool
         p = pool._plan(req)
         topo = pool._topo
         allowed = p.allowed
@@ -416,9 +454,12 @@ class _Planner:
                     return None
                 t = self.next_release(now)
         limit = self.inst_exp if self.inst_exp > now else INF  # nothing starts once the instance ends
+        view = None
         while t is not None and (t == now or t < limit):
             ew = self.window_end(t, d)
-            view = self._view_for(t, ew)
+            if t == now or view is None or view.t == now:
+                view = self._view_for(t, ew)
+            # later steps of a search keep the view: it is one release away
             self.move(view, t, ew)
             try:
                 rset = view.pool.alloc(pj.jobid, req, t, expiration_default=self.inst_exp)
@@ -448,7 +489,7 @@ class _Planner:
 
     @property
     def ranks(self):
-        return self.views[0].pool._topo.ranks
+        return self.now_views[0].pool._topo.ranks
 
 
 class BackfillScheduler(Scheduler):
