@@ -78,23 +78,6 @@ def hk_kill(signum, targets, jobid, all_):
 
 
 def _targets(broker, text):
-    from flux_lite.errors import FormatError
-    from flux_lite.formats.hostlist import Hostlist
-    from flux_lite.formats.idset import IDset
+    from flux_lite.resources import targets_to_ranks
 
-    try:
-        return IDset.parse(text)
-    except FormatError:
-        pass
-    try:
-        hosts = Hostlist.parse(text)
-    except FormatError:
-        raise FluxLiteError("--targets must be a valid Idset or Hostlist") from None
-    rset = broker.resources.rset
-    ranks = []
-    for host in hosts:
-        found = [r for r in rset.ranks if rset.hostname(r) == host]
-        if not found:
-            raise FluxLiteError(f"didn't find {host} in instance hostlist")
-        ranks.extend(found)
-    return IDset(sorted(set(ranks)))
+    return targets_to_ranks(broker.resources.rset, text, invalid="--targets must be a valid Idset or Hostlist")

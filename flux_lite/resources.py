@@ -67,8 +67,11 @@ def _count(value):
     return len(IDset.parse(str(value)))
 
 
-def targets_to_ranks(rset, text):
-    """An idset of ranks, else a hostlist mapped to ranks (Flux's TARGETS)."""
+def targets_to_ranks(rset, text, invalid=None):
+    """An idset of ranks, else a hostlist mapped to ranks (Flux's TARGETS).
+
+    `invalid` replaces the message for text that is neither.
+    """
     from flux_lite.formats.hostlist import Hostlist
     from flux_lite.formats.idset import IDset
 
@@ -79,7 +82,7 @@ def targets_to_ranks(rset, text):
     try:
         hosts = Hostlist.parse(text)
     except FormatError:
-        raise FluxLiteError(f"{text}: must be a valid idset or hostlist", errno=EINVAL) from None
+        raise FluxLiteError(invalid or f"{text}: must be a valid idset or hostlist", errno=EINVAL) from None
     wanted = set(hosts)
     ranks = [r for r in rset.ranks if rset.hostname(r) in wanted]
     missing = wanted - {rset.hostname(r) for r in ranks}

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from flux_lite.errors import FormatError
+from flux_lite.formats.fsd import format_fsd
 
 __all__ = [
     "OutputFormat",
@@ -49,20 +50,13 @@ _SORT_PREFIX_RE = re.compile(r"sort:([^{\s]+)")
 
 
 def fsd(secs):
-    """Format seconds the way flux.util.fsd() does (used by ``!F``)."""
-    if math.isinf(secs):
-        return "inf"
-    if secs < 1.0e-3:
-        return "0s"
-    if secs < 10.0:
-        return "%.03fs" % secs
-    if secs < 60.0:
-        return "%.4gs" % secs
-    if secs < 3600.0:
-        return "%.4gm" % (secs / 60.0)
-    if secs < 86400.0:
-        return "%.4gh" % (secs / 3600.0)
-    return "%.4gd" % (secs / 86400.0)
+    """Format seconds the way flux.util.fsd() does (used by ``!F``).
+
+    Non-numbers raise TypeError, as flux.util.fsd() does.
+    """
+    if isinstance(secs, str):
+        raise TypeError("must be real number, not str")
+    return format_fsd(secs)
 
 
 _EMPTY_CACHE = {}

@@ -454,6 +454,7 @@ class _Planner:
                     return None
                 t = self.next_release(now)
         limit = self.inst_exp if self.inst_exp > now else INF  # nothing starts once the instance ends
+        plan = self.now_views[0].pool._plan(req)
         view = None
         while t is not None and (t == now or t < limit):
             ew = self.window_end(t, d)
@@ -462,6 +463,8 @@ class _Planner:
             # later steps of a search keep the view: it is one release away
             self.move(view, t, ew)
             try:
+                if view.pool._select(plan) is None:  # the cheap look before allocating
+                    raise InsufficientResources("insufficient resources")
                 rset = view.pool.alloc(pj.jobid, req, t, expiration_default=self.inst_exp)
             except InsufficientResources:
                 if t == now:
