@@ -211,22 +211,28 @@ class Broker:
             entry = self._peek_timer()
             if entry is None or entry[0] > t:
                 break
-            heapq.heappop(self._timers)
-            entry[5] = False
-            due, _seq, kind, jobid, arg, _alive = entry
-            if jobid is not None:
-                lst = self._timers_by_job.get(jobid)
-                if lst is not None:
-                    lst[:] = [e for e in lst if e is not entry]
-                    if not lst:
-                        del self._timers_by_job[jobid]
-            self._timers_dirty = True
+            due = entry[0]
             if due > self.now:
                 self.now = due
-            self._fire(kind, jobid, arg)
+            # everything due at this instant fires before the modules run, so
+            # 48 jobs ending together cost one scheduling pass, not 48
+            while entry is not None and entry[0] == due:
+                heapq.heappop(self._timers)
+                entry[5] = False
+                _due, _seq, kind, jobid, arg, _alive = entry
+                if jobid is not None:
+                    lst = self._timers_by_job.get(jobid)
+                    if lst is not None:
+                        lst[:] = [e for e in lst if e is not entry]
+                        if not lst:
+                            del self._timers_by_job[jobid]
+                self._timers_dirty = True
+                self._fire(kind, jobid, arg)
+                fired += 1
+                entry = self._peek_timer()
             self.run()
-            fired += 1
-            if progress is not None and fired % 256 == 0:
+            if progress is not None and fired >= 256:
+                fired = 0
                 progress(self.now - start, t - start)
         if t > self.now:
             self.now = t

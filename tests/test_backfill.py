@@ -215,25 +215,24 @@ def test_zero_duration_backfills_on_unreserved_resources(flux_factory):
 def test_conservative_estimates_every_blocked_job(flux_factory):
     flux = flux_factory("--test-size=2", "--test-cores=2", config="sched:\n  policy: conservative\n")
     now = flux.now()
-    running = flux.submit("-n1", "-c2", "-t", "1h", "sleep", "inf")  # rank0, until +1h
-    other = flux.submit("-n1", "-c2", "-t", "2h", "sleep", "inf")  # rank1, until +2h
+    running = flux.submit("-n1", "-c2", "-t", "1h", "sleep", "inf")  # rank0 until +1h
+    other = flux.submit("-n1", "-c2", "-t", "2h", "sleep", "inf")  # rank1 until +2h
     j1 = flux.submit("-n2", "-c2", "-t", "1h", "sleep", "inf")  # both nodes: +2h .. +3h
-    j2 = flux.submit("-n1", "-c2", "-t", "30m", "sleep", "inf")  # rank0 is free +1h .. +2h
-    j3 = flux.submit("-n1", "-c2", "-t", "90m", "sleep", "inf")  # does not fit before j1: after it
-    j4 = flux.submit("-n1", "-t", "1h", "sleep", "inf")  # rank0 core: +1h30 .. +2h30? no: +1h30 .. j1
+    j2 = flux.submit("-n1", "-c2", "-t", "30m", "sleep", "inf")  # the hole on rank0: +1h .. +1h30
+    j3 = flux.submit("-n1", "-c2", "-t", "90m", "sleep", "inf")  # too long for the hole: after j1
+    j4 = flux.submit("-n1", "-t", "1h", "sleep", "inf")  # +1h30 .. +2h is too short: after j1
     assert flux.state(running) == "RUN" and flux.state(other) == "RUN"
     est = {j: t_estimate(flux, j) for j in (j1, j2, j3, j4)}
     assert est[j1] == now + 2 * HOUR
     assert est[j2] == now + HOUR
-    assert est[j3] == now + 3 * HOUR
-    # j4 (1 core, 1h) cannot fit between +1h30 and +2h: after j1, beside j3
-    assert est[j4] == now + 3 * HOUR
+    assert est[j3] == now + 3 * HOUR  # rank0
+    assert est[j4] == now + 3 * HOUR  # rank1/core0
     for j in (j1, j2, j3, j4):
         assert sched_ann(flux, j)["selection_type"] == "reserved"
-    # a job that would delay any of them does not start; one that fits before does not exist here
+    # never ending, it cannot start before every reservation it would overlap
     late = flux.submit("-n1", "sleep", "inf")
     assert flux.state(late) == "SCHED"
-    assert t_estimate(flux, late) == now + 3 * HOUR  # beside j3, on j4's rank's other core
+    assert t_estimate(flux, late) == now + 3 * HOUR  # rank1/core1
     check_clean(flux)
     # every reserved job starts exactly at its estimate
     flux.advance("5h")
@@ -279,6 +278,21 @@ def test_conservative_random_workload_starts_no_later_than_estimated(flux_factor
     assert all(flux.state(j) == "INACTIVE" for j in jobs)
 
 
+def test_submit_burst_matches_full_replan(flux_factory):
+    """`submit --cc` places each arrival by resuming the pass; a reload (full
+    replan) finds the same plan."""
+    flux = flux_factory("--test-size=4", "--test-cores=4", config="sched:\n  policy: conservative\n")
+    flux("submit", "--quiet", "--cc", "1-6", "-n3", "-t", "40m", "sleep", "inf")
+    flux("submit", "--quiet", "--cc", "1-6", "-N2", "-t", "25m", "sleep", "inf")
+    flux("submit", "--quiet", "--cc", "1-10", "-n1", "-t", "10m", "sleep", "inf")
+    fmt = "{id.f58} {state} {annotations.sched.t_estimate} {annotations.sched.resource_summary}"
+    before = flux.out("jobs", "-a", "-no", fmt)
+    assert "SCHED" in before and "RUN" in before
+    flux("sched", "reload")
+    assert flux.out("jobs", "-a", "-no", fmt) == before
+    check_clean(flux)
+
+
 # -- running-job duration updates -------------------------------------------------------
 
 
@@ -297,6 +311,19 @@ def test_update_duration_moves_estimate(flux2):
     assert flux.state(running) == "INACTIVE"
     assert flux.state(head) == "RUN"
     assert float(flux.out("jobs", "-no", "{t_run}", head)) == est - 30 * 60
+    check_clean(flux)
+
+
+def test_updated_end_survives_reload(flux2):
+    """Hello re-registers the running job with its updated end; the plan follows."""
+    flux = flux2
+    running, head = easy_setup(flux)
+    est = t_estimate(flux, head)
+    flux("update", running, "duration=+1h")
+    flux("module", "reload", "sched-backfill")
+    assert t_estimate(flux, head) == est + HOUR
+    flux("sched", "reload", "--policy=conservative")
+    assert t_estimate(flux, head) == est + HOUR
     check_clean(flux)
 
 
@@ -570,6 +597,12 @@ def test_plan_invariants_random(policy, seed):
     # replanning the same state is deterministic
     plan2 = sched.replan(sched.pool.copy(), queue, commit=False)
     assert plan2.starts == plan.starts
+    # a pass resumed with later arrivals places them as a full replan would
+    from flux_lite.sched.backfill import _Pass
+
+    cut = rng.randint(0, len(queue))
+    resumed = _Pass(sched, sched.pool.copy(), commit=False).place_all(queue[:cut]).place_all(queue[cut:])
+    assert resumed.plan().starts == plan.starts
 
 
 def test_duration_zero_runs_until_instance_expiration():

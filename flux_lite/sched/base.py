@@ -226,7 +226,7 @@ class Scheduler:
 
     def stats(self):
         return {"policy": self.policy, "queue-depth": self.queue_depth, "pending_jobs": len(self.queue),
-                "allocated_jobs": len(self.pool.allocations()), "sched_passes": self.passes,
+                "allocated_jobs": len(self.pool), "sched_passes": self.passes,
                 "debug": self.debug_flags}
 
     def alloc(self, msg):
@@ -277,7 +277,7 @@ class Scheduler:
         self.job_expiration_changed(jobid, expiration)
 
     def job_expiration_changed(self, jobid, expiration):
-        if jobid in self.pool.allocations():
+        if jobid in self.pool:
             self.pool.update_expiration(jobid, expiration)
         self.dirty = True
         self.request_pass()
