@@ -133,3 +133,37 @@ def test_unloaded_scheduler_reconciles_on_hello(flux_factory):
     check(flux)
     assert flux.eventlog(b)[-3:] == ["release", "free", "clean"]
     assert flux.eventlog(a)[-2:] == ["free", "clean"]
+
+
+def test_policy_switch_changes_the_plan(flux):
+    """fcfs -> easy -> conservative by reload, on one queue: the plan changes each time.
+
+    4 nodes: a 2-node job runs for 10m; queued: A (4 nodes, 5m), B (2 nodes, 5m),
+    C (2 nodes, 20m).
+    """
+    t0 = flux.now()
+    flux.submit("-N2", "-t", "10m", "-S", "exec.test.run_duration=10m", "true")
+    a = flux.submit("-N4", "-t", "5m", "true")
+    b = flux.submit("-N2", "-t", "5m", "true")
+    c = flux.submit("-N2", "-t", "20m", "true")
+
+    def plan():
+        out = {}
+        for line in flux.out("jobs", "-no", "{id.f58} {state} {annotations.sched.t_estimate}", a, b, c).splitlines():
+            jobid, state, *est = line.split()
+            out[jobid] = (state, float(est[0]) - t0 if est else None)
+        return out
+
+    # fcfs: head-of-line blocking; everyone waits behind A, forecast in order
+    assert plan() == {a: ("SCHED", 600.0), b: ("SCHED", 900.0), c: ("SCHED", 900.0)}
+    # easy: A is reserved at 10m, B backfills now (it ends before A starts), C waits unplanned
+    flux("sched", "reload", "--policy=easy")
+    assert plan() == {a: ("SCHED", 600.0), b: ("RUN", None), c: ("SCHED", None)}
+    assert flux.out("jobs", "-no", "{annotations.sched.backfill}", b).strip() == a
+    # conservative: C gets a reservation too, after A (a 20m job cannot fit before it)
+    flux("sched", "reload", "--policy=conservative")
+    assert plan() == {a: ("SCHED", 600.0), b: ("RUN", None), c: ("SCHED", 900.0)}
+    check(flux)
+    flux.advance("40m")
+    assert flux.out("jobs", "-a", "-no", "{status}", a, b, c).split() == ["TIMEOUT"] * 3
+    check(flux)
