@@ -16,7 +16,6 @@ instance (set-up time reported separately):
 * for information, `sched reload --policy=easy` when sched-backfill loads.
 """
 
-import json
 import os
 import shutil
 import sys

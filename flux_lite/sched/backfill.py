@@ -44,18 +44,6 @@ def shape_key(request):
             tuple(request.properties or ()), json.dumps(cons, sort_keys=True) if cons else None)
 
 
-def iso(t):
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def fmt_delta(delta):
-    if delta == int(delta):
-        return f"{int(delta):+d}s"
-    return f"{delta:+.3f}s"
-
-
 def _job_records(pool):
     """(jobid, end, parts) of every allocation; parts = ((index, coremask, gpumask), ...)."""
     for jobid, rec in pool._jobs.items():
@@ -740,16 +728,6 @@ class BackfillScheduler(Scheduler):
         pool = self.pool.copy()
         pool.update_expiration(jobid, expiration)
         new = self.replan(pool, queue, commit=False).starts
-        now = self.b.now
-        lines = []
-        for pj in queue:
-            a, b = old.get(pj.jobid), new.get(pj.jobid)
-            if a == b or not ((a is not None and a > now) or (b is not None and b > now)):
-                continue
-            left = "unknown" if a is None else iso(a)
-            right = "unknown" if b is None else iso(b)
-            line = f"{f58(pj.jobid)}: t_estimate {left} -> {right}"
-            if a is not None and b is not None:
-                line += f" ({fmt_delta(b - a)})"
-            lines.append(line)
-        return lines
+        from flux_lite.sched.preview import describe_moves
+
+        return describe_moves(queue, old, new, self.b.now)

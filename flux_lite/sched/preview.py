@@ -5,26 +5,31 @@ import datetime
 from flux_lite.formats.jobid import f58
 
 
-def _iso(t):
-    if t is None:
-        return "unknown"
+def iso(t):
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def describe_moves(before, after):
-    """Lines `<f58>: t_estimate OLD -> NEW (+Ns)` for jobs whose estimate changes.
+def fmt_delta(delta):
+    if delta == int(delta):
+        return f"{int(delta):+d}s"
+    return f"{delta:+.3f}s"
 
-    before/after map PendingJob (or job id) -> estimated start or None.
+
+def describe_moves(queue, before, after, now):
+    """Lines `<f58>: t_estimate OLD -> NEW (+Ns)` for queued jobs whose estimate moves.
+
+    queue: PendingJobs in priority order; before/after: jobid -> start or None.
+    Estimates that stay in the past on both sides (starting now) are not moves.
     """
     lines = []
-    for key in sorted(before, key=lambda k: getattr(k, "sort_key", lambda: (0, k))()):
-        old, new = before.get(key), after.get(key)
-        if old == new:
+    for pj in queue:
+        old, new = before.get(pj.jobid), after.get(pj.jobid)
+        if old == new or not ((old is not None and old > now) or (new is not None and new > now)):
             continue
-        jobid = getattr(key, "jobid", key)
+        left = "unknown" if old is None else iso(old)
+        right = "unknown" if new is None else iso(new)
+        line = f"{f58(pj.jobid)}: t_estimate {left} -> {right}"
         if old is not None and new is not None:
-            delta = f" ({new - old:+.0f}s)"
-        else:
-            delta = ""
-        lines.append(f"{f58(jobid)}: t_estimate {_iso(old)} -> {_iso(new)}{delta}")
+            line += f" ({fmt_delta(new - old)})"
+        lines.append(line)
     return lines

@@ -89,8 +89,8 @@ class SimpleScheduler(Scheduler):
         """How a running job's new end would move the queued jobs' estimates."""
         from flux_lite.sched.preview import describe_moves
 
-        before = self.estimates(self.pool)
+        before = {pj.jobid: t for pj, t in self.estimates(self.pool).items()}
         sim = self.pool.copy()
         sim.update_expiration(jobid, expiration)
-        after = self.estimates(sim)
-        return describe_moves(before, after)
+        after = {pj.jobid: t for pj, t in self.estimates(sim).items()}
+        return describe_moves(self.sorted_queue(), before, after, self.b.now)
