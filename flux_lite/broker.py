@@ -298,6 +298,7 @@ class Broker:
             self._resources.save()
         self._save_timers()
         self.instance.set_clock(self.now)
+        self.instance.flush_log()
 
 
 def idf58(jobid):

@@ -115,6 +115,7 @@ class Instance:
             raise NoInstanceError(f"{self.state_dir}: not a flux-lite instance")
         self._config = None
         self._identity = None
+        self._log = []
 
     # -- creation and opening ----------------------------------------------
 
@@ -200,6 +201,7 @@ class Instance:
             ctx.load_scheduler_from_config()
             ctx.run()
             ctx.save()
+            inst.flush_log()
         return inst
 
     def close(self):
@@ -245,11 +247,15 @@ class Instance:
     # -- the log ----------------------------------------------------------------
 
     def log(self, name, level, msg, t=None):
+        """Add a line to the instance log (written with the command's commit)."""
         if t is None:
             t = self.kvs.get("instance.clock")["now"]
-        self.kvs.conn.execute(
-            "INSERT INTO dmesg(t, name, level, msg) VALUES (?, ?, ?, ?)", (t, name, level, msg)
-        )
+        self._log.append((t, name, level, msg))
+
+    def flush_log(self):
+        if self._log:
+            self.kvs.conn.executemany("INSERT INTO dmesg(t, name, level, msg) VALUES (?, ?, ?, ?)", self._log)
+            self._log = []
 
     # -- sessions -----------------------------------------------------------------
 
@@ -261,15 +267,19 @@ class Instance:
     @contextmanager
     def session(self, catch_up=True):
         """One command: a write transaction, brought up to now, saved at the end."""
-        with self.kvs.transaction():
-            now = self.clock_now()
-            ctx = self.context(now)
-            self._check_derived(ctx)
-            if catch_up:
-                ctx.advance_to(now)
-            yield ctx
-            ctx.run()
-            ctx.save()
+        try:
+            with self.kvs.transaction():
+                now = self.clock_now()
+                ctx = self.context(now)
+                self._check_derived(ctx)
+                if catch_up:
+                    ctx.advance_to(now)
+                yield ctx
+                ctx.run()
+                ctx.save()
+        except BaseException:
+            self._log = []  # rolled back with everything else
+            raise
 
     def _check_derived(self, ctx):
         from flux_lite.job_manager import replay

@@ -161,7 +161,23 @@ def f58_prefix(environ=None):
     "ƒ" when the locale is UTF-8 and FLUX_F58_FORCE_ASCII is not set
     (set to anything, even empty, forces "f").
     """
-    env = os.environ if environ is None else environ
+    if environ is None:
+        # os.environ's lookups encode every key: read the raw mapping instead
+        # and remember the answer for this exact set of values
+        raw = getattr(os.environ, "_data", None)
+        if isinstance(raw, dict):
+            key = (raw.get(b"FLUX_F58_FORCE_ASCII"), raw.get(b"LC_ALL"), raw.get(b"LC_CTYPE"), raw.get(b"LANG"))
+            hit = _PREFIX_CACHE.get(key)
+            if hit is None:
+                hit = _PREFIX_CACHE[key] = _f58_prefix(os.environ)
+            return hit
+    return _f58_prefix(os.environ if environ is None else environ)
+
+
+_PREFIX_CACHE = {}
+
+
+def _f58_prefix(env):
     if "FLUX_F58_FORCE_ASCII" in env:
         return "f"
     return _F58_UTF8_PREFIX if utf8_locale(env) else "f"

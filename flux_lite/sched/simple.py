@@ -6,6 +6,8 @@ it starts. Infeasible requests are denied at once. Queued jobs get
 running jobs' end times.
 """
 
+import heapq
+
 from flux_lite.sched.base import Scheduler
 
 
@@ -48,7 +50,10 @@ class SimpleScheduler(Scheduler):
             return out
         now = self.b.now
         sim = pool.copy()
-        ends = sorted((end, jobid) for jobid, end in sim.job_end_times() if end and end > 0)
+        # a heap of (end, jobid): the simulation frees jobs in end order and
+        # adds each estimated job's own end (a sorted list made this quadratic)
+        ends = [(end, jobid) for jobid, end in sim.job_end_times() if end and end > 0]
+        heapq.heapify(ends)
         t = now
         floor = now
         unknown = False
@@ -65,20 +70,19 @@ class SimpleScheduler(Scheduler):
                 except InsufficientResources:
                     # advance to the next end time and free what ended
                     while ends and ends[0][0] <= t:
-                        ends.pop(0)
+                        heapq.heappop(ends)
                     if not ends:
                         unknown = True
                         break
                     t = ends[0][0]
                     while ends and ends[0][0] <= t:
-                        _end, jobid = ends.pop(0)
+                        _end, jobid = heapq.heappop(ends)
                         sim.free(jobid, None, final=True)
                     continue
                 estimate = max(t, floor, now)
                 floor = estimate
                 if pj.duration > 0:
-                    ends.append((t + pj.duration, pj.jobid))
-                    ends.sort()
+                    heapq.heappush(ends, (t + pj.duration, pj.jobid))
                 else:
                     unknown = True  # it never ends in the simulation
                 break
