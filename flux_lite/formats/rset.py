@@ -726,3 +726,39 @@ def _eval_constraint(rs, c):
             raise RsetError(f"unknown constraint operator '{op}'")
         result = ids if result is None else result & ids
     return result
+
+
+def rlite_nodes(R):
+    """(rank, cores IDset, gpus IDset) of an R dict, straight from R_lite.
+
+    For hot paths (scheduler hello) that need no host names: it skips the
+    nodelist expansion a full Rset.from_dict does. Malformed R -> RsetError.
+    """
+    try:
+        entries = R["execution"]["R_lite"]
+        out = []
+        for ent in entries:
+            children = ent["children"]
+            cores = IDset.parse(children.get("core", ""))
+            gpus = IDset.parse(children.get("gpu", "")) if "gpu" in children else IDset()
+            for rank in IDset.parse(ent["rank"]):
+                out.append((rank, cores, gpus))
+        return out
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise RsetError(f"invalid R: {exc}") from None
+
+
+def rlite_summary(R):
+    """Rset.summary() of an R dict, from R_lite alone."""
+    by = {}
+    for rank, cores, gpus in rlite_nodes(R):
+        by.setdefault((cores, gpus), []).append(rank)
+    groups = sorted(((min(r), IDset(r), c, g) for (c, g), r in by.items()), key=lambda x: x[0])
+    parts = []
+    for _low, ranks, cores, gpus in groups:
+        part = f"rank{ranks.encode()}/core{cores.encode()}"
+        if gpus:
+            part += f",gpu{gpus.encode()}"
+        parts.append(part)
+    return " ".join(parts)
+

@@ -143,7 +143,7 @@ class Scheduler:
     def hello(self, records):
         """Re-register every allocation the job manager reports."""
         from flux_lite.formats.idset import IDset
-        from flux_lite.formats.rset import Rset
+        from flux_lite.formats.rset import Rset, rlite_summary
 
         jm = self.b.jm
         for rec in records:
@@ -153,12 +153,15 @@ class Scheduler:
                 self.log("err", f"hello: failed to look up R for job {f58(jobid)}")
                 continue
             try:
-                rset = Rset.from_dict(R)
                 if "free" in rec:
-                    rset = rset.remove_ranks(IDset.parse(rec["free"]))
-                self.hello_alloc(jobid, rset)
-                self.log("info", f"hello: {f58(jobid)}: {rset.summary()}")
-                self.log("debug", f"hello: id={f58(jobid)} priority={rec['priority']} "
+                    R = Rset.from_dict(R).remove_ranks(IDset.parse(rec["free"]))
+                    summary = R.summary()
+                else:
+                    summary = rlite_summary(R)
+                self.hello_alloc(jobid, R)
+                idf58 = f58(jobid)
+                self.log("info", f"hello: {idf58}: {summary}")
+                self.log("debug", f"hello: id={idf58} priority={rec['priority']} "
                                   f"userid={rec['userid']} t_submit={rec['t_submit']:.1f}")
             except Exception as exc:  # a job that cannot be re-allocated
                 self.log("err", f"hello callback failed for job {f58(jobid)}: {exc}")

@@ -660,7 +660,14 @@ class Pool:
         return R
 
     def register_alloc(self, jobid, R):
-        """Mark an existing allocation (scheduler hello); end time = R expiration."""
+        """Mark an existing allocation (scheduler hello); end time = R expiration.
+
+        R may be an Rset or an R dict; a dict is read from R_lite alone (the
+        Rset is built only when needed), which is what makes a reload with
+        thousands of running jobs fast.
+        """
+        if isinstance(R, dict) and self._register_dict(jobid, R):
+            return
         if not isinstance(R, Rset):
             R = Rset.from_dict(R)
         topo = self._topo
@@ -701,6 +708,32 @@ class Pool:
             self._apply(i, cm, gm, True)
         self._jobs[jobid] = _Job(R, R.expiration, tuple(parts))
         self.generation += 1
+
+    def _register_dict(self, jobid, R):
+        """Fast path of register_alloc; False when the slow path must decide
+        (unknown ranks or resources, double booking: it has the messages)."""
+        from flux_lite.formats.rset import rlite_nodes
+
+        topo = self._topo
+        pos = topo.pos
+        if jobid in self._jobs:
+            return False
+        parts = []
+        for rank, cores, gpus in rlite_nodes(R):
+            i = pos.get(rank)
+            if i is None:
+                return False
+            cm = cores.as_mask()
+            gm = gpus.as_mask()
+            if cm & ~topo.cmask[i] or gm & ~topo.gmask[i] or cm & self._ac[i] or gm & self._ag[i]:
+                return False
+            parts.append((i, cm, gm))
+        for i, cm, gm in parts:
+            self._apply(i, cm, gm, True)
+        expiration = float(R["execution"].get("expiration", 0.0) or 0.0)
+        self._jobs[jobid] = _Job(None, expiration, tuple(parts), rdict=R)
+        self.generation += 1
+        return True
 
     def free(self, jobid, R=None, final=False):
         """Release a job's resources (all of them, or the ranks of R).
