@@ -8,6 +8,17 @@ from click.testing import CliRunner
 
 os.environ.setdefault("FLUX_F58_FORCE_ASCII", "1")
 
+try:
+    from hypothesis import settings
+
+    # CI must not flake: a fixed example sequence, and no per-example deadline
+    # on a loaded 2-core machine. HYPOTHESIS_PROFILE=explore searches afresh.
+    settings.register_profile("ci", derandomize=True, deadline=None)
+    settings.register_profile("explore", deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # pragma: no cover - hypothesis is a test dependency
+    pass
+
 
 class Flux:
     """Runs flux-lite commands against one state directory through CliRunner."""

@@ -246,8 +246,11 @@ def encode_entry(timestamp, name, context=None):
     """One eventlog line (newline-terminated) for the given fields."""
     entry = make_entry(timestamp, name, context)
     ctx = entry.get("context")
+    # the fast path covers only what Python's json writes exactly as jansson
+    # does: printable ASCII strings (jansson escapes control chars in upper case)
     if ctx is not None and not all(
-        type(k) is str and type(v) in _FLAT and (type(v) is not str or v.isascii())
+        type(k) is str and k.isascii() and k.isprintable() and type(v) in _FLAT
+        and (type(v) is not str or (v.isascii() and v.isprintable()))
         for k, v in ctx.items()
     ):
         return dumps(entry) + "\n"
