@@ -24,6 +24,8 @@ VIRTUAL_START = 1767225600.0
 # first job is submitted a little after the broker's epoch (ids like ƒYpmarK).
 FLUID_EPOCH_OFFSET = 1.0
 
+MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last time the tools can print
+
 ROLE_OWNER = 1
 ROLE_USER = 2
 
@@ -331,6 +333,8 @@ class Instance:
         """Move a virtual clock forward, processing everything that falls due."""
         if not self.virtual:
             raise FluxLiteError("the clock is real: only a virtual clock can be advanced")
+        if not 0 <= seconds or self.clock_now() + seconds > MAX_TIME:
+            raise FluxLiteError("cannot advance the clock past the year 9999")
         with self.kvs.transaction():
             now = self.clock_now()
             ctx = self.context(now)
