@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     data       TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
-CREATE INDEX IF NOT EXISTS jobs_inactive ON jobs(t_inactive);
+CREATE INDEX IF NOT EXISTS jobs_inactive ON jobs(state, t_inactive, id);
 CREATE TABLE IF NOT EXISTS timers (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
     t     REAL NOT NULL,

@@ -145,13 +145,18 @@ class _Spec:
 
 
 _MISSING = object()
+_SPLIT = {}
 
 
 def _lookup(obj, path):
     """Follow a dotted path through mappings/attributes; missing -> ""."""
     value = obj
-    for part in path.split("."):
-        if isinstance(value, Mapping):
+    parts = _SPLIT.get(path)
+    if parts is None:
+        parts = _SPLIT[path] = path.split(".")
+    for part in parts:
+        # dict first: the ABC check of Mapping is slow, and rows are dicts
+        if isinstance(value, dict) or isinstance(value, Mapping):
             nxt = value.get(part, _MISSING)
             if nxt is _MISSING:
                 nxt = getattr(value, part, _MISSING)

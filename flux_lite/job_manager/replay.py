@@ -35,8 +35,8 @@ def replay_job(kvs, jobid):
 
 
 def derived_tables_missing(kvs):
-    names = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    return not {"jobs", "timers"} <= names
+    names = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+    return not {"jobs", "timers", "jobs_inactive", "jobs_state"} <= names
 
 
 def rebuild(broker):
