@@ -167,3 +167,50 @@ def test_policy_switch_changes_the_plan(flux):
     flux.advance("40m")
     assert flux.out("jobs", "-a", "-no", "{status}", a, b, c).split() == ["TIMEOUT"] * 3
     check(flux)
+
+
+def test_hello_failure_raises_scheduler_restart(flux_factory):
+    """Spec 9.8 / 9.11 item 5: a job whose R cannot be re-allocated at hello."""
+    flux = flux_factory("--test-size=1", "--test-cores=2")
+    jobid = flux.submit("-N1", "sleep", "inf")
+    assert flux.state(jobid) == "RUN"
+    flux("config", "load", input='resource: {exclude: "0"}\n')
+    flux("module", "reload", "sched-simple")
+    events = flux.events(jobid)
+    names = [e["name"] for e in events]
+    assert names[-4:] == ["exception", "finish", "release", "clean"] and "free" not in names
+    exc = [e for e in events if e["name"] == "exception"][0]["context"]
+    assert exc["type"] == "scheduler-restart" and exc["severity"] == 0
+    assert exc["note"] == "failed to reallocate R for running job"
+    assert any("raising fatal exception on running job" in line for line in flux.dmesg())
+    # restore: the resources of the failed job count as released, no double booking
+    flux("config", "load", input="{}\n")
+    flux("module", "reload", "sched-simple")
+    rc = flux("run", "-N1", "-S", "exec.test.run_duration=1s", "true")
+    assert rc.exit_code == 0
+    check(flux)
+
+
+def test_reload_running_job_and_partial_hello(flux_factory):
+    """Spec 9.11 items 3-4: a running job survives reload; a partly released
+    housekeeping allocation comes back as just the straggling rank."""
+    flux = flux_factory("--test-size=2", "--test-cores=2", config="""
+job-manager:
+  housekeeping:
+    release-after: 1s
+    rank-durations:
+      "1": 300s
+""")
+    running = flux.submit("-N1", "-t", "1h", "sleep", "inf")
+    done = flux.submit("-N1", "-S", "exec.test.run_duration=1s", "true")
+    flux("module", "reload", "sched-simple")
+    assert flux.state(running) == "RUN"
+    flux.advance("3s")
+    assert flux.state(done) == "INACTIVE"
+    stats = json.loads(flux.out("module", "stats", "job-manager"))["housekeeping"]["running"]
+    assert stats == {done: {"t_start": pytest.approx(flux.now() - 2), "pending": "1", "allocated": "1"}}
+    flux("module", "reload", "sched-simple")
+    sched_alloc = flux.out("resource", "list", "--from-sched", "-s", "allocated", "-no", "{ranks}").strip()
+    assert sched_alloc == "0-1"  # rank 0: the running job; rank 1: the straggler
+    assert "hello: " + done + ": rank1/core[0-1]" in " ".join(flux.dmesg())
+    check(flux)
