@@ -750,6 +750,17 @@ def rlite_nodes(R):
 
 def rlite_summary(R):
     """Rset.summary() of an R dict, from R_lite alone."""
+    try:
+        entries = R["execution"]["R_lite"]
+        if len(entries) == 1:  # the usual case: one group, no regrouping needed
+            ent = entries[0]
+            children = ent["children"]
+            part = f"rank{IDset.parse(ent['rank']).encode()}/core{IDset.parse(children.get('core', '')).encode()}"
+            if children.get("gpu"):
+                part += f",gpu{IDset.parse(children['gpu']).encode()}"
+            return part
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        raise RsetError(f"invalid R: {exc}") from None
     by = {}
     for rank, cores, gpus in rlite_nodes(R):
         by.setdefault((cores, gpus), []).append(rank)
