@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     t_submit   REAL,
     t_run      REAL,
     t_inactive REAL,
+    has_resources INTEGER NOT NULL DEFAULT 0,
+    R          TEXT,
     data       TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);

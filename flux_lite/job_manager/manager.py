@@ -15,7 +15,7 @@ from flux_lite.errors import FluxLiteError
 from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import f58, fluid, fluid_timestamp, kvs_key
 from flux_lite.job_manager.job import (
-    CLEANUP, DEPEND, INACTIVE, PRIORITY, PRIORITY_MAX, PRIORITY_MIN, RUN, RUNNING,
+    CLEANUP, DEPEND, INACTIVE, PENDING, PRIORITY, PRIORITY_MAX, PRIORITY_MIN, RUN, RUNNING,
     SCHED, URGENCY_EXPEDITE, URGENCY_HOLD, Job,
 )
 
@@ -93,6 +93,20 @@ def _listing_fields(job):
     return out
 
 
+def write_row(conn, job):
+    """The job's row in the jobs index. has_resources and R are columns of
+    their own so that hello can read them without parsing whole records."""
+    rec = job_to_record(job)
+    rec.update(listing_fields(job))
+    R = json.dumps(job.R, separators=(",", ":")) if job.has_resources and job.R else None
+    conn.execute(
+        "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
+        "has_resources, R, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
+         1 if job.has_resources else 0, R, json.dumps(rec, separators=(",", ":"))),
+    )
+
+
 class JobManager:
     def __init__(self, broker):
         self.b = broker
@@ -149,14 +163,7 @@ class JobManager:
                 job = self._removed_jobs.get(jobid)
             if job is None:
                 continue
-            rec = job_to_record(job)
-            rec.update(listing_fields(job))
-            conn.execute(
-                "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, data) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run,
-                 job.t_inactive, json.dumps(rec, separators=(",", ":"))),
-            )
+            write_row(conn, job)
         self._dirty.clear()
         if self._sched_dirty:
             self.kvs.put("job-manager.sched", self.sched_state)
@@ -398,10 +405,22 @@ class JobManager:
 
     # -- scheduler interface lifecycle ------------------------------------------------
 
+    def _any_active(self, state_mask):
+        """Is any active job in these states? (without loading them all)"""
+        if self._jobs is not None:
+            return any(j.state & state_mask for j in self._jobs.values())
+        row = self.kvs.conn.execute(
+            "SELECT 1 FROM jobs WHERE state < ? AND (state & ?) != 0 LIMIT 1", (INACTIVE, state_mask)
+        ).fetchone()
+        return row is not None
+
     def sched_teardown(self):
         """The scheduler went away: outstanding requests go back to the queue."""
         self.sched_state = {"online": False, "mode": None, "limit": 0}
         self._sched_dirty = True
+        self._canceling.clear()
+        if not self._any_active(PENDING):
+            return  # only pending jobs can have requests or sched annotations
         for job in self.jobs.values():
             if job.alloc_pending:
                 self._set_pending(job, False)
@@ -412,16 +431,22 @@ class JobManager:
             elif job.annotations.get("sched") and job.state == SCHED:
                 job.annotations.pop("sched", None)
                 self._dirty.add(job.id)
-        self._canceling.clear()
 
     def hello(self, partial_ok):
         """Job-manager side of hello: one record per job holding resources."""
         self.b.log("job-manager", "debug", "scheduler: hello" + (" +partial-ok" if partial_ok else ""))
+        if self._jobs is not None:
+            self.save()  # the index must show this command's changes
         records = []
-        for job in sorted(self.jobs.values(), key=lambda j: j.id):
-            if job.has_resources:
-                records.append({"id": job.id, "priority": job.priority, "userid": job.userid,
-                                "t_submit": job.t_submit})
+        # read from the index's own columns: no need to load every job
+        for jobid, priority, userid, t_submit, R in self.kvs.conn.execute(
+            "SELECT id, priority, userid, t_submit, R FROM jobs "
+            "WHERE state < ? AND has_resources = 1 ORDER BY id", (INACTIVE,)
+        ):
+            # flux-lite hands the scheduler the job's current R (resource-update
+            # events applied); Flux's scheduler re-reads the original from the KVS
+            records.append({"id": jobid, "priority": priority, "userid": userid, "t_submit": t_submit,
+                            "R": json.loads(R) if R else None})
         records.extend(self.b.housekeeping.hello_records(partial_ok))
         return records
 
@@ -434,6 +459,8 @@ class JobManager:
         self.sched_state = {"online": True, "mode": mode, "limit": limit or 0}
         self._sched_dirty = True
         self.b.log("job-manager", "debug", f"scheduler: ready {mode}")
+        if not self._any_active(PENDING | CLEANUP):
+            return 0  # nothing to send or re-send: no need to load every job
         # re-run cleanup actions so that interrupted frees are re-sent
         for job in self.jobs.values():
             if job.state == CLEANUP:

@@ -42,7 +42,7 @@ def derived_tables_missing(kvs):
 def rebuild(broker):
     """Recreate the derived tables from the eventlogs (inside the caller's transaction)."""
     from flux_lite.instance import TABLES
-    from flux_lite.job_manager.manager import job_to_record, listing_fields
+    from flux_lite.job_manager.manager import write_row
 
     kvs = broker.kvs
     for stmt in TABLES.split(";"):
@@ -57,14 +57,7 @@ def rebuild(broker):
         job = replay_job(kvs, jobid)
         if job is None:
             continue
-        rec = job_to_record(job)
-        rec.update(listing_fields(job))
-        kvs.conn.execute(
-            "INSERT INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, data) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
-             json.dumps(rec, separators=(",", ":"))),
-        )
+        write_row(kvs.conn, job)
         if job.state == RUN and job.started and not job.finished:
             start = _event_time(kvs, jobid, "start")
             try:

@@ -148,7 +148,7 @@ class Scheduler:
         jm = self.b.jm
         for rec in records:
             jobid = rec["id"]
-            R = self.hello_R(jobid)
+            R = rec.get("R") or self.hello_R(jobid)
             if R is None:
                 self.log("err", f"hello: failed to look up R for job {f58(jobid)}")
                 continue
