@@ -773,3 +773,19 @@ def rlite_summary(R):
         parts.append(part)
     return " ".join(parts)
 
+
+def rlite_without(R, ranks):
+    """An R dict minus `ranks`, built from R_lite alone (no host names: the
+    result has no nodelist). For scheduler hello of partly freed allocations."""
+    ranks = IDset(ranks)
+    entries = []
+    for ent in R["execution"]["R_lite"]:
+        left = IDset.parse(ent["rank"]) - ranks
+        if left:
+            entries.append({"rank": str(left), "children": ent["children"]})
+    execution = {"R_lite": entries}
+    for key in ("starttime", "expiration"):
+        if key in R["execution"]:
+            execution[key] = R["execution"][key]
+    return {"version": 1, "execution": execution}
+

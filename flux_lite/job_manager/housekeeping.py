@@ -210,7 +210,7 @@ class Housekeeping:
                 self._dirty = True
                 continue
             rec = {"id": jobid, "priority": alloc["priority"], "userid": alloc["userid"],
-                   "t_submit": alloc["t_submit"]}
+                   "t_submit": alloc["t_submit"], "R": alloc["R"]}
             if alloc["free"]:
                 rec["free"] = alloc["free"]
             records.append(rec)

@@ -143,7 +143,7 @@ class Scheduler:
     def hello(self, records):
         """Re-register every allocation the job manager reports."""
         from flux_lite.formats.idset import IDset
-        from flux_lite.formats.rset import Rset, rlite_summary
+        from flux_lite.formats.rset import rlite_summary, rlite_without
 
         jm = self.b.jm
         for rec in records:
@@ -154,10 +154,8 @@ class Scheduler:
                 continue
             try:
                 if "free" in rec:
-                    R = Rset.from_dict(R).remove_ranks(IDset.parse(rec["free"]))
-                    summary = R.summary()
-                else:
-                    summary = rlite_summary(R)
+                    R = rlite_without(R, IDset.parse(rec["free"]))
+                summary = rlite_summary(R)
                 self.hello_alloc(jobid, R)
                 idf58 = f58(jobid)
                 self.log("info", f"hello: {idf58}: {summary}")
@@ -173,14 +171,14 @@ class Scheduler:
         self.dirty = True
 
     def hello_R(self, jobid):
-        """The job's current R: resource-update events applied (Flux re-reads the
-        raw KVS R and so forgets duration updates; flux-lite does not)."""
-        job = self.b.jm.lookup(jobid)
-        if job is not None and job.R:
-            return job.R
+        """R of a hello record that came without one: the job's current R, else
+        the KVS R (hello records from the job manager normally carry it)."""
         R = self.b.housekeeping.R_of(jobid)
         if R is not None:
             return R
+        job = self.b.jm.lookup(jobid)
+        if job is not None and job.R:
+            return job.R
         return self.b.kvs.get(kvs_key(jobid, "R"))
 
     def hello_alloc(self, jobid, rset):
