@@ -748,6 +748,25 @@ def rlite_nodes(R):
         raise RsetError(f"invalid R: {exc}") from None
 
 
+def nodes_summary(nodes):
+    """Rset.summary() of rlite_nodes() output."""
+    by = {}
+    for rank, cores, gpus in nodes:
+        by.setdefault((cores, gpus), []).append(rank)
+    if len(by) == 1:
+        ((cores, gpus), ranks), = by.items()
+        part = f"rank{IDset(ranks).encode()}/core{cores.encode()}"
+        return part + f",gpu{gpus.encode()}" if gpus else part
+    groups = sorted(((min(r), IDset(r), c, g) for (c, g), r in by.items()), key=lambda x: x[0])
+    parts = []
+    for _low, ranks, cores, gpus in groups:
+        part = f"rank{ranks.encode()}/core{cores.encode()}"
+        if gpus:
+            part += f",gpu{gpus.encode()}"
+        parts.append(part)
+    return " ".join(parts)
+
+
 def rlite_summary(R):
     """Rset.summary() of an R dict, from R_lite alone."""
     try:

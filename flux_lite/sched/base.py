@@ -143,7 +143,7 @@ class Scheduler:
     def hello(self, records):
         """Re-register every allocation the job manager reports."""
         from flux_lite.formats.idset import IDset
-        from flux_lite.formats.rset import rlite_summary, rlite_without
+        from flux_lite.formats.rset import nodes_summary, rlite_nodes, rlite_without
 
         jm = self.b.jm
         for rec in records:
@@ -155,8 +155,9 @@ class Scheduler:
             try:
                 if "free" in rec:
                     R = rlite_without(R, IDset.parse(rec["free"]))
-                summary = rlite_summary(R)
-                self.hello_alloc(jobid, R)
+                nodes = rlite_nodes(R)
+                summary = nodes_summary(nodes)
+                self.pool.register_alloc(jobid, R, nodes)
                 idf58 = f58(jobid)
                 self.log("info", f"hello: {idf58}: {summary}")
                 self.log("debug", f"hello: id={idf58} priority={rec['priority']} "
@@ -180,10 +181,6 @@ class Scheduler:
         if job is not None and job.R:
             return job.R
         return self.b.kvs.get(kvs_key(jobid, "R"))
-
-    def hello_alloc(self, jobid, rset):
-        """Mark an allocation the job manager reports; its end is R's expiration."""
-        self.pool.register_alloc(jobid, rset)
 
     def ready_args(self):
         if self.queue_depth == "unlimited":

@@ -659,14 +659,14 @@ class Pool:
         self.generation += 1
         return R
 
-    def register_alloc(self, jobid, R):
+    def register_alloc(self, jobid, R, nodes=None):
         """Mark an existing allocation (scheduler hello); end time = R expiration.
 
         R may be an Rset or an R dict; a dict is read from R_lite alone (the
         Rset is built only when needed), which is what makes a reload with
         thousands of running jobs fast.
         """
-        if isinstance(R, dict) and self._register_dict(jobid, R):
+        if isinstance(R, dict) and self._register_dict(jobid, R, nodes):
             return
         if not isinstance(R, Rset):
             R = Rset.from_dict(R)
@@ -709,9 +709,10 @@ class Pool:
         self._jobs[jobid] = _Job(R, R.expiration, tuple(parts))
         self.generation += 1
 
-    def _register_dict(self, jobid, R):
+    def _register_dict(self, jobid, R, nodes=None):
         """Fast path of register_alloc; False when the slow path must decide
-        (unknown ranks or resources, double booking: it has the messages)."""
+        (unknown ranks or resources, double booking: it has the messages).
+        nodes: rlite_nodes(R), when the caller has it already."""
         from flux_lite.formats.rset import rlite_nodes
 
         topo = self._topo
@@ -719,7 +720,7 @@ class Pool:
         if jobid in self._jobs:
             return False
         parts = []
-        for rank, cores, gpus in rlite_nodes(R):
+        for rank, cores, gpus in nodes if nodes is not None else rlite_nodes(R):
             i = pos.get(rank)
             if i is None:
                 return False
