@@ -62,14 +62,16 @@ def reload(force, name, args):
     """Remove and load scheduler module NAME again (hello replays the allocations)."""
     from flux_lite.sched import loader
 
+    from flux_lite.cli.output import progress_report
+
     _check(name)
     failure = None
-    with session() as broker:
+    with session() as broker, progress_report("hello") as report:
         _owner(broker)
         if loader.loaded_name(broker) is not None:
             loader.module_remove(broker)
         try:
-            loader.module_load(broker, name, loader.parse_module_args(name, args))
+            loader.module_load(broker, name, loader.parse_module_args(name, args), progress=report)
         except FluxLiteError as exc:
             failure = exc  # as in Flux: the old module is gone, the new one failed
     if failure is not None:

@@ -31,6 +31,32 @@ def progress(total, description, stream=None):
         yield lambda n=1: bar.advance(task, n)
 
 
+@contextlib.contextmanager
+def progress_report(description, stream=None):
+    """Yield report(done, total) for work whose size is known only once it
+    starts (a reload's hello); the bar appears on a TTY for large totals."""
+    stream = stream or sys.stderr
+    state = {}
+
+    def report(done, total):
+        if "advance" not in state:
+            if total < PROGRESS_MIN or not is_tty(stream):
+                state["advance"] = None
+            else:
+                state["cm"] = progress(total, description, stream)
+                state["advance"] = state["cm"].__enter__()
+                state["done"] = 0
+        if state["advance"] is not None:
+            state["advance"](done - state["done"])
+            state["done"] = done
+
+    try:
+        yield report
+    finally:
+        if state.get("cm") is not None:
+            state["cm"].__exit__(None, None, None)
+
+
 STATE_STYLES = {
     "R": "green", "RUN": "green", "C": "yellow", "CLEANUP": "yellow", "S": "cyan", "SCHED": "cyan",
     "CD": "green", "COMPLETED": "green", "F": "red", "FAILED": "red", "CA": "magenta",

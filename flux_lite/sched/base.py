@@ -140,13 +140,19 @@ class Scheduler:
 
     # -- startup: hello and ready ------------------------------------------------
 
-    def hello(self, records):
-        """Re-register every allocation the job manager reports."""
+    def hello(self, records, progress=None):
+        """Re-register every allocation the job manager reports.
+
+        progress(done, total) is called now and then (a bar for large reloads).
+        """
         from flux_lite.formats.idset import IDset
         from flux_lite.formats.rset import nodes_summary, rlite_nodes, rlite_without
 
         jm = self.b.jm
-        for rec in records:
+        total = len(records)
+        for count, rec in enumerate(records, 1):
+            if progress is not None and count % 500 == 0:
+                progress(count, total)
             jobid = rec["id"]
             R = rec.get("R") or self.hello_R(jobid)
             if R is None:

@@ -134,7 +134,7 @@ def loaded_name(broker):
     return None if rec is None else rec["name"]
 
 
-def module_load(broker, name, args):
+def module_load(broker, name, args, progress=None):
     if broker.kvs.get(MODULE_KEY) is not None:
         current = broker.kvs.get(MODULE_KEY)["name"]
         raise FluxLiteError(f"{name}: a scheduler is already loaded ({current}): service sched is already registered",
@@ -147,7 +147,7 @@ def module_load(broker, name, args):
     broker.kvs.put(MODULE_KEY, {"name": name, "args": args})
     jm = broker.jm
     records = jm.hello(sched.hello_partial_ok)
-    sched.hello(records)
+    sched.hello(records, progress=progress)
     mode, limit = sched.ready_args()
     jm.ready(mode, limit)
     sched.ready_log()
@@ -173,7 +173,7 @@ def module_remove(broker):
     return name
 
 
-def module_reload(broker, name=None, args=None):
+def module_reload(broker, name=None, args=None, progress=None):
     rec = broker.kvs.get(MODULE_KEY)
     if name is None:
         if rec is None:
@@ -183,7 +183,7 @@ def module_reload(broker, name=None, args=None):
         args = rec["args"] if rec is not None and rec["name"] == name else {}
     if rec is not None:
         module_remove(broker)
-    return module_load(broker, name, args)
+    return module_load(broker, name, args, progress=progress)
 
 
 def reload_args(broker, policy=None, queue_depth=None, reservation_depth=None, partial_ok=True):
