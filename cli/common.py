@@ -44,7 +44,7 @@ class JobIDType(click.ParamType):
             self.fail(f"invalid JobID value: '{value}'", param, ctx)
 
     def shell_complete(self, ctx, param, incomplete):
-        from flux_lite.cli.complete import complete_jobids
+        from flux_lite.cli._complete import complete_jobids
 
         return complete_jobids(ctx, incomplete)
 

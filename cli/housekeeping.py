@@ -3,7 +3,7 @@
 import click
 
 from flux_lite.cli.common import session
-from flux_lite.cli.complete import complete_housekeeping_jobids, complete_targets
+from flux_lite.cli._complete import complete_housekeeping_jobids, complete_targets
 from flux_lite.errors import FluxLiteError
 
 

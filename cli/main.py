@@ -85,7 +85,7 @@ def main(argv=None):
 
     if "_FLUX_LITE_COMPLETE" in os.environ:
         # click 8.4.0/8.4.1 answer fish completion in a broken format
-        from flux_lite.cli.complete import fix_fish_completion
+        from flux_lite.cli._complete import fix_fish_completion
 
         fix_fish_completion()
     cli.main(args=argv, prog_name="flux-lite")

@@ -5,7 +5,7 @@ import json
 import click
 
 from flux_lite.cli.common import session
-from flux_lite.cli.complete import (
+from flux_lite.cli._complete import (
     complete_debug_modules, complete_loaded_modules, complete_module_args, complete_sched_modules,
 )
 from flux_lite.errors import FluxLiteError

@@ -5,7 +5,7 @@ import json
 import click
 
 from flux_lite.cli.common import JOBID, open_instance
-from flux_lite.cli.complete import complete_update_pairs
+from flux_lite.cli._complete import complete_update_pairs
 
 
 @click.command()

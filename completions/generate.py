@@ -6,7 +6,7 @@
 
 The scripts are what click's own completion support prints for
 ``_FLUX_LITE_COMPLETE={bash,zsh,fish}_source flux-lite`` (see
-flux_lite.cli.complete.completion_source). They only tell the shell how to
+flux_lite.cli._complete.completion_source). They only tell the shell how to
 call flux-lite back at each TAB: the candidates themselves (subcommands,
 options, job ids, update keys, housekeeping targets, module names) come from
 the installed flux-lite at completion time, so adding a command or an option
@@ -32,7 +32,7 @@ FILES = {
 
 def render(shell):
     # needs flux-lite installed (pip install -e .): cli/ is importable only as flux_lite.cli
-    from flux_lite.cli.complete import completion_source
+    from flux_lite.cli._complete import completion_source
 
     return completion_source(shell)
 

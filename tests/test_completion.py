@@ -16,7 +16,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from flux_lite.cli import complete
+from flux_lite.cli import _complete as complete
 from flux_lite.cli.main import COMMANDS, cli
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
