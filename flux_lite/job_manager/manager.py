@@ -145,6 +145,16 @@ class JobManager:
         """An active job, or None."""
         return self.jobs.get(jobid)
 
+    def require_active(self, jobid, unknown="unknown job id", inactive_errno=ENOENT):
+        """The active job, or Flux's refusal: inactive, or unknown (each
+        job-manager service words and numbers these its own way)."""
+        job = self.lookup(jobid)
+        if job is None:
+            if self.load_any(jobid) is not None:
+                raise FluxLiteError("job is inactive", errno=inactive_errno)
+            raise FluxLiteError(unknown, errno=ENOENT)
+        return job
+
     def load_any(self, jobid):
         """Any job (active or inactive) from the index, or None."""
         job = self.jobs.get(jobid)
@@ -484,11 +494,7 @@ class JobManager:
             raise FluxLiteError("invalid exception severity", errno=EPROTO)
         if not etype or any(c.isspace() for c in etype) or "=" in etype:
             raise FluxLiteError("invalid exception type", errno=EPROTO)
-        job = self.lookup(jobid)
-        if job is None:
-            if self.load_any(jobid) is not None:
-                raise FluxLiteError("job is inactive", errno=ENOENT)
-            raise FluxLiteError("unknown job id", errno=ENOENT)
+        job = self.require_active(jobid)
         if not ident.is_owner and job.userid != ident.userid:
             raise FluxLiteError("guests can only raise exceptions on their own jobs", errno=EPERM)
         self.raise_exception(job, etype, severity, note or "", userid=ident.userid)
@@ -497,11 +503,7 @@ class JobManager:
         ident = self.b.instance.identity
         if not 0 <= urgency <= 31:
             raise FluxLiteError("urgency value is out of range", errno=EINVAL)
-        job = self.lookup(jobid)
-        if job is None:
-            if self.load_any(jobid) is not None:
-                raise FluxLiteError("job is inactive", errno=EINVAL)
-            raise FluxLiteError("unknown job", errno=ENOENT)
+        job = self.require_active(jobid, unknown="unknown job", inactive_errno=EINVAL)
         if not ident.is_owner:
             if job.userid != ident.userid:
                 raise FluxLiteError("guests can only reprioritize their own jobs", errno=EPERM)

@@ -118,11 +118,7 @@ def update_job(broker, jobid, updates):
         raise FluxLiteError("malformed update request", errno=EPROTO)
     if not all(isinstance(k, str) and _valid_key(k) for k in updates):
         raise FluxLiteError("one or more jobspec updates are invalid", errno=EINVAL)
-    job = jm.lookup(jobid)
-    if job is None:
-        if jm.load_any(jobid) is not None:
-            raise FluxLiteError("job is inactive", errno=EINVAL)
-        raise FluxLiteError("unknown job id", errno=ENOENT)
+    job = jm.require_active(jobid, inactive_errno=EINVAL)
     if not ident.is_owner and job.userid != ident.userid:
         raise FluxLiteError("guests may only update their own jobs", errno=EPERM)
     if job.immutable and not ident.is_owner:
