@@ -63,11 +63,13 @@ class KVS:
         # eventlog appends are buffered and written once per key: a submit
         # posts four events to one eventlog, a catch-up thousands
         self._appends = {}
+        # puts are buffered too (a scheduling pass commits one R per job)
+        self._puts = {}
         if create:
             self.conn.executescript(SCHEMA)
 
     def close(self):
-        if self._appends and not self._depth:
+        if (self._appends or self._puts) and not self._depth:
             self.flush()
         self.conn.close()
 
@@ -94,6 +96,7 @@ class KVS:
         except BaseException:
             self._depth = 0
             self._appends.clear()
+            self._puts.clear()
             self.conn.execute("ROLLBACK")
             raise
         self._depth = 0
@@ -106,7 +109,14 @@ class KVS:
     # -- values -------------------------------------------------------------
 
     def flush(self):
-        """Write buffered eventlog appends."""
+        """Write buffered puts, then buffered eventlog appends."""
+        if self._puts:
+            puts, self._puts = self._puts, {}
+            self.conn.executemany(
+                "INSERT INTO kvs(key, kind, value) VALUES (?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET kind = excluded.kind, value = excluded.value",
+                [(key, kind, text) for key, (kind, text) in puts.items()],
+            )
         if not self._appends:
             return
         appends, self._appends = self._appends, {}
@@ -124,6 +134,9 @@ class KVS:
         """Return (kind, text) of a key, or default when it does not exist."""
         if key in self._appends:
             self.flush()
+        buffered = self._puts.get(key)
+        if buffered is not None:
+            return buffered
         row = self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
         return row if row is not None else default
 
@@ -139,26 +152,14 @@ class KVS:
         return json.loads(text) if kind == JSON else text
 
     def put(self, key, value):
-        _check_key(key)
-        if key in self._appends:
-            self.flush()
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-        self.conn.execute(
-            "INSERT INTO kvs(key, kind, value) VALUES (?, 'json', ?) "
-            "ON CONFLICT(key) DO UPDATE SET kind = 'json', value = excluded.value",
-            (key, text),
-        )
+        self.put_text(key, json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
     def put_text(self, key, text, kind=JSON):
         """Store already-encoded text (used to keep Flux's exact JSON spelling)."""
         _check_key(key)
         if key in self._appends:
             self.flush()
-        self.conn.execute(
-            "INSERT INTO kvs(key, kind, value) VALUES (?, ?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET kind = excluded.kind, value = excluded.value",
-            (key, kind, text),
-        )
+        self._puts[key] = (kind, text)
 
     def append(self, key, line):
         """Append one RFC 18 line (newline-terminated) to an eventlog key."""
