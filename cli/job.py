@@ -8,7 +8,7 @@ import click
 from flux_lite.cli.common import FSD, JOBID, open_instance, session
 from flux_lite.errors import FluxLiteError
 
-ENCODINGS = ("dec", "hex", "dothex", "kvs", "words", "f58", "f58plain")
+ENCODINGS = ("dec", "hex", "dothex", "kvs", "words", "f58", "f58plain", "emoji")
 
 
 @click.group()
@@ -18,7 +18,7 @@ def job():
 
 @job.command("id")
 @click.option("-t", "--to", "to", default="dec", metavar="ENCODING",
-              help="Output encoding: dec, hex, dothex, kvs, words, f58, f58plain (default dec).")
+              help="Output encoding: dec, hex, dothex, kvs, words, f58, f58plain, emoji (default dec).")
 @click.argument("ids", nargs=-1)
 def job_id(to, ids):
     """Convert job ids between encodings (reads stdin lines when no ID is given)."""
