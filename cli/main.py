@@ -4,6 +4,7 @@ Importing is most of a command's cost, so each command group lives in its own
 module and is imported only when named on the command line.
 """
 
+import sqlite3
 import sys
 
 import click
@@ -59,6 +60,10 @@ class LazyGroup(click.Group):
             ctx.exit(2)
         except FluxLiteError as exc:
             click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: {exc}", err=True)
+            ctx.exit(1)
+        except sqlite3.DatabaseError as exc:
+            # a damaged or foreign state file: one line, not a traceback
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: state database: {exc}", err=True)
             ctx.exit(1)
         except BrokenPipeError:
             # output piped into head(1) and the like: not an error worth a traceback

@@ -62,8 +62,11 @@ CREATE TABLE IF NOT EXISTS dmesg (
 );
 """
 
-# derived tables: each can be rebuilt from the eventlogs alone
+# derived tables: each can be rebuilt from the eventlogs alone, and is when
+# missing or when SQLite's user_version says their layout is an older one
 DERIVED_TABLES = ("jobs", "timers")
+DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive"}
+DERIVED_VERSION = 2
 
 
 @contextmanager
@@ -202,6 +205,7 @@ class Instance:
             for stmt in TABLES.split(";"):
                 if stmt.strip():
                     kvs.conn.execute(stmt)
+            kvs.conn.execute(f"PRAGMA user_version = {DERIVED_VERSION}")
             expiration = 0.0
             exp = configmod.get_path(cfg, "instance.expiration")
             if exp is not None:
@@ -306,10 +310,17 @@ class Instance:
             raise
 
     def _check_derived(self, ctx):
+        """Rebuild the derived tables from the eventlogs when they are missing
+        or were written by another version of their layout."""
+        conn = self.kvs.conn
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+        if version == DERIVED_VERSION and DERIVED_NAMES <= present:
+            return
         from flux_lite.job_manager import replay
 
-        if replay.derived_tables_missing(self.kvs):
-            replay.rebuild(ctx)
+        replay.rebuild(ctx)
+        self.kvs.conn.execute(f"PRAGMA user_version = {DERIVED_VERSION}")
 
     def wait(self, check, timeout=None, poll=0.02):
         """Wait until check(broker) returns something other than None.

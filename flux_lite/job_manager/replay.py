@@ -34,22 +34,18 @@ def replay_job(kvs, jobid):
     return Job.replay(jobid, eventlog.decode(text), jobspec=jobspec, R=R)
 
 
-def derived_tables_missing(kvs):
-    names = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
-    return not {"jobs", "timers", "jobs_inactive", "jobs_state"} <= names
-
-
 def rebuild(broker):
     """Recreate the derived tables from the eventlogs (inside the caller's transaction)."""
     from flux_lite.instance import TABLES
     from flux_lite.job_manager.manager import write_row
 
     kvs = broker.kvs
+    # recreate them whole: an older layout may lack columns
+    for table in ("jobs", "timers"):
+        kvs.conn.execute(f"DROP TABLE IF EXISTS {table}")
     for stmt in TABLES.split(";"):
         if stmt.strip():
             kvs.conn.execute(stmt)
-    kvs.conn.execute("DELETE FROM jobs")
-    kvs.conn.execute("DELETE FROM timers")
     broker.reset_timers()
     from flux_lite.formats import jobspec as jobspecmod
 

@@ -33,9 +33,7 @@ class PendingJob:
         return (-self.priority, self.jobid)
 
     def dump(self):
-        from dataclasses import asdict
-
-        return [self.jobid, self.priority, self.userid, self.t_submit, asdict(self.request), self.annotations]
+        return [self.jobid, self.priority, self.userid, self.t_submit, self.request.as_dict(), self.annotations]
 
     @classmethod
     def load(cls, rec):

@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import os
 from bisect import bisect_left, insort
-from dataclasses import dataclass
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.idset import IDset
@@ -83,7 +82,6 @@ def _f58(jobid):
     return prefix + "".join(reversed(digits))
 
 
-@dataclass
 class ResourceRequest:
     """What a job asks for (built from jobspec elsewhere).
 
@@ -92,16 +90,36 @@ class ResourceRequest:
     means one whole node per slot (as flux-core's jobspec parser does).
     ``properties`` are required property names (``^name`` = must not have,
     ``+name`` allowed); ``constraint`` an optional RFC 31 object; both apply.
+
+    A plain class rather than a dataclass: every submit imports this module,
+    and building a dataclass costs more than the whole rest of the import.
     """
 
-    nnodes: int = 0
-    nslots: int = 1
-    slot_size: int = 1
-    gpu_per_slot: int = 0
-    exclusive: bool = False
-    duration: float = 0.0
-    properties: tuple = ()
-    constraint: dict | None = None
+    __slots__ = ("nnodes", "nslots", "slot_size", "gpu_per_slot", "exclusive", "duration",
+                 "properties", "constraint")
+
+    def __init__(self, nnodes=0, nslots=1, slot_size=1, gpu_per_slot=0, exclusive=False,
+                 duration=0.0, properties=(), constraint=None):
+        self.nnodes = nnodes
+        self.nslots = nslots
+        self.slot_size = slot_size
+        self.gpu_per_slot = gpu_per_slot
+        self.exclusive = exclusive
+        self.duration = duration
+        self.properties = properties
+        self.constraint = constraint
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __eq__(self, other):
+        if not isinstance(other, ResourceRequest):
+            return NotImplemented
+        return self.as_dict() == other.as_dict()
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items())
+        return f"ResourceRequest({args})"
 
     @property
     def slots_per_node(self):
