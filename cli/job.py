@@ -234,8 +234,6 @@ def job_timeleft(jobid):
 
     0 means expired or no longer running; 4294967295 means unlimited.
     """
-    import math
-
     with session() as broker:
         job = _job_or_fail(broker, jobid)
         now = broker.now

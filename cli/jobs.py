@@ -73,7 +73,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
                                     heading_fallback=job_list.heading_fallback)
     except ValueError as exc:
         raise FluxLiteError(f"Error in user format: {exc}") from None
-    from flux_lite.cli.output import STATE_STYLES, emit
+    from flux_lite.cli.output import emit
 
     emit(lines, colorize=_colorizer(lines, no_header) if fmt == job_list.DEFAULT_FORMAT else None)
 

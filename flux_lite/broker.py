@@ -11,7 +11,6 @@ one entry settle before the next.
 import collections
 import json
 
-from flux_lite.formats.jobid import f58
 
 
 class Broker:
@@ -299,7 +298,3 @@ class Broker:
         self._save_timers()
         self.instance.set_clock(self.now)
         self.instance.flush_log()
-
-
-def idf58(jobid):
-    return f58(jobid)

@@ -64,7 +64,6 @@ CREATE TABLE IF NOT EXISTS dmesg (
 
 # derived tables: each can be rebuilt from the eventlogs alone, and is when
 # missing or when SQLite's user_version says their layout is an older one
-DERIVED_TABLES = ("jobs", "timers")
 DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive"}
 DERIVED_VERSION = 2
 
@@ -392,7 +391,3 @@ def R_ranks(R):
     for ent in R["execution"]["R_lite"]:
         ranks.extend(IDset.parse(ent["rank"]))
     return ranks
-
-
-def dumps(obj):
-    return json.dumps(obj, separators=(",", ":"))

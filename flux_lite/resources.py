@@ -18,7 +18,6 @@ EINVAL, ENOENT = 22, 2
 def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
     """R for a new instance: from resource.config, else from the --test-* options."""
     from flux_lite.formats.hostlist import Hostlist
-    from flux_lite.formats.idset import IDset
     from flux_lite.formats.rset import Rset
 
     nodes = []

@@ -25,7 +25,6 @@ Errors are FormatError with a one-line message (``Unknown format field: foo``,
 ``Error in user format: ``.
 """
 
-import math
 import re
 import string
 import time

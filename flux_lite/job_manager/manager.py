@@ -9,11 +9,10 @@ loaded from the ``jobs`` index on first use and written back by ``save``.
 import collections
 import heapq
 import json
-import os
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import eventlog
-from flux_lite.formats.jobid import f58, fluid, fluid_timestamp, kvs_key
+from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
 from flux_lite.job_manager.job import (
     CLEANUP, DEPEND, INACTIVE, PENDING, PRIORITY, PRIORITY_MAX, PRIORITY_MIN, RUN, RUNNING,
     SCHED, URGENCY_EXPEDITE, URGENCY_HOLD, Job,
@@ -117,7 +116,7 @@ class JobManager:
         self._canceling = set()  # limited-mode preemption cancels in flight
         self._pending_ids = set()  # jobs with a sched.alloc outstanding
         self._dirty = set()
-        self._removed = set()
+        self._removed_jobs = {}  # jobs that went INACTIVE in this command
         st = self.kvs.get("job-manager.sched")
         self.sched_state = st if st is not None else {"online": False, "mode": None, "limit": 0}
         self._sched_dirty = False
@@ -182,11 +181,6 @@ class JobManager:
             self.kvs.put("checkpoint.job-manager", self._checkpoint)
             self._checkpoint_dirty = False
 
-    @property
-    def _removed_jobs(self):
-        if not hasattr(self, "_removed_map"):
-            self._removed_map = {}
-        return self._removed_map
 
     # -- events -----------------------------------------------------------------
 
@@ -583,16 +577,3 @@ def merge_annotations(dst, src):
                 dst.pop(key, None)
         else:
             dst[key] = value
-
-
-def userid_name(uid):
-    import pwd
-
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except (KeyError, TypeError):
-        return str(uid)
-
-
-def getuid():
-    return os.getuid()

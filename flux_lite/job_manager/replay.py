@@ -6,10 +6,8 @@ and R read back from the KVS), and the timers of running jobs and housekeeping
 are recreated.
 """
 
-import json
-
 from flux_lite.formats import eventlog
-from flux_lite.job_manager.job import INACTIVE, RUN, Job
+from flux_lite.job_manager.job import RUN, Job
 
 
 def job_ids(kvs):

@@ -7,7 +7,6 @@ track, or tracks with other cores, could be double-booked; two allocations
 sharing a core are double-booked.
 """
 
-from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 
 
