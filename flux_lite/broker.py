@@ -293,8 +293,6 @@ class Broker:
             self._sched.save()
         if self._hk is not None:
             self._hk.save()
-        if self._resources is not None:
-            self._resources.save()
         self._save_timers()
         self.instance.set_clock(self.now)
         self.instance.flush_log()

@@ -166,7 +166,7 @@ class Resources:
         self.drained  # load before applying
         self._apply(entry)
 
-    def drain(self, ranks, reason="", force=False, owner_action=False):
+    def drain(self, ranks, reason="", force=False):
         from flux_lite.formats.idset import IDset
 
         ranks = IDset(ranks)
@@ -217,12 +217,7 @@ class Resources:
         parts.extend(self.b.housekeeping.allocated_R().values())
         for part in parts:
             total = part if total is None else total.union(part)
-        if total is None:
-            return self.rset.copy_ranks([]) if hasattr(self.rset, "copy_ranks") else None
-        return total
-
-    def save(self):
-        pass
+        return total if total is not None else self.rset.copy_ranks([])
 
 
 RESOURCE_LIST_FORMAT = "{state:>10} {nnodes:>6} {ncores:>6} {ngpus:>5} {nodelist}"
@@ -286,40 +281,32 @@ def resource_list(broker, states=("free", "allocated", "down"), source="job-mana
 
 
 def status_rows(broker, states=None):
-    """`resource status`: nodes grouped by avail / drained / draining / housekeeping."""
+    """`resource status`: nodes grouped by state (avail, draining, drained,
+    housekeeping), drained ones also by reason, as flux resource status does."""
+    from flux_lite.formats.idset import IDset
+
     res = broker.resources
-    everything = res.rset
     allocated = res.allocated_rset().ranks
     drained = res.drained
     hk_ranks = set()
     for rs in broker.housekeeping.allocated_R().values():
         hk_ranks |= set(rs.ranks)
-    groups = {"avail": [], "exclude": [], "draining": [], "drained": [], "housekeeping": []}
-    reasons = {}
-    for rank in everything.ranks:
+    groups = {}  # (state, reason) -> ranks, in rank order
+    for rank in res.rset.ranks:
         if rank in drained:
             state = "draining" if rank in allocated else "drained"
-            reasons[rank] = drained[rank]
+            groups.setdefault((state, drained[rank]["reason"]), []).append(rank)
         else:
-            state = "avail"
-        groups[state].append(rank)
+            groups.setdefault(("avail", ""), []).append(rank)
         if rank in hk_ranks:
-            groups["housekeeping"].append(rank)
+            groups.setdefault(("housekeeping", ""), []).append(rank)
     wanted = states or ["avail", "exclude", "draining", "drained", "torpid", "housekeeping"]
     rows = []
     for state in wanted:
-        ranks = groups.get(state, [])
-        if not ranks and state != "avail":
-            continue
-        if state == "avail" and not ranks and states is None:
-            continue
-        from flux_lite.formats.idset import IDset
-
-        idset = IDset(ranks)
-        up = "\u2714" if state in ("avail", "housekeeping", "draining", "drained") else "\u2717"
-        reason = ""
-        if state in ("drained", "draining") and ranks:
-            reason = drained[ranks[0]]["reason"]
-        rows.append(ResourceView(state=state, up=up, nnodes=len(ranks), ranks=str(idset),
-                                 nodelist=res.hostlist_of(idset), reason=reason))
+        for (gstate, reason), ranks in groups.items():
+            if gstate != state:
+                continue
+            idset = IDset(ranks)
+            rows.append(ResourceView(state=state, up="\u2714", nnodes=len(ranks), ranks=str(idset),
+                                     nodelist=res.hostlist_of(idset), reason=reason))
     return rows

@@ -531,3 +531,18 @@ def test_list_fields(flux):
     assert hk_list(flux, "-o", "default") == HEADER + "\n" + row(jobid, 1, 1, "1.000s", "node3") + "\n"
     flux("housekeeping", "kill", "--all")
     sched_clean(flux)
+
+
+def test_drain_on_failure_leaves_an_already_drained_rank_alone(flux_factory):
+    """A housekeeping failure on a rank an admin drained meanwhile keeps the
+    admin's reason (like the systemd unit's `flux resource drain`), and the
+    command that ran into it still succeeds."""
+    flux = flux_factory("--test-size=2", "--test-cores=2", config=(
+        "job-manager:\n  housekeeping:\n    fail-ranks: \"0-1\"\n    drain-on-failure: true\n"))
+    jobid = flux.submit("-N2", "-S", "exec.test.run_duration=10s", "true")
+    flux("resource", "drain", "1", "maint")
+    flux.advance("10s")
+    rows = {line.split()[0]: line.split()[1] for line in
+            flux.out("resource", "status", "-s", "drained", "-no", "{ranks} {reason}").splitlines()}
+    assert rows == {"0": f"housekeeping@{jobid}", "1": "maint"}
+    assert flux("sched", "check").exit_code == 0

@@ -142,7 +142,12 @@ class Housekeeping:
             self.b.log("job-manager", "err", f"housekeeping: {hosts} (rank {done}) {f58(jobid)}: {reason}")
             conf = self.conf or {}
             if conf.get("drain-on-failure"):
-                self.b.resources.drain(done, f"housekeeping@{f58(jobid)} {reason}", owner_action=True)
+                # as the systemd unit's `flux resource drain`: ranks already
+                # drained keep their reason
+                res = self.b.resources
+                fresh = IDset(r for r in done if r not in res.drained)
+                if fresh:
+                    res.drain(fresh, f"housekeeping@{f58(jobid)} {reason}")
         release_after = alloc["release_after"]
         if not alloc["pending"] or release_after == 0 or alloc["expired"]:
             self._release(jobid, alloc)
