@@ -138,6 +138,14 @@ class ResourceRequest:
         return self.nslots * self.gpu_per_slot
 
 
+def _slots_fit(key, s, g):
+    """How many slots of s cores and g gpus fit a rank whose free (cores, gpus) is key."""
+    fc, fg = key
+    if g:
+        return min(fc // s, fg // g) if fg >= g else 0
+    return fc // s
+
+
 def _lowest(mask, n):
     """The n lowest set bits of mask."""
     if n <= 0:
@@ -520,16 +528,9 @@ class Pool:
         want = p.count
         avail = 0
         for key in keys:
-            fc, fg = key
-            if fc < s:
+            if key[0] < s:
                 break
-            if g:
-                if fg < g:
-                    continue
-                per = min(fc // s, fg // g)
-            else:
-                per = fc // s
-            avail += per * len(buckets[key])
+            avail += _slots_fit(key, s, g) * len(buckets[key])
             if avail >= want:
                 break
         if avail < want:
@@ -537,15 +538,11 @@ class Pool:
         sel = []
         left = want
         for key in keys:
-            fc, fg = key
-            if fc < s:
+            if key[0] < s:
                 break
-            if g:
-                if fg < g:
-                    continue
-                per = min(fc // s, fg // g)
-            else:
-                per = fc // s
+            per = _slots_fit(key, s, g)
+            if not per:
+                continue
             for i in buckets[key]:
                 if allowed is not None and not (allowed >> i) & 1:
                     continue
