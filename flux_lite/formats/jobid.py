@@ -438,30 +438,28 @@ def _decode_words(s):
     return int.from_bytes(dest, "little")
 
 
+def _decode_digits(digits, values, base):
+    """Most-significant-first digits in `base` (values: char -> digit); None if invalid."""
+    value = 0
+    for c in digits:
+        d = values.get(c)
+        if d is None:
+            return None
+        value = value * base + d
+    return value if value <= MAX_JOBID else None
+
+
 def _decode_f58(s):
     digits = s[1:]
     if not digits or len(digits) > _F58_MAX_DIGITS:
         return None
-    value = 0
-    for c in digits:
-        d = _B58_VALUE.get(c)
-        if d is None:
-            return None
-        value = value * 58 + d
-    return value if value <= MAX_JOBID else None
+    return _decode_digits(digits, _B58_VALUE, 58)
 
 
 def _decode_emoji(s):
     if len(s) > 7:
         return None
-    index = _emoji_index()
-    value = 0
-    for c in s:
-        d = index.get(c)
-        if d is None:
-            return None
-        value = value * 576 + d
-    return value if value <= MAX_JOBID else None
+    return _decode_digits(s, _emoji_index(), 576)
 
 
 def _decode_integer(s):

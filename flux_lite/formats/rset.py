@@ -392,13 +392,7 @@ class Rset:
         """``rank<ids>/core<ids>[,gpu<ids>]`` groups joined by spaces."""
         s = self._cache.get("summary")
         if s is None:
-            parts = []
-            for ranks, cores, gpus in self._groups():
-                part = f"rank{ranks.encode()}/core{cores.encode()}"
-                if gpus:
-                    part += f",gpu{gpus.encode()}"
-                parts.append(part)
-            s = self._cache["summary"] = " ".join(parts)
+            s = self._cache["summary"] = _summary_of(self._groups())
         return s
 
     dumps = summary
@@ -748,49 +742,24 @@ def rlite_nodes(R):
         raise RsetError(f"invalid R: {exc}") from None
 
 
+def _summary_of(groups):
+    """``rank<ids>/core<ids>[,gpu<ids>]`` of (ranks, cores, gpus) groups, joined by spaces."""
+    parts = []
+    for ranks, cores, gpus in groups:
+        part = f"rank{ranks.encode()}/core{cores.encode()}"
+        if gpus:
+            part += f",gpu{gpus.encode()}"
+        parts.append(part)
+    return " ".join(parts)
+
+
 def nodes_summary(nodes):
     """Rset.summary() of rlite_nodes() output."""
     by = {}
     for rank, cores, gpus in nodes:
         by.setdefault((cores, gpus), []).append(rank)
-    if len(by) == 1:
-        ((cores, gpus), ranks), = by.items()
-        part = f"rank{IDset(ranks).encode()}/core{cores.encode()}"
-        return part + f",gpu{gpus.encode()}" if gpus else part
-    groups = sorted(((min(r), IDset(r), c, g) for (c, g), r in by.items()), key=lambda x: x[0])
-    parts = []
-    for _low, ranks, cores, gpus in groups:
-        part = f"rank{ranks.encode()}/core{cores.encode()}"
-        if gpus:
-            part += f",gpu{gpus.encode()}"
-        parts.append(part)
-    return " ".join(parts)
-
-
-def rlite_summary(R):
-    """Rset.summary() of an R dict, from R_lite alone."""
-    try:
-        entries = R["execution"]["R_lite"]
-        if len(entries) == 1:  # the usual case: one group, no regrouping needed
-            ent = entries[0]
-            children = ent["children"]
-            part = f"rank{IDset.parse(ent['rank']).encode()}/core{IDset.parse(children.get('core', '')).encode()}"
-            if children.get("gpu"):
-                part += f",gpu{IDset.parse(children['gpu']).encode()}"
-            return part
-    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
-        raise RsetError(f"invalid R: {exc}") from None
-    by = {}
-    for rank, cores, gpus in rlite_nodes(R):
-        by.setdefault((cores, gpus), []).append(rank)
-    groups = sorted(((min(r), IDset(r), c, g) for (c, g), r in by.items()), key=lambda x: x[0])
-    parts = []
-    for _low, ranks, cores, gpus in groups:
-        part = f"rank{ranks.encode()}/core{cores.encode()}"
-        if gpus:
-            part += f",gpu{gpus.encode()}"
-        parts.append(part)
-    return " ".join(parts)
+    groups = sorted(((IDset(r), c, g) for (c, g), r in by.items()), key=lambda grp: grp[0].first())
+    return _summary_of(groups)
 
 
 def rlite_without(R, ranks):
