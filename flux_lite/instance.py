@@ -26,9 +26,6 @@ FLUID_EPOCH_OFFSET = 1.0
 
 MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last time the tools can print
 
-ROLE_OWNER = 1
-ROLE_USER = 2
-
 TABLES = """
 CREATE TABLE IF NOT EXISTS jobs (
     id         INTEGER PRIMARY KEY,
@@ -98,36 +95,6 @@ def default_state_dir():
 
 def resolve_state_dir(option=None):
     return Path(option) if option else default_state_dir()
-
-
-class Identity:
-    """Who is asking: the instance owner may act as another user (as in Flux)."""
-
-    def __init__(self, owner):
-        real = os.getuid()
-        self.owner = owner
-        env_uid = os.environ.get("FLUX_HANDLE_USERID")
-        env_role = os.environ.get("FLUX_HANDLE_ROLEMASK")
-        self.userid = real
-        self.rolemask = ROLE_OWNER if real == owner else ROLE_USER
-        if env_uid is not None or env_role is not None:
-            if real != owner:
-                raise FluxLiteError("only the instance owner may set FLUX_HANDLE_USERID or FLUX_HANDLE_ROLEMASK")
-            try:
-                if env_uid is not None:
-                    self.userid = int(env_uid, 0)
-                if env_role is not None:
-                    self.rolemask = int(env_role, 0)
-                elif self.userid != owner:
-                    self.rolemask = ROLE_USER
-            except ValueError:
-                raise FluxLiteError("FLUX_HANDLE_USERID and FLUX_HANDLE_ROLEMASK must be integers") from None
-            if self.userid < 0:
-                raise FluxLiteError("FLUX_HANDLE_USERID must not be negative")
-
-    @property
-    def is_owner(self):
-        return bool(self.rolemask & ROLE_OWNER)
 
 
 class Instance:
@@ -243,6 +210,8 @@ class Instance:
     @property
     def identity(self):
         if self._identity is None:
+            from flux_lite.access import Identity
+
             self._identity = Identity(self.owner)
         return self._identity
 
@@ -279,6 +248,16 @@ class Instance:
             t = self.kvs.get("instance.clock")["now"]
         self._log.append((t, name, level, msg))
 
+    def read_log(self, read=True, clear=False):
+        """The instance log as (t, name, level, msg) rows, oldest first
+        (flux dmesg); clear empties it afterwards, in the same transaction."""
+        with self.kvs.transaction():
+            rows = self.kvs.conn.execute("SELECT t, name, level, msg FROM dmesg ORDER BY seq").fetchall() \
+                if read else []
+            if clear:
+                self.kvs.conn.execute("DELETE FROM dmesg")
+        return rows
+
     def flush_log(self):
         if self._log:
             self.kvs.conn.executemany("INSERT INTO dmesg(t, name, level, msg) VALUES (?, ?, ?, ?)", self._log)
@@ -292,21 +271,29 @@ class Instance:
         return Broker(self, now)
 
     @contextmanager
-    def session(self, catch_up=True):
-        """One command: a write transaction, brought up to now, saved at the end."""
+    def _step(self):
+        """The sequence every command runs, written once: the collector paused,
+        one write transaction, a broker at the instance's "now" over derived
+        tables known to be current, and the broker's state saved at the end.
+        Anything raised rolls the whole step back, the log lines included."""
         try:
             with _gc_paused(), self.kvs.transaction():
-                now = self.clock_now()
-                ctx = self.context(now)
+                ctx = self.context(self.clock_now())
                 self._check_derived(ctx)
-                if catch_up:
-                    ctx.advance_to(now)
                 yield ctx
-                ctx.run()
                 ctx.save()
         except BaseException:
             self._log = []  # rolled back with everything else
             raise
+
+    @contextmanager
+    def session(self, catch_up=True):
+        """One command: a write transaction, brought up to now, saved at the end."""
+        with self._step() as ctx:
+            if catch_up:
+                ctx.advance_to(ctx.now)
+            yield ctx
+            ctx.run()
 
     def _check_derived(self, ctx):
         """Rebuild the derived tables from the eventlogs when they are missing
@@ -332,10 +319,8 @@ class Instance:
         deadline = None
         while True:
             outcome = None
-            with _gc_paused(), self.kvs.transaction():
-                now = self.clock_now()
-                ctx = self.context(now)
-                self._check_derived(ctx)
+            with self._step() as ctx:
+                now = ctx.now
                 ctx.advance_to(now)
                 if deadline is None and timeout is not None:
                     deadline = now + timeout
@@ -352,7 +337,6 @@ class Instance:
                         break
                     ctx.advance_to(nxt)
                     result = check(ctx)
-                ctx.save()
             if outcome is not None:
                 raise outcome
             if result is not None:
@@ -367,13 +351,9 @@ class Instance:
             raise FluxLiteError("the clock is real: only a virtual clock can be advanced")
         if not 0 <= seconds or self.clock_now() + seconds > MAX_TIME:
             raise FluxLiteError("cannot advance the clock past the year 9999")
-        with _gc_paused(), self.kvs.transaction():
-            now = self.clock_now()
-            ctx = self.context(now)
-            self._check_derived(ctx)
-            ctx.advance_to(now + seconds, progress=progress)
-            ctx.save()
-            return ctx.now
+        with self._step() as ctx:
+            ctx.advance_to(ctx.now + seconds, progress=progress)
+        return ctx.now
 
 
 class WaitTimeout(FluxLiteError):
