@@ -181,6 +181,14 @@ class JobManager:
         if self._checkpoint_dirty:
             self.kvs.put("checkpoint.job-manager", self._checkpoint)
             self._checkpoint_dirty = False
+            # outside the database too: a lost WAL must not roll job ids back
+            self.kvs.after_commit(self.b.instance.hwm_writer(self._checkpoint["max_jobid"]))
+
+    def raise_jobid_floor(self, jobid):
+        """Never issue an id at or below jobid again (ids seen before a state rollback)."""
+        if jobid > self._checkpoint.get("max_jobid", 0):
+            self._checkpoint["max_jobid"] = jobid
+            self._checkpoint_dirty = True
 
 
     # -- events -----------------------------------------------------------------
