@@ -118,13 +118,9 @@ def _instance_now():
     from flux_lite.errors import NoInstanceError
 
     try:
-        inst = open_instance()
+        return instance().clock_now()
     except NoInstanceError:
         return time.time()
-    try:
-        return inst.clock_now()
-    finally:
-        inst.close()
 
 
 def add_dependencies(jobspec, entries):
