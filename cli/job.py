@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from flux_lite.cli.common import FSD, JOBID, open_instance, session
+from flux_lite.cli.common import FSD, JOBID, instance, session
 from flux_lite.errors import FluxLiteError
 
 ENCODINGS = ("dec", "hex", "dothex", "kvs", "words", "f58", "f58plain", "emoji")
@@ -49,6 +49,7 @@ def job_submit(urgency, flags, file):
     from flux_lite.cli.submit import parse_urgency
     from flux_lite.formats import jobspec as jobspecmod
     from flux_lite.formats.jobid import f58
+    from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
 
     if file == "-":
         text = sys.stdin.read()
@@ -58,26 +59,24 @@ def job_submit(urgency, flags, file):
                 text = f.read()
         except OSError as exc:
             raise FluxLiteError(f"{file}: {exc.strerror}") from None
-    flagbits = 0
-    for flag in filter(None, flags.split(",")):
-        bits = {"debug": 2, "waitable": 4, "novalidate": 8}
-        if flag not in bits:
-            raise FluxLiteError(f"unknown flag: {flag}")
-        flagbits |= bits[flag]
+    try:
+        flagbits = parse_flags(flags)
+    except ValueError as exc:
+        raise FluxLiteError(f"unknown flag: {exc}") from None
     # novalidate (instance owner only) skips ingest validation, as in Flux
-    js = jobspecmod.loads(text, check=not flagbits & 8)
+    js = jobspecmod.loads(text, check=not flagbits & FLAG_NOVALIDATE)
     with session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=flagbits)
     click.echo(f58(jobid))
 
 
 def _job_or_fail(broker, jobid):
+    from flux_lite import access
+
     job = broker.jm.load_any(jobid)
     if job is None:
         raise FluxLiteError(f"job {_f58(jobid)} not found")
-    ident = broker.instance.identity
-    if not ident.is_owner and job.userid != ident.userid:
-        raise FluxLiteError("access is restricted to job/instance owner")
+    access.require_job_access(broker.instance.identity, job.userid)
     return job
 
 
@@ -165,17 +164,13 @@ def job_wait_event(timeout, match, count, fmt, quiet, verbose, jobid, name):
     from flux_lite.instance import WaitStalled, WaitTimeout
     from flux_lite.job_manager import waiters
 
-    inst = open_instance()
     try:
-        try:
-            found = inst.wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
-        except WaitTimeout:
-            raise _E(f"wait-event timeout on event '{name}'") from None
-        except WaitStalled:
-            raise _E(f"wait-event: event '{name}' cannot arrive: nothing left to happen "
-                     "under the virtual clock (advance it or use --timeout)") from None
-    finally:
-        inst.close()
+        found = instance().wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
+    except WaitTimeout:
+        raise _E(f"wait-event timeout on event '{name}'") from None
+    except WaitStalled:
+        raise _E(f"wait-event: event '{name}' cannot arrive: nothing left to happen "
+                 "under the virtual clock (advance it or use --timeout)") from None
     if isinstance(found, str):
         raise FluxLiteError(found)
     entries, entry = found

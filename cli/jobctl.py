@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from flux_lite.cli.common import open_instance, session
+from flux_lite.cli.common import instance, session
 from flux_lite.errors import FluxLiteError
 
 ECHILD = 10
@@ -112,36 +112,33 @@ def job_wait(all_, verbose, jobid):
     target = _parse_jobid(jobid) if jobid is not None else None
     if target is not None and all_:
         raise FluxLiteError("jobid not supported with --all: No such file or directory")
-    inst = open_instance()
-    try:
-        if all_:
-            rc = 0
-            while True:
-                try:
-                    got = inst.wait(lambda b: wait.check_any(b))
-                except FluxLiteError as exc:
-                    if exc.errno == ECHILD:
-                        break
-                    from flux_lite.instance import WaitStalled, WaitTimeout
+    inst = instance()
+    if all_:
+        rc = 0
+        while True:
+            try:
+                got = inst.wait(lambda b: wait.check_any(b))
+            except FluxLiteError as exc:
+                if exc.errno == ECHILD:
+                    break
+                from flux_lite.instance import WaitStalled, WaitTimeout
 
-                    if isinstance(exc, (WaitStalled, WaitTimeout)):
-                        raise FluxLiteError("waitable jobs cannot end under the virtual clock "
-                                            "(advance the clock or cancel them)") from None
-                    raise
-                jid, success, errstr = got
-                if not success:
-                    click.echo(f"{f58(jid)}: {errstr}", err=True)
-                    rc = 1
-                elif verbose:
-                    click.echo(f"{f58(jid)}: job completed successfully", err=True)
-            sys.exit(rc)
-        if target is None:
-            jid, success, errstr = _wait(inst, lambda b: wait.check_any(b), "the waitable jobs")
-            click.echo(f58(jid))
-        else:
-            jid, success, errstr = _wait(inst, lambda b: wait.check_one(b, target), f58(target))
-    finally:
-        inst.close()
+                if isinstance(exc, (WaitStalled, WaitTimeout)):
+                    raise FluxLiteError("waitable jobs cannot end under the virtual clock "
+                                        "(advance the clock or cancel them)") from None
+                raise
+            jid, success, errstr = got
+            if not success:
+                click.echo(f"{f58(jid)}: {errstr}", err=True)
+                rc = 1
+            elif verbose:
+                click.echo(f"{f58(jid)}: job completed successfully", err=True)
+        sys.exit(rc)
+    if target is None:
+        jid, success, errstr = _wait(inst, lambda b: wait.check_any(b), "the waitable jobs")
+        click.echo(f58(jid))
+    else:
+        jid, success, errstr = _wait(inst, lambda b: wait.check_one(b, target), f58(target))
     if not success:
         raise FluxLiteError(errstr)
 

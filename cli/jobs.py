@@ -4,23 +4,8 @@ import json
 
 import click
 
-from flux_lite.cli.common import JOBID, session, username
+from flux_lite.cli.common import JOBID, session
 from flux_lite.errors import FluxLiteError
-
-
-def _uid_of(user):
-    import pwd
-
-    if user == "all":
-        return None
-    try:
-        return int(user)
-    except ValueError:
-        pass
-    try:
-        return pwd.getpwnam(user).pw_uid
-    except KeyError:
-        raise FluxLiteError(f"Invalid user {user} specified") from None
 
 
 @click.command()
@@ -44,7 +29,7 @@ def _uid_of(user):
 def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, since, job_name,
          stats, stats_only, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
-    from flux_lite import job_list
+    from flux_lite import job_list, users
     from flux_lite.formats import outputformat
 
     if as_json and (stats or stats_only):
@@ -71,7 +56,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         if all_users:
             userid = None
         elif user:
-            userid = _uid_of(user)
+            userid = users.userid(user)
         since_t = job_list.parse_since(since, broker.now) if since is not None else 0.0
         records = job_list.query(broker, userid=userid, states=states, results=results,
                                  ids=list(jobids) or None, max_entries=count, name=job_name,
@@ -80,7 +65,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         stats_line = _stats_line(broker)[0] if stats else None
     if stats_line is not None:
         click.echo(stats_line)
-    items = [job_list.make_info(rec, now, username) for rec in records]
+    items = [job_list.make_info(rec, now, users.username) for rec in records]
     if getattr(records, "truncated", False) is True and not no_header and not as_json:
         click.echo(f"warning: output truncated at {count} jobs.", err=True)
         click.echo("Use --count to increase returned results or use filters to alter results.", err=True)

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from flux_lite.cli.common import open_instance
+from flux_lite.cli.common import instance
 from flux_lite.errors import FluxLiteError, UsageError
 
 URGENCY_NAMES = {"hold": 0, "default": 16, "expedite": 31}
@@ -67,16 +67,6 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
 
     from flux_lite.formats import jobspec as jobspecmod
 
-    attrs = []
-    for item in setattrs:
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise UsageError(f"--setattr: expected KEY=VAL, got '{item}'")
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = value
-        attrs.append((key, parsed))
     duration = parse_time_limit(time_limit)
     try:
         cwd = os.getcwd()
@@ -91,19 +81,18 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
         duration=duration,
         name=job_name,
         cwd=cwd,
-        setattrs=attrs,
+        setattrs=list(setattrs),  # KEY[=VAL], parsed as Flux does (no VAL: 1)
         exclusive=exclusive,
     )
 
 
 def parse_flags(flags):
-    bits = {"debug": 2, "waitable": 4, "novalidate": 8}
-    value = 0
-    for flag in filter(None, flags.split(",")):
-        if flag not in bits:
-            raise UsageError(f"unknown flag '{flag}'")
-        value |= bits[flag]
-    return value
+    from flux_lite.job_manager import job
+
+    try:
+        return job.parse_flags(flags)
+    except ValueError as exc:
+        raise UsageError(f"unknown flag '{exc}'") from None
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -141,21 +130,18 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
         return
     from flux_lite.cli.output import progress
 
-    inst = open_instance()
-    try:
-        with inst.session() as broker:
-            ids = []
-            with progress(len(specs), "submitting") as advance:
-                for js in specs:
-                    ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
-                    broker.run()
-                    advance(1)
-        if not quiet:
-            click.echo("\n".join(f58(i) for i in ids))
-        if wait_event:
-            _wait_all(inst, ids, wait_event)
-    finally:
-        inst.close()
+    inst = instance()
+    with inst.session() as broker:
+        ids = []
+        with progress(len(specs), "submitting") as advance:
+            for js in specs:
+                ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
+                broker.run()
+                advance(1)
+    if not quiet:
+        click.echo("\n".join(f58(i) for i in ids))
+    if wait_event:
+        _wait_all(inst, ids, wait_event)
 
 
 def _wait_all(inst, ids, name):
@@ -190,19 +176,16 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     if dry_run:
         click.echo(json.dumps(js))
         return
-    inst = open_instance()
+    inst = instance()
+    with inst.session() as broker:
+        jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=parse_flags(flags))
     try:
-        with inst.session() as broker:
-            jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=parse_flags(flags))
-        try:
-            job = inst.wait(lambda b: waiters.inactive(b, jobid))
-        except (WaitTimeout, WaitStalled):
-            raise FluxLiteError(
-                f"{f58(jobid)}: the job cannot end under the virtual clock "
-                "(it has no run duration, time limit or anything else left to happen)"
-            ) from None
-    finally:
-        inst.close()
+        job = inst.wait(lambda b: waiters.inactive(b, jobid))
+    except (WaitTimeout, WaitStalled):
+        raise FluxLiteError(
+            f"{f58(jobid)}: the job cannot end under the virtual clock "
+            "(it has no run duration, time limit or anything else left to happen)"
+        ) from None
     if isinstance(job, str):
         raise FluxLiteError(job)
     exc = job.exception

@@ -408,7 +408,7 @@ def test_purge_option_errors(flux):
 def test_purge_is_owner_only(flux):
     _finish(flux, 1)
     r = flux.fails("job", "purge", "--force", "--num-limit=0", env={"FLUX_HANDLE_USERID": "4242"})
-    assert r.stderr == JOB + "purge: Request requires owner credentials\n"
+    assert r.stderr == JOB + "purge: Operation not permitted: purge is for the instance owner\n"
 
 
 def test_purged_waitable_job_cannot_be_waited(flux):

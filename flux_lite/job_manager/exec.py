@@ -9,6 +9,7 @@ so a virtual clock moves them deterministically.
 """
 
 from flux_lite.formats.jobid import f58
+from flux_lite.job_manager.job import FLAG_DEBUG
 
 SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
 SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
@@ -31,7 +32,7 @@ class Exec:
         from flux_lite.formats import jobspec as jobspecmod
 
         jm = self.b.jm
-        if job.flags & 2:  # debug flag: the exec start request is visible
+        if job.flags & FLAG_DEBUG:  # the exec start request is visible
             jm.post(job, "debug.start-request")
         try:
             run_duration = jobspecmod.run_duration(job.jobspec or {})

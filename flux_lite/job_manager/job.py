@@ -34,7 +34,20 @@ RESULT_SHORT = {COMPLETED: "CD", FAILED: "F", CANCELED: "CA", TIMEOUT: "TO"}
 URGENCY_HOLD, URGENCY_DEFAULT, URGENCY_EXPEDITE = 0, 16, 31
 PRIORITY_MIN, PRIORITY_MAX = 0, 4294967295
 
-FLAG_BITS = {"debug": 2, "waitable": 4, "novalidate": 8}
+# submit flags (flux-core's FLUX_JOB_DEBUG, _WAITABLE, _NOVALIDATE)
+FLAG_DEBUG, FLAG_WAITABLE, FLAG_NOVALIDATE = 2, 4, 8
+FLAG_BITS = {"debug": FLAG_DEBUG, "waitable": FLAG_WAITABLE, "novalidate": FLAG_NOVALIDATE}
+
+
+def parse_flags(text):
+    """--flags: comma-separated flag names -> bits; an unknown name raises
+    ValueError(name), which each command words as its Flux counterpart does."""
+    bits = 0
+    for flag in filter(None, text.split(",")):
+        if flag not in FLAG_BITS:
+            raise ValueError(flag)
+        bits |= FLAG_BITS[flag]
+    return bits
 
 
 def state_name(state):

@@ -10,11 +10,12 @@ import collections
 import heapq
 import json
 
+from flux_lite import access
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
 from flux_lite.job_manager.job import (
-    CLEANUP, DEPEND, INACTIVE, PENDING, PRIORITY, PRIORITY_MAX, PRIORITY_MIN, RUN, RUNNING,
+    CLEANUP, DEPEND, FLAG_DEBUG, FLAG_NOVALIDATE, INACTIVE, PENDING, PRIORITY, PRIORITY_MAX, PRIORITY_MIN, RUN, RUNNING,
     SCHED, URGENCY_EXPEDITE, URGENCY_HOLD, Job,
 )
 
@@ -180,6 +181,14 @@ class JobManager:
         if self._checkpoint_dirty:
             self.kvs.put("checkpoint.job-manager", self._checkpoint)
             self._checkpoint_dirty = False
+            # outside the database too: a lost WAL must not roll job ids back
+            self.kvs.after_commit(self.b.instance.hwm_writer(self._checkpoint["max_jobid"]))
+
+    def raise_jobid_floor(self, jobid):
+        """Never issue an id at or below jobid again (ids seen before a state rollback)."""
+        if jobid > self._checkpoint.get("max_jobid", 0):
+            self._checkpoint["max_jobid"] = jobid
+            self._checkpoint_dirty = True
 
 
     # -- events -----------------------------------------------------------------
@@ -347,7 +356,7 @@ class JobManager:
     def send_alloc(self, job):
         self._set_pending(job, True)
         self._dirty.add(job.id)
-        if job.flags & 2:
+        if job.flags & FLAG_DEBUG:
             self.post(job, "debug.alloc-request")
         self.b.send(
             "sched.alloc",
@@ -471,6 +480,13 @@ class JobManager:
                 self._actions.append(job.id)
         return sum(1 for j in self.jobs.values() if j.state == SCHED and j.priority and not j.alloc_pending)
 
+    def stats(self):
+        """The job manager's `module stats` object."""
+        from flux_lite.job_manager import housekeeping
+
+        return {"journal": {}, "active_jobs": len(self.jobs), "max_jobid": self._checkpoint.get("max_jobid", 0),
+                "housekeeping": housekeeping.stats(self.b)}
+
     # -- exceptions, urgency ------------------------------------------------------------
 
     def raise_exception(self, job, etype, severity, note="", userid=None, wait_status=None):
@@ -489,8 +505,7 @@ class JobManager:
         if not etype or any(c.isspace() for c in etype) or "=" in etype:
             raise FluxLiteError("invalid exception type", errno=EPROTO)
         job = self.require_active(jobid)
-        if not ident.is_owner and job.userid != ident.userid:
-            raise FluxLiteError("guests can only raise exceptions on their own jobs", errno=EPERM)
+        access.check_raise(ident, job.userid)
         self.raise_exception(job, etype, severity, note or "", userid=ident.userid)
 
     def set_urgency(self, jobid, urgency):
@@ -498,11 +513,7 @@ class JobManager:
         if not 0 <= urgency <= 31:
             raise FluxLiteError("urgency value is out of range", errno=EINVAL)
         job = self.require_active(jobid, unknown="unknown job", inactive_errno=EINVAL)
-        if not ident.is_owner:
-            if job.userid != ident.userid:
-                raise FluxLiteError("guests can only reprioritize their own jobs", errno=EPERM)
-            if urgency > 16:
-                raise FluxLiteError("guests can only adjust urgency <= default", errno=EPERM)
+        access.check_set_urgency(ident, job.userid, urgency)
         if job.has_resources or job.state & RUNNING:
             raise FluxLiteError("urgency cannot be changed once resources are allocated", errno=EINVAL)
         old = job.urgency
@@ -534,8 +545,8 @@ class JobManager:
         ident = self.b.instance.identity
         if not isinstance(urgency, int) or not 0 <= urgency <= 31:
             raise FluxLiteError("urgency range is [0:31]", errno=EINVAL)
-        if urgency > 16 and not ident.is_owner:
-            raise FluxLiteError("only the instance owner can submit with urgency >16", errno=EINVAL)
+        novalidate = bool(flags & FLAG_NOVALIDATE)
+        access.check_submit(ident, urgency, novalidate)
         jobspec = dict(jobspec)
         attrs = jobspec.get("attributes", {})
         system = attrs.get("system", {}) if isinstance(attrs, dict) else {}
@@ -544,10 +555,7 @@ class JobManager:
         if "environment" in system:
             jobspec = json.loads(json.dumps(jobspec))
             del jobspec["attributes"]["system"]["environment"]
-        if flags & 8:  # novalidate: the instance owner skips ingest validation
-            if not ident.is_owner:
-                raise FluxLiteError("only the instance owner can submit with FLUX_JOB_NOVALIDATE", errno=EPERM)
-        else:
+        if not novalidate:  # the instance owner may skip ingest validation
             validate.validate_jobspec(self.b, jobspec)
         jobid = self.next_jobid()
         job = Job(jobid, jobspec)

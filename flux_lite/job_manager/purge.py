@@ -60,8 +60,9 @@ def remove(broker, ids) -> None:
 
 
 def _check_owner(broker):
-    if not broker.instance.identity.is_owner:
-        raise FluxLiteError("Request requires owner credentials", errno=EPERM)
+    from flux_lite import access
+
+    access.require_owner(broker.instance.identity, "purge")
 
 
 def purge(broker, age_limit: float = UNLIMITED, num_limit: int = UNLIMITED, batch: int = 50,
