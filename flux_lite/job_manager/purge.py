@@ -16,7 +16,7 @@ from flux_lite.errors import FluxLiteError
 INACTIVE = 64
 BATCH_MAX = 100  # Flux's limit on KVS unlinks per purge request
 UNLIMITED = -1
-EPERM, ENOENT, EINVAL = 1, 2, 22
+ENOENT, EINVAL = 2, 22
 
 
 def inactive_count(conn) -> int:
