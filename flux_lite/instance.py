@@ -59,6 +59,23 @@ CREATE TABLE IF NOT EXISTS timers (
 );
 CREATE INDEX IF NOT EXISTS timers_t ON timers(t, seq);
 CREATE INDEX IF NOT EXISTS timers_job ON timers(jobid);
+CREATE TABLE IF NOT EXISTS depends (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    jobid       INTEGER NOT NULL,
+    description TEXT NOT NULL,
+    scheme      TEXT NOT NULL,
+    target      INTEGER,
+    key         TEXT,
+    t           REAL,
+    UNIQUE (jobid, description)
+);
+CREATE INDEX IF NOT EXISTS depends_target ON depends(target);
+CREATE INDEX IF NOT EXISTS depends_key ON depends(key);
+CREATE TABLE IF NOT EXISTS job_names (
+    jobid INTEGER PRIMARY KEY,
+    key   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS job_names_key ON job_names(key);
 CREATE TABLE IF NOT EXISTS dmesg (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
     t     REAL NOT NULL,
@@ -72,8 +89,9 @@ CREATE TABLE IF NOT EXISTS dmesg (
 # missing or when SQLite's user_version says their layout is an older one
 # (jobs_user serves `job last`, jobs_result `jobs --stats`; waitable holds the
 # waitable jobs not yet waited on)
-DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result", "waitable"}
-DERIVED_VERSION = 3
+DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result", "waitable",
+                 "depends", "job_names"}
+DERIVED_VERSION = 4
 
 
 @contextmanager
