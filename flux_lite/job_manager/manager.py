@@ -26,7 +26,7 @@ RECORD_SLOTS = (
     "userid", "urgency", "priority", "t_submit", "state", "flags", "jobspec", "R",
     "has_resources", "alloc_pending", "annotations", "end_event", "exception",
     "t_depend", "t_run", "t_cleanup", "t_inactive", "waitstatus", "started",
-    "finished", "released", "freed", "immutable", "set_flags", "nevents",
+    "finished", "released", "freed", "immutable", "set_flags", "nevents", "dependencies",
 )
 
 
@@ -101,9 +101,9 @@ def write_row(conn, job):
     R = json.dumps(job.R, separators=(",", ":")) if job.has_resources and job.R else None
     conn.execute(
         "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
-        "has_resources, R, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "has_resources, R, result, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
-         1 if job.has_resources else 0, R, json.dumps(rec, separators=(",", ":"))),
+         1 if job.has_resources else 0, R, job.result, json.dumps(rec, separators=(",", ":"))),
     )
 
 
@@ -214,6 +214,9 @@ class JobManager:
         self._actions.append(job.id)
         if job.state == INACTIVE:
             self._deactivate(job)
+            self.b.deps.job_inactive(job)
+        elif name == "start":
+            self.b.deps.job_started(job)
 
     def requeue_action(self, job):
         """Run the job's state action again (restart: a job found mid-way)."""
@@ -253,7 +256,8 @@ class JobManager:
     def _action(self, job):
         state = job.state
         if state == DEPEND:
-            self.post(job, "depend")
+            if not job.dependencies:
+                self.post(job, "depend")
         elif state == PRIORITY:
             self.post(job, "priority", {"priority": self.compute_priority(job)})
         elif state == SCHED:
@@ -563,6 +567,8 @@ class JobManager:
             del jobspec["attributes"]["system"]["environment"]
         if not novalidate:  # the instance owner may skip ingest validation
             validate.validate_jobspec(self.b, jobspec)
+        # dependencies are checked before the job exists: a rejection leaves no trace
+        dep_steps = self.b.deps.check(jobspec, ident.userid) if system.get("dependencies") else None
         jobid = self.next_jobid()
         job = Job(jobid, jobspec)
         self.jobs[jobid] = job
@@ -570,8 +576,18 @@ class JobManager:
         text = json.dumps(jobspec)
         self.kvs.put_text(key + ".J", json.dumps(original) if original is not None else text)
         self.kvs.put_text(key + ".jobspec", text)
+        if flags & 4:  # waitable: `job wait` may reap it once
+            from flux_lite.job_manager import wait
+
+            wait.add(self.kvs, jobid)
         self.post(job, "submit", {"userid": ident.userid, "urgency": urgency, "flags": flags, "version": 1})
+        if dep_steps:
+            self.b.deps.apply(job, dep_steps)
+        if "job" in system:
+            self.b.deps.job_new(job)
         self.post(job, "validate")
+        if dep_steps:
+            self.b.deps.validated(job, dep_steps)
         return jobid
 
 
