@@ -350,7 +350,7 @@ def _prepare_flux(inst, ctx, snap, source):
     replay.rebuild(ctx)
     jm = ctx.jm
     jobs = jm.jobs
-    from flux_lite.job_manager.job import CLEANUP, DEPEND, RUN, SCHED
+    from flux_lite.job_manager.job import CLEANUP, RUN, SCHED
 
     running = [j for j in jobs.values() if j.state & (RUN | CLEANUP)]
     ctx.log("job-manager", "info", f"restart: {len(ids)} jobs")
@@ -360,10 +360,7 @@ def _prepare_flux(inst, ctx, snap, source):
     for job in sorted(jobs.values(), key=lambda j: j.id):
         if job.state == SCHED:
             jm.post(job, "flux-restart")
-    failed = _fail_running(ctx, sorted(running, key=lambda j: j.id))
-    ctx.run()
-    _restart_dependencies(ctx, [j for j in sorted(jobs.values(), key=lambda j: j.id) if j.state == DEPEND],
-                          failed)
+    _fail_running(ctx, sorted(running, key=lambda j: j.id))
     ctx.run()
 
 
@@ -438,54 +435,16 @@ def _fail_running(ctx, running):
 
     jm = ctx.jm
     owner = ctx.instance.owner
-    failed = set()
     for job in running:
         if job.started and not job.finished and not job.released:
             name = f58(job.id)
+            # its dependents count it as never started, as Flux's restarted
+            # dependency plugin does (it never saw the start)
+            ctx.deps.starts_unseen.add(job.id)
             ctx.log("job-exec", "err", f"could not recover guest namespace for {name}")
             jm.post(job, "exception", {"type": "exec", "severity": 0, "userid": owner, "note": EXEC_RESTART_NOTE})
             ctx.log("job-exec", "info", f"job-exception: id={name}: {EXEC_RESTART_NOTE}")
             jm.post(job, "release", {"ranks": "all", "final": True})
-            failed.add(job.id)
         else:
             # allocated but not started, or part way through cleanup: carry on
-            jm.requeue_action(job)
-    return failed
-
-
-def _restart_dependencies(ctx, depend_jobs, failed):
-    """Dependents of jobs that were running: Flux's dependency plugin, restarted,
-    never saw those jobs start, so after-success/after-start fail with "job never
-    started"; after-finish, after-failure and after-except are satisfied."""
-    from flux_lite.formats import eventlog
-    from flux_lite.formats.jobid import decode, kvs_key
-
-    jm = ctx.jm
-    for job in depend_jobs:
-        text = ctx.kvs.get(kvs_key(job.id, "eventlog")) or ""
-        outstanding = []
-        for entry in eventlog.decode(text):
-            desc = (entry.get("context") or {}).get("description")
-            if entry["name"] == "dependency-add" and desc not in outstanding:
-                outstanding.append(desc)
-            elif entry["name"] == "dependency-remove" and desc in outstanding:
-                outstanding.remove(desc)
-        touched = False
-        for desc in list(outstanding):
-            scheme, _, target = str(desc).partition("=")
-            try:
-                target_id = decode(target)
-            except ValueError:
-                continue
-            if target_id not in failed:
-                continue
-            touched = True
-            if scheme in ("after-success", "after-start"):
-                jm.raise_exception(job, "dependency", 0, f"dependency {desc} job never started",
-                                   userid=ctx.instance.owner)
-                outstanding = None
-                break
-            jm.post(job, "dependency-remove", {"description": desc})
-            outstanding.remove(desc)
-        if touched and outstanding == []:
             jm.requeue_action(job)

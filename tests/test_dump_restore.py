@@ -391,6 +391,7 @@ def every_kind_of_job(flux):
     flux.submit("--urgency=31", "-S", "exec.test.run_duration=1s", "-N2", "true")  # expedited, pending
     flux("job", "urgency", flux.submit("-S", "exec.test.run_duration=2s", "true"), "20")
     flux("job", "raise", "--severity=3", running, "non-fatal")
+    flux.submit(f"--dependency=afterok:{running}", "true")  # DEPEND
     flux.advance("2s")
 
 
@@ -400,7 +401,7 @@ def test_round_trip_every_kind_of_job(flux_factory, tmp_path, checkpoint):
     every_kind_of_job(flux)
     before = snapshot(flux)
     assert "CLEANUP" in before["fields"] or flux.out("housekeeping", "list").count("\n") > 1
-    assert {"COMPLETED", "TIMEOUT", "FAILED", "CANCELED", "RUN", "SCHED"} <= set(before["fields"].split())
+    assert {"COMPLETED", "TIMEOUT", "FAILED", "CANCELED", "RUN", "SCHED", "DEPEND"} <= set(before["fields"].split())
     out = tmp_path / "rt.tgz"
     flux("dump", "-q", *(["--checkpoint"] if checkpoint else []), str(out))
     assert snapshot(flux) == before  # dumping changes nothing
