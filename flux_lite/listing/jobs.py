@@ -1,0 +1,195 @@
+"""The `jobs` listing: one row per job, with the fields flux-jobs offers.
+
+Values follow flux-core's job-list and the Python JobInfo class: status
+abbreviations, contextual time and info (``held``, ``eta:…``, nodelist),
+results and return codes.
+"""
+
+import json
+
+from flux_lite.job_list import result_of
+from flux_lite.job_manager.job import (
+    COMPLETED, DEPEND, INACTIVE, PENDING, PRIORITY, RESULT_NAMES, RESULT_SHORT, RUN, SCHED, STATE_NAMES,
+    STATE_SHORT,
+)
+from flux_lite.formats.jobid import ENCODINGS
+from flux_lite.listing import Listing, Row
+
+DEFAULT_FORMAT = (
+    "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_abbrev:>2.2} "
+    "{ntasks:>6} {nnodes:>6h} {contextual_time!F:>8h} {contextual_info}"
+)
+
+FORMATS = {
+    "default": ("Default flux-jobs format string", DEFAULT_FORMAT),
+    "deps": ("Show job urgency, priority, and dependencies",
+             "{id.f58:>12} ?:{queue:<8.8} {name:<10.10+} {urgency:<3} {priority:<12} {state:<8.8} "
+             "{dependencies}"),
+    "long": ("Extended flux-jobs format string",
+             "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status:>9.9} {ntasks:>6} "
+             "{nnodes:>6h} {t_submit!d:%b%d %R::>12} {t_remaining!F:>12h} {contextual_time!F:>8h} "
+             "{contextual_info}"),
+}
+
+# a job id column is JOBID in every encoding
+ID_HEADINGS = {"id": "JOBID", **{f"id.{enc}": "JOBID" for enc in ENCODINGS}}
+
+HEADINGS = {
+    **ID_HEADINGS,
+    "userid": "UID", "username": "USER", "urgency": "URG", "priority": "PRI", "state": "STATE",
+    "state_single": "S", "status": "STATUS", "status_abbrev": "ST", "result": "RESULT",
+    "result_abbrev": "RS", "name": "NAME", "queue": "QUEUE", "project": "PROJECT", "bank": "BANK",
+    "ntasks": "NTASKS", "ncores": "NCORES", "nnodes": "NNODES", "ranks": "RANKS",
+    "nodelist": "NODELIST", "duration": "DURATION", "expiration": "EXPIRATION",
+    "t_submit": "T_SUBMIT", "t_depend": "T_DEPEND", "t_run": "T_RUN", "t_cleanup": "T_CLEANUP",
+    "t_inactive": "T_INACTIVE", "t_remaining": "T_REMAINING", "runtime": "RUNTIME",
+    "contextual_time": "TIME", "contextual_info": "INFO", "returncode": "RC", "success": "SUCCESS",
+    "waitstatus": "WSTATUS", "exception.occurred": "EXCEPTION-OCCURRED",
+    "exception.severity": "EXCEPTION-SEVERITY", "exception.type": "EXCEPTION-TYPE",
+    "exception.note": "EXCEPTION-NOTE", "annotations": "ANNOTATIONS", "dependencies": "DEPENDENCIES",
+    "annotations.sched.t_estimate": "T_ESTIMATE", "annotations.sched.reason_pending": "REASON",
+    "annotations.sched.resource_summary": "RESOURCES",
+    "sched.t_estimate": "T_ESTIMATE", "sched.reason_pending": "REASON",
+    "sched.resource_summary": "RESOURCES", "sched.jobs_ahead": "JOBS_AHEAD",
+    "sched": "SCHED", "user": "USER", "inactive_reason": "INACTIVE-REASON",
+}
+
+
+def heading_fallback(field):
+    """Free-form annotation fields: the heading is the rest of the name, upper-cased
+    (`annotations.sched.jobs_ahead` -> SCHED.JOBS_AHEAD), as flux-jobs does."""
+    for prefix in ("annotations.", "user."):
+        if field.startswith(prefix) and len(field) > len(prefix):
+            return field[len(prefix):].upper()
+    return None
+
+
+class JobID(int):
+    """An int that formats itself in every Flux encoding (id.f58, id.hex...)."""
+
+    def __getattr__(self, name):
+        from flux_lite.formats import jobid
+
+        if name not in ENCODINGS:
+            raise AttributeError(name)
+        # listings print emoji ids as f58, which every terminal can show
+        return jobid.encode(int(self), "f58" if name == "emoji" else name)
+
+    def __format__(self, spec):
+        return format(self.f58, spec)
+
+    def __str__(self):
+        return self.f58
+
+
+def make_info(rec, now, username):
+    state = rec["state"]
+    info = Row()
+    info["id"] = JobID(rec["id"])
+    info["userid"] = rec["userid"]
+    info["username"] = username(rec["userid"])
+    info["user"] = info["username"]
+    info["urgency"] = rec["urgency"]
+    info["priority"] = rec["priority"] if rec["priority"] is not None else ""
+    info["state"] = STATE_NAMES.get(state, "")
+    info["state_single"] = STATE_SHORT.get(state, "")
+    js = rec.get("jobspec") or {}
+    system = js.get("attributes", {}).get("system", {}) if isinstance(js, dict) else {}
+    info["name"] = rec.get("name", "")
+    info["queue"] = system.get("queue", "") or ""
+    info["project"] = system.get("project", "") or ""
+    info["bank"] = system.get("bank", "") or ""
+    info["ntasks"] = rec.get("ntasks", "")
+    info["nnodes"] = rec.get("nnodes", "")
+    info["ncores"] = rec.get("ncores", "")
+    info["ranks"] = rec.get("ranks", "")
+    info["nodelist"] = rec.get("nodelist", "")
+    duration = system.get("duration", 0)
+    info["duration"] = float(duration) if duration is not None else 0.0
+    R = rec.get("R") or {}
+    execution = R.get("execution", {}) if R else {}
+    expiration = execution.get("expiration", 0.0) or 0.0
+    info["expiration"] = expiration
+    for key in ("t_submit", "t_depend", "t_run", "t_cleanup", "t_inactive"):
+        info[key] = rec.get(key) or 0.0
+    t_run = info["t_run"]
+    if t_run:
+        end = info["t_cleanup"] or now
+        runtime = max(end - t_run, 0.0)
+    else:
+        runtime = 0.0
+    info["runtime"] = runtime
+    if state == RUN and expiration:
+        info["t_remaining"] = max(expiration - now, 0.0)
+    else:
+        info["t_remaining"] = 0.0
+    result = result_of(rec)
+    if state == INACTIVE:
+        info["result"] = RESULT_NAMES.get(result, "")
+        info["result_abbrev"] = RESULT_SHORT.get(result, "")
+        info["status"] = info["result"]
+        info["status_abbrev"] = info["result_abbrev"]
+        info["success"] = result == COMPLETED
+    else:
+        info["result"] = ""
+        info["result_abbrev"] = ""
+        info["status"] = info["state"]
+        info["status_abbrev"] = info["state_single"]
+        info["success"] = ""
+    info["returncode"] = _returncode(rec) if state == INACTIVE else ""
+    info["waitstatus"] = rec.get("waitstatus") if rec.get("waitstatus") is not None else ""
+    exc = rec.get("exception")
+    info["exception"] = Row(
+        occurred=exc is not None,
+        severity=exc["severity"] if exc else "",
+        type=exc["type"] if exc else "",
+        note=exc["note"] if exc else "",
+    )
+    ann = rec.get("annotations") or {}
+    info["annotations"] = _AnnotationDict(ann)
+    info["sched"] = _AnnotationDict(ann.get("sched", {}))
+    info["dependencies"] = ""
+    if state & PENDING:
+        info["contextual_time"] = info["duration"]
+    else:
+        info["contextual_time"] = runtime
+    info["contextual_info"] = _contextual_info(rec, info, now)
+    return info
+
+
+class _AnnotationDict(Row):
+    def __format__(self, spec):
+        return format(json.dumps(self, separators=(",", ":")) if self else "", spec)
+
+
+def _returncode(rec):
+    if not rec.get("finished"):
+        return -128 if rec.get("exception") else ""
+    status = rec.get("waitstatus") or 0
+    if status & 0x7F:
+        return -(status & 0x7F)
+    return (status >> 8) & 0xFF
+
+
+def _contextual_info(rec, info, now):
+    from flux_lite.formats.fsd import format_fsd
+
+    state = rec["state"]
+    if state == PRIORITY:
+        return "priority-wait"
+    if state == DEPEND:
+        return "depends:"
+    if state == SCHED:
+        est = (rec.get("annotations") or {}).get("sched", {}).get("t_estimate")
+        if est is not None:
+            delta = est - now
+            return "eta:now" if delta <= 0 else f"eta:{format_fsd(delta)}"
+        if rec["urgency"] == 0:
+            return "held"
+        if rec["priority"] == 0:
+            return "priority-hold"
+        return ""
+    return info["nodelist"]
+
+
+JOBS = Listing("flux-jobs", FORMATS, HEADINGS, heading_fallback=heading_fallback)
