@@ -73,6 +73,8 @@ def _jsonable(info):
     for key, value in info.items():
         if key == "id":
             out["id"] = int(value)
+        elif key == "priority" and value == "":
+            out[key] = None  # no priority yet (DEPEND), as job-list leaves it unset
         elif isinstance(value, dict):
             out[key] = _jsonable(value)
         else:

@@ -54,6 +54,11 @@ def job_options(f):
                      help="Set a jobspec attribute (system. prefix implied)."),
         click.option("--job-name", metavar="NAME", help="Job name."),
         click.option("--flags", default="", metavar="FLAGS", help="debug, waitable, novalidate."),
+        click.option("--dependency", "dependencies", multiple=True, metavar="URI",
+                     help="Set an RFC 26 dependency URI for this job."),
+        click.option("--begin-time", "begin_times", multiple=True, metavar="+FSD|TIME",
+                     help='Set minimum start time as offset in FSD (e.g. +1h) or an absolute TIME '
+                          '(e.g. "3pm") for job.'),
         click.option("--dry-run", is_flag=True, help="Print the jobspec instead of submitting it."),
     ]
     for opt in reversed(options):
@@ -86,6 +91,44 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
     )
 
 
+def dependency_entries(uris, begin_times):
+    """RFC 26 entries for --dependency and --begin-time, as flux submit makes
+    them (the deprecated `after` scheme warns here, on the client side)."""
+    if not uris and not begin_times:
+        return None
+    from flux_lite.job_manager import dependency
+
+    entries = []
+    for uri in uris:
+        entry = dependency.parse_uri(uri)
+        if entry["scheme"] == "after":
+            click.echo(dependency.DEPRECATED_AFTER, err=True)
+        entries.append(entry)
+    if begin_times:
+        now = _instance_now()
+        entries.extend(dependency.parse_uri(dependency.begin_time_uri(t, now)) for t in begin_times)
+    return entries
+
+
+def _instance_now():
+    """The instance clock (virtual or real) that --begin-time counts from;
+    wall time when there is no instance (a --dry-run)."""
+    import time
+
+    from flux_lite.errors import NoInstanceError
+
+    try:
+        return instance().clock_now()
+    except NoInstanceError:
+        return time.time()
+
+
+def add_dependencies(jobspec, entries):
+    if entries:
+        jobspec.setdefault("attributes", {}).setdefault("system", {})["dependencies"] = list(entries)
+    return jobspec
+
+
 def parse_flags(flags):
     from flux_lite.job_manager import job
 
@@ -102,13 +145,14 @@ def parse_flags(flags):
 @click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, urgency,
-           setattrs, job_name, flags, dry_run, cc, quiet, wait_event):
+           setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event):
     """Submit a job to run COMMAND; print its id (f58)."""
     from flux_lite.formats.jobid import f58
     from flux_lite.formats.idset import IDset
 
     urgency_value = parse_urgency(urgency)
     flagbits = parse_flags(flags)
+    dep_entries = dependency_entries(dependencies, begin_times)
     copies = [None]
     if cc is not None:
         try:
@@ -122,8 +166,8 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
             specs.append(specs[0])  # identical copies: build (and validate) once
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
-        specs.append(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task, exclusive,
-                                   time_limit, setattrs, job_name))
+        specs.append(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
+                                                    exclusive, time_limit, setattrs, job_name), dep_entries))
     if dry_run:
         for js in specs:
             click.echo(json.dumps(js))
@@ -161,7 +205,7 @@ def _wait_all(inst, ids, name):
 @job_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, urgency,
-        setattrs, job_name, flags, dry_run):
+        setattrs, job_name, flags, dependencies, begin_times, dry_run):
     """Submit a job and wait for it to end; exit with the job's exit code.
 
     Under a virtual clock the wait advances the clock; under a real clock it
@@ -173,6 +217,7 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
 
     js = build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
                        setattrs, job_name)
+    add_dependencies(js, dependency_entries(dependencies, begin_times))
     if dry_run:
         click.echo(json.dumps(js))
         return

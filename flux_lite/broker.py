@@ -25,6 +25,7 @@ class Broker:
         self._exec = None
         self._hk = None
         self._resources = None
+        self._deps = None
         self._timers = None
 
     # -- modules (loaded on first use: most commands touch few of them) -------
@@ -56,6 +57,14 @@ class Broker:
 
             self._hk = Housekeeping(self)
         return self._hk
+
+    @property
+    def deps(self):
+        if self._deps is None:
+            from flux_lite.job_manager.dependency import Dependencies
+
+            self._deps = Dependencies(self)
+        return self._deps
 
     @property
     def resources(self):
@@ -255,6 +264,8 @@ class Broker:
             self.exec.timer(what, jobid, arg)
         elif module == "housekeeping":
             self.housekeeping.timer(what, jobid, arg)
+        elif module == "depend":
+            self.deps.timer(what, jobid, arg)
         elif module == "sched":
             if self.sched is not None:
                 self.sched.timer(what, jobid, arg)

@@ -53,6 +53,23 @@ CREATE TABLE IF NOT EXISTS timers (
 );
 CREATE INDEX IF NOT EXISTS timers_t ON timers(t, seq);
 CREATE INDEX IF NOT EXISTS timers_job ON timers(jobid);
+CREATE TABLE IF NOT EXISTS depends (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    jobid       INTEGER NOT NULL,
+    description TEXT NOT NULL,
+    scheme      TEXT NOT NULL,
+    target      INTEGER,
+    key         TEXT,
+    t           REAL,
+    UNIQUE (jobid, description)
+);
+CREATE INDEX IF NOT EXISTS depends_target ON depends(target);
+CREATE INDEX IF NOT EXISTS depends_key ON depends(key);
+CREATE TABLE IF NOT EXISTS job_names (
+    jobid INTEGER PRIMARY KEY,
+    key   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS job_names_key ON job_names(key);
 CREATE TABLE IF NOT EXISTS dmesg (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
     t     REAL NOT NULL,
@@ -64,8 +81,8 @@ CREATE TABLE IF NOT EXISTS dmesg (
 
 # derived tables: each can be rebuilt from the eventlogs alone, and is when
 # missing or when SQLite's user_version says their layout is an older one
-DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive"}
-DERIVED_VERSION = 2
+DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive", "depends", "job_names"}
+DERIVED_VERSION = 3
 
 
 @contextmanager

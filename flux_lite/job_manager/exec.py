@@ -48,7 +48,7 @@ class Exec:
             return
         if what == "finish":
             self.b.cancel_timers(job.id, "exec.expire")
-            jm.post(job, "finish", {"status": 0})
+            jm.post(job, "finish", {"status": _test_wait_status(job)})
             jm.post(job, "release", {"ranks": "all", "final": True})
         elif what == "expire":
             # exceptions from the exec system carry the owner's userid before the note
@@ -83,3 +83,13 @@ class Exec:
             return
         self._arm_expiration(job, expiration)
         self.b.log("job-exec", "debug", f"updated expiration of {f58(job.id)} to {expiration:.2f}")
+
+
+def _test_wait_status(job):
+    """exec.test.wait_status: the status a test-mode job finishes with (0 by
+    default; 256 is exit code 1). run_duration() has checked it is an int."""
+    try:
+        status = job.jobspec["attributes"]["system"]["exec"]["test"].get("wait_status", 0)
+    except (KeyError, TypeError, AttributeError):
+        return 0
+    return status if isinstance(status, int) and not isinstance(status, bool) else 0

@@ -62,7 +62,7 @@ class Job:
         "jobspec", "R", "has_resources", "alloc_pending", "annotations",
         "end_event", "exception", "t_depend", "t_run", "t_cleanup", "t_inactive",
         "waitstatus", "started", "finished", "released", "freed", "immutable",
-        "set_flags", "nevents", "dirty", "queued",
+        "set_flags", "nevents", "dirty", "queued", "dependencies",
     )
 
     def __init__(self, jobid, jobspec=None):
@@ -88,6 +88,7 @@ class Job:
         self.nevents = 0
         self.dirty = False
         self.queued = False
+        self.dependencies = []  # outstanding dependency descriptions (RFC 26)
 
     # -- the state machine --------------------------------------------------
 
@@ -105,6 +106,14 @@ class Job:
         elif name == "validate":
             self.state = DEPEND
             self.t_depend = ts
+        elif name == "dependency-add":
+            desc = ctx.get("description")
+            if desc not in self.dependencies:
+                self.dependencies = self.dependencies + [desc]
+        elif name == "dependency-remove":
+            desc = ctx.get("description")
+            if desc in self.dependencies:
+                self.dependencies = [d for d in self.dependencies if d != desc]
         elif name == "depend":
             if self.state == DEPEND:
                 self.state = PRIORITY

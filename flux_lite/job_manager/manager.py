@@ -26,7 +26,7 @@ RECORD_SLOTS = (
     "userid", "urgency", "priority", "t_submit", "state", "flags", "jobspec", "R",
     "has_resources", "alloc_pending", "annotations", "end_event", "exception",
     "t_depend", "t_run", "t_cleanup", "t_inactive", "waitstatus", "started",
-    "finished", "released", "freed", "immutable", "set_flags", "nevents",
+    "finished", "released", "freed", "immutable", "set_flags", "nevents", "dependencies",
 )
 
 
@@ -214,6 +214,9 @@ class JobManager:
         self._actions.append(job.id)
         if job.state == INACTIVE:
             self._deactivate(job)
+            self.b.deps.job_inactive(job)
+        elif name == "start":
+            self.b.deps.job_started(job)
 
     def _set_pending(self, job, flag):
         job.alloc_pending = flag
@@ -249,7 +252,8 @@ class JobManager:
     def _action(self, job):
         state = job.state
         if state == DEPEND:
-            self.post(job, "depend")
+            if not job.dependencies:
+                self.post(job, "depend")
         elif state == PRIORITY:
             self.post(job, "priority", {"priority": self.compute_priority(job)})
         elif state == SCHED:
@@ -557,6 +561,8 @@ class JobManager:
             del jobspec["attributes"]["system"]["environment"]
         if not novalidate:  # the instance owner may skip ingest validation
             validate.validate_jobspec(self.b, jobspec)
+        # dependencies are checked before the job exists: a rejection leaves no trace
+        dep_steps = self.b.deps.check(jobspec, ident.userid) if system.get("dependencies") else None
         jobid = self.next_jobid()
         job = Job(jobid, jobspec)
         self.jobs[jobid] = job
@@ -565,7 +571,13 @@ class JobManager:
         self.kvs.put_text(key + ".J", json.dumps(original) if original is not None else text)
         self.kvs.put_text(key + ".jobspec", text)
         self.post(job, "submit", {"userid": ident.userid, "urgency": urgency, "flags": flags, "version": 1})
+        if dep_steps:
+            self.b.deps.apply(job, dep_steps)
+        if "job" in system:
+            self.b.deps.job_new(job)
         self.post(job, "validate")
+        if dep_steps:
+            self.b.deps.validated(job, dep_steps)
         return jobid
 
 

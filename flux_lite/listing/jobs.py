@@ -148,13 +148,46 @@ def make_info(rec, now, username):
     ann = rec.get("annotations") or {}
     info["annotations"] = _AnnotationDict(ann)
     info["sched"] = _AnnotationDict(ann.get("sched", {}))
-    info["dependencies"] = ""
+    info["dependencies"] = DependencyList(rec.get("dependencies") or (), now)
     if state & PENDING:
         info["contextual_time"] = info["duration"]
     else:
         info["contextual_time"] = runtime
     info["contextual_info"] = _contextual_info(rec, info, now)
     return info
+
+
+class DependencyList(list):
+    """Outstanding dependencies as flux-jobs shows them: comma-separated, a
+    begin-time as `begin@HH:MM[:SS]` in local time (with the date when it is
+    not the instance's today)."""
+
+    def __init__(self, items, now):
+        super().__init__(_dependency_text(d, now) for d in items)
+
+    def __str__(self):
+        return ",".join(self)
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
+
+def _dependency_text(desc, now):
+    if not desc.startswith("begin-time="):
+        return desc
+    from datetime import datetime
+
+    try:
+        dt = datetime.fromtimestamp(float(desc.partition("=")[2]))
+    except (ValueError, OverflowError, OSError):
+        return desc
+    if dt.date() == datetime.fromtimestamp(now).date():
+        text = f"begin@{dt:%H:%M}"
+    else:
+        text = f"begin@{dt:%b%d-%H:%M}"
+    if dt.second:
+        text += f":{dt:%S}"
+    return text
 
 
 class _AnnotationDict(Row):
@@ -178,7 +211,7 @@ def _contextual_info(rec, info, now):
     if state == PRIORITY:
         return "priority-wait"
     if state == DEPEND:
-        return "depends:"
+        return f"depends:{info['dependencies']}"
     if state == SCHED:
         est = (rec.get("annotations") or {}).get("sched", {}).get("t_estimate")
         if est is not None:
