@@ -254,3 +254,13 @@ def job_namespace(jobid):
     except ValueError:
         raise FluxLiteError(f"{jobid}: malformed job id") from None
     click.echo(f"job-{value}")
+
+
+def _register_jobctl():
+    # last, wait, purge, stats live in their own module
+    from flux_lite.cli.jobctl import register
+
+    register(job)
+
+
+_register_jobctl()

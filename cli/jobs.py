@@ -4,6 +4,7 @@ import click
 
 from flux_lite.cli.common import JOBID, session
 from flux_lite.cli.listing import listing_options
+from flux_lite.errors import FluxLiteError
 
 
 @click.command()
@@ -14,13 +15,29 @@ from flux_lite.cli.listing import listing_options
 @click.option("-c", "--count", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Limit output to N jobs (0 = unlimited).")
 @listing_options(json_help="Print one JSON document instead of a table.")
+@click.option("--since", metavar="WHEN",
+              help="Include jobs that became inactive since WHEN (implies -a without -f).")
+@click.option("--name", "job_name", metavar="JOB-NAME", help="Limit output to jobs named JOB-NAME.")
+@click.option("--stats", is_flag=True, help="Print job statistics before the header.")
+@click.option("--stats-only", is_flag=True,
+              help="Print job statistics only; exit 1 if no job is active.")
 @click.argument("jobids", nargs=-1, type=JOBID)
-def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, jobids):
+def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, since, job_name,
+         stats, stats_only, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
     from flux_lite import job_list, users
     from flux_lite.cli import listing
     from flux_lite.listing import jobs as jobs_listing
 
+    if as_json and (stats or stats_only):
+        raise FluxLiteError("--json incompatible with --stats or --stats-only")
+    if stats_only:
+        with session() as broker:
+            line, active = _stats_line(broker)
+        click.echo(line)
+        raise SystemExit(0 if active else 1)
+    if since is not None and not filter_:
+        show_all_states = True  # --since implies -a unless a filter is given
     fmt = listing.format_string(jobs_listing.JOBS, fmt)
     states, results = job_list.PENDING | job_list.RUNNING, 0
     if show_all_states:
@@ -34,9 +51,14 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
             userid = None
         elif user:
             userid = users.userid(user)
+        since_t = job_list.parse_since(since, broker.now) if since is not None else 0.0
         records = job_list.query(broker, userid=userid, states=states, results=results,
-                                 ids=list(jobids) or None, max_entries=count)
+                                 ids=list(jobids) or None, max_entries=count, name=job_name,
+                                 since=since_t)
         now = broker.now
+        stats_line = _stats_line(broker)[0] if stats else None
+    if stats_line is not None:
+        click.echo(stats_line)
     items = [jobs_listing.make_info(rec, now, users.username) for rec in records]
     if getattr(records, "truncated", False) is True and not no_header and not as_json:
         click.echo(f"warning: output truncated at {count} jobs.", err=True)
@@ -48,6 +70,12 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         return
     colorize = (lambda lines: _colorizer(lines, no_header)) if fmt == jobs_listing.JOBS.default else None
     listing.emit(jobs_listing.JOBS, fmt, items, no_header=no_header, colorize=colorize)
+
+
+def _stats_line(broker):
+    from flux_lite.job_manager import stats as statsmod
+
+    return statsmod.summary(statsmod.job_stats(broker))
 
 
 def _colorizer(lines, no_header):

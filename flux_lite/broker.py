@@ -300,6 +300,7 @@ class Broker:
         self.settle()
         if self._jm is not None:
             self._jm.save()
+        self._auto_purge()
         if self._sched_loaded and self._sched is not None:
             self._sched.save()
         if self._hk is not None:
@@ -307,3 +308,11 @@ class Broker:
         self._save_timers()
         self.instance.set_clock(self.now)
         self.instance.flush_log()
+
+    def _auto_purge(self):
+        """job-manager.inactive-{age,num}-limit: purge as Flux's job manager does."""
+        jm_cfg = self.config.get("job-manager") or {}
+        if "inactive-age-limit" in jm_cfg or "inactive-num-limit" in jm_cfg:
+            from flux_lite.job_manager import purge
+
+            purge.auto(self)

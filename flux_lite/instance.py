@@ -40,10 +40,16 @@ CREATE TABLE IF NOT EXISTS jobs (
     t_inactive REAL,
     has_resources INTEGER NOT NULL DEFAULT 0,
     R          TEXT,
+    result     INTEGER,
     data       TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 CREATE INDEX IF NOT EXISTS jobs_inactive ON jobs(state, t_inactive, id);
+CREATE INDEX IF NOT EXISTS jobs_user ON jobs(userid, id);
+CREATE INDEX IF NOT EXISTS jobs_result ON jobs(state, result);
+CREATE TABLE IF NOT EXISTS waitable (
+    id    INTEGER PRIMARY KEY
+);
 CREATE TABLE IF NOT EXISTS timers (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
     t     REAL NOT NULL,
@@ -81,8 +87,11 @@ CREATE TABLE IF NOT EXISTS dmesg (
 
 # derived tables: each can be rebuilt from the eventlogs alone, and is when
 # missing or when SQLite's user_version says their layout is an older one
-DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive", "depends", "job_names"}
-DERIVED_VERSION = 3
+# (jobs_user serves `job last`, jobs_result `jobs --stats`; waitable holds the
+# waitable jobs not yet waited on)
+DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result", "waitable",
+                 "depends", "job_names"}
+DERIVED_VERSION = 4
 
 
 @contextmanager

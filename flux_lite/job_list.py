@@ -56,8 +56,13 @@ class _Rows(list):
     truncated = False
 
 
-def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX):
-    """Job records in flux-core's job-list order."""
+def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
+          name=None, since=0.0):
+    """Job records in flux-core's job-list order.
+
+    name keeps only jobs of that name; since keeps only inactive jobs that
+    became inactive after it (active jobs always pass), as job-list's do.
+    """
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
     rows = _Rows()
@@ -74,17 +79,23 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     if active_mask:
         pend = [json.loads(d) for (d,) in conn.execute(
             f"SELECT data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))]
+        if name is not None:
+            pend = [r for r in pend if r.get("name") == name]
         pending = sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
         running = sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
         rows.extend(pending)
         rows.extend(running)
     if states & INACTIVE or results:
         limit = max_entries if max_entries else -1
+        since_clause = " AND t_inactive > ?" if since else ""
         cur = conn.execute(
-            f"SELECT data FROM jobs WHERE state = 64{user_clause} ORDER BY t_inactive DESC, id DESC", ())
+            f"SELECT data FROM jobs WHERE state = 64{user_clause}{since_clause} "
+            "ORDER BY t_inactive DESC, id DESC", (since,) if since else ())
         count = 0
         for (d,) in cur:
             rec = json.loads(d)
+            if name is not None and rec.get("name") != name:
+                continue
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:
                 continue
             rows.append(rec)
@@ -95,3 +106,50 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         rows = _Rows(rows[:max_entries])
         rows.truncated = True
     return rows
+
+
+_DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M",
+                     "%Y-%m-%d", "%m/%d/%Y %H:%M", "%m/%d/%Y")
+_TIME_FORMATS = ("%H:%M:%S", "%H:%M")
+
+
+def parse_datetime(text: str, now: float) -> float:
+    """A point in time as flux's parse_datetime takes it: ``now``, ``+FSD`` or
+    ``-FSD`` from now, or a date and/or time (local time). ValueError if not."""
+    import datetime
+
+    from flux_lite.formats import fsd
+
+    if text == "now":
+        return now
+    if text[:1] in ("+", "-"):
+        offset = fsd.parse(text[1:])
+        return now + offset if text[0] == "+" else now - offset
+    for form in _DATETIME_FORMATS:
+        try:
+            return datetime.datetime.strptime(text, form).astimezone().timestamp()
+        except ValueError:
+            pass
+    today = datetime.datetime.fromtimestamp(now).date()
+    for form in _TIME_FORMATS:
+        try:
+            t = datetime.datetime.strptime(text, form).time()
+        except ValueError:
+            continue
+        return datetime.datetime.combine(today, t).astimezone().timestamp()
+    raise ValueError(f'Invalid datetime: "{text}"')
+
+
+def parse_since(text: str, now: float) -> float:
+    """`jobs --since=WHEN`: a datetime, or else seconds since the epoch; never
+    in the future."""
+    try:
+        when = parse_datetime(text, now)
+    except ValueError:
+        try:
+            when = float(text)
+        except ValueError as exc:
+            raise FluxLiteError(str(exc)) from None
+    if when > now:
+        raise FluxLiteError(f"--since={text} appears to be in the future")
+    return when

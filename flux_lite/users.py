@@ -32,4 +32,4 @@ def userid(user: str) -> int | None:
     except KeyError:
         from flux_lite.errors import FluxLiteError
 
-        raise FluxLiteError(f"Invalid user {user}") from None
+        raise FluxLiteError(f"Invalid user {user} specified") from None

@@ -1,9 +1,11 @@
 """Simulated execution: Flux's test execution mode, on the instance clock.
 
 A started job "runs" for ``attributes.system.exec.test.run_duration`` and then
-finishes with status 0; without it, it runs until canceled or until its R
-expiration, where it gets the ``timeout`` exception Flux's job-exec raises.
-Both ends are timers, so a virtual clock moves them deterministically.
+finishes with status ``exec.test.wait_status`` (default 0); without it, it runs
+until canceled or until its R expiration, where it gets the ``timeout``
+exception Flux's job-exec raises. ``exec.test.mock_exception=init|run`` raises
+the exec exception Flux's test exec mocks at that phase. Both ends are timers,
+so a virtual clock moves them deterministically.
 """
 
 from flux_lite.formats.jobid import f58
@@ -12,6 +14,13 @@ from flux_lite.job_manager.job import FLAG_DEBUG
 SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
 SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
 DEBUG_KEY = "job-exec.debug"
+
+
+def _test_conf(jobspec):
+    """attributes.system.exec.test (validated by jobspec.run_duration)."""
+    system = ((jobspec or {}).get("attributes") or {}).get("system") or {}
+    test = (system.get("exec") or {}).get("test") if isinstance(system.get("exec"), dict) else None
+    return test if isinstance(test, dict) else {}
 
 
 class Exec:
@@ -31,7 +40,15 @@ class Exec:
             # as Flux's test exec: a bad run_duration fails the job before start
             jm.raise_exception(job, "exec", 0, str(exc))
             return
+        test = _test_conf(job.jobspec)
+        if test.get("mock_exception") == "init":
+            # job-exec's init phase fails: the job never starts
+            self._exec_exception(job, "mock initialization exception generated")
+            return
         jm.post(job, "start")
+        if test.get("mock_exception") == "run":
+            self._exec_exception(job, "mock run exception generated")
+            return
         if run_duration:
             self.b.add_timer(self.b.now + run_duration, "exec.finish", job.id)
         self._arm_expiration(job, job.expiration)
@@ -54,6 +71,11 @@ class Exec:
             # exceptions from the exec system carry the owner's userid before the note
             jm.post(job, "exception", {"type": "timeout", "severity": 0, "userid": self.b.instance.owner,
                                        "note": "resource allocation expired"})
+
+    def _exec_exception(self, job, note):
+        # exceptions from the exec system carry the owner's userid before the note
+        self.b.jm.post(job, "exception", {"type": "exec", "severity": 0, "userid": self.b.instance.owner,
+                                          "note": note})
 
     def kill(self, job):
         """The job got a fatal exception while running: it dies at once."""

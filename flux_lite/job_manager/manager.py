@@ -101,9 +101,9 @@ def write_row(conn, job):
     R = json.dumps(job.R, separators=(",", ":")) if job.has_resources and job.R else None
     conn.execute(
         "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
-        "has_resources, R, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "has_resources, R, result, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
-         1 if job.has_resources else 0, R, json.dumps(rec, separators=(",", ":"))),
+         1 if job.has_resources else 0, R, job.result, json.dumps(rec, separators=(",", ":"))),
     )
 
 
@@ -570,6 +570,10 @@ class JobManager:
         text = json.dumps(jobspec)
         self.kvs.put_text(key + ".J", json.dumps(original) if original is not None else text)
         self.kvs.put_text(key + ".jobspec", text)
+        if flags & 4:  # waitable: `job wait` may reap it once
+            from flux_lite.job_manager import wait
+
+            wait.add(self.kvs, jobid)
         self.post(job, "submit", {"userid": ident.userid, "urgency": urgency, "flags": flags, "version": 1})
         if dep_steps:
             self.b.deps.apply(job, dep_steps)

@@ -39,7 +39,7 @@ def rebuild(broker):
 
     kvs = broker.kvs
     # recreate them whole: an older layout may lack columns
-    for table in ("jobs", "timers", "depends", "job_names"):
+    for table in ("jobs", "timers", "waitable", "depends", "job_names"):
         kvs.conn.execute(f"DROP TABLE IF EXISTS {table}")
     for stmt in TABLES.split(";"):
         if stmt.strip():
@@ -55,6 +55,10 @@ def rebuild(broker):
         if job is None:
             continue
         write_row(kvs.conn, job)
+        if job.active and job.flags & 4:
+            # still waitable; an inactive job's waiter is gone with the
+            # restart, as Flux's zombies are
+            kvs.conn.execute("INSERT INTO waitable(id) VALUES (?)", (job.id,))
         if job.active and dependency.tracked(job):
             waiting.append(job)
         if job.state == RUN and job.started and not job.finished:

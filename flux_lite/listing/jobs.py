@@ -9,7 +9,7 @@ import json
 
 from flux_lite.job_list import result_of
 from flux_lite.job_manager.job import (
-    COMPLETED, DEPEND, INACTIVE, PENDING, PRIORITY, RESULT_NAMES, RESULT_SHORT, RUN, SCHED, STATE_NAMES,
+    CLEANUP, COMPLETED, DEPEND, INACTIVE, PENDING, PRIORITY, RESULT_NAMES, RESULT_SHORT, RUN, SCHED, STATE_NAMES,
     STATE_SHORT,
 )
 from flux_lite.formats.jobid import ENCODINGS
@@ -22,6 +22,9 @@ DEFAULT_FORMAT = (
 
 FORMATS = {
     "default": ("Default flux-jobs format string", DEFAULT_FORMAT),
+    "cute": ("Cute flux-jobs format string (default with emojis)",
+             "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_emoji:>5.5} "
+             "{ntasks:>6} {nnodes:>6h} {contextual_time!F:>8h} {contextual_info}"),
     "deps": ("Show job urgency, priority, and dependencies",
              "{id.f58:>12} ?:{queue:<8.8} {name:<10.10+} {urgency:<3} {priority:<12} {state:<8.8} "
              "{dependencies}"),
@@ -29,6 +32,9 @@ FORMATS = {
              "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status:>9.9} {ntasks:>6} "
              "{nnodes:>6h} {t_submit!d:%b%d %R::>12} {t_remaining!F:>12h} {contextual_time!F:>8h} "
              "{contextual_info}"),
+    "endreason": ("Show why each job ended",
+                  "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_abbrev:>2.2} "
+                  "{t_inactive!d:%b%d %R::>12h} {inactive_reason}"),
 }
 
 # a job id column is JOBID in every encoding
@@ -51,7 +57,7 @@ HEADINGS = {
     "annotations.sched.resource_summary": "RESOURCES",
     "sched.t_estimate": "T_ESTIMATE", "sched.reason_pending": "REASON",
     "sched.resource_summary": "RESOURCES", "sched.jobs_ahead": "JOBS_AHEAD",
-    "sched": "SCHED", "user": "USER", "inactive_reason": "INACTIVE-REASON",
+    "sched": "SCHED", "user": "USER", "inactive_reason": "INACTIVE-REASON", "status_emoji": "STATUS",
 }
 
 
@@ -149,6 +155,8 @@ def make_info(rec, now, username):
     info["annotations"] = _AnnotationDict(ann)
     info["sched"] = _AnnotationDict(ann.get("sched", {}))
     info["dependencies"] = DependencyList(rec.get("dependencies") or (), now)
+    info["status_emoji"] = _status_emoji(state, result)
+    info["inactive_reason"] = _inactive_reason(info) if state == INACTIVE else ""
     if state & PENDING:
         info["contextual_time"] = info["duration"]
     else:
@@ -193,6 +201,62 @@ def _dependency_text(desc, now):
 class _AnnotationDict(Row):
     def __format__(self, spec):
         return format(json.dumps(self, separators=(",", ":")) if self else "", spec)
+
+
+# flux-core's JobInfo emoji: states while active, results once inactive
+_STATE_EMOJI = {DEPEND: "\U0001f6d1", PRIORITY: "\U0001f6a6", SCHED: "\U0001f4c5", RUN: "\U0001f3c3",
+                CLEANUP: "\U0001f5d1", INACTIVE: "\U0001f480", 1: "\U0001f381"}
+_RESULT_EMOJI = {1: ("\U0001f600", ":-)"), 2: ("\U0001f4a9", ":'-("), 4: ("\U0001f4a5", "%-|"),
+                 8: ("\u231b", "(-_-)")}
+
+
+def _encodable(text):
+    import sys
+
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
+
+
+def _status_emoji(state, result):
+    if state != INACTIVE:
+        emoji = _STATE_EMOJI.get(state, "")
+        return emoji if _encodable(emoji) else STATE_SHORT.get(state, "")
+    emoji, alt = _RESULT_EMOJI.get(result, ("\u3000", ""))
+    return emoji if _encodable(emoji) else alt
+
+
+def _inactive_reason(info):
+    """Why an inactive job ended, worded as flux-core's JobInfo.inactive_reason."""
+    import signal
+
+    exc = info["exception"]
+    result = info["result"]
+    if result == "CANCELED":
+        if exc.occurred and exc.type == "cancel" and exc.note:
+            return f"Canceled: {exc.note}"
+        return "Canceled"
+    if result == "TIMEOUT":
+        return "Timeout"
+    rc = info["returncode"]
+    if result == "FAILED":
+        if exc.occurred and exc.type != "exec" and exc.severity == 0:
+            note = f" note={exc.note}" if exc.note else ""
+            return f"Exception: type={exc.type}{note}"
+        if isinstance(rc, int) and rc > 128:
+            try:
+                return signal.strsignal(rc - 128) or f"Signaled {rc - 128}"
+            except ValueError:
+                return f"Signaled {rc - 128}"
+        if rc == 126:
+            return "Command invoked cannot execute"
+        if rc == 127:
+            return "command not found"
+        if rc == 128:
+            return "Invalid argument to exit"
+    return f"Exit {rc}"
 
 
 def _returncode(rec):
