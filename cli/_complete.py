@@ -163,6 +163,32 @@ def complete_jobids(ctx, incomplete):
     return out
 
 
+# -- submit/run --dependency=URI -------------------------------------------------------
+
+DEPENDENCY_SCHEMES = (
+    ("afterok:", "after JOBID completes successfully"),
+    ("afternotok:", "after JOBID fails"),
+    ("afterany:", "after JOBID ends"),
+    ("afterstart:", "after JOBID starts"),
+    ("afterexcept:", "after JOBID ends by an exception"),
+    ("singleton", "one job of this name at a time (needs --job-name)"),
+    ("begin-time:", "not before TIMESTAMP"),
+)
+
+
+@_never_fail
+def complete_dependency(ctx, param, incomplete):
+    """SCHEME: first, then the job ids an after* scheme waits on (bash, which
+    splits words at ':', gets the job ids as a word of their own)."""
+    scheme, colon, rest = incomplete.partition(":")
+    if colon and scheme.startswith("after"):
+        return [CompletionItem(f"{scheme}:{item.value}", help=item.help)
+                for item in complete_jobids(ctx, rest)]
+    if colon:
+        return []
+    return _items(DEPENDENCY_SCHEMES, incomplete)
+
+
 # -- flux-lite update KEY=VALUE -------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.job_manager.job import DEPEND, NEW
 
 EINVAL = 22
 
@@ -227,8 +228,8 @@ class Dependencies:
 
     def _remove(self, job, desc):
         """dependency-remove; the job leaves DEPEND when none remain."""
-        if desc not in job.dependencies:
-            return
+        if desc not in job.dependencies or job.state not in (NEW, DEPEND):
+            return  # Flux refuses dependency events once a job has left DEPEND
         self.jm.post(job, "dependency-remove", {"description": desc})
         self.conn.execute("DELETE FROM depends WHERE jobid = ? AND description = ?", (job.id, desc))
 
