@@ -8,8 +8,6 @@ import click
 from flux_lite.cli.common import FSD, JOBID, instance, session
 from flux_lite.errors import FluxLiteError
 
-ENCODINGS = ("dec", "hex", "dothex", "kvs", "words", "f58", "f58plain", "emoji")
-
 
 @click.group()
 def job():
@@ -24,8 +22,8 @@ def job_id(to, ids):
     """Convert job ids between encodings (reads stdin lines when no ID is given)."""
     from flux_lite.formats import jobid
 
-    if to.lower() not in ENCODINGS:
-        raise FluxLiteError(f"Unknown encoding '{to}' (expected one of {', '.join(ENCODINGS)})")
+    if to.lower() not in jobid.ENCODINGS:
+        raise FluxLiteError(f"Unknown encoding '{to}' (expected one of {', '.join(jobid.ENCODINGS)})")
     if not ids:
         ids = [line for line in sys.stdin.read().splitlines()]
         if not ids:
