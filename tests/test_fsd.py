@@ -1,4 +1,4 @@
-"""Flux Standard Duration parsing and formatting (spec §3.4, §2.7)."""
+"""Flux Standard Duration parsing and formatting ."""
 
 import math
 
@@ -185,7 +185,7 @@ def test_python_parser_numbers():
 @pytest.mark.parametrize(
     "seconds, text",
     [
-        (0.152, "0.152s"),  # reference:01-basics.txt TIME column
+        (0.152, "0.152s"),  # the TIME column of Flux 0.88's flux jobs
         (0.636, "0.636s"),
         (0.202, "0.202s"),
         (53.92, "53.92s"),
