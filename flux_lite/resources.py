@@ -7,12 +7,11 @@ drained set is what replaying them yields. The scheduler learns of drains as
 """
 
 import json
+from errno import EEXIST, EINVAL, ENOENT, ENOSYS
 
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, FormatError
 from flux_lite.formats import eventlog
-
-EINVAL, ENOENT = 22, 2
 
 
 def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
@@ -177,7 +176,7 @@ class Resources:
             # a drained rank keeps its reason unless forced; adding one is allowed
             for r in ranks:
                 if r in self.drained and (not reason or self.drained[r]["reason"]):
-                    raise FluxLiteError(f"rank {r} already drained", errno=17)
+                    raise FluxLiteError(f"rank {r} already drained", errno=EEXIST)
         ctx = {"idset": str(ranks), "nodelist": self.hostlist_of(ranks), "reason": reason,
                "overwrite": 1 if force else 0}
         self._post("drain", ctx)
@@ -232,7 +231,7 @@ def resource_status(broker, source="job-manager"):
     if source == "sched":
         sched = broker.sched
         if sched is None:
-            raise FluxLiteError("sched.resource-status: no scheduler is loaded", errno=38)
+            raise FluxLiteError("sched.resource-status: no scheduler is loaded", errno=ENOSYS)
         allocated = sched.pool.allocated_rset()
     else:
         allocated = res.allocated_rset()

@@ -1,5 +1,5 @@
 """Job dependencies (RFC 26), as recorded from Flux 0.88 in
-shared/reference/11-dependencies.txt: submit/run --dependency and
+Flux 0.88 transcripts: submit/run --dependency and
 --begin-time, the DEPEND state, dependency-add/remove before validate,
 dependency exceptions, checks against inactive prerequisites, every syntax
 error, the listing fields, and persistence across reloads and rebuilds.
