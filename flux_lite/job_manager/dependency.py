@@ -20,12 +20,11 @@ Both are rebuilt from the eventlogs and jobspecs alone (``rebuild``).
 from __future__ import annotations
 
 import re
+from errno import EINVAL
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.job_manager.job import DEPEND, NEW
-
-EINVAL = 22
 
 # scheme -> the type word Flux's descriptions use
 AFTER_TYPES = {
