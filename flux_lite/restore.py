@@ -446,5 +446,8 @@ def _fail_running(ctx, running):
             ctx.log("job-exec", "info", f"job-exception: id={name}: {EXEC_RESTART_NOTE}")
             jm.post(job, "release", {"ranks": "all", "final": True})
         else:
+            if job.finished and not job.released:
+                # the exec system that would have released it is gone
+                jm.post(job, "release", {"ranks": "all", "final": True})
             # allocated but not started, or part way through cleanup: carry on
             jm.requeue_action(job)

@@ -1,6 +1,14 @@
-"""flux-lite dump / restore: Flux's archive layout, the two archives real Flux
-0.88 wrote (tests/data/live.tar, shutdown.tar: see the README in
-../shared/data/flux-dump and reference/13-dump-restore.txt), and round trips."""
+"""flux-lite dump / restore: Flux's archive layout, two archives a real Flux
+0.88 wrote, and round trips.
+
+tests/data/live.tar is `flux dump` of a running 4-node instance: rank 3
+drained ("bad disk"), ƒPssvDd completed, ƒUAwqZZ failed (exit 1), ƒZA3RWo
+canceled while held, ƒfDQVJX running on ranks 0-2 (duration updated to 15m),
+ƒkGx36o pending, ƒo4YgpP held, ƒr41Enj waiting (afterok) on ƒfDQVJX.
+tests/data/shutdown.tar is the dump Flux writes at instance exit: rank 3
+drained, ƒNVpb11 completed, ƒRVH8yM canceled by the shutdown, ƒVro2AK pending,
+ƒZ75Sx7 held, the anonymous queue disabled ("maintenance"). The expected
+outcomes below are what Flux 0.88 did when it restarted on each."""
 
 import base64
 import io
@@ -120,6 +128,14 @@ def test_restore_live_archive_log_and_new_ids(tmp_path):
     new = flux.submit("true")
     assert decode(new) > decode("fr41Enj")
     assert decode(flux.submit("true")) > decode(new)
+
+
+def test_restore_live_archive_job_last(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    env = {"FLUX_HANDLE_USERID": "0"}  # the archive's jobs are root's
+    assert flux.out("job", "last", env=env).strip() == "fr41Enj"
+    new = flux.submit("true", env=env)
+    assert flux.out("job", "last", env=env).strip() == new
 
 
 def test_restore_virtual_clock_starts_after_archive(tmp_path):
@@ -414,3 +430,82 @@ def test_round_trip_every_kind_of_job(flux_factory, tmp_path, checkpoint):
         copy.advance(step)
         assert snapshot(copy) == snapshot(flux)
     assert copy.submit("true") == flux.submit("true")
+
+
+# -- Flux archives with other states (made from live.tar) ------------------------------------
+
+
+def modified_live(tmp_path, change):
+    from flux_lite import archive
+
+    entries = {e.path: e for e in archive.read(str(LIVE))}
+    change(entries)
+    path = tmp_path / "modified.tar"
+    path.write_bytes(archive.encode(list(entries.values()), "tar"))
+    return path
+
+
+def _copy_job(entries, src, dst, edit):
+    from flux_lite.archive import Entry
+
+    for name in ("J", "jobspec", "eventlog"):
+        old = entries[f"{src}/{name}"]
+        entries[f"{dst}/{name}"] = Entry(f"{dst}/{name}", data=edit(name, old.data), mtime=old.mtime)
+
+
+def test_restore_afterany_dependent_of_running_job_runs(tmp_path):
+    """after-finish (afterany) on a job that was running: satisfied when it fails."""
+    src, dst = "job/0000/0007/7f00/0000", "job/0000/0007/7f00/0001"
+
+    def edit(name, data):
+        text = data.decode()
+        if name == "J":
+            return data
+        return text.replace("after-success", "after-finish").replace('"afterok"', '"afterany"').encode()
+
+    path = modified_live(tmp_path, lambda entries: _copy_job(entries, src, dst, edit))
+    flux, _ = restored(tmp_path, path)
+    from flux_lite.formats.jobid import encode
+
+    jobid = encode(int("000007" "7f000001", 16), "f58")
+    assert names(flux, jobid)[3:] == ["dependency-remove", "depend", "priority", "alloc", "start"]
+    assert flux.events(jobid)[3]["context"] == {"description": "after-finish=ƒfDQVJX"}
+    assert names(flux, "fr41Enj")[-2:] == ["exception", "clean"]
+
+
+def test_restore_job_allocated_not_started_and_finished_not_released(tmp_path):
+    """A job allocated but not yet started starts; one that finished but was
+    not released yet is released, freed and cleaned."""
+    from flux_lite.archive import Entry
+
+    def change(entries):
+        # ƒPssvDd (completed) cut after finish; ƒUAwqZZ cut after alloc
+        for jobdir, keep in (("job/0000/0003/7f00/0000", "finish"), ("job/0000/0004/2700/0000", "alloc")):
+            old = entries[f"{jobdir}/eventlog"]
+            lines = old.data.decode().splitlines(keepends=True)
+            n = next(i for i, line in enumerate(lines) if json.loads(line)["name"] == keep)
+            entries[f"{jobdir}/eventlog"] = Entry(old.path, data="".join(lines[:n + 1]).encode(), mtime=old.mtime)
+            entries.pop(f"{jobdir}/guest/exec/eventlog")
+
+    flux, _ = restored(tmp_path, modified_live(tmp_path, change))
+    assert names(flux, "fPssvDd")[-4:] == ["finish", "release", "free", "clean"]
+    assert flux.state("fPssvDd") == "INACTIVE"
+    assert names(flux, "fUAwqZZ")[-2:] == ["alloc", "start"]
+    assert "job-manager.info[0]: restart: 3 running jobs" in flux.dmesg()
+
+
+def test_restore_checkpointed_drains_win(tmp_path):
+    """checkpoint/resource's drain state, then the eventlog after it."""
+    from flux_lite.archive import Entry
+
+    def change(entries):
+        ck = {"timestamp": 1796102632.9, "drain_state": {
+            "1-2": {"timestamp": 1796102600.0, "reason": "fan", "nodelist": "vm,vm"}}}
+        entries["checkpoint/resource"] = Entry("checkpoint/resource", data=json.dumps(ck).encode())
+
+    flux, _ = restored(tmp_path, modified_live(tmp_path, change))
+    drain = flux.out("resource", "drain")
+    # rank 3 was drained before the checkpoint (and is not in it): not drained;
+    # ranks 1-2 are, with the checkpoint's reason
+    assert "fan" in drain and "bad disk" not in drain
+    assert "drained ✔      2 vm,vm" in flux.out("resource", "status")
