@@ -284,6 +284,9 @@ class JobManager:
     # -- alloc queue and pump -----------------------------------------------------
 
     def _enqueue(self, job):
+        if not self.b.queues.job_started(job):
+            job.queued = False  # a stopped queue keeps its jobs in SCHED
+            return
         job.queued = True
         heapq.heappush(self._queue, (-job.priority, job.id))
 
@@ -544,11 +547,13 @@ class JobManager:
         if "environment" in system:
             jobspec = json.loads(json.dumps(jobspec))
             del jobspec["attributes"]["system"]["environment"]
+        jobspec = self.b.queues.frobnicate(jobspec)  # job-ingest: default queue, constraints
         if flags & 8:  # novalidate: the instance owner skips ingest validation
             if not ident.is_owner:
                 raise FluxLiteError("only the instance owner can submit with FLUX_JOB_NOVALIDATE", errno=EPERM)
         else:
             validate.validate_jobspec(self.b, jobspec)
+        self.b.queues.submit_check(jobspec)
         jobid = self.next_jobid()
         job = Job(jobid, jobspec)
         self.jobs[jobid] = job
