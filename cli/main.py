@@ -18,7 +18,7 @@ COMMANDS = {
     "run": ("submit", "run", "Submit a job and wait for it to end"),
     "jobs": ("jobs", "jobs", "List jobs"),
     "cancel": ("cancel", "cancel", "Cancel jobs"),
-    "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, urgency, raise, timeleft"),
+    "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
@@ -29,6 +29,7 @@ COMMANDS = {
     "config": ("config", "config", "Get or load the instance configuration"),
     "clock": ("clock", "clock", "Show or advance the instance clock"),
     "dmesg": ("dmesg", "dmesg", "Print the instance log"),
+    "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
 }
 
 
@@ -55,14 +56,23 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx):
         try:
+            return self._invoke(ctx)
+        finally:
+            _print_notices(ctx)
+
+    def _invoke(self, ctx):
+        try:
             return super().invoke(ctx)
         except UsageError as exc:
+            _print_notices(ctx)
             click.echo(f"flux-lite {ctx.invoked_subcommand}: error: {exc}", err=True)
             ctx.exit(2)
         except FluxLiteError as exc:
+            _print_notices(ctx)
             click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: {exc}", err=True)
             ctx.exit(1)
         except sqlite3.DatabaseError as exc:
+            _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
             click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: state database: {exc}", err=True)
             ctx.exit(1)
@@ -70,6 +80,14 @@ class LazyGroup(click.Group):
             # output piped into head(1) and the like: not an error worth a traceback
             sys.stderr.close()
             ctx.exit(1)
+
+
+def _print_notices(ctx):
+    """Warnings the library raised for the user (a detected state rollback...)."""
+    from flux_lite.instance import take_notices
+
+    for msg in take_notices():
+        click.echo(f"flux-lite {ctx.invoked_subcommand}: warning: {msg}", err=True)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

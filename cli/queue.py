@@ -4,7 +4,8 @@ import sys
 
 import click
 
-from flux_lite.cli.common import open_instance, session
+from flux_lite.cli.listing import format_string, listing_options
+from flux_lite.cli.common import instance, session
 from flux_lite.errors import FluxLiteError
 
 
@@ -22,32 +23,29 @@ def queue():
 @queue.command("list")
 @click.option("-q", "--queue", "queues", multiple=True, metavar="QUEUE,...", shell_complete=_complete_queues,
               help="Include only these queues.")
-@click.option("-o", "--format", "fmt", default="default", metavar="FORMAT",
-              help="Output format, named format, 'help', or get-config=NAME.")
-@click.option("-n", "--no-header", is_flag=True, help="Suppress the header line.")
-def queue_list(queues, fmt, no_header):
+@listing_options(format_help="Output format, named format, 'help', or get-config=NAME.")
+def queue_list(queues, no_header, fmt):
     """List queue status, defaults and limits."""
-    from flux_lite import queues as qmod
-    from flux_lite.formats import outputformat
+    from flux_lite.listing import queues as qlist
 
     if fmt == "help":
-        click.echo(outputformat.list_formats_help(qmod.LIST_FORMATS, "flux-queue"), nl=False)
+        click.echo(qlist.QUEUE_LIST.help(), nl=False)
         return
     if fmt.startswith("get-config="):
         try:
-            click.echo(qmod.get_config_text(fmt.split("=", 1)[1]))
+            click.echo(qlist.get_config_text(fmt.split("=", 1)[1]))
         except ValueError as exc:
             raise FluxLiteError(str(exc)) from None
         return
-    try:
-        fmt = outputformat.resolve_format(qmod.LIST_FORMATS, fmt)
-        formatter = outputformat.OutputFormat(fmt, qmod.LIST_HEADINGS)
-    except ValueError as exc:
-        raise FluxLiteError(str(exc)) from None
+    fmt = format_string(qlist.QUEUE_LIST, fmt)
     names = [n for item in queues for n in item.split(",") if n]
     with session() as broker:
-        rows = qmod.list_rows(broker, names or None, color=sys.stdout.isatty())
-    lines = formatter.lines(rows, no_header=no_header)
+        rows = qlist.list_rows(broker, names or None, color=sys.stdout.isatty())
+    try:
+        lines = qlist.QUEUE_LIST.lines(fmt, rows, no_header=no_header)
+    except ValueError as exc:
+        # flux queue reports a bad field plainly (no "Error in user format")
+        raise FluxLiteError(str(exc)) from None
     if lines:
         click.echo("\n".join(lines))
 
@@ -218,16 +216,13 @@ def _timeout(text):
 def _wait(what, check, timeout):
     from flux_lite.instance import WaitStalled, WaitTimeout
 
-    inst = open_instance()
     try:
-        return inst.wait(check, timeout=_timeout(timeout))
+        return instance().wait(check, timeout=_timeout(timeout))
     except WaitTimeout:
         raise FluxLiteError(f"{what}: timeout") from None
     except WaitStalled:
         raise FluxLiteError(f"{what}: nothing left to happen under the virtual clock "
                             "(no job can end without a command)") from None
-    finally:
-        inst.close()
 
 
 @queue.command("drain")
