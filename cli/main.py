@@ -18,6 +18,8 @@ COMMANDS = {
     "run": ("submit", "run", "Submit a job and wait for it to end"),
     "jobs": ("jobs", "jobs", "List jobs"),
     "cancel": ("cancel", "cancel", "Cancel jobs"),
+    "pgrep": ("pgrep", "pgrep", "List jobs by name pattern or id range"),
+    "pkill": ("pgrep", "pkill", "Cancel jobs by name pattern or id range"),
     "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
