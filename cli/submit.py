@@ -41,6 +41,12 @@ def parse_time_limit(text):
         raise UsageError(f"invalid time limit '{text}': expected minutes or an FSD") from None
 
 
+def _complete_dependency(ctx, param, incomplete):
+    from flux_lite.cli._complete import complete_dependency
+
+    return complete_dependency(ctx, param, incomplete)
+
+
 def job_options(f):
     options = [
         click.option("-n", "--ntasks", type=click.IntRange(min=1), default=None, help="Number of tasks."),
@@ -55,7 +61,7 @@ def job_options(f):
         click.option("--job-name", metavar="NAME", help="Job name."),
         click.option("--flags", default="", metavar="FLAGS", help="debug, waitable, novalidate."),
         click.option("--dependency", "dependencies", multiple=True, metavar="URI",
-                     help="Set an RFC 26 dependency URI for this job."),
+                     shell_complete=_complete_dependency, help="Set an RFC 26 dependency URI for this job."),
         click.option("--begin-time", "begin_times", multiple=True, metavar="+FSD|TIME",
                      help='Set minimum start time as offset in FSD (e.g. +1h) or an absolute TIME '
                           '(e.g. "3pm") for job.'),

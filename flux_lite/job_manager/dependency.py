@@ -20,11 +20,11 @@ Both are rebuilt from the eventlogs and jobspecs alone (``rebuild``).
 from __future__ import annotations
 
 import re
+from errno import EINVAL
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
-
-EINVAL = 22
+from flux_lite.job_manager.job import DEPEND, NEW
 
 # scheme -> the type word Flux's descriptions use
 AFTER_TYPES = {
@@ -227,8 +227,8 @@ class Dependencies:
 
     def _remove(self, job, desc):
         """dependency-remove; the job leaves DEPEND when none remain."""
-        if desc not in job.dependencies:
-            return
+        if desc not in job.dependencies or job.state not in (NEW, DEPEND):
+            return  # Flux refuses dependency events once a job has left DEPEND
         self.jm.post(job, "dependency-remove", {"description": desc})
         self.conn.execute("DELETE FROM depends WHERE jobid = ? AND description = ?", (job.id, desc))
 

@@ -9,6 +9,7 @@ loaded from the ``jobs`` index on first use and written back by ``save``.
 import collections
 import heapq
 import json
+from errno import EINVAL, ENOENT, EPROTO
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
@@ -18,8 +19,6 @@ from flux_lite.job_manager.job import (
     CLEANUP, DEPEND, FLAG_DEBUG, FLAG_NOVALIDATE, INACTIVE, PENDING, PRIORITY, PRIORITY_MAX, PRIORITY_MIN, RUN, RUNNING,
     SCHED, URGENCY_EXPEDITE, URGENCY_HOLD, Job,
 )
-
-ENOENT, EPERM, EINVAL, EPROTO = 2, 1, 22, 71
 
 # attributes kept in the jobs index, besides the job's own slots
 RECORD_SLOTS = (
