@@ -5,6 +5,7 @@ import sys
 import click
 
 from flux_lite.cli.common import instance, session
+from flux_lite.cli.listing import listing_options
 from flux_lite.errors import FluxLiteError
 
 
@@ -36,7 +37,8 @@ def _selection_options(f):
 
 
 def _select(broker, cmd, expressions, all_states, all_users, user, filter_, queue, count, max_entries):
-    from flux_lite import job_list, pgrep, users
+    from flux_lite import job_list, users
+    from flux_lite.listing import pgrep
 
     states, results = job_list.PENDING | job_list.RUNNING, 0
     if filter_:
@@ -60,39 +62,30 @@ def _select(broker, cmd, expressions, all_states, all_users, user, filter_, queu
 @click.command()
 @click.option("-a", "all_states", is_flag=True, help="Target jobs in all states.")
 @_selection_options
-@click.option("-n", "--no-header", is_flag=True, help="Suppress printing of header line.")
-@click.option("-o", "--format", "fmt", default="default", metavar="FORMAT",
-              help="Output format, or a named format (default, full, long, deps; 'help' lists them).")
+@listing_options(format_help="Output format, or a named format (default, full, long, deps; 'help' lists them).")
 @click.argument("expression", nargs=-1, required=True)
 def pgrep(all_states, all_users, user, filter_, queue, count, max_entries, no_header, fmt, expression):
     """List jobs whose name matches a pattern, or whose id is in a range A..B.
 
     Exits 1 when no job matches, 2 on a bad expression.
     """
-    from flux_lite import job_list, pgrep as pgrepmod, users
-    from flux_lite.formats import outputformat
+    from flux_lite import users
+    from flux_lite.cli import listing
+    from flux_lite.listing import jobs as jobs_listing
+    from flux_lite.listing.pgrep import PGREP
 
-    if fmt == "help":
-        click.echo(outputformat.list_formats_help(pgrepmod.FORMATS, "flux-pgrep"))
-        return
-    try:
-        spec = outputformat.resolve_format(pgrepmod.FORMATS, fmt)
-        outputformat.render(spec, job_list.HEADINGS, [], heading_fallback=job_list.heading_fallback)
-    except ValueError as exc:
-        raise FluxLiteError(f"Error in user format: {exc}") from None
+    fmt = listing.format_string(PGREP, fmt)
+    listing.render(PGREP, fmt, [])  # a bad format fails before any job is read
     with session() as broker:
         records = _select(broker, "pgrep", expression, all_states, all_users, user, filter_, queue,
                           count, max_entries)
         now = broker.now
     if not records:
         sys.exit(1)
-    if spec == pgrepmod.FORMATS["default"][1]:
+    if fmt == PGREP.default:
         no_header = True  # a bare id list, as flux-pgrep prints by default
-    items = [job_list.make_info(rec, now, users.username) for rec in records]
-    lines = outputformat.render(spec, job_list.HEADINGS, items, no_header=no_header,
-                                heading_fallback=job_list.heading_fallback)
-    if lines:
-        click.echo("\n".join(lines))
+    rows = [jobs_listing.make_info(rec, now, users.username) for rec in records]
+    listing.emit(PGREP, fmt, rows, no_header=no_header)
 
 
 @click.command()

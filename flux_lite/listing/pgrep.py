@@ -1,12 +1,16 @@
-"""Selecting jobs by name pattern or id range, as flux-pgrep and flux-pkill do.
+"""The `pgrep` listing: jobs selected by name pattern or id range, as
+flux-pgrep and flux-pkill select them.
 
 An expression is a regular expression searched in the job name (``name:``
 prefix optional), or ``A..B``, an inclusive range of job ids in any encoding.
+Rows are the `jobs` listing's rows; the named formats are flux-pgrep's.
 """
 
 import re
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.listing import Listing
+from flux_lite.listing import jobs as jobs_listing
 
 FORMATS = {
     "default": ("Default flux-pgrep format string", "{id.f58}"),
@@ -21,6 +25,8 @@ FORMATS = {
              "{id.f58:>12} ?:{queue:<8.8} {name:<10.10+} {urgency:<3} {priority:<12} {state:<8.8} "
              "{dependencies}"),
 }
+
+PGREP = Listing("flux-pgrep", FORMATS, jobs_listing.HEADINGS, heading_fallback=jobs_listing.heading_fallback)
 
 
 class ExpressionError(FluxLiteError):
