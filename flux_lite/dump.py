@@ -237,11 +237,7 @@ def _exec_eventlog(entries) -> str:
 
 def queue_states(broker) -> list[dict]:
     """Queue enable/start states in checkpoint.job-manager's shape."""
-    ckpt = broker.kvs.get("checkpoint.job-manager") or {}
-    queues = ckpt.get("queue")
-    if isinstance(queues, list) and queues:
-        return queues
-    return [{"enable": True, "start": True}]
+    return broker.queues.checkpoint()
 
 
 def job_manager_checkpoint(broker) -> dict:

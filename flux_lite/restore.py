@@ -344,8 +344,7 @@ def _prepare_flux(inst, ctx, snap, source):
     if isinstance(ckpt, dict):
         if isinstance(ckpt.get("max_jobid"), int):
             checkpoint["max_jobid"] = max(max_jobid, ckpt["max_jobid"])
-        if isinstance(ckpt.get("queue"), list):
-            checkpoint["queue"] = ckpt["queue"]
+        _restore_queues(kvs, ckpt.get("queue"))
     kvs.put("checkpoint.job-manager", checkpoint)
 
     _restore_drains(ctx, drain_ckpt)
@@ -366,6 +365,31 @@ def _prepare_flux(inst, ctx, snap, source):
             jm.post(job, "flux-restart")
     _fail_running(ctx, sorted(running, key=lambda j: j.id))
     ctx.run()
+
+
+def _restore_queues(kvs, entries):
+    """Queue states from checkpoint.job-manager: enable/start and their
+    reasons, by queue name (none for the anonymous queue). Queues the
+    configuration does not have are ignored when read, as Flux ignores them."""
+    from flux_lite.queues import STATE_KEY
+
+    if not isinstance(entries, list):
+        return
+    states = []
+    for ent in entries:
+        if not isinstance(ent, dict) or not isinstance(ent.get("enable"), bool):
+            continue
+        out = {} if not isinstance(ent.get("name"), str) else {"name": ent["name"]}
+        out["enable"] = ent["enable"]
+        # version 0 checkpoints have no start and call the disable reason "reason"
+        out["start"] = ent["start"] if isinstance(ent.get("start"), bool) else True
+        reason = ent.get("disable_reason") or ent.get("reason")
+        if not out["enable"]:
+            out["disable_reason"] = reason if isinstance(reason, str) else None
+        if not out["start"] and isinstance(ent.get("stop_reason"), str):
+            out["stop_reason"] = ent["stop_reason"]
+        states.append(out)
+    kvs.put(STATE_KEY, {"version": 1, "queue": states})
 
 
 def _json_or_none(text):

@@ -169,7 +169,21 @@ def test_restore_shutdown_archive_keeps_checkpoint(tmp_path):
     flux, _ = restored(tmp_path, SHUTDOWN)
     ckpt = json.loads(flux.out("kvs", "get", "checkpoint.job-manager"))
     assert ckpt["max_jobid"] == 21072183296
-    assert ckpt["queue"] == [{"enable": False, "start": True, "disable_reason": "maintenance"}]
+    # the queue state: disabled with its reason, scheduling started
+    assert flux.out("queue", "status") == "Job submission is disabled: maintenance\nScheduling is started\n"
+    result = flux.fails("submit", "true")
+    assert "maintenance" in result.stderr
+    # and a shutdown dump of it carries the state on, as Flux writes it
+    out = tmp_path / "again.tar"
+    flux("dump", "-q", "--checkpoint", str(out))
+    again = json.loads(members(out.read_bytes())["checkpoint/job-manager"][1])
+    assert again == {"version": 1, "max_jobid": 21072183296,
+                     "queue": [{"enable": False, "start": True, "disable_reason": "maintenance"}]}
+
+
+def test_restore_live_archive_queue_enabled(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    assert flux.out("queue", "status") == "Job submission is enabled\nScheduling is started\n"
 
 
 def test_start_restore_runs_command(tmp_path):
@@ -388,6 +402,8 @@ def snapshot(flux):
         "hk": flux.out("housekeeping", "list"),
         "clock": flux.out("clock"),
         "resource_list": flux.out("resource", "list"),
+        "queues": flux.out("queue", "status", "-v"),
+        "queue_list": flux.out("queue", "list"),
     }
     ids = flux.out("jobs", "-a", "-no", "{id.f58}").split()
     out["eventlogs"] = {j: flux.out("job", "eventlog", j) for j in ids}
@@ -414,6 +430,7 @@ def every_kind_of_job(flux):
     flux("job", "urgency", flux.submit("-S", "exec.test.run_duration=2s", "true"), "20")
     flux("job", "raise", "--severity=3", running, "non-fatal")
     flux.submit(f"--dependency=afterok:{running}", "true")  # DEPEND
+    flux("queue", "disable", "-m", "maintenance")
     flux.advance("2s")
 
 
@@ -435,6 +452,8 @@ def test_round_trip_every_kind_of_job(flux_factory, tmp_path, checkpoint):
         flux.advance(step)
         copy.advance(step)
         assert snapshot(copy) == snapshot(flux)
+    flux("queue", "enable")
+    copy("queue", "enable")
     assert copy.submit("true") == flux.submit("true")
 
 
@@ -615,3 +634,35 @@ def test_restore_damaged_archive_fails_cleanly(tmp_path_factory, pos, byte):
     except FluxLiteError as exc:
         assert "\n" not in str(exc)
         assert not (state / "kvs.sqlite").exists()
+
+
+NAMED_QUEUES = """
+queues:
+  batch: {}
+  debug: {}
+policy:
+  jobspec:
+    defaults:
+      system:
+        queue: batch
+"""
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_round_trip_named_queue_states(flux_factory, tmp_path, checkpoint):
+    flux = flux_factory("--test-size=2", config=NAMED_QUEUES)
+    flux("queue", "start", "--all")
+    flux("queue", "stop", "-m", "drain day", "debug")
+    flux("queue", "disable", "-m", "closed for the rehearsal", "batch")
+    flux.submit("--queue=debug", "true")
+    before = (flux.out("queue", "status", "-v"), flux.out("queue", "list"), flux.out("jobs", "-a"))
+    out = tmp_path / "q.tar"
+    flux("dump", "-q", *(["--checkpoint"] if checkpoint else []), str(out))
+    copy = Flux(tmp_path / "copy")
+    copy("restore", "-q", str(out))
+    assert (copy.out("queue", "status", "-v"), copy.out("queue", "list"), copy.out("jobs", "-a")) == before
+    if checkpoint:
+        ckpt = json.loads(members(out.read_bytes())["checkpoint/job-manager"][1])
+        assert sorted(ckpt["queue"], key=lambda q: q["name"]) == [
+            {"enable": False, "start": True, "name": "batch", "disable_reason": "closed for the rehearsal"},
+            {"enable": True, "start": False, "name": "debug", "stop_reason": "drain day"}]
