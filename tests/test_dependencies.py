@@ -726,3 +726,19 @@ def test_parse_timestamp_never_raises(text):
 
     value = parse_timestamp(text)
     assert value is None or value >= 0
+
+
+GARBAGE = ["", ":", "::", "?", "afterok:?", "afterok:ƒ", "after:\u0192\u0192", "afterok:18446744073709551616",
+           "afterok:-0", "begin-time:1e999", "begin-time:-0", "begin-time: ", "singleton?x=1", "a" * 300,
+           "afterok:[1-0]", "afterany:0x", "begin-time:1e20", "%", "afterstart:job.0000"]
+
+
+@pytest.mark.parametrize("value", GARBAGE)
+@pytest.mark.parametrize("option", ["--dependency", "--begin-time"])
+def test_garbage_is_one_line(flux, option, value):
+    r = flux("submit", f"{option}={value}", RUN1MS, "true", check=False)
+    assert r.exit_code in (0, 1), (r.exit_code, r.stderr)
+    if r.exit_code:
+        lines = [x for x in r.stderr.splitlines() if "is deprecated" not in x]
+        assert r.stdout == "" and len(lines) == 1
+    flux("jobs", "-a")
