@@ -32,6 +32,12 @@ def _fail(message, code=1):
     sys.exit(code)
 
 
+def _complete_jobids(ctx, param, incomplete):
+    from flux_lite.cli._complete import complete_jobids
+
+    return complete_jobids(ctx, incomplete)
+
+
 def _parse_jobid(text):
     from flux_lite.formats.jobid import decode
 
@@ -97,7 +103,7 @@ def _wait(inst, check, what):
 @click.option("-a", "--all", "all_", is_flag=True, help="Wait for all (waitable) jobs.")
 @click.option("-v", "--verbose", is_flag=True,
               help="Emit a line of output for all jobs, not just failing ones.")
-@click.argument("jobid", required=False)
+@click.argument("jobid", required=False, shell_complete=_complete_jobids)
 def job_wait(all_, verbose, jobid):
     """Wait for a waitable job (submitted with --flags=waitable) to end.
 
@@ -163,7 +169,7 @@ def _fsd(text):
 @click.option("--num-limit", metavar="COUNT", help="Purge oldest inactive jobs until COUNT are left.")
 @click.option("-f", "--force", is_flag=True, help="Perform the irreversible purge.")
 @click.option("--batch", metavar="COUNT", help="Limit number of jobs per request (default 50).")
-@click.argument("ids", nargs=-1, metavar="[ID...]")
+@click.argument("ids", nargs=-1, metavar="[ID...]", shell_complete=_complete_jobids)
 def job_purge(age_limit, num_limit, force, batch, ids):
     """Purge inactive jobs (instance owner only): by age, by count, or by id.
 
@@ -212,7 +218,7 @@ def job_stats():
               help="Exit code for jobs that end solely by an exception (default 1).")
 @click.option("-j", "--json", "as_json", is_flag=True,
               help="Print the job result information gleaned from the eventlog.")
-@click.argument("ids", nargs=-1, metavar="ID...")
+@click.argument("ids", nargs=-1, metavar="ID...", shell_complete=_complete_jobids)
 def job_status(verbose, exception_code, as_json, ids):
     """Wait for jobs to end; exit with the largest exit code (as a shell would
     give it), or N for a job that ended by an exception only."""
