@@ -8,8 +8,10 @@ from flux_lite.cli.common import open_instance
 def format_line(t, name, level, msg):
     import datetime
 
+    from flux_lite.formats.outputformat import escape_controls
+
     iso = datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return f"{iso} {name}.{level}[0]: {msg}"
+    return f"{iso} {name}.{level}[0]: {escape_controls(msg)}"
 
 
 @click.command()
