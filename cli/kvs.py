@@ -110,10 +110,9 @@ def eventlog_get(unformatted, key):
         raw = inst.kvs.get_raw(key)
         if raw is None:
             raise FluxLiteError(f"{key}: No such file or directory")
-        kind, text = raw
-        if kind != "eventlog":
+        if raw[0] != "eventlog":
             raise FluxLiteError(f"{key}: not an eventlog")
-        for entry in ev.decode(text):
+        for entry in inst.kvs.get_eventlog(key):
             click.echo(ev.format_json(entry) if unformatted else ev.format_text(entry))
     finally:
         inst.close()

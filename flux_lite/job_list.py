@@ -9,6 +9,7 @@ by start, inactive by end).
 import json
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.stored import decode_row, good_rows
 from flux_lite.job_manager.job import (
     ACTIVE, CLEANUP, COMPLETED, DEPEND, INACTIVE, PENDING, PRIORITY, RESULT_NAMES, RESULT_SHORT,
     RUN, RUNNING, SCHED, STATE_NAMES, STATE_SHORT,
@@ -251,13 +252,13 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
             row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
             if row is None:
                 raise FluxLiteError(f"JobID {JobID(jobid).f58} unknown")
-            found[jobid] = json.loads(row[0])
+            found[jobid] = decode_row(jobid, row[0])
         return _Rows(found[j] for j in ids)
     user_clause = "" if userid is None else " AND userid = %d" % int(userid)
     active_mask = states & ACTIVE
     if active_mask:
-        pend = [json.loads(d) for (d,) in conn.execute(
-            f"SELECT data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))]
+        pend = list(good_rows(conn.execute(
+            f"SELECT id, data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))))
         pending = sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
         running = sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
         rows.extend(pending)
@@ -265,10 +266,9 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     if states & INACTIVE or results:
         limit = max_entries if max_entries else -1
         cur = conn.execute(
-            f"SELECT data FROM jobs WHERE state = 64{user_clause} ORDER BY t_inactive DESC, id DESC", ())
+            f"SELECT id, data FROM jobs WHERE state = 64{user_clause} ORDER BY t_inactive DESC, id DESC", ())
         count = 0
-        for (d,) in cur:
-            rec = json.loads(d)
+        for rec in good_rows(cur):
             if results and not states & INACTIVE and not (_result(rec) or 0) & results:
                 continue
             rows.append(rec)
