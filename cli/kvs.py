@@ -52,6 +52,11 @@ def put(pairs):
                     obj = json.loads(value)
                 except ValueError:
                     obj = value
+                except RecursionError:
+                    raise FluxLiteError(f"{key}: value nested too deeply") from None
+                from flux_lite.stored import check_put
+
+                check_put(key, obj)
                 inst.kvs.put(key, obj)
     finally:
         inst.close()

@@ -75,6 +75,15 @@ class LazyGroup(click.Group):
             # a damaged or foreign state file: one line, not a traceback
             click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: state database: {exc}", err=True)
             ctx.exit(1)
+        except UnicodeError:
+            # argv and environment arrive surrogate-escaped when not UTF-8
+            _print_notices(ctx)
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: input is not valid UTF-8", err=True)
+            ctx.exit(1)
+        except RecursionError:
+            _print_notices(ctx)
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: input nested too deeply", err=True)
+            ctx.exit(1)
         except BrokenPipeError:
             # output piped into head(1) and the like: not an error worth a traceback
             sys.stderr.close()

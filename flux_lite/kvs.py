@@ -48,6 +48,12 @@ def sqlite_uri(path, mode):
 def _check_key(key):
     if not isinstance(key, str) or not key or key.startswith(".") or key.endswith(".") or ".." in key:
         raise KVSError(f"invalid key: {key!r}")
+    if not key.isprintable():
+        raise KVSError(f"invalid key: {key!r}: control characters")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise KVSError(f"invalid key: {key!r}: not UTF-8") from None
 
 
 class KVS:
@@ -165,7 +171,10 @@ class KVS:
         buffered = self._puts.get(key)
         if buffered is not None:
             return buffered
-        row = self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
+        try:
+            row = self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
+        except UnicodeEncodeError:
+            return default  # not UTF-8: no such key can have been stored
         return row if row is not None else default
 
     def exists(self, key):

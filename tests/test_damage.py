@@ -170,3 +170,56 @@ def test_one_damaged_job_is_quarantined_after_a_rebuild(busy, damage):
     assert invoke(state, "jobs", "-a").stderr == ""
     assert "quarantined" in invoke(state, "dmesg").stdout
     assert invoke(state, "sched", "check").exit_code == 0
+
+
+# -- kvs put of instance keys --------------------------------------------------------------
+
+@pytest.mark.parametrize("key", ["instance.meta", "instance.clock", "config", "sched.state", "sched.module",
+                                 "checkpoint.job-manager", "job-manager.sched", "resource.eventlog"])
+def test_kvs_put_of_managed_keys_is_refused(busy, key):
+    state, ids = busy
+    before = raw(state, key) if key != "resource.eventlog" else None
+    result = invoke(state, "kvs", "put", f"{key}=garbage")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"flux-lite kvs: ERROR: {key}: refusing to overwrite an instance key (")
+    if before is not None:
+        assert raw(state, key) == before
+    assert invoke(state, "submit", "true").exit_code == 0
+
+
+def test_kvs_put_of_job_keys_is_refused(busy):
+    state, ids = busy
+    key = kvs_key(decode(ids[0]))
+    for suffix in ("eventlog", "R", "jobspec", "J", "guest.exec.eventlog"):
+        result = invoke(state, "kvs", "put", f"{key}.{suffix}=garbage")
+        assert result.exit_code == 1, suffix
+        assert "job data is written by the job manager" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["garbage", "{}", '{"version": 1}', '{"version": 1, "execution": {"R_lite": []}}',
+                                   '{"version":1,"execution":{"R_lite":[{"rank":"0-x","children":{"core":"0"}}]}}'])
+def test_kvs_put_resource_R_garbage_is_refused_then_submit_works(busy, value):
+    state, ids = busy
+    before = raw(state, "resource.R")
+    result = invoke(state, "kvs", "put", f"resource.R={value}")
+    assert result.exit_code in (1, 2) and "resource.R: not a valid R" in result.stderr, result.output
+    assert raw(state, "resource.R") == before
+    assert invoke(state, "submit", "true").exit_code == 0
+
+
+def test_kvs_put_other_keys_still_allowed(busy):
+    state, ids = busy
+    assert invoke(state, "kvs", "put", "test.a=1", 'test.b={"x": [1, 2]}').exit_code == 0
+    assert invoke(state, "kvs", "get", "test.b").stdout == '{"x":[1,2]}\n'
+
+
+@pytest.mark.parametrize("args", [
+    ["kvs", "put", "test.deep=" + "[" * 100000 + "]" * 100000],
+    ["kvs", "put", "test.big=" + "9" * 100000],
+    ["kvs", "put", "test.\udcff=1"], ["kvs", "get", "test.\udcff"], ["kvs", "ls", "test.\udcff"],
+    ["kvs", "put", "test.x=\udcff"], ["kvs", "put", "test.\x1b[2J=1"],
+])
+def test_kvs_hostile_input_is_one_line(busy, args):
+    state, ids = busy
+    result = invoke(state, *args)
+    assert_clean(result, args)
