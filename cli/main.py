@@ -28,6 +28,7 @@ COMMANDS = {
     "config": ("config", "config", "Get or load the instance configuration"),
     "clock": ("clock", "clock", "Show or advance the instance clock"),
     "dmesg": ("dmesg", "dmesg", "Print the instance log"),
+    "fsck": ("fsck", "fsck", "Check the state directory; repair what can be rebuilt"),
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
 }
 

@@ -29,7 +29,12 @@ class DamagedError(FluxLiteError):
             from flux_lite.formats.jobid import encode
 
             where = f"job {encode(self.jobid, 'f58')}: "
-        super().__init__(f"{where}damaged KVS key {key}: {reason} (see 'flux-lite fsck')")
+        if key == INDEX:
+            self.plain = f"{where}damaged row in the {INDEX}: {reason}"
+            super().__init__(f"{self.plain} (rebuild it with 'flux-lite fsck --repair')")
+        else:
+            self.plain = f"{where}damaged KVS key {key}: {reason}"
+            super().__init__(f"{self.plain} (see 'flux-lite fsck')")
 
 
 def jobid_of_key(key):
@@ -237,8 +242,7 @@ def decode_row(jobid, data):
             if rec.get(name) is not None and not isinstance(rec[name], dict):
                 raise ValueError(f"{name} is not an object")
     except (ValueError, TypeError, RecursionError) as exc:
-        raise DamagedError(INDEX, f"row {jobid}: {exc} (rebuild it with 'flux-lite fsck --repair')",
-                           jobid=jobid) from None
+        raise DamagedError(INDEX, str(exc), jobid=jobid) from None
     return rec
 
 
