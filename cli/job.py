@@ -5,10 +5,9 @@ import sys
 
 import click
 
-from flux_lite.cli.common import FSD, JOBID, open_instance, session
+from flux_lite.cli.common import FSD, JOBID, instance, session
 from flux_lite.errors import FluxLiteError
-
-ENCODINGS = ("dec", "hex", "dothex", "kvs", "words", "f58", "f58plain", "emoji")
+from flux_lite.formats.jobid import f58
 
 
 @click.group()
@@ -24,8 +23,8 @@ def job_id(to, ids):
     """Convert job ids between encodings (reads stdin lines when no ID is given)."""
     from flux_lite.formats import jobid
 
-    if to.lower() not in ENCODINGS:
-        raise FluxLiteError(f"Unknown encoding '{to}' (expected one of {', '.join(ENCODINGS)})")
+    if to.lower() not in jobid.ENCODINGS:
+        raise FluxLiteError(f"Unknown encoding '{to}' (expected one of {', '.join(jobid.ENCODINGS)})")
     if not ids:
         ids = [line for line in sys.stdin.read().splitlines()]
         if not ids:
@@ -48,7 +47,7 @@ def job_submit(urgency, flags, file):
     """Submit a jobspec (YAML or JSON) from FILE or stdin; print its id."""
     from flux_lite.cli.submit import parse_urgency
     from flux_lite.formats import jobspec as jobspecmod
-    from flux_lite.formats.jobid import f58
+    from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
 
     if file == "-":
         text = sys.stdin.read()
@@ -58,33 +57,27 @@ def job_submit(urgency, flags, file):
                 text = f.read()
         except OSError as exc:
             raise FluxLiteError(f"{file}: {exc.strerror}") from None
-    flagbits = 0
-    for flag in filter(None, flags.split(",")):
-        bits = {"debug": 2, "waitable": 4, "novalidate": 8}
-        if flag not in bits:
-            raise FluxLiteError(f"unknown flag: {flag}")
-        flagbits |= bits[flag]
+    try:
+        flagbits = parse_flags(flags)
+    except ValueError as exc:
+        raise FluxLiteError(f"unknown flag: {exc}") from None
     # novalidate (instance owner only) skips ingest validation, as in Flux
-    js = jobspecmod.loads(text, check=not flagbits & 8)
+    js = jobspecmod.loads(text, check=not flagbits & FLAG_NOVALIDATE)
     with session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=flagbits)
     click.echo(f58(jobid))
 
 
 def _job_or_fail(broker, jobid):
+    from flux_lite import access
+
     job = broker.jm.load_any(jobid)
     if job is None:
-        raise FluxLiteError(f"job {_f58(jobid)} not found")
-    ident = broker.instance.identity
-    if not ident.is_owner and job.userid != ident.userid:
-        raise FluxLiteError("access is restricted to job/instance owner")
+        raise FluxLiteError(f"job {f58(jobid)} not found")
+    access.require_job_access(broker.instance.identity, job.userid)
     return job
 
 
-def _f58(jobid):
-    from flux_lite.formats.jobid import f58
-
-    return f58(jobid)
 
 
 @job.command("eventlog")
@@ -103,7 +96,7 @@ def job_eventlog(fmt, time_format, human, path, jobid):
         _job_or_fail(broker, jobid)
         entries = broker.kvs.get_eventlog(kvs_key(jobid, path))
     if entries is None:
-        raise FluxLiteError(f"job {_f58(jobid)}: {path}: No such file or directory")
+        raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
     if human:
         time_format = "human"
     if fmt == "json":
@@ -138,12 +131,12 @@ def job_info(original, jobid, keys):
                 out.append(broker.kvs.get_raw(kvs_key(jobid, "J"))[1])
             elif key == "R":
                 if not job.R:
-                    raise FluxLiteError(f"job {_f58(jobid)}: R: No such file or directory")
+                    raise FluxLiteError(f"job {f58(jobid)}: R: No such file or directory")
                 out.append(json.dumps(job.R))
             else:
                 raw = broker.kvs.get_raw(kvs_key(jobid, key))
                 if raw is None:
-                    raise FluxLiteError(f"job {_f58(jobid)}: {key}: No such file or directory")
+                    raise FluxLiteError(f"job {f58(jobid)}: {key}: No such file or directory")
                 out.append(raw[1].rstrip("\n"))
     click.echo("\n".join(out))
 
@@ -164,17 +157,13 @@ def job_wait_event(timeout, match, count, fmt, quiet, verbose, jobid, name):
     from flux_lite.instance import WaitStalled, WaitTimeout
     from flux_lite.job_manager import waiters
 
-    inst = open_instance()
     try:
-        try:
-            found = inst.wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
-        except WaitTimeout:
-            raise _E(f"wait-event timeout on event '{name}'") from None
-        except WaitStalled:
-            raise _E(f"wait-event: event '{name}' cannot arrive: nothing left to happen "
-                     "under the virtual clock (advance it or use --timeout)") from None
-    finally:
-        inst.close()
+        found = instance().wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
+    except WaitTimeout:
+        raise _E(f"wait-event timeout on event '{name}'") from None
+    except WaitStalled:
+        raise _E(f"wait-event: event '{name}' cannot arrive: nothing left to happen "
+                 "under the virtual clock (advance it or use --timeout)") from None
     if isinstance(found, str):
         raise FluxLiteError(found)
     entries, entry = found
@@ -239,7 +228,7 @@ def job_timeleft(jobid):
         if job.state == 64 or job.state & 32:
             left = 0
         elif not job.R:
-            raise FluxLiteError(f"job {_f58(jobid)} has not started")
+            raise FluxLiteError(f"job {f58(jobid)} has not started")
         elif not job.expiration:
             left = 4294967295
         else:
@@ -260,3 +249,13 @@ def job_namespace(jobid):
     except ValueError:
         raise FluxLiteError(f"{jobid}: malformed job id") from None
     click.echo(f"job-{value}")
+
+
+def _register_jobctl():
+    # last, wait, purge, stats live in their own module
+    from flux_lite.cli.jobctl import register
+
+    register(job)
+
+
+_register_jobctl()

@@ -18,7 +18,7 @@ COMMANDS = {
     "run": ("submit", "run", "Submit a job and wait for it to end"),
     "jobs": ("jobs", "jobs", "List jobs"),
     "cancel": ("cancel", "cancel", "Cancel jobs"),
-    "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, urgency, raise, timeleft"),
+    "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),

@@ -43,8 +43,7 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
     kwargs = dict(config=cfg, size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus, clock=clock)
     if not command:
         path = resolve_state_dir(state_dir(ctx))
-        inst = Instance.create(path, force=force, **kwargs)
-        inst.close()
+        Instance.create(path, force=force, **kwargs).close()
         return
     tmp = tempfile.mkdtemp(prefix="flux-lite-")
     try:

@@ -29,9 +29,6 @@ FLUID_EPOCH_OFFSET = 1.0
 
 MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last time the tools can print
 
-ROLE_OWNER = 1
-ROLE_USER = 2
-
 TABLES = """
 CREATE TABLE IF NOT EXISTS jobs (
     id         INTEGER PRIMARY KEY,
@@ -43,10 +40,16 @@ CREATE TABLE IF NOT EXISTS jobs (
     t_inactive REAL,
     has_resources INTEGER NOT NULL DEFAULT 0,
     R          TEXT,
+    result     INTEGER,
     data       TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 CREATE INDEX IF NOT EXISTS jobs_inactive ON jobs(state, t_inactive, id);
+CREATE INDEX IF NOT EXISTS jobs_user ON jobs(userid, id);
+CREATE INDEX IF NOT EXISTS jobs_result ON jobs(state, result);
+CREATE TABLE IF NOT EXISTS waitable (
+    id    INTEGER PRIMARY KEY
+);
 CREATE TABLE IF NOT EXISTS timers (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
     t     REAL NOT NULL,
@@ -56,6 +59,23 @@ CREATE TABLE IF NOT EXISTS timers (
 );
 CREATE INDEX IF NOT EXISTS timers_t ON timers(t, seq);
 CREATE INDEX IF NOT EXISTS timers_job ON timers(jobid);
+CREATE TABLE IF NOT EXISTS depends (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    jobid       INTEGER NOT NULL,
+    description TEXT NOT NULL,
+    scheme      TEXT NOT NULL,
+    target      INTEGER,
+    key         TEXT,
+    t           REAL,
+    UNIQUE (jobid, description)
+);
+CREATE INDEX IF NOT EXISTS depends_target ON depends(target);
+CREATE INDEX IF NOT EXISTS depends_key ON depends(key);
+CREATE TABLE IF NOT EXISTS job_names (
+    jobid INTEGER PRIMARY KEY,
+    key   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS job_names_key ON job_names(key);
 CREATE TABLE IF NOT EXISTS dmesg (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
     t     REAL NOT NULL,
@@ -67,8 +87,11 @@ CREATE TABLE IF NOT EXISTS dmesg (
 
 # derived tables: each can be rebuilt from the eventlogs alone, and is when
 # missing or when SQLite's user_version says their layout is an older one
-DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive"}
-DERIVED_VERSION = 2
+# (jobs_user serves `job last`, jobs_result `jobs --stats`; waitable holds the
+# waitable jobs not yet waited on)
+DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result", "waitable",
+                 "depends", "job_names"}
+DERIVED_VERSION = 4
 
 
 @contextmanager
@@ -101,36 +124,6 @@ def default_state_dir():
 
 def resolve_state_dir(option=None):
     return Path(option) if option else default_state_dir()
-
-
-class Identity:
-    """Who is asking: the instance owner may act as another user (as in Flux)."""
-
-    def __init__(self, owner):
-        real = os.getuid()
-        self.owner = owner
-        env_uid = os.environ.get("FLUX_HANDLE_USERID")
-        env_role = os.environ.get("FLUX_HANDLE_ROLEMASK")
-        self.userid = real
-        self.rolemask = ROLE_OWNER if real == owner else ROLE_USER
-        if env_uid is not None or env_role is not None:
-            if real != owner:
-                raise FluxLiteError("only the instance owner may set FLUX_HANDLE_USERID or FLUX_HANDLE_ROLEMASK")
-            try:
-                if env_uid is not None:
-                    self.userid = int(env_uid, 0)
-                if env_role is not None:
-                    self.rolemask = int(env_role, 0)
-                elif self.userid != owner:
-                    self.rolemask = ROLE_USER
-            except ValueError:
-                raise FluxLiteError("FLUX_HANDLE_USERID and FLUX_HANDLE_ROLEMASK must be integers") from None
-            if self.userid < 0:
-                raise FluxLiteError("FLUX_HANDLE_USERID must not be negative")
-
-    @property
-    def is_owner(self):
-        return bool(self.rolemask & ROLE_OWNER)
 
 
 class Instance:
@@ -274,6 +267,8 @@ class Instance:
     @property
     def identity(self):
         if self._identity is None:
+            from flux_lite.access import Identity
+
             self._identity = Identity(self.owner)
         return self._identity
 
@@ -310,6 +305,16 @@ class Instance:
             t = self.kvs.get("instance.clock")["now"]
         self._log.append((t, name, level, msg))
 
+    def read_log(self, read=True, clear=False):
+        """The instance log as (t, name, level, msg) rows, oldest first
+        (flux dmesg); clear empties it afterwards, in the same transaction."""
+        with self.kvs.transaction():
+            rows = self.kvs.conn.execute("SELECT t, name, level, msg FROM dmesg ORDER BY seq").fetchall() \
+                if read else []
+            if clear:
+                self.kvs.conn.execute("DELETE FROM dmesg")
+        return rows
+
     def flush_log(self):
         if self._log:
             self.kvs.conn.executemany("INSERT INTO dmesg(t, name, level, msg) VALUES (?, ?, ?, ?)", self._log)
@@ -323,22 +328,30 @@ class Instance:
         return Broker(self, now)
 
     @contextmanager
-    def session(self, catch_up=True):
-        """One command: a write transaction, brought up to now, saved at the end."""
+    def _step(self):
+        """The sequence every command runs, written once: the collector paused,
+        one write transaction, a broker at the instance's "now" over derived
+        tables known to be current, and the broker's state saved at the end.
+        Anything raised rolls the whole step back, the log lines included."""
         try:
             with _gc_paused(), self.kvs.transaction():
-                now = self.clock_now()
-                ctx = self.context(now)
+                ctx = self.context(self.clock_now())
                 self._check_derived(ctx)
                 self._check_rollback(ctx)
-                if catch_up:
-                    ctx.advance_to(now)
                 yield ctx
-                ctx.run()
                 ctx.save()
         except BaseException:
             self._log = []  # rolled back with everything else
             raise
+
+    @contextmanager
+    def session(self, catch_up=True):
+        """One command: a write transaction, brought up to now, saved at the end."""
+        with self._step() as ctx:
+            if catch_up:
+                ctx.advance_to(ctx.now)
+            yield ctx
+            ctx.run()
 
     # -- the job id high-water mark ------------------------------------------------
 
@@ -413,11 +426,8 @@ class Instance:
         deadline = None
         while True:
             outcome = None
-            with _gc_paused(), self.kvs.transaction():
-                now = self.clock_now()
-                ctx = self.context(now)
-                self._check_derived(ctx)
-                self._check_rollback(ctx)
+            with self._step() as ctx:
+                now = ctx.now
                 ctx.advance_to(now)
                 if deadline is None and timeout is not None:
                     deadline = now + timeout
@@ -434,7 +444,6 @@ class Instance:
                         break
                     ctx.advance_to(nxt)
                     result = check(ctx)
-                ctx.save()
             if outcome is not None:
                 raise outcome
             if result is not None:
@@ -449,14 +458,9 @@ class Instance:
             raise FluxLiteError("the clock is real: only a virtual clock can be advanced")
         if not 0 <= seconds or self.clock_now() + seconds > MAX_TIME:
             raise FluxLiteError("cannot advance the clock past the year 9999")
-        with _gc_paused(), self.kvs.transaction():
-            now = self.clock_now()
-            ctx = self.context(now)
-            self._check_derived(ctx)
-            self._check_rollback(ctx)
-            ctx.advance_to(now + seconds, progress=progress)
-            ctx.save()
-            return ctx.now
+        with self._step() as ctx:
+            ctx.advance_to(ctx.now + seconds, progress=progress)
+        return ctx.now
 
 
 _NOTICES = []

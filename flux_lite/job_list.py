@@ -1,227 +1,28 @@
 """job-list: the job records `flux-lite jobs` shows, read from the jobs index.
 
-Values follow flux-core's job-list and the Python JobInfo class: status
-abbreviations, contextual time and info (``held``, ``eta:…``, nodelist),
-results, return codes and the default ordering (pending by priority, running
-by start, inactive by end).
+Records come in flux-core's job-list order (pending by priority, running by
+start, inactive by end), filtered by user, state and result. What the listing
+makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
 import json
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import f58
 from flux_lite.stored import decode_row, good_rows
 from flux_lite.job_manager.job import (
-    ACTIVE, CLEANUP, COMPLETED, DEPEND, INACTIVE, PENDING, PRIORITY, RESULT_NAMES, RESULT_SHORT,
-    RUN, RUNNING, SCHED, STATE_NAMES, STATE_SHORT,
+    ACTIVE, CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, PENDING, PRIORITY, RUN, RUNNING,
+    SCHED, TIMEOUT,
 )
-
-DEFAULT_FORMAT = (
-    "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_abbrev:>2.2} "
-    "{ntasks:>6} {nnodes:>6h} {contextual_time!F:>8h} {contextual_info}"
-)
-
-FORMATS = {
-    "default": ("Default flux-jobs format string", DEFAULT_FORMAT),
-    "deps": ("Show job urgency, priority, and dependencies",
-             "{id.f58:>12} ?:{queue:<8.8} {name:<10.10+} {urgency:<3} {priority:<12} {state:<8.8} "
-             "{dependencies}"),
-    "long": ("Extended flux-jobs format string",
-             "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status:>9.9} {ntasks:>6} "
-             "{nnodes:>6h} {t_submit!d:%b%d %R::>12} {t_remaining!F:>12h} {contextual_time!F:>8h} "
-             "{contextual_info}"),
-}
-
-HEADINGS = {
-    "id": "JOBID", "id.dec": "JOBID", "id.hex": "JOBID", "id.f58": "JOBID", "id.f58plain": "JOBID",
-    "id.kvs": "JOBID", "id.words": "JOBID", "id.dothex": "JOBID", "id.emoji": "JOBID",
-    "userid": "UID", "username": "USER", "urgency": "URG", "priority": "PRI", "state": "STATE",
-    "state_single": "S", "status": "STATUS", "status_abbrev": "ST", "result": "RESULT",
-    "result_abbrev": "RS", "name": "NAME", "queue": "QUEUE", "project": "PROJECT", "bank": "BANK",
-    "ntasks": "NTASKS", "ncores": "NCORES", "nnodes": "NNODES", "ranks": "RANKS",
-    "nodelist": "NODELIST", "duration": "DURATION", "expiration": "EXPIRATION",
-    "t_submit": "T_SUBMIT", "t_depend": "T_DEPEND", "t_run": "T_RUN", "t_cleanup": "T_CLEANUP",
-    "t_inactive": "T_INACTIVE", "t_remaining": "T_REMAINING", "runtime": "RUNTIME",
-    "contextual_time": "TIME", "contextual_info": "INFO", "returncode": "RC", "success": "SUCCESS",
-    "waitstatus": "WSTATUS", "exception.occurred": "EXCEPTION-OCCURRED",
-    "exception.severity": "EXCEPTION-SEVERITY", "exception.type": "EXCEPTION-TYPE",
-    "exception.note": "EXCEPTION-NOTE", "annotations": "ANNOTATIONS", "dependencies": "DEPENDENCIES",
-    "annotations.sched.t_estimate": "T_ESTIMATE", "annotations.sched.reason_pending": "REASON",
-    "annotations.sched.resource_summary": "RESOURCES",
-    "sched.t_estimate": "T_ESTIMATE", "sched.reason_pending": "REASON",
-    "sched.resource_summary": "RESOURCES", "sched.jobs_ahead": "JOBS_AHEAD",
-    "sched": "SCHED", "user": "USER", "inactive_reason": "INACTIVE-REASON",
-}
-
-def heading_fallback(field):
-    """Free-form annotation fields: the heading is the rest of the name, upper-cased
-    (`annotations.sched.jobs_ahead` -> SCHED.JOBS_AHEAD), as flux-jobs does."""
-    for prefix in ("annotations.", "user."):
-        if field.startswith(prefix) and len(field) > len(prefix):
-            return field[len(prefix):].upper()
-    return None
-
 
 # `jobs -f` names: states, virtual states and results
 FILTER_STATES = {
     "depend": DEPEND, "priority": PRIORITY, "sched": SCHED, "run": RUN, "cleanup": CLEANUP,
     "inactive": INACTIVE, "pending": PENDING, "running": RUNNING, "active": ACTIVE,
 }
-FILTER_RESULTS = {"completed": 1, "failed": 2, "canceled": 4, "timeout": 8}
+FILTER_RESULTS = {"completed": COMPLETED, "failed": FAILED, "canceled": CANCELED, "timeout": TIMEOUT}
 
 DEFAULT_MAX = 1000
-
-
-class JobID(int):
-    """An int that formats itself in every Flux encoding (id.f58, id.hex...)."""
-
-    def __getattr__(self, name):
-        from flux_lite.formats import jobid
-
-        if name in ("dec", "hex", "dothex", "kvs", "words", "f58", "f58plain"):
-            return jobid.encode(int(self), name)
-        if name == "emoji":
-            return jobid.encode(int(self), "f58")
-        raise AttributeError(name)
-
-    def __format__(self, spec):
-        return format(self.f58, spec)
-
-    def __str__(self):
-        return self.f58
-
-
-class JobInfo(dict):
-    """One job's fields; missing ones print empty."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-def make_info(rec, now, username):
-    state = rec["state"]
-    info = JobInfo()
-    info["id"] = JobID(rec["id"])
-    info["userid"] = rec["userid"]
-    info["username"] = username(rec["userid"])
-    info["user"] = info["username"]
-    info["urgency"] = rec["urgency"]
-    info["priority"] = rec["priority"] if rec["priority"] is not None else ""
-    info["state"] = STATE_NAMES.get(state, "")
-    info["state_single"] = STATE_SHORT.get(state, "")
-    js = rec.get("jobspec") or {}
-    system = js.get("attributes", {}).get("system", {}) if isinstance(js, dict) else {}
-    info["name"] = rec.get("name", "")
-    info["queue"] = system.get("queue", "") or ""
-    info["project"] = system.get("project", "") or ""
-    info["bank"] = system.get("bank", "") or ""
-    info["ntasks"] = rec.get("ntasks", "")
-    info["nnodes"] = rec.get("nnodes", "")
-    info["ncores"] = rec.get("ncores", "")
-    info["ranks"] = rec.get("ranks", "")
-    info["nodelist"] = rec.get("nodelist", "")
-    duration = system.get("duration", 0)
-    info["duration"] = float(duration) if duration is not None else 0.0
-    R = rec.get("R") or {}
-    execution = R.get("execution", {}) if R else {}
-    expiration = execution.get("expiration", 0.0) or 0.0
-    info["expiration"] = expiration
-    for key in ("t_submit", "t_depend", "t_run", "t_cleanup", "t_inactive"):
-        info[key] = rec.get(key) or 0.0
-    t_run = info["t_run"]
-    if t_run:
-        end = info["t_cleanup"] or now
-        runtime = max(end - t_run, 0.0)
-    else:
-        runtime = 0.0
-    info["runtime"] = runtime
-    if state == RUN and expiration:
-        info["t_remaining"] = max(expiration - now, 0.0)
-    else:
-        info["t_remaining"] = 0.0
-    result = _result(rec)
-    if state == INACTIVE:
-        info["result"] = RESULT_NAMES.get(result, "")
-        info["result_abbrev"] = RESULT_SHORT.get(result, "")
-        info["status"] = info["result"]
-        info["status_abbrev"] = info["result_abbrev"]
-        info["success"] = result == COMPLETED
-    else:
-        info["result"] = ""
-        info["result_abbrev"] = ""
-        info["status"] = info["state"]
-        info["status_abbrev"] = info["state_single"]
-        info["success"] = ""
-    info["returncode"] = _returncode(rec) if state == INACTIVE else ""
-    info["waitstatus"] = rec.get("waitstatus") if rec.get("waitstatus") is not None else ""
-    exc = rec.get("exception")
-    info["exception"] = JobInfo(
-        occurred=exc is not None,
-        severity=exc["severity"] if exc else "",
-        type=exc["type"] if exc else "",
-        note=exc["note"] if exc else "",
-    )
-    ann = rec.get("annotations") or {}
-    info["annotations"] = _AnnotationDict(ann)
-    info["sched"] = _AnnotationDict(ann.get("sched", {}))
-    info["dependencies"] = ""
-    if state & PENDING:
-        info["contextual_time"] = info["duration"]
-    else:
-        info["contextual_time"] = runtime
-    info["contextual_info"] = _contextual_info(rec, info, now)
-    return info
-
-
-class _AnnotationDict(JobInfo):
-    def __format__(self, spec):
-        return format(json.dumps(self, separators=(",", ":")) if self else "", spec)
-
-
-def _result(rec):
-    if rec["state"] != INACTIVE:
-        return None
-    exc = rec.get("exception")
-    fatal = exc is not None and exc["severity"] == 0
-    if rec.get("finished") and rec.get("waitstatus") == 0 and not fatal:
-        return COMPLETED
-    if fatal and exc["type"] == "cancel":
-        return 4
-    if fatal and exc["type"] == "timeout":
-        return 8
-    return 2
-
-
-def _returncode(rec):
-    if not rec.get("finished"):
-        return -128 if rec.get("exception") else ""
-    status = rec.get("waitstatus") or 0
-    if status & 0x7F:
-        return -(status & 0x7F)
-    return (status >> 8) & 0xFF
-
-
-def _contextual_info(rec, info, now):
-    from flux_lite.formats.fsd import format_fsd
-
-    state = rec["state"]
-    if state == PRIORITY:
-        return "priority-wait"
-    if state == DEPEND:
-        return "depends:"
-    if state == SCHED:
-        est = (rec.get("annotations") or {}).get("sched", {}).get("t_estimate")
-        if est is not None:
-            delta = est - now
-            return "eta:now" if delta <= 0 else f"eta:{format_fsd(delta)}"
-        if rec["urgency"] == 0:
-            return "held"
-        if rec["priority"] == 0:
-            return "priority-hold"
-        return ""
-    return info["nodelist"]
 
 
 def parse_filter(text):
@@ -237,12 +38,32 @@ def parse_filter(text):
     return states, results
 
 
+def result_of(rec):
+    """The job's result bit (COMPLETED, FAILED, CANCELED, TIMEOUT), None while active."""
+    if rec["state"] != INACTIVE:
+        return None
+    exc = rec.get("exception")
+    fatal = exc is not None and exc["severity"] == 0
+    if rec.get("finished") and rec.get("waitstatus") == 0 and not fatal:
+        return COMPLETED
+    if fatal and exc["type"] == "cancel":
+        return CANCELED
+    if fatal and exc["type"] == "timeout":
+        return TIMEOUT
+    return FAILED
+
+
 class _Rows(list):
     truncated = False
 
 
-def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX):
-    """Job records in flux-core's job-list order."""
+def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
+          name=None, since=0.0):
+    """Job records in flux-core's job-list order.
+
+    name keeps only jobs of that name; since keeps only inactive jobs that
+    became inactive after it (active jobs always pass), as job-list's do.
+    """
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
     rows = _Rows()
@@ -251,7 +72,7 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         for jobid in ids:
             row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
             if row is None:
-                raise FluxLiteError(f"JobID {JobID(jobid).f58} unknown")
+                raise FluxLiteError(f"JobID {f58(jobid)} unknown")
             found[jobid] = decode_row(jobid, row[0])
         return _Rows(found[j] for j in ids)
     user_clause = "" if userid is None else " AND userid = %d" % int(userid)
@@ -259,17 +80,23 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     if active_mask:
         pend = list(good_rows(conn.execute(
             f"SELECT id, data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))))
+        if name is not None:
+            pend = [r for r in pend if r.get("name") == name]
         pending = sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
         running = sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
         rows.extend(pending)
         rows.extend(running)
     if states & INACTIVE or results:
         limit = max_entries if max_entries else -1
+        since_clause = " AND t_inactive > ?" if since else ""
         cur = conn.execute(
-            f"SELECT id, data FROM jobs WHERE state = 64{user_clause} ORDER BY t_inactive DESC, id DESC", ())
+            f"SELECT id, data FROM jobs WHERE state = 64{user_clause}{since_clause} "
+            "ORDER BY t_inactive DESC, id DESC", (since,) if since else ())
         count = 0
         for rec in good_rows(cur):
-            if results and not states & INACTIVE and not (_result(rec) or 0) & results:
+            if name is not None and rec.get("name") != name:
+                continue
+            if results and not states & INACTIVE and not (result_of(rec) or 0) & results:
                 continue
             rows.append(rec)
             count += 1
@@ -279,3 +106,50 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         rows = _Rows(rows[:max_entries])
         rows.truncated = True
     return rows
+
+
+_DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M",
+                     "%Y-%m-%d", "%m/%d/%Y %H:%M", "%m/%d/%Y")
+_TIME_FORMATS = ("%H:%M:%S", "%H:%M")
+
+
+def parse_datetime(text: str, now: float) -> float:
+    """A point in time as flux's parse_datetime takes it: ``now``, ``+FSD`` or
+    ``-FSD`` from now, or a date and/or time (local time). ValueError if not."""
+    import datetime
+
+    from flux_lite.formats import fsd
+
+    if text == "now":
+        return now
+    if text[:1] in ("+", "-"):
+        offset = fsd.parse(text[1:])
+        return now + offset if text[0] == "+" else now - offset
+    for form in _DATETIME_FORMATS:
+        try:
+            return datetime.datetime.strptime(text, form).astimezone().timestamp()
+        except ValueError:
+            pass
+    today = datetime.datetime.fromtimestamp(now).date()
+    for form in _TIME_FORMATS:
+        try:
+            t = datetime.datetime.strptime(text, form).time()
+        except ValueError:
+            continue
+        return datetime.datetime.combine(today, t).astimezone().timestamp()
+    raise ValueError(f'Invalid datetime: "{text}"')
+
+
+def parse_since(text: str, now: float) -> float:
+    """`jobs --since=WHEN`: a datetime, or else seconds since the epoch; never
+    in the future."""
+    try:
+        when = parse_datetime(text, now)
+    except ValueError:
+        try:
+            when = float(text)
+        except ValueError as exc:
+            raise FluxLiteError(str(exc)) from None
+    if when > now:
+        raise FluxLiteError(f"--since={text} appears to be in the future")
+    return when
