@@ -103,6 +103,18 @@ def test_restore_live_archive_eventlogs(tmp_path):
     assert flux.out("kvs", "get", "job.0000.0003.7f00.0000.eventlog").strip() == original.strip()
 
 
+def test_restore_live_archive_end_reasons(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    out = flux.out("jobs", "-a", "-o", "{id.f58} {returncode} {inactive_reason}")
+    assert out.splitlines()[3:] == [
+        "fr41Enj 1 Exception: type=dependency note=dependency after-success=ƒfDQVJX job never started",
+        "ffDQVJX 1 Exit 1",
+        "fZA3RWo -128 Canceled",
+        "fUAwqZZ 1 Exit 1",
+        "fPssvDd 0 Exit 0",
+    ]
+
+
 def test_restore_live_archive_resources_and_drain(tmp_path):
     flux, _ = restored(tmp_path, LIVE)
     R = json.loads(flux.out("kvs", "get", "resource.R"))
