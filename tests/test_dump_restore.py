@@ -131,7 +131,8 @@ def test_restore_live_archive_log_and_new_ids(tmp_path):
 
     flux, _ = restored(tmp_path, LIVE)
     log = flux.dmesg()
-    for line in ("job-manager.info[0]: restart: 7 jobs",
+    for line in ("kvs.info[0]: restored KVS from checkpoint on 2026-12-01T05:23:54Z",
+                 "job-manager.info[0]: restart: 7 jobs",
                  "job-manager.info[0]: restart: 1 running jobs",
                  "job-manager.info[0]: restart: checkpoint.job-manager not found",
                  "job-exec.err[0]: could not recover guest namespace for ffDQVJX",
