@@ -20,7 +20,7 @@ def _uid_of(user):
     try:
         return pwd.getpwnam(user).pw_uid
     except KeyError:
-        raise FluxLiteError(f"Invalid user {user}") from None
+        raise FluxLiteError(f"Invalid user {user} specified") from None
 
 
 @click.command()

@@ -1,6 +1,9 @@
 """flux-lite module: Flux's spellings for the scheduler module and job-manager stats."""
 
+import contextlib
+import errno
 import json
+import os
 
 import click
 
@@ -33,7 +36,10 @@ def load(name, args):
     _check(name)
     with session() as broker:
         _owner(broker)
-        loader.module_load(broker, name, loader.parse_module_args(name, args))
+        with _flux_words("load", name, errno.EINVAL):
+            parsed = loader.parse_module_args(name, args)
+        with _flux_words("load", name, errno.EEXIST):
+            loader.module_load(broker, name, parsed)
 
 
 @module.command("remove")
@@ -50,7 +56,8 @@ def remove(force, name):
         if current != name:
             if force:
                 return
-            raise FluxLiteError(f"{name}: module is not loaded")
+            with _flux_words("remove", name, errno.ENOENT):
+                raise FluxLiteError(f"{name}: module is not loaded")
         loader.module_remove(broker)
 
 
@@ -71,7 +78,8 @@ def reload(force, name, args):
         if loader.loaded_name(broker) is not None:
             loader.module_remove(broker)
         try:
-            loader.module_load(broker, name, loader.parse_module_args(name, args), progress=report)
+            with _flux_words("load", name, errno.EINVAL):
+                loader.module_load(broker, name, loader.parse_module_args(name, args), progress=report)
         except FluxLiteError as exc:
             failure = exc  # as in Flux: the old module is gone, the new one failed
     if failure is not None:
@@ -147,6 +155,21 @@ def debug(clear_all, set_, setbit, clearbit, name):
         if changed:
             target.set_debug(flags)
     click.echo(f"0x{flags:x}")
+
+
+@contextlib.contextmanager
+def _flux_words(verb, name, errnum):
+    """As `flux`, a module that fails to load or remove says only
+    `load NAME: strerror`, as flux module does (Flux logs the reason);
+    as flux-lite the reason is the message."""
+    try:
+        yield
+    except FluxLiteError as exc:
+        from flux_lite.cli.words import is_flux
+
+        if not is_flux():
+            raise
+        raise FluxLiteError(f"{verb} {name}: {os.strerror(errnum)}") from None
 
 
 def _owner(broker):

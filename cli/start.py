@@ -9,6 +9,7 @@ import tempfile
 import click
 
 from flux_lite.cli.common import state_dir
+from flux_lite.cli.words import flux_bin_dir, flux_environment, prog
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -26,7 +27,8 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
 
     Without COMMAND the instance is created in the selected state directory.
     With COMMAND a temporary instance is created, COMMAND runs with
-    FLUX_LITE_STATE_DIR pointing at it, the instance is removed afterwards
+    FLUX_LITE_STATE_DIR pointing at it and a `flux` command (flux-lite
+    speaking as Flux) first on PATH, the instance is removed afterwards
     and flux-lite exits with COMMAND's status.
     """
     from flux_lite import config as configmod
@@ -45,15 +47,17 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
         path = resolve_state_dir(state_dir(ctx))
         inst = Instance.create(path, force=force, **kwargs)
         inst.close()
+        flux_bin_dir(path)
         return
     tmp = tempfile.mkdtemp(prefix="flux-lite-")
     try:
         Instance.create(tmp, **kwargs).close()
-        env = dict(os.environ, FLUX_LITE_STATE_DIR=tmp)
+        # `flux` in COMMAND is flux-lite on this instance, as `flux start` makes it
+        env = dict(os.environ, **flux_environment(tmp))
         try:
             rc = subprocess.call(list(command), env=env)
         except OSError as exc:
-            click.echo(f"flux-lite start: {command[0]}: {exc.strerror}", err=True)
+            click.echo(f"{prog('start')}: {command[0]}: {exc.strerror}", err=True)
             rc = 127
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -22,7 +22,7 @@ def raise_all(broker, user=None, states=None, dry_run=False, note=None, etype="c
             try:
                 userid = pwd.getpwnam(user).pw_uid
             except KeyError:
-                raise FluxLiteError(f"Invalid user {user}") from None
+                raise FluxLiteError(f"Invalid user {user} specified") from None
     if not ident.is_owner and userid != ident.userid:
         raise FluxLiteError("guests can only raise exceptions on their own jobs")
     mask = PENDING | RUNNING
