@@ -133,10 +133,12 @@ def complete_jobids(ctx, incomplete):
     out = []
     with _instance(ctx) as inst:
         conn = inst.kvs.conn
-        ident = inst.identity
+        from flux_lite.access import visible_userid
+
         where, args = "", ()
-        if not ident.is_owner:
-            where, args = " AND userid = ?", (ident.userid,)
+        userid = visible_userid(inst.identity)
+        if userid is not None:
+            where, args = " AND userid = ?", (userid,)
         now = (inst.kvs.get("instance.clock") or {}).get("now", 0.0)
         active = conn.execute(
             f"SELECT id, state, data FROM jobs WHERE state != ?{where} ORDER BY id DESC", (INACTIVE, *args)

@@ -2,7 +2,7 @@
 
 import click
 
-from flux_lite.cli.common import FSD, open_instance
+from flux_lite.cli.common import FSD, instance, session
 
 
 def _show(t):
@@ -17,13 +17,9 @@ def _show(t):
 def clock(ctx):
     """Print the current instance time (seconds since the epoch, then ISO 8601)."""
     if ctx.invoked_subcommand is None:
-        inst = open_instance(ctx)
-        try:
-            with inst.session() as broker:
-                now = broker.now
-                mode = inst.meta["clock"]
-        finally:
-            inst.close()
+        with session(ctx) as broker:
+            now = broker.now
+            mode = broker.instance.meta["clock"]
         click.echo(f"{_show(now)} {mode}")
 
 
@@ -38,19 +34,15 @@ def advance(duration, quiet):
         raise click.BadParameter("cannot advance by an infinite duration", param_hint="DURATION")
     from flux_lite.cli.output import progress
 
-    inst = open_instance()
-    try:
-        # the bar tracks simulated seconds; shown only on a terminal
-        with progress(max(int(duration), 1) if duration >= 3600 else 0, "advancing clock") as step:
-            done = [0]
+    # the bar tracks simulated seconds; shown only on a terminal
+    with progress(max(int(duration), 1) if duration >= 3600 else 0, "advancing clock") as step:
+        done = [0]
 
-            def report(elapsed, total):
-                step(int(elapsed) - done[0])
-                done[0] = int(elapsed)
+        def report(elapsed, total):
+            step(int(elapsed) - done[0])
+            done[0] = int(elapsed)
 
-            now = inst.advance_clock(duration, progress=report)
-    finally:
-        inst.close()
+        now = instance().advance_clock(duration, progress=report)
     if not quiet:
         click.echo(_show(now))
 
@@ -58,11 +50,7 @@ def advance(duration, quiet):
 @clock.command()
 def next():  # noqa: A001 - the subcommand is called "next"
     """Print the time of the next timed event, or nothing when none is due."""
-    inst = open_instance()
-    try:
-        with inst.session() as broker:
-            t = broker.next_event_time()
-    finally:
-        inst.close()
+    with session() as broker:
+        t = broker.next_event_time()
     if t is not None:
         click.echo(_show(t))

@@ -1,7 +1,5 @@
 """Helpers shared by the command modules: instance access and argument types."""
 
-import contextlib
-
 import click
 
 
@@ -10,22 +8,27 @@ def state_dir(ctx):
     return obj.get("state_dir")
 
 
-def open_instance(ctx=None):
-    from flux_lite.instance import Instance
-
+def instance(ctx=None):
+    """This command's instance: opened on first use, kept on click's root
+    context, and closed by click when the command ends (whatever way it ends)."""
     ctx = ctx or click.get_current_context()
-    return Instance.open(state_dir(ctx))
+    root = ctx.find_root()
+    inst = root.meta.get(_INSTANCE)
+    if inst is None:
+        from flux_lite.instance import Instance
+
+        inst = Instance.open(state_dir(ctx))
+        root.meta[_INSTANCE] = inst
+        root.call_on_close(inst.close)
+    return inst
 
 
-@contextlib.contextmanager
+_INSTANCE = "flux_lite.instance"
+
+
 def session(ctx=None):
-    """Open the instance and run one command transaction (caught up to now)."""
-    inst = open_instance(ctx)
-    try:
-        with inst.session() as broker:
-            yield broker
-    finally:
-        inst.close()
+    """One command transaction on this command's instance, caught up to now."""
+    return instance(ctx).session()
 
 
 class JobIDType(click.ParamType):
@@ -83,27 +86,3 @@ class FSDType(click.ParamType):
 
 FSD = FSDType()
 
-
-def echo_lines(lines):
-    if lines:
-        click.echo("\n".join(lines))
-
-
-_USERNAMES = {}
-
-
-def username(uid):
-    """User name of uid (cached: listings ask once per row)."""
-    name = _USERNAMES.get(uid)
-    if name is None:
-        name = _USERNAMES[uid] = _username(uid)
-    return name
-
-
-def _username(uid):
-    import pwd
-
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except (KeyError, TypeError):
-        return str(uid)

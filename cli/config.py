@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from flux_lite.cli.common import open_instance
+from flux_lite.cli.common import instance, session
 from flux_lite.errors import FluxLiteError
 
 
@@ -20,11 +20,7 @@ def get(key):
     """Print the configuration, or the value at KEY (dotted), as JSON."""
     from flux_lite import config as configmod
 
-    inst = open_instance()
-    try:
-        cfg = inst.config
-    finally:
-        inst.close()
+    cfg = instance().config
     if key:
         value = configmod.get_path(cfg, key)
         if value is None:
@@ -38,16 +34,10 @@ def get(key):
 @click.argument("file", required=False, default="-")
 def load(file):
     """Replace the live configuration with FILE (or stdin), validated first."""
+    from flux_lite import admin
     from flux_lite import config as configmod
-    from flux_lite.job_manager import reconfig
 
     text = sys.stdin.read() if file == "-" else None
     cfg = configmod.load_text(text, source="stdin") if text is not None else configmod.load_file(file)
-    inst = open_instance()
-    try:
-        if not inst.identity.is_owner:
-            raise FluxLiteError("Operation not permitted: config load is for the instance owner")
-        with inst.session() as broker:
-            reconfig.apply(broker, cfg)
-    finally:
-        inst.close()
+    with session() as broker:
+        admin.config_load(broker, cfg)

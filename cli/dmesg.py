@@ -2,7 +2,7 @@
 
 import click
 
-from flux_lite.cli.common import open_instance
+from flux_lite.cli.common import instance
 
 
 def format_line(t, name, level, msg):
@@ -18,15 +18,6 @@ def format_line(t, name, level, msg):
 @click.option("-n", "--new", is_flag=True, help="(accepted for Flux compatibility; the log is never followed)")
 def dmesg(clear, read_clear, new):
     """Print the instance log: protocol, scheduler and housekeeping lines, as flux dmesg does."""
-    inst = open_instance()
-    try:
-        with inst.kvs.transaction():
-            if not clear:
-                rows = inst.kvs.conn.execute("SELECT t, name, level, msg FROM dmesg ORDER BY seq").fetchall()
-                out = [format_line(*row) for row in rows]
-                if out:
-                    click.echo("\n".join(out))
-            if clear or read_clear:
-                inst.kvs.conn.execute("DELETE FROM dmesg")
-    finally:
-        inst.close()
+    rows = instance().read_log(read=not clear, clear=clear or read_clear)
+    if rows:
+        click.echo("\n".join(format_line(*row) for row in rows))

@@ -56,6 +56,7 @@ def hk_list(include, no_header, fmt, as_json):
 @click.option("--all", "all_", is_flag=True, help="Kill all active housekeeping tasks.")
 def hk_kill(signum, targets, jobid, all_):
     """Signal housekeeping tasks; killed ranks finish (failed) and are released."""
+    from flux_lite import admin
     from flux_lite.formats.jobid import decode
 
     if not targets and not jobid and not all_:
@@ -69,15 +70,4 @@ def hk_kill(signum, targets, jobid, all_):
         except ValueError:
             raise FluxLiteError(f"invalid jobid: {jobid}") from None
     with session() as broker:
-        if not broker.instance.identity.is_owner:
-            raise FluxLiteError("Request requires owner credentials")
-        ranks = None
-        if targets:
-            ranks = _targets(broker, targets)
-        broker.housekeeping.kill(signum, jobid=job, ranks=ranks)
-
-
-def _targets(broker, text):
-    from flux_lite.resources import targets_to_ranks
-
-    return targets_to_ranks(broker.resources.rset, text, invalid="--targets must be a valid Idset or Hostlist")
+        admin.housekeeping_kill(broker, signum, jobid=job, targets=targets)

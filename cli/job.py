@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from flux_lite.cli.common import FSD, JOBID, JOBID_TEXT, open_instance, session
+from flux_lite.cli.common import FSD, JOBID, JOBID_TEXT, instance, session
 from flux_lite.errors import FluxLiteError
 
 ENCODINGS = ("dec", "hex", "dothex", "kvs", "words", "f58", "f58plain", "emoji")
@@ -49,6 +49,7 @@ def job_submit(urgency, flags, file):
     from flux_lite.cli.submit import parse_urgency
     from flux_lite.formats import jobspec as jobspecmod
     from flux_lite.formats.jobid import f58
+    from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
 
     if file == "-":
         text = sys.stdin.read()
@@ -58,14 +59,12 @@ def job_submit(urgency, flags, file):
                 text = f.read()
         except OSError as exc:
             raise FluxLiteError(f"{file}: {exc.strerror}") from None
-    flagbits = 0
-    for flag in filter(None, flags.split(",")):
-        bits = {"debug": 2, "waitable": 4, "novalidate": 8}
-        if flag not in bits:
-            raise FluxLiteError(f"unknown flag: {flag}")
-        flagbits |= bits[flag]
+    try:
+        flagbits = parse_flags(flags)
+    except ValueError as exc:
+        raise FluxLiteError(f"unknown flag: {exc}") from None
     # novalidate (instance owner only) skips ingest validation, as in Flux
-    js = jobspecmod.loads(text, check=not flagbits & 8)
+    js = jobspecmod.loads(text, check=not flagbits & FLAG_NOVALIDATE)
     with session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=flagbits)
     click.echo(f58(jobid))
@@ -74,12 +73,15 @@ def job_submit(urgency, flags, file):
 def _job_or_fail(broker, jobid, not_found=None, denied=None):
     """The job, or Flux's error: not_found/denied are the texts flux job
     prints for that subcommand."""
+    from flux_lite import access
+
     job = broker.jm.load_any(jobid)
     if job is None:
         raise FluxLiteError(not_found or f"job {_f58(jobid)} not found")
-    ident = broker.instance.identity
-    if not ident.is_owner and job.userid != ident.userid:
-        raise FluxLiteError(denied or "access is restricted to job/instance owner")
+    if denied is None:
+        access.require_job_access(broker.instance.identity, job.userid)
+    else:
+        access.require_job_access(broker.instance.identity, job.userid, denied)
     return job
 
 
@@ -98,6 +100,7 @@ def _f58(jobid):
 @click.argument("jobid", type=JOBID_TEXT)
 def job_eventlog(fmt, time_format, human, path, jobid):
     """Print a job's eventlog."""
+    from flux_lite import access
     from flux_lite.formats import eventlog
     from flux_lite.formats.jobid import kvs_key
 
@@ -105,7 +108,7 @@ def job_eventlog(fmt, time_format, human, path, jobid):
     with session() as broker:
         # flux job eventlog names the job as it was typed
         _job_or_fail(broker, jobid, not_found=f"job {typed} not found",
-                     denied="flux_job_eventlog_lookup_get: Operation not permitted")
+                     denied=access.EVENTLOG_ACCESS)
         text = broker.kvs.get(kvs_key(jobid, path))
     if text is None:
         raise FluxLiteError(f"job {_f58(jobid)}: {path}: No such file or directory")
@@ -171,17 +174,13 @@ def job_wait_event(timeout, match, count, fmt, quiet, verbose, jobid, name):
     from flux_lite.instance import WaitStalled, WaitTimeout
     from flux_lite.job_manager import waiters
 
-    inst = open_instance()
     try:
-        try:
-            found = inst.wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
-        except WaitTimeout:
-            raise _E(f"wait-event timeout on event '{name}'") from None
-        except WaitStalled:
-            raise _E(f"wait-event: event '{name}' cannot arrive: nothing left to happen "
-                     "under the virtual clock (advance it or use --timeout)") from None
-    finally:
-        inst.close()
+        found = instance().wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
+    except WaitTimeout:
+        raise _E(f"wait-event timeout on event '{name}'") from None
+    except WaitStalled:
+        raise _E(f"wait-event: event '{name}' cannot arrive: nothing left to happen "
+                 "under the virtual clock (advance it or use --timeout)") from None
     if isinstance(found, str):
         raise FluxLiteError(found)
     entries, entry = found
@@ -302,3 +301,13 @@ def job_namespace(jobid):
     except ValueError:
         raise FluxLiteError(f"{jobid}: malformed job id") from None
     click.echo(f"job-{value}")
+
+
+def _register_jobctl():
+    # last, wait, purge, stats live in their own module
+    from flux_lite.cli.jobctl import register
+
+    register(job)
+
+
+_register_jobctl()

@@ -4,23 +4,8 @@ import json
 
 import click
 
-from flux_lite.cli.common import JOBID, session, username
+from flux_lite.cli.common import JOBID, session
 from flux_lite.errors import FluxLiteError
-
-
-def _uid_of(user):
-    import pwd
-
-    if user == "all":
-        return None
-    try:
-        return int(user)
-    except ValueError:
-        pass
-    try:
-        return pwd.getpwnam(user).pw_uid
-    except KeyError:
-        raise FluxLiteError(f"Invalid user {user} specified") from None
 
 
 @click.command()
@@ -34,12 +19,28 @@ def _uid_of(user):
 @click.option("-o", "--format", "fmt", metavar="FORMAT", default="default",
               help="Output format, or a named format (use 'help' to list them).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of a table.")
+@click.option("--since", metavar="WHEN",
+              help="Include jobs that became inactive since WHEN (implies -a without -f).")
+@click.option("--name", "job_name", metavar="JOB-NAME", help="Limit output to jobs named JOB-NAME.")
+@click.option("--stats", is_flag=True, help="Print job statistics before the header.")
+@click.option("--stats-only", is_flag=True,
+              help="Print job statistics only; exit 1 if no job is active.")
 @click.argument("jobids", nargs=-1, type=JOBID)
-def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, jobids):
+def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, since, job_name,
+         stats, stats_only, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
-    from flux_lite import job_list
+    from flux_lite import job_list, users
     from flux_lite.formats import outputformat
 
+    if as_json and (stats or stats_only):
+        raise FluxLiteError("--json incompatible with --stats or --stats-only")
+    if stats_only:
+        with session() as broker:
+            line, active = _stats_line(broker)
+        click.echo(line)
+        raise SystemExit(0 if active else 1)
+    if since is not None and not filter_:
+        show_all_states = True  # --since implies -a unless a filter is given
     if fmt == "help":
         click.echo(outputformat.list_formats_help(job_list.FORMATS, "flux-jobs"))
         return
@@ -55,11 +56,16 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         if all_users:
             userid = None
         elif user:
-            userid = _uid_of(user)
+            userid = users.userid(user)
+        since_t = job_list.parse_since(since, broker.now) if since is not None else 0.0
         records = job_list.query(broker, userid=userid, states=states, results=results,
-                                 ids=list(jobids) or None, max_entries=count)
+                                 ids=list(jobids) or None, max_entries=count, name=job_name,
+                                 since=since_t)
         now = broker.now
-    items = [job_list.make_info(rec, now, username) for rec in records]
+        stats_line = _stats_line(broker)[0] if stats else None
+    if stats_line is not None:
+        click.echo(stats_line)
+    items = [job_list.make_info(rec, now, users.username) for rec in records]
     if getattr(records, "truncated", False) is True and not no_header and not as_json:
         click.echo(f"warning: output truncated at {count} jobs.", err=True)
         click.echo("Use --count to increase returned results or use filters to alter results.", err=True)
@@ -76,6 +82,12 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
     from flux_lite.cli.output import emit
 
     emit(lines, colorize=_colorizer(lines, no_header) if fmt == job_list.DEFAULT_FORMAT else None)
+
+
+def _stats_line(broker):
+    from flux_lite.job_manager import stats as statsmod
+
+    return statsmod.summary(statsmod.job_stats(broker))
 
 
 def _colorizer(lines, no_header):
@@ -101,6 +113,8 @@ def _jsonable(info):
     for key, value in info.items():
         if key == "id":
             out["id"] = int(value)
+        elif key == "priority" and value == "":
+            out[key] = None  # no priority yet (DEPEND), as job-list leaves it unset
         elif isinstance(value, dict):
             out[key] = _jsonable(value)
         else:

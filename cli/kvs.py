@@ -4,7 +4,7 @@ import json
 
 import click
 
-from flux_lite.cli.common import open_instance
+from flux_lite.cli.common import instance
 from flux_lite.errors import FluxLiteError
 
 
@@ -17,44 +17,37 @@ def kvs():
 @click.argument("keys", nargs=-1, required=True)
 def get(keys):
     """Print the value of each KEY (eventlogs as their text)."""
-    inst = open_instance()
-    try:
-        for key in keys:
-            raw = inst.kvs.get_raw(key)
-            if raw is None:
-                if inst.kvs.isdir(key):
-                    raise FluxLiteError(f"{key}: Is a directory")
-                raise FluxLiteError(f"{key}: No such file or directory")
-            kind, text = raw
-            if kind == "json" and text.startswith('"'):
-                import json as _json
-
-                text = _json.loads(text)  # strings print as they were put
-            click.echo(text, nl=not text.endswith("\n"))
-    finally:
-        inst.close()
+    store = instance().kvs
+    for key in keys:
+        raw = store.get_raw(key)
+        if raw is None:
+            if store.isdir(key):
+                raise FluxLiteError(f"{key}: Is a directory")
+            raise FluxLiteError(f"{key}: No such file or directory")
+        kind, text = raw
+        if kind == "json" and text.startswith('"'):
+            text = json.loads(text)  # strings print as they were put
+        click.echo(text, nl=not text.endswith("\n"))
 
 
 @kvs.command()
 @click.argument("pairs", nargs=-1, required=True, metavar="KEY=VALUE...")
 def put(pairs):
     """Store VALUE (JSON if it parses, else a string) at KEY. Instance owner only."""
-    inst = open_instance()
+    from flux_lite import admin
+
+    # parsed as the put goes: a bad pair rolls back the pairs before it
+    admin.kvs_put(instance(), (_key_value(pair) for pair in pairs))
+
+
+def _key_value(pair):
+    key, eq, value = pair.partition("=")
+    if not eq or not key:
+        raise click.UsageError(f"expected KEY=VALUE, got '{pair}'")
     try:
-        if not inst.identity.is_owner:
-            raise FluxLiteError("Operation not permitted: kvs put is for the instance owner")
-        with inst.kvs.transaction():
-            for pair in pairs:
-                key, eq, value = pair.partition("=")
-                if not eq or not key:
-                    raise click.UsageError(f"expected KEY=VALUE, got '{pair}'")
-                try:
-                    obj = json.loads(value)
-                except ValueError:
-                    obj = value
-                inst.kvs.put(key, obj)
-    finally:
-        inst.close()
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
 
 
 @kvs.command()
@@ -63,20 +56,17 @@ def put(pairs):
 @click.argument("directory", default=".")
 def ls(recursive, one_per_line, directory):
     """List the keys of DIRECTORY (directories end in '.')."""
-    inst = open_instance()
-    try:
-        if directory != "." and not inst.kvs.isdir(directory):
-            if inst.kvs.exists(directory):
-                click.echo(directory)
-                return
-            raise FluxLiteError(f"{directory}: No such file or directory")
-        if not recursive:
-            for name in inst.kvs.ls(directory):
-                click.echo(name)
+    store = instance().kvs
+    if directory != "." and not store.isdir(directory):
+        if store.exists(directory):
+            click.echo(directory)
             return
-        _ls_recursive(inst.kvs, directory, first=True)
-    finally:
-        inst.close()
+        raise FluxLiteError(f"{directory}: No such file or directory")
+    if not recursive:
+        for name in store.ls(directory):
+            click.echo(name)
+        return
+    _ls_recursive(store, directory, first=True)
 
 
 def _ls_recursive(store, directory, first):
@@ -105,15 +95,11 @@ def eventlog_get(unformatted, key):
     """Print the eventlog at KEY."""
     from flux_lite.formats import eventlog as ev
 
-    inst = open_instance()
-    try:
-        raw = inst.kvs.get_raw(key)
-        if raw is None:
-            raise FluxLiteError(f"{key}: No such file or directory")
-        kind, text = raw
-        if kind != "eventlog":
-            raise FluxLiteError(f"{key}: not an eventlog")
-        for entry in ev.decode(text):
-            click.echo(ev.format_json(entry) if unformatted else ev.format_text(entry))
-    finally:
-        inst.close()
+    raw = instance().kvs.get_raw(key)
+    if raw is None:
+        raise FluxLiteError(f"{key}: No such file or directory")
+    kind, text = raw
+    if kind != "eventlog":
+        raise FluxLiteError(f"{key}: not an eventlog")
+    for entry in ev.decode(text):
+        click.echo(ev.format_json(entry) if unformatted else ev.format_text(entry))

@@ -18,7 +18,7 @@ COMMANDS = {
     "run": ("submit", "run", "Submit a job and wait for it to end"),
     "jobs": ("jobs", "jobs", "List jobs"),
     "cancel": ("cancel", "cancel", "Cancel jobs"),
-    "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, urgency, raise, timeleft"),
+    "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
@@ -29,6 +29,7 @@ COMMANDS = {
     "clock": ("clock", "clock", "Show or advance the instance clock"),
     "dmesg": ("dmesg", "dmesg", "Print the instance log"),
     "env": ("env", "env", "Print the exports that make `flux` reach the instance, or run a command with them"),
+    "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
 }
 
 
@@ -56,11 +57,18 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx):
+        try:
+            return self._invoke(ctx)
+        finally:
+            _print_notices(ctx)
+
+    def _invoke(self, ctx):
         from flux_lite.cli import words
 
         try:
             return super().invoke(ctx)
         except UsageError as exc:
+            _print_notices(ctx)
             cmd = ctx.invoked_subcommand
             if words.is_c_command(cmd):
                 words.echo_error(str(exc), cmd, ctx)
@@ -68,9 +76,11 @@ class LazyGroup(click.Group):
             click.echo(f"{words.prog(cmd, ctx)}: error: {exc}", err=True)
             ctx.exit(2)
         except FluxLiteError as exc:
+            _print_notices(ctx)
             words.echo_error(str(exc), ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except sqlite3.DatabaseError as exc:
+            _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
             words.echo_error(f"state database: {exc}", ctx.invoked_subcommand, ctx)
             ctx.exit(1)
@@ -101,6 +111,15 @@ class LazyGroup(click.Group):
             click.echo("Aborted!", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _print_notices(ctx):
+    """Warnings the library raised for the user (a detected state rollback...)."""
+    from flux_lite.cli.words import prog
+    from flux_lite.instance import take_notices
+
+    for msg in take_notices():
+        click.echo(f"{prog(ctx.invoked_subcommand, ctx)}: warning: {msg}", err=True)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -31,15 +31,12 @@ def _check(name):
 @click.argument("args", nargs=-1, shell_complete=complete_module_args)
 def load(name, args):
     """Load scheduler module NAME with Flux's ARGS (queue-depth=N, mode=..., test-hello-nopartial)."""
-    from flux_lite.sched import loader
+    from flux_lite import admin
 
     _check(name)
     with session() as broker:
-        _owner(broker)
         with _flux_words("load", name, errno.EINVAL):
-            parsed = loader.parse_module_args(name, args)
-        with _flux_words("load", name, errno.EEXIST):
-            loader.module_load(broker, name, parsed)
+            admin.module_load(broker, name, args)
 
 
 @module.command("remove")
@@ -47,18 +44,12 @@ def load(name, args):
 @click.argument("name", shell_complete=complete_sched_modules)
 def remove(force, name):
     """Remove scheduler module NAME (its state is discarded)."""
-    from flux_lite.sched import loader
+    from flux_lite import admin
 
     _check(name)
     with session() as broker:
-        _owner(broker)
-        current = loader.loaded_name(broker)
-        if current != name:
-            if force:
-                return
-            with _flux_words("remove", name, errno.ENOENT):
-                raise FluxLiteError(f"{name}: module is not loaded")
-        loader.module_remove(broker)
+        with _flux_words("remove", name, errno.ENOENT):
+            admin.module_remove(broker, name, force=force)
 
 
 @module.command("reload")
@@ -67,23 +58,16 @@ def remove(force, name):
 @click.argument("args", nargs=-1, shell_complete=complete_module_args)
 def reload(force, name, args):
     """Remove and load scheduler module NAME again (hello replays the allocations)."""
-    from flux_lite.sched import loader
-
+    from flux_lite import admin
     from flux_lite.cli.output import progress_report
 
     _check(name)
-    failure = None
     with session() as broker, progress_report("hello") as report:
-        _owner(broker)
-        if loader.loaded_name(broker) is not None:
-            loader.module_remove(broker)
-        try:
-            with _flux_words("load", name, errno.EINVAL):
-                loader.module_load(broker, name, loader.parse_module_args(name, args), progress=report)
-        except FluxLiteError as exc:
-            failure = exc  # as in Flux: the old module is gone, the new one failed
+        # as in Flux, a failed load still removes the old module
+        failure = admin.module_reload(broker, name, args, progress=report)
     if failure is not None:
-        raise failure
+        with _flux_words("load", name, errno.EINVAL):
+            raise failure
 
 
 @module.command("list")
@@ -106,14 +90,11 @@ def list_():
 @click.argument("name", shell_complete=complete_loaded_modules)
 def stats(name):
     """Print a module's stats as JSON (job-manager: housekeeping running/config)."""
-    from flux_lite.job_manager import housekeeping as hk
     from flux_lite.sched import loader
 
     with session() as broker:
         if name == "job-manager":
-            jm = broker.jm
-            out = {"journal": {}, "active_jobs": len(jm.jobs), "max_jobid": jm._checkpoint.get("max_jobid", 0),
-                   "housekeeping": hk.stats(broker)}
+            out = broker.jm.stats()
         elif name == loader.loaded_name(broker):
             out = broker.sched.stats()
         else:
@@ -169,9 +150,4 @@ def _flux_words(verb, name, errnum):
 
         if not is_flux():
             raise
-        raise FluxLiteError(f"{verb} {name}: {os.strerror(errnum)}") from None
-
-
-def _owner(broker):
-    if not broker.instance.identity.is_owner:
-        raise FluxLiteError("Request requires owner credentials")
+        raise FluxLiteError(f"{verb} {name}: {os.strerror(exc.errno or errnum)}") from None

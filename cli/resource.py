@@ -73,30 +73,24 @@ def resource_status(states, no_header, fmt):
 @click.argument("reason", nargs=-1)
 def drain(force, targets, reason):
     """Drain TARGETS (ranks or hosts) with an optional REASON; without TARGETS list drained nodes."""
+    from flux_lite import admin
+
     with session() as broker:
-        if not broker.instance.identity.is_owner:
-            raise FluxLiteError("Operation not permitted: drain is for the instance owner")
         if targets is None:
-            _list_drained(broker)
+            rows = admin.drained(broker)
+        else:
+            admin.drain(broker, targets, " ".join(reason), force=force)
             return
-        ranks = broker.resources.targets_to_ranks(targets)
-        broker.resources.drain(ranks, " ".join(reason), force=force)
+    _list_drained(rows)
 
 
-def _list_drained(broker):
+def _list_drained(rows):
     import datetime
 
-    from flux_lite.formats.idset import IDset
-
-    drained = broker.resources.drained
-    allocated = broker.resources.allocated_rset().ranks
     lines = ["TIMESTAMP            STATE    RANK     REASON                         NODELIST"]
-    for rank in sorted(drained):
-        info = drained[rank]
-        ts = datetime.datetime.fromtimestamp(info["timestamp"]).strftime("%Y-%m-%dT%H:%M:%S")
-        state = "draining" if rank in allocated else "drained"
-        lines.append(f"{ts:<20} {state:<8} {rank:<8} {info['reason']:<30} "
-                     f"{broker.resources.hostlist_of(IDset([rank]))}")
+    for timestamp, state, rank, reason, nodelist in rows:
+        ts = datetime.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%dT%H:%M:%S")
+        lines.append(f"{ts:<20} {state:<8} {rank:<8} {reason:<30} {nodelist}")
     click.echo("\n".join(lines))
 
 
@@ -104,7 +98,7 @@ def _list_drained(broker):
 @click.argument("targets")
 def undrain(targets):
     """Return drained TARGETS to service."""
+    from flux_lite import admin
+
     with session() as broker:
-        if not broker.instance.identity.is_owner:
-            raise FluxLiteError("Operation not permitted: undrain is for the instance owner")
-        broker.resources.undrain(broker.resources.targets_to_ranks(targets))
+        admin.undrain(broker, targets)

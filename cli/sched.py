@@ -3,7 +3,6 @@
 import click
 
 from flux_lite.cli.common import session
-from flux_lite.errors import FluxLiteError
 
 
 @click.group()
@@ -20,15 +19,12 @@ def sched():
                                                     "allocations are terminated).")
 def reload(policy, queue_depth, reservation_depth, no_partial_ok):
     """Reload the scheduler: discard its state, hello, ready, then alloc requests."""
+    from flux_lite import admin
     from flux_lite.cli.output import progress_report
-    from flux_lite.sched import loader
 
     with session() as broker, progress_report("hello") as report:
-        if not broker.instance.identity.is_owner:
-            raise FluxLiteError("Request requires owner credentials")
-        name, args = loader.reload_args(broker, policy=policy, queue_depth=queue_depth,
-                                        reservation_depth=reservation_depth, partial_ok=not no_partial_ok)
-        loader.module_reload(broker, name, args, progress=report)
+        admin.sched_reload(broker, policy=policy, queue_depth=queue_depth, reservation_depth=reservation_depth,
+                           partial_ok=not no_partial_ok, progress=report)
 
 
 @sched.command()

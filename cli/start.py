@@ -9,7 +9,7 @@ import tempfile
 import click
 
 from flux_lite.cli.common import state_dir
-from flux_lite.cli.words import flux_bin_dir, flux_environment, prog
+from flux_lite.cli.words import flux_environment, prog
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -45,9 +45,7 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
     kwargs = dict(config=cfg, size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus, clock=clock)
     if not command:
         path = resolve_state_dir(state_dir(ctx))
-        inst = Instance.create(path, force=force, **kwargs)
-        inst.close()
-        flux_bin_dir(path)
+        Instance.create(path, force=force, **kwargs).close()
         return
     tmp = tempfile.mkdtemp(prefix="flux-lite-")
     try:

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from flux_lite.cli.common import open_instance
+from flux_lite.cli.common import instance
 from flux_lite.cli.words import prog
 from flux_lite.errors import FluxLiteError, UsageError
 
@@ -70,6 +70,11 @@ def job_options(f):
                      help="Set a jobspec attribute (system. prefix implied)."),
         click.option("--job-name", metavar="NAME", help="Job name."),
         click.option("--flags", default="", metavar="FLAGS", help="debug, waitable, novalidate."),
+        click.option("--dependency", "dependencies", multiple=True, metavar="URI",
+                     help="Set an RFC 26 dependency URI for this job."),
+        click.option("--begin-time", "begin_times", multiple=True, metavar="+FSD|TIME",
+                     help='Set minimum start time as offset in FSD (e.g. +1h) or an absolute TIME '
+                          '(e.g. "3pm") for job.'),
         click.option("--dry-run", is_flag=True, help="Print the jobspec instead of submitting it."),
     ]
     for opt in reversed(options):
@@ -85,16 +90,6 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
 
     if not command:
         raise FluxLiteError("job command and arguments are missing")
-    attrs = []
-    for item in setattrs:
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise UsageError(f"--setattr: expected KEY=VAL, got '{item}'")
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = value
-        attrs.append((key, parsed))
     ntasks, nodes, cores_per_task, gpus_per_task = (
         _count(value, option) for value, option in ((ntasks, "ntasks"), (nodes, "nodes"),
                                                     (cores_per_task, "cores-per-task"),
@@ -114,7 +109,7 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
         duration=duration,
         name=job_name,
         cwd=cwd,
-        setattrs=attrs,
+        setattrs=list(setattrs),  # KEY[=VAL], parsed as Flux does (no VAL: 1)
         exclusive=exclusive,
     )
 
@@ -129,14 +124,51 @@ def _count(value, option):
         raise FluxLiteError(f"--{option}: invalid int value '{value}'") from None
 
 
+def dependency_entries(uris, begin_times):
+    """RFC 26 entries for --dependency and --begin-time, as flux submit makes
+    them (the deprecated `after` scheme warns here, on the client side)."""
+    if not uris and not begin_times:
+        return None
+    from flux_lite.job_manager import dependency
+
+    entries = []
+    for uri in uris:
+        entry = dependency.parse_uri(uri)
+        if entry["scheme"] == "after":
+            click.echo(dependency.DEPRECATED_AFTER, err=True)
+        entries.append(entry)
+    if begin_times:
+        now = _instance_now()
+        entries.extend(dependency.parse_uri(dependency.begin_time_uri(t, now)) for t in begin_times)
+    return entries
+
+
+def _instance_now():
+    """The instance clock (virtual or real) that --begin-time counts from;
+    wall time when there is no instance (a --dry-run)."""
+    import time
+
+    from flux_lite.errors import NoInstanceError
+
+    try:
+        return instance().clock_now()
+    except NoInstanceError:
+        return time.time()
+
+
+def add_dependencies(jobspec, entries):
+    if entries:
+        jobspec.setdefault("attributes", {}).setdefault("system", {})["dependencies"] = list(entries)
+    return jobspec
+
+
 def parse_flags(flags):
-    bits = {"debug": 2, "waitable": 4, "novalidate": 8}
-    value = 0
-    for flag in filter(None, flags.split(",")):
-        if flag not in bits:
-            raise FluxLiteError(f"--flags: Unknown flag {flag}")
-        value |= bits[flag]
-    return value
+    from flux_lite.job_manager import job
+
+    try:
+        return job.parse_flags(flags)
+    except ValueError as exc:
+        raise FluxLiteError(f"--flags: Unknown flag {exc}") from None
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -146,13 +178,14 @@ def parse_flags(flags):
 @click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, urgency,
-           setattrs, job_name, flags, dry_run, cc, quiet, wait_event):
+           setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event):
     """Submit a job to run COMMAND; print its id (f58)."""
     from flux_lite.formats.jobid import f58
     from flux_lite.formats.idset import IDset
 
     urgency_value = parse_urgency(urgency)
     flagbits = parse_flags(flags)
+    dep_entries = dependency_entries(dependencies, begin_times)
     copies = [None]
     if cc is not None:
         try:
@@ -166,29 +199,26 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
             specs.append(specs[0])  # identical copies: build (and validate) once
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
-        specs.append(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task, exclusive,
-                                   time_limit, setattrs, job_name))
+        specs.append(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
+                                                    exclusive, time_limit, setattrs, job_name), dep_entries))
     if dry_run:
         for js in specs:
             click.echo(json.dumps(js))
         return
     from flux_lite.cli.output import progress
 
-    inst = open_instance()
-    try:
-        with inst.session() as broker:
-            ids = []
-            with progress(len(specs), "submitting") as advance:
-                for js in specs:
-                    ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
-                    broker.run()
-                    advance(1)
-        if not quiet:
-            click.echo("\n".join(f58(i) for i in ids))
-        if wait_event:
-            _wait_all(inst, ids, wait_event)
-    finally:
-        inst.close()
+    inst = instance()
+    with inst.session() as broker:
+        ids = []
+        with progress(len(specs), "submitting") as advance:
+            for js in specs:
+                ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
+                broker.run()
+                advance(1)
+    if not quiet:
+        click.echo("\n".join(f58(i) for i in ids))
+    if wait_event:
+        _wait_all(inst, ids, wait_event)
 
 
 def _wait_all(inst, ids, name):
@@ -208,7 +238,7 @@ def _wait_all(inst, ids, name):
 @job_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, urgency,
-        setattrs, job_name, flags, dry_run):
+        setattrs, job_name, flags, dependencies, begin_times, dry_run):
     """Submit a job and wait for it to end; exit with the job's exit code.
 
     Under a virtual clock the wait advances the clock; under a real clock it
@@ -220,22 +250,20 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
 
     js = build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
                        setattrs, job_name)
+    add_dependencies(js, dependency_entries(dependencies, begin_times))
     if dry_run:
         click.echo(json.dumps(js))
         return
-    inst = open_instance()
+    inst = instance()
+    with inst.session() as broker:
+        jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=parse_flags(flags))
     try:
-        with inst.session() as broker:
-            jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=parse_flags(flags))
-        try:
-            job = inst.wait(lambda b: waiters.inactive(b, jobid))
-        except (WaitTimeout, WaitStalled):
-            raise FluxLiteError(
-                f"{f58(jobid)}: the job cannot end under the virtual clock "
-                "(it has no run duration, time limit or anything else left to happen)"
-            ) from None
-    finally:
-        inst.close()
+        job = inst.wait(lambda b: waiters.inactive(b, jobid))
+    except (WaitTimeout, WaitStalled):
+        raise FluxLiteError(
+            f"{f58(jobid)}: the job cannot end under the virtual clock "
+            "(it has no run duration, time limit or anything else left to happen)"
+        ) from None
     if isinstance(job, str):
         raise FluxLiteError(job)
     exc = job.exception

@@ -4,7 +4,7 @@ import json
 
 import click
 
-from flux_lite.cli.common import JOBID, open_instance
+from flux_lite.cli.common import JOBID, session
 from flux_lite.cli._complete import complete_update_pairs
 
 
@@ -24,21 +24,17 @@ def update(dry_run, verbose, wait, jobid, updates):
     """
     from flux_lite.job_manager import update as upd
 
-    inst = open_instance()
-    try:
-        with inst.session() as broker:
-            values = upd.parse_updates(broker, jobid, updates)
-            if dry_run:
-                click.echo(json.dumps(values))
-                # stdout stays the JSON Flux prints; the plan preview is for people
-                for line in upd.dry_run_report(broker, jobid, values):
-                    click.echo(line, err=True)
-                return
-            upd.update_job(broker, jobid, values)
-            if wait:
-                upd.check_posted(broker, jobid, values)
-    finally:
-        inst.close()
+    with session() as broker:
+        values = upd.parse_updates(broker, jobid, updates)
+        if dry_run:
+            click.echo(json.dumps(values))
+            # stdout stays the JSON Flux prints; the plan preview is for people
+            for line in upd.dry_run_report(broker, jobid, values):
+                click.echo(line, err=True)
+            return
+        upd.update_job(broker, jobid, values)
+        if wait:
+            upd.check_posted(broker, jobid, values)
     if verbose:
         from flux_lite.cli.words import info
 

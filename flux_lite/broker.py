@@ -25,6 +25,7 @@ class Broker:
         self._exec = None
         self._hk = None
         self._resources = None
+        self._deps = None
         self._timers = None
 
     # -- modules (loaded on first use: most commands touch few of them) -------
@@ -56,6 +57,14 @@ class Broker:
 
             self._hk = Housekeeping(self)
         return self._hk
+
+    @property
+    def deps(self):
+        if self._deps is None:
+            from flux_lite.job_manager.dependency import Dependencies
+
+            self._deps = Dependencies(self)
+        return self._deps
 
     @property
     def resources(self):
@@ -255,6 +264,8 @@ class Broker:
             self.exec.timer(what, jobid, arg)
         elif module == "housekeeping":
             self.housekeeping.timer(what, jobid, arg)
+        elif module == "depend":
+            self.deps.timer(what, jobid, arg)
         elif module == "sched":
             if self.sched is not None:
                 self.sched.timer(what, jobid, arg)
@@ -289,6 +300,7 @@ class Broker:
         self.settle()
         if self._jm is not None:
             self._jm.save()
+        self._auto_purge()
         if self._sched_loaded and self._sched is not None:
             self._sched.save()
         if self._hk is not None:
@@ -296,3 +308,11 @@ class Broker:
         self._save_timers()
         self.instance.set_clock(self.now)
         self.instance.flush_log()
+
+    def _auto_purge(self):
+        """job-manager.inactive-{age,num}-limit: purge as Flux's job manager does."""
+        jm_cfg = self.config.get("job-manager") or {}
+        if "inactive-age-limit" in jm_cfg or "inactive-num-limit" in jm_cfg:
+            from flux_lite.job_manager import purge
+
+            purge.auto(self)

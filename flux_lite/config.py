@@ -145,7 +145,24 @@ def validate(cfg):
                 _fsd(lim["duration"], "policy.limits.duration")
     if "job-manager" in cfg:
         jm = _table(cfg["job-manager"], "job-manager")
-        _unknown(jm, ("housekeeping", "update-duration"), "job-manager")
+        _unknown(jm, ("housekeeping", "update-duration", "inactive-age-limit", "inactive-num-limit"),
+                 "job-manager")
+        if "inactive-age-limit" in jm:
+            age = jm["inactive-age-limit"]
+            try:
+                if not isinstance(age, str):
+                    raise ConfigError("not a string")
+                _fsd(age, "job-manager.inactive-age-limit")
+            except ConfigError:
+                raise ConfigError("job-manager.inactive-age-limit: invalid FSD") from None
+        if "inactive-num-limit" in jm:
+            num = jm["inactive-num-limit"]
+            if isinstance(num, bool) or not isinstance(num, int):
+                kinds = {str: "string", float: "real", list: "array", dict: "object", bool: "true"}
+                raise ConfigError("job-manager.max-inactive-*: Expected integer, got "
+                                  f"{kinds.get(type(num), 'null') if num is not False else 'false'}")
+            if num < 0:
+                raise ConfigError("job-manager.inactive-num-limit: must be >= 0")
         if "housekeeping" in jm:
             validate_housekeeping(jm["housekeeping"])
         if "update-duration" in jm:

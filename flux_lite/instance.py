@@ -17,6 +17,9 @@ from flux_lite.errors import ConfigError, FluxLiteError, NoInstanceError
 from flux_lite.kvs import KVS
 
 DB_NAME = "kvs.sqlite"
+# The highest job id ever issued, kept outside the database: deleting
+# kvs.sqlite-wal rolls the database back, and this file is how that is noticed.
+HWM_NAME = "jobid-hwm"
 # A fixed default start for the virtual clock (2026-01-01T00:00:00Z), so the
 # same command sequence always yields the same job ids and eventlogs.
 VIRTUAL_START = 1767225600.0
@@ -25,9 +28,6 @@ VIRTUAL_START = 1767225600.0
 FLUID_EPOCH_OFFSET = 1.0
 
 MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last time the tools can print
-
-ROLE_OWNER = 1
-ROLE_USER = 2
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -40,10 +40,16 @@ CREATE TABLE IF NOT EXISTS jobs (
     t_inactive REAL,
     has_resources INTEGER NOT NULL DEFAULT 0,
     R          TEXT,
+    result     INTEGER,
     data       TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 CREATE INDEX IF NOT EXISTS jobs_inactive ON jobs(state, t_inactive, id);
+CREATE INDEX IF NOT EXISTS jobs_user ON jobs(userid, id);
+CREATE INDEX IF NOT EXISTS jobs_result ON jobs(state, result);
+CREATE TABLE IF NOT EXISTS waitable (
+    id    INTEGER PRIMARY KEY
+);
 CREATE TABLE IF NOT EXISTS timers (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
     t     REAL NOT NULL,
@@ -53,6 +59,23 @@ CREATE TABLE IF NOT EXISTS timers (
 );
 CREATE INDEX IF NOT EXISTS timers_t ON timers(t, seq);
 CREATE INDEX IF NOT EXISTS timers_job ON timers(jobid);
+CREATE TABLE IF NOT EXISTS depends (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    jobid       INTEGER NOT NULL,
+    description TEXT NOT NULL,
+    scheme      TEXT NOT NULL,
+    target      INTEGER,
+    key         TEXT,
+    t           REAL,
+    UNIQUE (jobid, description)
+);
+CREATE INDEX IF NOT EXISTS depends_target ON depends(target);
+CREATE INDEX IF NOT EXISTS depends_key ON depends(key);
+CREATE TABLE IF NOT EXISTS job_names (
+    jobid INTEGER PRIMARY KEY,
+    key   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS job_names_key ON job_names(key);
 CREATE TABLE IF NOT EXISTS dmesg (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
     t     REAL NOT NULL,
@@ -64,8 +87,11 @@ CREATE TABLE IF NOT EXISTS dmesg (
 
 # derived tables: each can be rebuilt from the eventlogs alone, and is when
 # missing or when SQLite's user_version says their layout is an older one
-DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive"}
-DERIVED_VERSION = 2
+# (jobs_user serves `job last`, jobs_result `jobs --stats`; waitable holds the
+# waitable jobs not yet waited on)
+DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result", "waitable",
+                 "depends", "job_names"}
+DERIVED_VERSION = 4
 
 
 @contextmanager
@@ -100,36 +126,6 @@ def resolve_state_dir(option=None):
     return Path(option) if option else default_state_dir()
 
 
-class Identity:
-    """Who is asking: the instance owner may act as another user (as in Flux)."""
-
-    def __init__(self, owner):
-        real = os.getuid()
-        self.owner = owner
-        env_uid = os.environ.get("FLUX_HANDLE_USERID")
-        env_role = os.environ.get("FLUX_HANDLE_ROLEMASK")
-        self.userid = real
-        self.rolemask = ROLE_OWNER if real == owner else ROLE_USER
-        if env_uid is not None or env_role is not None:
-            if real != owner:
-                raise FluxLiteError("only the instance owner may set FLUX_HANDLE_USERID or FLUX_HANDLE_ROLEMASK")
-            try:
-                if env_uid is not None:
-                    self.userid = int(env_uid, 0)
-                if env_role is not None:
-                    self.rolemask = int(env_role, 0)
-                elif self.userid != owner:
-                    self.rolemask = ROLE_USER
-            except ValueError:
-                raise FluxLiteError("FLUX_HANDLE_USERID and FLUX_HANDLE_ROLEMASK must be integers") from None
-            if self.userid < 0:
-                raise FluxLiteError("FLUX_HANDLE_USERID must not be negative")
-
-    @property
-    def is_owner(self):
-        return bool(self.rolemask & ROLE_OWNER)
-
-
 class Instance:
     """An opened state directory."""
 
@@ -158,24 +154,22 @@ class Instance:
                 f"no flux-lite instance at {state_dir} (create one with 'flux-lite start', "
                 "or select one with --state-dir or FLUX_LITE_STATE_DIR)"
             )
+        check_private(state_dir, path)
         return cls(state_dir, KVS(path))
 
     @classmethod
     def create(cls, state_dir, config=None, size=1, hosts=None, cores=4, gpus=0, clock=None, force=False):
-        """Write a new instance: config, resource.R, clock, then load the scheduler."""
+        """Write a new instance: config, resource.R, clock, then load the scheduler.
+
+        The database is built under a temporary name and published with one
+        link(2), which fails if an instance appeared meanwhile: of racing
+        starts exactly one wins, and a loser removes only its own files.
+        """
         from flux_lite.resources import build_instance_R
 
         state_dir = Path(state_dir)
         cfg = configmod.validate(dict(config or {}))
         path = state_dir / DB_NAME
-        if path.exists():
-            if not force:
-                raise FluxLiteError(f"an instance already exists at {state_dir} (use --force to replace it)")
-            for suffix in ("", "-wal", "-shm"):
-                try:
-                    os.unlink(str(path) + suffix)
-                except FileNotFoundError:
-                    pass
         R = build_instance_R(cfg, size=size, hosts=hosts, cores=cores, gpus=gpus)
         mode = clock or configmod.get_path(cfg, "clock.mode") or "real"
         if mode not in ("real", "virtual"):
@@ -184,19 +178,48 @@ class Instance:
             start = float(configmod.get_path(cfg, "clock.start", VIRTUAL_START))
         else:
             start = time.time()
-        state_dir.mkdir(parents=True, exist_ok=True)
-        kvs = KVS(path, create=True)
+        made_dir = make_private_dir(state_dir)
+        published = False
+        tmp = None
         try:
-            return cls._populate(state_dir, kvs, cfg, R, mode, start)
-        except BaseException:
-            # a failed start leaves no half-created instance behind
-            kvs.close()
-            for suffix in ("", "-wal", "-shm"):
+            if path.exists() and not force:
+                raise FluxLiteError(f"an instance already exists at {state_dir} (use --force to replace it)")
+            tmp = state_dir / f".{DB_NAME}.new-{os.getpid()}-{os.urandom(4).hex()}"
+            try:
+                fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            except OSError as exc:
+                raise FluxLiteError(f"{state_dir}: cannot create the instance: {exc.strerror}") from None
+            os.fchmod(fd, 0o600)  # whatever the umask; SQLite gives -wal and -shm the same mode
+            os.close(fd)
+            kvs = KVS(tmp, create=True)
+            try:
+                cls._populate(state_dir, kvs, cfg, R, mode, start)
+                kvs.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                kvs.close()
+            if force:
+                for suffix in ("-wal", "-shm"):
+                    _unlink(str(path) + suffix)
+                os.replace(tmp, path)
+            else:
                 try:
-                    os.unlink(str(path) + suffix)
-                except FileNotFoundError:
+                    os.link(tmp, path)
+                except FileExistsError:
+                    raise FluxLiteError(
+                        f"an instance already exists at {state_dir} (use --force to replace it)") from None
+                except OSError as exc:
+                    raise FluxLiteError(f"{state_dir}: cannot create the instance: {exc.strerror}") from None
+            published = True
+        finally:
+            if tmp is not None:
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    _unlink(str(tmp) + suffix)
+            if made_dir and not published:
+                try:
+                    state_dir.rmdir()
+                except OSError:
                     pass
-            raise
+        return cls.open(state_dir)
 
     @classmethod
     def _populate(cls, state_dir, kvs, cfg, R, mode, start):
@@ -217,6 +240,7 @@ class Instance:
                 "clock": mode,
                 "start": start,
                 "fluid_epoch": start - FLUID_EPOCH_OFFSET,
+                "uuid": os.urandom(16).hex(),
             }
             kvs.put("instance.meta", meta)
             kvs.put("instance.clock", {"now": start})
@@ -243,6 +267,8 @@ class Instance:
     @property
     def identity(self):
         if self._identity is None:
+            from flux_lite.access import Identity
+
             self._identity = Identity(self.owner)
         return self._identity
 
@@ -279,6 +305,16 @@ class Instance:
             t = self.kvs.get("instance.clock")["now"]
         self._log.append((t, name, level, msg))
 
+    def read_log(self, read=True, clear=False):
+        """The instance log as (t, name, level, msg) rows, oldest first
+        (flux dmesg); clear empties it afterwards, in the same transaction."""
+        with self.kvs.transaction():
+            rows = self.kvs.conn.execute("SELECT t, name, level, msg FROM dmesg ORDER BY seq").fetchall() \
+                if read else []
+            if clear:
+                self.kvs.conn.execute("DELETE FROM dmesg")
+        return rows
+
     def flush_log(self):
         if self._log:
             self.kvs.conn.executemany("INSERT INTO dmesg(t, name, level, msg) VALUES (?, ?, ?, ?)", self._log)
@@ -292,21 +328,79 @@ class Instance:
         return Broker(self, now)
 
     @contextmanager
-    def session(self, catch_up=True):
-        """One command: a write transaction, brought up to now, saved at the end."""
+    def _step(self):
+        """The sequence every command runs, written once: the collector paused,
+        one write transaction, a broker at the instance's "now" over derived
+        tables known to be current, and the broker's state saved at the end.
+        Anything raised rolls the whole step back, the log lines included."""
         try:
             with _gc_paused(), self.kvs.transaction():
-                now = self.clock_now()
-                ctx = self.context(now)
+                ctx = self.context(self.clock_now())
                 self._check_derived(ctx)
-                if catch_up:
-                    ctx.advance_to(now)
+                self._check_rollback(ctx)
                 yield ctx
-                ctx.run()
                 ctx.save()
         except BaseException:
             self._log = []  # rolled back with everything else
             raise
+
+    @contextmanager
+    def session(self, catch_up=True):
+        """One command: a write transaction, brought up to now, saved at the end."""
+        with self._step() as ctx:
+            if catch_up:
+                ctx.advance_to(ctx.now)
+            yield ctx
+            ctx.run()
+
+    # -- the job id high-water mark ------------------------------------------------
+
+    def _tag(self):
+        return self.meta.get("uuid") or f"start:{self.meta.get('start')!r}"
+
+    def hwm_writer(self, jobid):
+        """A hook that records jobid as the highest issued (run after commit)."""
+        def write():
+            path = self.state_dir / HWM_NAME
+            tmp = self.state_dir / f".{HWM_NAME}.{os.getpid()}"
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                try:
+                    os.fchmod(fd, 0o600)
+                    os.write(fd, f"{self._tag()} {jobid}\n".encode())
+                finally:
+                    os.close(fd)
+                os.replace(tmp, path)
+            except OSError:
+                pass  # the mark is a safety net; the committed jobs stand without it
+        return write
+
+    def read_hwm(self):
+        """The recorded highest job id of this instance, or 0."""
+        try:
+            with open(self.state_dir / HWM_NAME, "rb") as f:
+                tag, _, value = f.read(200).decode("ascii", "replace").strip().partition(" ")
+            return int(value) if tag == self._tag() else 0
+        except (OSError, ValueError):
+            return 0
+
+    def _check_rollback(self, ctx):
+        """Report a database that lost committed transactions (a deleted WAL),
+        and keep new job ids above every id already handed out."""
+        hwm = self.read_hwm()
+        if not hwm:
+            return
+        ckpt = self.kvs.get("checkpoint.job-manager")
+        known = ckpt.get("max_jobid", 0) if isinstance(ckpt, dict) else 0
+        if isinstance(known, int) and known >= hwm:
+            return
+        from flux_lite.formats.jobid import encode
+
+        msg = (f"state rolled back: jobs up to {encode(hwm, 'f58')} were acknowledged but are missing "
+               f"(was {DB_NAME}-wal deleted?); new job ids continue above them")
+        notice(msg)
+        self.log("job-manager", "err", msg, t=ctx.now)
+        ctx.jm.raise_jobid_floor(hwm)
 
     def _check_derived(self, ctx):
         """Rebuild the derived tables from the eventlogs when they are missing
@@ -332,10 +426,8 @@ class Instance:
         deadline = None
         while True:
             outcome = None
-            with _gc_paused(), self.kvs.transaction():
-                now = self.clock_now()
-                ctx = self.context(now)
-                self._check_derived(ctx)
+            with self._step() as ctx:
+                now = ctx.now
                 ctx.advance_to(now)
                 if deadline is None and timeout is not None:
                     deadline = now + timeout
@@ -352,7 +444,6 @@ class Instance:
                         break
                     ctx.advance_to(nxt)
                     result = check(ctx)
-                ctx.save()
             if outcome is not None:
                 raise outcome
             if result is not None:
@@ -367,13 +458,67 @@ class Instance:
             raise FluxLiteError("the clock is real: only a virtual clock can be advanced")
         if not 0 <= seconds or self.clock_now() + seconds > MAX_TIME:
             raise FluxLiteError("cannot advance the clock past the year 9999")
-        with _gc_paused(), self.kvs.transaction():
-            now = self.clock_now()
-            ctx = self.context(now)
-            self._check_derived(ctx)
-            ctx.advance_to(now + seconds, progress=progress)
-            ctx.save()
-            return ctx.now
+        with self._step() as ctx:
+            ctx.advance_to(ctx.now + seconds, progress=progress)
+        return ctx.now
+
+
+_NOTICES = []
+
+
+def notice(msg: str) -> None:
+    """Something the user must hear about once (the CLI prints it on stderr)."""
+    if msg not in _NOTICES:
+        _NOTICES.append(msg)
+
+
+def take_notices() -> list:
+    out = list(_NOTICES)
+    _NOTICES.clear()
+    return out
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def make_private_dir(state_dir):
+    """Create the state directory 0700 (whatever the umask); True if this call
+    created it. An existing directory must pass check_private."""
+    try:
+        state_dir.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        if not state_dir.is_dir():
+            raise FluxLiteError(f"{state_dir}: cannot create the state directory: Not a directory") from None
+        check_private(state_dir)
+        return False
+    except OSError as exc:
+        raise FluxLiteError(f"{state_dir}: cannot create the state directory: {exc.strerror}") from None
+    try:
+        os.chmod(state_dir, 0o700)
+    except OSError as exc:
+        raise FluxLiteError(f"{state_dir}: cannot create the state directory: {exc.strerror}") from None
+    return True
+
+
+def check_private(state_dir, *files):
+    """Refuse a state directory (or database file) that another user can write:
+    whoever can write it can replace the instance under its owner."""
+    me = os.geteuid()
+    for path in (state_dir, *files):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise FluxLiteError(f"{path}: {exc.strerror}") from None
+        if st.st_uid not in (me, 0) and me != 0:
+            raise FluxLiteError(f"refusing to use {path}: it belongs to uid {st.st_uid}")
+        if st.st_mode & 0o022:
+            raise FluxLiteError(f"refusing to use {path}: other users can write it (chmod go-w {path})")
 
 
 class WaitTimeout(FluxLiteError):

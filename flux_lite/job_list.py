@@ -21,6 +21,9 @@ DEFAULT_FORMAT = (
 
 FORMATS = {
     "default": ("Default flux-jobs format string", DEFAULT_FORMAT),
+    "cute": ("Cute flux-jobs format string (default with emojis)",
+             "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_emoji:>5.5} "
+             "{ntasks:>6} {nnodes:>6h} {contextual_time!F:>8h} {contextual_info}"),
     "deps": ("Show job urgency, priority, and dependencies",
              "{id.f58:>12} ?:{queue:<8.8} {name:<10.10+} {urgency:<3} {priority:<12} {state:<8.8} "
              "{dependencies}"),
@@ -28,6 +31,9 @@ FORMATS = {
              "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status:>9.9} {ntasks:>6} "
              "{nnodes:>6h} {t_submit!d:%b%d %R::>12} {t_remaining!F:>12h} {contextual_time!F:>8h} "
              "{contextual_info}"),
+    "endreason": ("Show why each job ended",
+                  "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_abbrev:>2.2} "
+                  "{t_inactive!d:%b%d %R::>12h} {inactive_reason}"),
 }
 
 HEADINGS = {
@@ -48,7 +54,7 @@ HEADINGS = {
     "annotations.sched.resource_summary": "RESOURCES",
     "sched.t_estimate": "T_ESTIMATE", "sched.reason_pending": "REASON",
     "sched.resource_summary": "RESOURCES", "sched.jobs_ahead": "JOBS_AHEAD",
-    "sched": "SCHED", "user": "USER", "inactive_reason": "INACTIVE-REASON",
+    "sched": "SCHED", "user": "USER", "inactive_reason": "INACTIVE-REASON", "status_emoji": "STATUS",
 }
 
 def heading_fallback(field):
@@ -165,7 +171,9 @@ def make_info(rec, now, username):
     ann = rec.get("annotations") or {}
     info["annotations"] = _AnnotationDict(ann)
     info["sched"] = _AnnotationDict(ann.get("sched", {}))
-    info["dependencies"] = ""
+    info["dependencies"] = DependencyList(rec.get("dependencies") or (), now)
+    info["status_emoji"] = _status_emoji(state, result)
+    info["inactive_reason"] = _inactive_reason(info) if state == INACTIVE else ""
     if state & PENDING:
         info["contextual_time"] = info["duration"]
     else:
@@ -174,9 +182,98 @@ def make_info(rec, now, username):
     return info
 
 
+class DependencyList(list):
+    """Outstanding dependencies as flux-jobs shows them: comma-separated, a
+    begin-time as `begin@HH:MM[:SS]` in local time (with the date when it is
+    not the instance's today)."""
+
+    def __init__(self, items, now):
+        super().__init__(_dependency_text(d, now) for d in items)
+
+    def __str__(self):
+        return ",".join(self)
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
+
+def _dependency_text(desc, now):
+    if not desc.startswith("begin-time="):
+        return desc
+    from datetime import datetime
+
+    try:
+        dt = datetime.fromtimestamp(float(desc.partition("=")[2]))
+    except (ValueError, OverflowError, OSError):
+        return desc
+    if dt.date() == datetime.fromtimestamp(now).date():
+        text = f"begin@{dt:%H:%M}"
+    else:
+        text = f"begin@{dt:%b%d-%H:%M}"
+    if dt.second:
+        text += f":{dt:%S}"
+    return text
+
+
 class _AnnotationDict(JobInfo):
     def __format__(self, spec):
         return format(json.dumps(self, separators=(",", ":")) if self else "", spec)
+
+
+# flux-core's JobInfo emoji: states while active, results once inactive
+_STATE_EMOJI = {DEPEND: "\U0001f6d1", PRIORITY: "\U0001f6a6", SCHED: "\U0001f4c5", RUN: "\U0001f3c3",
+                CLEANUP: "\U0001f5d1", INACTIVE: "\U0001f480", 1: "\U0001f381"}
+_RESULT_EMOJI = {1: ("\U0001f600", ":-)"), 2: ("\U0001f4a9", ":'-("), 4: ("\U0001f4a5", "%-|"),
+                 8: ("\u231b", "(-_-)")}
+
+
+def _encodable(text):
+    import sys
+
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
+
+
+def _status_emoji(state, result):
+    if state != INACTIVE:
+        emoji = _STATE_EMOJI.get(state, "")
+        return emoji if _encodable(emoji) else STATE_SHORT.get(state, "")
+    emoji, alt = _RESULT_EMOJI.get(result, ("\u3000", ""))
+    return emoji if _encodable(emoji) else alt
+
+
+def _inactive_reason(info):
+    """Why an inactive job ended, worded as flux-core's JobInfo.inactive_reason."""
+    import signal
+
+    exc = info["exception"]
+    result = info["result"]
+    if result == "CANCELED":
+        if exc.occurred and exc.type == "cancel" and exc.note:
+            return f"Canceled: {exc.note}"
+        return "Canceled"
+    if result == "TIMEOUT":
+        return "Timeout"
+    rc = info["returncode"]
+    if result == "FAILED":
+        if exc.occurred and exc.type != "exec" and exc.severity == 0:
+            note = f" note={exc.note}" if exc.note else ""
+            return f"Exception: type={exc.type}{note}"
+        if isinstance(rc, int) and rc > 128:
+            try:
+                return signal.strsignal(rc - 128) or f"Signaled {rc - 128}"
+            except ValueError:
+                return f"Signaled {rc - 128}"
+        if rc == 126:
+            return "Command invoked cannot execute"
+        if rc == 127:
+            return "command not found"
+        if rc == 128:
+            return "Invalid argument to exit"
+    return f"Exit {rc}"
 
 
 def _result(rec):
@@ -209,7 +306,7 @@ def _contextual_info(rec, info, now):
     if state == PRIORITY:
         return "priority-wait"
     if state == DEPEND:
-        return "depends:"
+        return f"depends:{info['dependencies']}"
     if state == SCHED:
         est = (rec.get("annotations") or {}).get("sched", {}).get("t_estimate")
         if est is not None:
@@ -240,8 +337,13 @@ class _Rows(list):
     truncated = False
 
 
-def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX):
-    """Job records in flux-core's job-list order."""
+def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
+          name=None, since=0.0):
+    """Job records in flux-core's job-list order.
+
+    name keeps only jobs of that name; since keeps only inactive jobs that
+    became inactive after it (active jobs always pass), as job-list's do.
+    """
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
     rows = _Rows()
@@ -258,17 +360,23 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     if active_mask:
         pend = [json.loads(d) for (d,) in conn.execute(
             f"SELECT data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))]
+        if name is not None:
+            pend = [r for r in pend if r.get("name") == name]
         pending = sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
         running = sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
         rows.extend(pending)
         rows.extend(running)
     if states & INACTIVE or results:
         limit = max_entries if max_entries else -1
+        since_clause = " AND t_inactive > ?" if since else ""
         cur = conn.execute(
-            f"SELECT data FROM jobs WHERE state = 64{user_clause} ORDER BY t_inactive DESC, id DESC", ())
+            f"SELECT data FROM jobs WHERE state = 64{user_clause}{since_clause} "
+            "ORDER BY t_inactive DESC, id DESC", (since,) if since else ())
         count = 0
         for (d,) in cur:
             rec = json.loads(d)
+            if name is not None and rec.get("name") != name:
+                continue
             if results and not states & INACTIVE and not (_result(rec) or 0) & results:
                 continue
             rows.append(rec)
@@ -279,3 +387,50 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         rows = _Rows(rows[:max_entries])
         rows.truncated = True
     return rows
+
+
+_DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M",
+                     "%Y-%m-%d", "%m/%d/%Y %H:%M", "%m/%d/%Y")
+_TIME_FORMATS = ("%H:%M:%S", "%H:%M")
+
+
+def parse_datetime(text: str, now: float) -> float:
+    """A point in time as flux's parse_datetime takes it: ``now``, ``+FSD`` or
+    ``-FSD`` from now, or a date and/or time (local time). ValueError if not."""
+    import datetime
+
+    from flux_lite.formats import fsd
+
+    if text == "now":
+        return now
+    if text[:1] in ("+", "-"):
+        offset = fsd.parse(text[1:])
+        return now + offset if text[0] == "+" else now - offset
+    for form in _DATETIME_FORMATS:
+        try:
+            return datetime.datetime.strptime(text, form).astimezone().timestamp()
+        except ValueError:
+            pass
+    today = datetime.datetime.fromtimestamp(now).date()
+    for form in _TIME_FORMATS:
+        try:
+            t = datetime.datetime.strptime(text, form).time()
+        except ValueError:
+            continue
+        return datetime.datetime.combine(today, t).astimezone().timestamp()
+    raise ValueError(f'Invalid datetime: "{text}"')
+
+
+def parse_since(text: str, now: float) -> float:
+    """`jobs --since=WHEN`: a datetime, or else seconds since the epoch; never
+    in the future."""
+    try:
+        when = parse_datetime(text, now)
+    except ValueError:
+        try:
+            when = float(text)
+        except ValueError as exc:
+            raise FluxLiteError(str(exc)) from None
+    if when > now:
+        raise FluxLiteError(f"--since={text} appears to be in the future")
+    return when

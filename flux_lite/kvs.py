@@ -34,6 +34,17 @@ class KVSError(FluxLiteError):
     pass
 
 
+def sqlite_uri(path, mode):
+    """A file: URI that names exactly `path`: '?', '#' and '%' in a directory
+    name would otherwise start a query, a fragment or an escape, and a path
+    starting with '//' would name a host."""
+    import os
+
+    path = os.path.abspath(path)
+    quoted = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return f"file://{quoted}?mode={mode}"
+
+
 def _check_key(key):
     if not isinstance(key, str) or not key or key.startswith(".") or key.endswith(".") or ".." in key:
         raise KVSError(f"invalid key: {key!r}")
@@ -50,11 +61,13 @@ class KVS:
 
     def __init__(self, path, create=False):
         self.path = str(path)
-        uri = self.path if create else f"file:{self.path}?mode=rw"
         try:
-            self.conn = sqlite3.connect(
-                uri, timeout=self.BUSY_TIMEOUT, isolation_level=None, uri=not create
-            )
+            if create:
+                self.conn = sqlite3.connect(self.path, timeout=self.BUSY_TIMEOUT, isolation_level=None)
+            else:
+                self.conn = sqlite3.connect(
+                    sqlite_uri(self.path, "rw"), timeout=self.BUSY_TIMEOUT, isolation_level=None, uri=True
+                )
         except sqlite3.OperationalError as exc:
             raise KVSError(f"{self.path}: {exc}") from None
         self.conn.execute("PRAGMA journal_mode=WAL")
@@ -65,6 +78,8 @@ class KVS:
         self._appends = {}
         # puts are buffered too (a scheduling pass commits one R per job)
         self._puts = {}
+        # callables run once the current transaction has committed
+        self._after_commit = []
         if create:
             self.conn.executescript(SCHEMA)
 
@@ -97,10 +112,23 @@ class KVS:
             self._depth = 0
             self._appends.clear()
             self._puts.clear()
+            self._after_commit.clear()
             self.conn.execute("ROLLBACK")
             raise
         self._depth = 0
-        self.conn.execute("COMMIT")
+        try:
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self._after_commit.clear()
+            raise
+        hooks, self._after_commit = self._after_commit, []
+        for hook in hooks:
+            hook()
+
+    def after_commit(self, hook):
+        """Run hook() once the current transaction has committed (never if it rolls back)."""
+        if hook not in self._after_commit:
+            self._after_commit.append(hook)
 
     @property
     def in_transaction(self):

@@ -62,6 +62,9 @@ def _append_range(ranges, rng):
             and tail[0] == rng[0]
             and tail[2] + 1 == rng[1]
         ):
+            if tail[3] == rng[3]:  # equal widths always merge (the common case)
+                ranges[-1] = (tail[0], tail[1], rng[2], rng[3])
+                return
             ok, wt, _ = _width_equiv(tail[1], tail[3], rng[1], rng[3])
             if ok:
                 ranges[-1] = (tail[0], tail[1], rng[2], wt)
@@ -69,6 +72,7 @@ def _append_range(ranges, rng):
     ranges.append(rng)
 
 
+@lru_cache(maxsize=65536)
 def _host_range(name):
     """Range for one host name without brackets (hostlist_append_host)."""
     m = _TRAILING_DIGITS.search(name)

@@ -19,7 +19,7 @@ import numbers
 import re
 from collections.abc import Mapping, Sequence
 
-from flux_lite.errors import JobspecError
+from flux_lite.errors import JobspecError, UsageError
 
 __all__ = [
     "DiscreteCountError",
@@ -161,6 +161,8 @@ def parse_setattr(keyval):
     (``exec.test.run_duration=0`` therefore sets the integer 0.)
     """
     key, sep, val = keyval.partition("=")
+    if not key:
+        raise UsageError(f"--setattr: expected KEY=VAL, got '{keyval}'")
     if not sep:
         return key, 1
     try:

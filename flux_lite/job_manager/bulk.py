@@ -1,30 +1,16 @@
 """job-manager.raiseall: raise an exception on every matching job (cancel --all)."""
 
-from flux_lite.errors import FluxLiteError
 from flux_lite.job_manager.job import PENDING, RUNNING
 
 
 def raise_all(broker, user=None, states=None, dry_run=False, note=None, etype="cancel", severity=0):
     """Returns (count, errors) as Flux's raiseall does."""
-    import pwd
-
+    from flux_lite import access, users
     from flux_lite.job_list import parse_filter
 
     ident = broker.instance.identity
-    if user is None:
-        userid = ident.userid
-    elif user == "all":
-        userid = None
-    else:
-        try:
-            userid = int(user)
-        except ValueError:
-            try:
-                userid = pwd.getpwnam(user).pw_uid
-            except KeyError:
-                raise FluxLiteError(f"Invalid user {user} specified") from None
-    if not ident.is_owner and userid != ident.userid:
-        raise FluxLiteError("guests can only raise exceptions on their own jobs")
+    userid = ident.userid if user is None else users.userid(user)
+    access.check_raise(ident, userid)
     mask = PENDING | RUNNING
     if states:
         mask, _results = parse_filter(states)

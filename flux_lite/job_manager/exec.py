@@ -1,16 +1,26 @@
 """Simulated execution: Flux's test execution mode, on the instance clock.
 
 A started job "runs" for ``attributes.system.exec.test.run_duration`` and then
-finishes with status 0; without it, it runs until canceled or until its R
-expiration, where it gets the ``timeout`` exception Flux's job-exec raises.
-Both ends are timers, so a virtual clock moves them deterministically.
+finishes with status ``exec.test.wait_status`` (default 0); without it, it runs
+until canceled or until its R expiration, where it gets the ``timeout``
+exception Flux's job-exec raises. ``exec.test.mock_exception=init|run`` raises
+the exec exception Flux's test exec mocks at that phase. Both ends are timers,
+so a virtual clock moves them deterministically.
 """
 
 from flux_lite.formats.jobid import f58
+from flux_lite.job_manager.job import FLAG_DEBUG
 
 SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
 SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
 DEBUG_KEY = "job-exec.debug"
+
+
+def _test_conf(jobspec):
+    """attributes.system.exec.test (validated by jobspec.run_duration)."""
+    system = ((jobspec or {}).get("attributes") or {}).get("system") or {}
+    test = (system.get("exec") or {}).get("test") if isinstance(system.get("exec"), dict) else None
+    return test if isinstance(test, dict) else {}
 
 
 class Exec:
@@ -22,7 +32,7 @@ class Exec:
         from flux_lite.formats import jobspec as jobspecmod
 
         jm = self.b.jm
-        if job.flags & 2:  # debug flag: the exec start request is visible
+        if job.flags & FLAG_DEBUG:  # the exec start request is visible
             jm.post(job, "debug.start-request")
         try:
             run_duration = jobspecmod.run_duration(job.jobspec or {})
@@ -30,7 +40,15 @@ class Exec:
             # as Flux's test exec: a bad run_duration fails the job before start
             jm.raise_exception(job, "exec", 0, str(exc))
             return
+        test = _test_conf(job.jobspec)
+        if test.get("mock_exception") == "init":
+            # job-exec's init phase fails: the job never starts
+            self._exec_exception(job, "mock initialization exception generated")
+            return
         jm.post(job, "start")
+        if test.get("mock_exception") == "run":
+            self._exec_exception(job, "mock run exception generated")
+            return
         if run_duration:
             self.b.add_timer(self.b.now + run_duration, "exec.finish", job.id)
         self._arm_expiration(job, job.expiration)
@@ -47,12 +65,17 @@ class Exec:
             return
         if what == "finish":
             self.b.cancel_timers(job.id, "exec.expire")
-            jm.post(job, "finish", {"status": 0})
+            jm.post(job, "finish", {"status": _test_wait_status(job)})
             jm.post(job, "release", {"ranks": "all", "final": True})
         elif what == "expire":
             # exceptions from the exec system carry the owner's userid before the note
             jm.post(job, "exception", {"type": "timeout", "severity": 0, "userid": self.b.instance.owner,
                                        "note": "resource allocation expired"})
+
+    def _exec_exception(self, job, note):
+        # exceptions from the exec system carry the owner's userid before the note
+        self.b.jm.post(job, "exception", {"type": "exec", "severity": 0, "userid": self.b.instance.owner,
+                                          "note": note})
 
     def kill(self, job):
         """The job got a fatal exception while running: it dies at once."""
@@ -82,3 +105,13 @@ class Exec:
             return
         self._arm_expiration(job, expiration)
         self.b.log("job-exec", "debug", f"updated expiration of {f58(job.id)} to {expiration:.2f}")
+
+
+def _test_wait_status(job):
+    """exec.test.wait_status: the status a test-mode job finishes with (0 by
+    default; 256 is exit code 1). run_duration() has checked it is an int."""
+    try:
+        status = job.jobspec["attributes"]["system"]["exec"]["test"].get("wait_status", 0)
+    except (KeyError, TypeError, AttributeError):
+        return 0
+    return status if isinstance(status, int) and not isinstance(status, bool) else 0

@@ -34,7 +34,20 @@ RESULT_SHORT = {COMPLETED: "CD", FAILED: "F", CANCELED: "CA", TIMEOUT: "TO"}
 URGENCY_HOLD, URGENCY_DEFAULT, URGENCY_EXPEDITE = 0, 16, 31
 PRIORITY_MIN, PRIORITY_MAX = 0, 4294967295
 
-FLAG_BITS = {"debug": 2, "waitable": 4, "novalidate": 8}
+# submit flags (flux-core's FLUX_JOB_DEBUG, _WAITABLE, _NOVALIDATE)
+FLAG_DEBUG, FLAG_WAITABLE, FLAG_NOVALIDATE = 2, 4, 8
+FLAG_BITS = {"debug": FLAG_DEBUG, "waitable": FLAG_WAITABLE, "novalidate": FLAG_NOVALIDATE}
+
+
+def parse_flags(text):
+    """--flags: comma-separated flag names -> bits; an unknown name raises
+    ValueError(name), which each command words as its Flux counterpart does."""
+    bits = 0
+    for flag in filter(None, text.split(",")):
+        if flag not in FLAG_BITS:
+            raise ValueError(flag)
+        bits |= FLAG_BITS[flag]
+    return bits
 
 
 def state_name(state):
@@ -49,7 +62,7 @@ class Job:
         "jobspec", "R", "has_resources", "alloc_pending", "annotations",
         "end_event", "exception", "t_depend", "t_run", "t_cleanup", "t_inactive",
         "waitstatus", "started", "finished", "released", "freed", "immutable",
-        "set_flags", "nevents", "dirty", "queued",
+        "set_flags", "nevents", "dirty", "queued", "dependencies",
     )
 
     def __init__(self, jobid, jobspec=None):
@@ -75,6 +88,7 @@ class Job:
         self.nevents = 0
         self.dirty = False
         self.queued = False
+        self.dependencies = []  # outstanding dependency descriptions (RFC 26)
 
     # -- the state machine --------------------------------------------------
 
@@ -92,6 +106,14 @@ class Job:
         elif name == "validate":
             self.state = DEPEND
             self.t_depend = ts
+        elif name == "dependency-add":
+            desc = ctx.get("description")
+            if desc not in self.dependencies:
+                self.dependencies = self.dependencies + [desc]
+        elif name == "dependency-remove":
+            desc = ctx.get("description")
+            if desc in self.dependencies:
+                self.dependencies = [d for d in self.dependencies if d != desc]
         elif name == "depend":
             if self.state == DEPEND:
                 self.state = PRIORITY

@@ -10,11 +10,12 @@ import collections
 import heapq
 import json
 
+from flux_lite import access
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
 from flux_lite.job_manager.job import (
-    CLEANUP, DEPEND, INACTIVE, PENDING, PRIORITY, PRIORITY_MAX, PRIORITY_MIN, RUN, RUNNING,
+    CLEANUP, DEPEND, FLAG_DEBUG, FLAG_NOVALIDATE, INACTIVE, PENDING, PRIORITY, PRIORITY_MAX, PRIORITY_MIN, RUN, RUNNING,
     SCHED, URGENCY_EXPEDITE, URGENCY_HOLD, Job,
 )
 
@@ -25,7 +26,7 @@ RECORD_SLOTS = (
     "userid", "urgency", "priority", "t_submit", "state", "flags", "jobspec", "R",
     "has_resources", "alloc_pending", "annotations", "end_event", "exception",
     "t_depend", "t_run", "t_cleanup", "t_inactive", "waitstatus", "started",
-    "finished", "released", "freed", "immutable", "set_flags", "nevents",
+    "finished", "released", "freed", "immutable", "set_flags", "nevents", "dependencies",
 )
 
 
@@ -100,9 +101,9 @@ def write_row(conn, job):
     R = json.dumps(job.R, separators=(",", ":")) if job.has_resources and job.R else None
     conn.execute(
         "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
-        "has_resources, R, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "has_resources, R, result, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
-         1 if job.has_resources else 0, R, json.dumps(rec, separators=(",", ":"))),
+         1 if job.has_resources else 0, R, job.result, json.dumps(rec, separators=(",", ":"))),
     )
 
 
@@ -180,6 +181,14 @@ class JobManager:
         if self._checkpoint_dirty:
             self.kvs.put("checkpoint.job-manager", self._checkpoint)
             self._checkpoint_dirty = False
+            # outside the database too: a lost WAL must not roll job ids back
+            self.kvs.after_commit(self.b.instance.hwm_writer(self._checkpoint["max_jobid"]))
+
+    def raise_jobid_floor(self, jobid):
+        """Never issue an id at or below jobid again (ids seen before a state rollback)."""
+        if jobid > self._checkpoint.get("max_jobid", 0):
+            self._checkpoint["max_jobid"] = jobid
+            self._checkpoint_dirty = True
 
 
     # -- events -----------------------------------------------------------------
@@ -205,6 +214,9 @@ class JobManager:
         self._actions.append(job.id)
         if job.state == INACTIVE:
             self._deactivate(job)
+            self.b.deps.job_inactive(job)
+        elif name == "start":
+            self.b.deps.job_started(job)
 
     def _set_pending(self, job, flag):
         job.alloc_pending = flag
@@ -240,7 +252,8 @@ class JobManager:
     def _action(self, job):
         state = job.state
         if state == DEPEND:
-            self.post(job, "depend")
+            if not job.dependencies:
+                self.post(job, "depend")
         elif state == PRIORITY:
             self.post(job, "priority", {"priority": self.compute_priority(job)})
         elif state == SCHED:
@@ -347,7 +360,7 @@ class JobManager:
     def send_alloc(self, job):
         self._set_pending(job, True)
         self._dirty.add(job.id)
-        if job.flags & 2:
+        if job.flags & FLAG_DEBUG:
             self.post(job, "debug.alloc-request")
         self.b.send(
             "sched.alloc",
@@ -471,6 +484,13 @@ class JobManager:
                 self._actions.append(job.id)
         return sum(1 for j in self.jobs.values() if j.state == SCHED and j.priority and not j.alloc_pending)
 
+    def stats(self):
+        """The job manager's `module stats` object."""
+        from flux_lite.job_manager import housekeeping
+
+        return {"journal": {}, "active_jobs": len(self.jobs), "max_jobid": self._checkpoint.get("max_jobid", 0),
+                "housekeeping": housekeeping.stats(self.b)}
+
     # -- exceptions, urgency ------------------------------------------------------------
 
     def raise_exception(self, job, etype, severity, note="", userid=None, wait_status=None):
@@ -489,8 +509,7 @@ class JobManager:
         if not etype or any(c.isspace() for c in etype) or "=" in etype:
             raise FluxLiteError("invalid exception type", errno=EPROTO)
         job = self.require_active(jobid)
-        if not ident.is_owner and job.userid != ident.userid:
-            raise FluxLiteError("guests can only raise exceptions on their own jobs", errno=EPERM)
+        access.check_raise(ident, job.userid)
         self.raise_exception(job, etype, severity, note or "", userid=ident.userid)
 
     def set_urgency(self, jobid, urgency):
@@ -498,11 +517,7 @@ class JobManager:
         if not 0 <= urgency <= 31:
             raise FluxLiteError("urgency value is out of range", errno=EINVAL)
         job = self.require_active(jobid, unknown="unknown job", inactive_errno=EINVAL)
-        if not ident.is_owner:
-            if job.userid != ident.userid:
-                raise FluxLiteError("guests can only reprioritize their own jobs", errno=EPERM)
-            if urgency > 16:
-                raise FluxLiteError("guests can only adjust urgency <= default", errno=EPERM)
+        access.check_set_urgency(ident, job.userid, urgency)
         if job.has_resources or job.state & RUNNING:
             raise FluxLiteError("urgency cannot be changed once resources are allocated", errno=EINVAL)
         old = job.urgency
@@ -534,8 +549,8 @@ class JobManager:
         ident = self.b.instance.identity
         if not isinstance(urgency, int) or not 0 <= urgency <= 31:
             raise FluxLiteError("urgency range is [0:31]", errno=EINVAL)
-        if urgency > 16 and not ident.is_owner:
-            raise FluxLiteError("only the instance owner can submit with urgency >16", errno=EINVAL)
+        novalidate = bool(flags & FLAG_NOVALIDATE)
+        access.check_submit(ident, urgency, novalidate)
         jobspec = dict(jobspec)
         attrs = jobspec.get("attributes", {})
         system = attrs.get("system", {}) if isinstance(attrs, dict) else {}
@@ -544,11 +559,10 @@ class JobManager:
         if "environment" in system:
             jobspec = json.loads(json.dumps(jobspec))
             del jobspec["attributes"]["system"]["environment"]
-        if flags & 8:  # novalidate: the instance owner skips ingest validation
-            if not ident.is_owner:
-                raise FluxLiteError("only the instance owner can submit with FLUX_JOB_NOVALIDATE", errno=EPERM)
-        else:
+        if not novalidate:  # the instance owner may skip ingest validation
             validate.validate_jobspec(self.b, jobspec)
+        # dependencies are checked before the job exists: a rejection leaves no trace
+        dep_steps = self.b.deps.check(jobspec, ident.userid) if system.get("dependencies") else None
         jobid = self.next_jobid()
         job = Job(jobid, jobspec)
         self.jobs[jobid] = job
@@ -556,8 +570,18 @@ class JobManager:
         text = json.dumps(jobspec)
         self.kvs.put_text(key + ".J", json.dumps(original) if original is not None else text)
         self.kvs.put_text(key + ".jobspec", text)
+        if flags & 4:  # waitable: `job wait` may reap it once
+            from flux_lite.job_manager import wait
+
+            wait.add(self.kvs, jobid)
         self.post(job, "submit", {"userid": ident.userid, "urgency": urgency, "flags": flags, "version": 1})
+        if dep_steps:
+            self.b.deps.apply(job, dep_steps)
+        if "job" in system:
+            self.b.deps.job_new(job)
         self.post(job, "validate")
+        if dep_steps:
+            self.b.deps.validated(job, dep_steps)
         return jobid
 
 

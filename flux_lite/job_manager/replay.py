@@ -39,7 +39,7 @@ def rebuild(broker):
 
     kvs = broker.kvs
     # recreate them whole: an older layout may lack columns
-    for table in ("jobs", "timers"):
+    for table in ("jobs", "timers", "waitable", "depends", "job_names"):
         kvs.conn.execute(f"DROP TABLE IF EXISTS {table}")
     for stmt in TABLES.split(";"):
         if stmt.strip():
@@ -47,11 +47,20 @@ def rebuild(broker):
     broker.reset_timers()
     from flux_lite.formats import jobspec as jobspecmod
 
+    from flux_lite.job_manager import dependency
+
+    waiting = []  # active jobs with dependencies or a name (dependency tables)
     for jobid in job_ids(kvs):
         job = replay_job(kvs, jobid)
         if job is None:
             continue
         write_row(kvs.conn, job)
+        if job.active and job.flags & 4:
+            # still waitable; an inactive job's waiter is gone with the
+            # restart, as Flux's zombies are
+            kvs.conn.execute("INSERT INTO waitable(id) VALUES (?)", (job.id,))
+        if job.active and dependency.tracked(job):
+            waiting.append(job)
         if job.state == RUN and job.started and not job.finished:
             start = _event_time(kvs, jobid, "start")
             try:
@@ -62,6 +71,7 @@ def rebuild(broker):
                 broker.add_timer(start + run_duration, "exec.finish", job.id)
             if job.expiration:
                 broker.add_timer(job.expiration, "exec.expire", job.id)
+    broker.deps.rebuild(waiting)
     broker.housekeeping.rebuild_timers()
     broker.log("job-manager", "info", "restart: job index and timers rebuilt from eventlogs")
     # as after a job-manager restart, the scheduler is re-synchronised by hello

@@ -11,6 +11,7 @@ updated jobspec unless the instance owner bypasses it, asks the scheduler
 import json
 import math
 
+from flux_lite import access
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
@@ -77,9 +78,7 @@ def parse_updates(broker, jobid, pairs):
             job = broker.jm.load_any(jobid)
             if job is None:
                 raise FluxLiteError("unknown job id", errno=ENOENT)
-            ident = broker.instance.identity
-            if not ident.is_owner and job.userid != ident.userid:
-                raise FluxLiteError("access is restricted to job/instance owner", errno=EPERM)
+            access.require_job_access(broker.instance.identity, job.userid)
             cache["d"] = float(job.duration or 0)
         return cache["d"]
 
@@ -119,10 +118,7 @@ def update_job(broker, jobid, updates):
     if not all(isinstance(k, str) and _valid_key(k) for k in updates):
         raise FluxLiteError("one or more jobspec updates are invalid", errno=EINVAL)
     job = jm.require_active(jobid, inactive_errno=EINVAL)
-    if not ident.is_owner and job.userid != ident.userid:
-        raise FluxLiteError("guests may only update their own jobs", errno=EPERM)
-    if job.immutable and not ident.is_owner:
-        raise FluxLiteError("job is immutable due to previous instance owner update", errno=EPERM)
+    access.check_update(ident, job.userid, job.immutable)
     running = bool(job.state & RUNNING)
     validated = set()
     for key, value in updates.items():
@@ -131,11 +127,11 @@ def update_job(broker, jobid, updates):
                 raise FluxLiteError("plugin args unpack failed", errno=EINVAL)
             if value < 0:
                 raise FluxLiteError("duration must not be negative", errno=EINVAL)
-            allow = owner_allow_any(broker.config)
-            if running and not (ident.is_owner and allow):
+            bypass = access.may_skip_validation(ident, owner_allow_any(broker.config))
+            if running and not bypass:
                 raise FluxLiteError("duration update of running job requires instance owner privileges",
                                     errno=EINVAL)
-            if ident.is_owner and allow:
+            if bypass:
                 validated.add(key)
         elif key == QUEUE:
             if running:
@@ -162,7 +158,7 @@ def update_job(broker, jobid, updates):
                 if exc.errno != ENOSYS:
                     raise FluxLiteError("scheduler refused expiration update", errno=exc.errno) from None
     # posting
-    if validated and ident.is_owner and job.userid != ident.userid:
+    if validated and access.freezes_job(ident, job.userid):
         jm.post(job, "set-flags", {"flags": ["immutable"]})
     jm.post(job, "jobspec-update", dict(updates))
     if expiration is not None:

@@ -1,0 +1,213 @@
+"""flux-lite job last / wait / purge / stats / status: the job-control
+subcommands admin scripts lean on, with flux-job's words and exit codes."""
+
+import sys
+
+import click
+
+from flux_lite.cli.common import instance, session
+from flux_lite.errors import FluxLiteError
+
+ECHILD = 10
+
+
+def _prog(sub=None):
+    """flux-job's program name (flux-lite's spelling unless invoked as flux)."""
+    try:
+        from flux_lite.cli.words import prog
+    except ImportError:  # pragma: no cover - before Flux's words are known
+        name = "flux-lite job"
+        return f"{name} {sub}" if sub else name
+    return prog("job", sub=sub)
+
+
+def _fail(message, code=1):
+    """flux-job's error line (no traceback), then exit with code."""
+    try:
+        from flux_lite.cli.words import error_line
+    except ImportError:  # pragma: no cover
+        line = f"flux-lite job: ERROR: {message}"
+    else:
+        line = error_line(message, "job")
+    click.echo(line, err=True)
+    sys.exit(code)
+
+
+def _parse_jobid(text):
+    from flux_lite.formats.jobid import decode
+
+    try:
+        return decode(text)
+    except ValueError:
+        raise FluxLiteError(f'error parsing jobid: "{text}"') from None
+
+
+# -- job last -------------------------------------------------------------------------
+
+def _last_usage():
+    click.echo(f"Usage: {_prog('last')} SLICE\nList my most recently submitted job id(s)\n"
+               "  -h, --help             Display this message.", err=True)
+    sys.exit(1)
+
+
+@click.command("last")
+@click.argument("args", nargs=-1, metavar="[N|SLICE]")
+def job_last(args):
+    """List my most recently submitted job id(s), newest first.
+
+    N lists the last N; SLICE is a Python-style slice of the history
+    ('[0:2]', '[-1:]', '[::2]'). Purged jobs leave the history.
+    """
+    from flux_lite.formats.jobid import f58
+    from flux_lite.job_manager import history
+
+    if len(args) > 1:
+        _last_usage()
+    text = "[:1]"
+    if args:
+        text = args[0]
+        if "[" not in text:
+            value, rest = history._strtol(text)
+            if value is None or rest:
+                _last_usage()
+            text = f"[:{value}]"
+    with session() as broker:
+        ids = history.last(broker.kvs.conn, broker.instance.identity.userid, text)
+    if not ids:
+        raise FluxLiteError("job history is empty")
+    click.echo("\n".join(f58(i) for i in ids))
+
+
+# -- job wait -------------------------------------------------------------------------
+
+def _wait(inst, check, what):
+    from flux_lite.instance import WaitStalled, WaitTimeout
+
+    try:
+        return inst.wait(check)
+    except (WaitStalled, WaitTimeout):
+        raise FluxLiteError(f"{what} cannot end under the virtual clock (nothing is left that could "
+                            "end it: advance the clock or cancel it)") from None
+    except FluxLiteError as exc:
+        if exc.errno == ECHILD:
+            _fail(str(exc), 2)
+        raise
+
+
+@click.command("wait")
+@click.option("-a", "--all", "all_", is_flag=True, help="Wait for all (waitable) jobs.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Emit a line of output for all jobs, not just failing ones.")
+@click.argument("jobid", required=False)
+def job_wait(all_, verbose, jobid):
+    """Wait for a waitable job (submitted with --flags=waitable) to end.
+
+    Without JOBID, waits for any waitable job and prints its id. Exits 0 if the
+    job succeeded, 1 if it failed, 2 if there is nothing (left) to wait for.
+    Each job can be waited on once. Under a virtual clock the clock advances.
+    """
+    from flux_lite.formats.jobid import f58
+    from flux_lite.job_manager import wait
+
+    target = _parse_jobid(jobid) if jobid is not None else None
+    if target is not None and all_:
+        raise FluxLiteError("jobid not supported with --all: No such file or directory")
+    inst = instance()
+    if all_:
+        rc = 0
+        while True:
+            try:
+                got = inst.wait(lambda b: wait.check_any(b))
+            except FluxLiteError as exc:
+                if exc.errno == ECHILD:
+                    break
+                from flux_lite.instance import WaitStalled, WaitTimeout
+
+                if isinstance(exc, (WaitStalled, WaitTimeout)):
+                    raise FluxLiteError("waitable jobs cannot end under the virtual clock "
+                                        "(advance the clock or cancel them)") from None
+                raise
+            jid, success, errstr = got
+            if not success:
+                click.echo(f"{f58(jid)}: {errstr}", err=True)
+                rc = 1
+            elif verbose:
+                click.echo(f"{f58(jid)}: job completed successfully", err=True)
+        sys.exit(rc)
+    if target is None:
+        jid, success, errstr = _wait(inst, lambda b: wait.check_any(b), "the waitable jobs")
+        click.echo(f58(jid))
+    else:
+        jid, success, errstr = _wait(inst, lambda b: wait.check_one(b, target), f58(target))
+    if not success:
+        raise FluxLiteError(errstr)
+
+
+# -- job purge ------------------------------------------------------------------------
+
+def _option_value(name, value, parse):
+    try:
+        return parse(value)
+    except (ValueError, TypeError):
+        click.echo(f"{_prog('purge')}: purge: Invalid argument for option '{name}': '{value}'", err=True)
+        sys.exit(1)
+
+
+def _fsd(text):
+    from flux_lite.formats import fsd
+
+    return fsd.parse(text)
+
+
+@click.command("purge")
+@click.option("--age-limit", metavar="FSD", help="Purge jobs that became inactive beyond age-limit.")
+@click.option("--num-limit", metavar="COUNT", help="Purge oldest inactive jobs until COUNT are left.")
+@click.option("-f", "--force", is_flag=True, help="Perform the irreversible purge.")
+@click.option("--batch", metavar="COUNT", help="Limit number of jobs per request (default 50).")
+@click.argument("ids", nargs=-1, metavar="[ID...]")
+def job_purge(age_limit, num_limit, force, batch, ids):
+    """Purge inactive jobs (instance owner only): by age, by count, or by id.
+
+    Without --force, only says how many would be purged. Purged jobs leave
+    the KVS, `jobs`, `job last` and `job wait`.
+    """
+    from flux_lite.job_manager import purge
+
+    age = _option_value("age-limit", age_limit, _fsd) if age_limit is not None else purge.UNLIMITED
+    num = _option_value("num-limit", num_limit, int) if num_limit is not None else purge.UNLIMITED
+    size = _option_value("batch", batch, int) if batch is not None else 50
+    targets = [_parse_jobid(i) for i in ids]
+    try:
+        with session() as broker:
+            if targets:
+                count, remaining = purge.purge_ids(broker, targets, force=force)
+            else:
+                count, remaining = purge.purge(broker, age, num, size, force=force)
+    except FluxLiteError as exc:
+        raise FluxLiteError(f"purge: {exc}") from None
+    if force:
+        click.echo(f"purged {count} inactive jobs, {remaining} remaining")
+    else:
+        click.echo(f"use --force to purge {count} of {remaining} inactive jobs")
+
+
+# -- job stats ------------------------------------------------------------------------
+
+@click.command("stats")
+def job_stats():
+    """Print job statistics (counts by state and result) as JSON."""
+    import json
+
+    from flux_lite.job_manager import stats
+
+    with session() as broker:
+        doc = stats.job_stats(broker)
+    click.echo(json.dumps(doc, separators=(",", ":")))
+
+
+COMMANDS = (job_last, job_wait, job_purge, job_stats)
+
+
+def register(group):
+    for cmd in COMMANDS:
+        group.add_command(cmd)

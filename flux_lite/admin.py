@@ -1,0 +1,132 @@
+"""Instance administration as requests: the owner-only operations.
+
+Each function here is what a Flux service does on receiving the request:
+check the requester (flux_lite.access), then act. Commands, tests and
+benchmarks call these; the modules' own methods underneath (Resources.drain,
+Housekeeping.kill, the scheduler loader) act for the instance itself and
+check nothing, so that e.g. housekeeping's drain-on-failure or a restart's
+scheduler reload work whoever's command triggered them.
+"""
+
+from flux_lite import access
+
+
+def _require_owner(broker, operation):
+    access.require_owner(broker.instance.identity, operation)
+
+
+# -- modules ---------------------------------------------------------------------------
+
+
+def module_load(broker, name, args=(), progress=None):
+    """flux module load NAME ARGS... (args as typed: "queue-depth=8", ...)."""
+    from flux_lite.sched import loader
+
+    _require_owner(broker, "module load")
+    return loader.module_load(broker, name, loader.parse_module_args(name, args), progress=progress)
+
+
+def module_remove(broker, name, force=False):
+    """flux module remove NAME; with force a module that is not loaded is no error."""
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.sched import loader
+
+    _require_owner(broker, "module remove")
+    if loader.loaded_name(broker) != name:
+        if force:
+            return
+        raise FluxLiteError(f"{name}: module is not loaded")
+    loader.module_remove(broker)
+
+
+def module_reload(broker, name, args=(), progress=None):
+    """flux module reload: remove whatever scheduler is loaded, then load NAME.
+
+    As in Flux, a failed load leaves no scheduler: the removal is kept (and
+    committed by the caller) and the load's error is returned, not raised.
+    """
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.sched import loader
+
+    _require_owner(broker, "module reload")
+    if loader.loaded_name(broker) is not None:
+        loader.module_remove(broker)
+    try:
+        loader.module_load(broker, name, loader.parse_module_args(name, args), progress=progress)
+    except FluxLiteError as exc:
+        return exc
+    return None
+
+
+def sched_reload(broker, policy=None, queue_depth=None, reservation_depth=None, partial_ok=True,
+                 progress=None):
+    """sched reload: discard the scheduler's state, hello, ready, then alloc requests."""
+    from flux_lite.sched import loader
+
+    _require_owner(broker, "sched reload")
+    name, args = loader.reload_args(broker, policy=policy, queue_depth=queue_depth,
+                                    reservation_depth=reservation_depth, partial_ok=partial_ok)
+    return loader.module_reload(broker, name, args, progress=progress)
+
+
+# -- resources -------------------------------------------------------------------------
+
+
+def drain(broker, targets, reason="", force=False):
+    """resource.drain of TARGETS (ranks or hosts)."""
+    _require_owner(broker, "drain")
+    res = broker.resources
+    res.drain(res.targets_to_ranks(targets), reason, force=force)
+
+
+def drained(broker):
+    """`resource drain` without targets: (timestamp, state, rank, reason, nodelist) per drained rank."""
+    from flux_lite.formats.idset import IDset
+
+    _require_owner(broker, "drain")
+    res = broker.resources
+    allocated = res.allocated_rset().ranks
+    rows = []
+    for rank in sorted(res.drained):
+        info = res.drained[rank]
+        state = "draining" if rank in allocated else "drained"
+        rows.append((info["timestamp"], state, rank, info["reason"], res.hostlist_of(IDset([rank]))))
+    return rows
+
+
+def undrain(broker, targets):
+    """resource.undrain of TARGETS."""
+    _require_owner(broker, "undrain")
+    res = broker.resources
+    res.undrain(res.targets_to_ranks(targets))
+
+
+def housekeeping_kill(broker, signum=15, jobid=None, targets=None):
+    """job-manager.housekeeping-kill: jobid None means every job; targets limit the ranks."""
+    from flux_lite.resources import targets_to_ranks
+
+    _require_owner(broker, "housekeeping kill")
+    ranks = None
+    if targets:
+        ranks = targets_to_ranks(broker.resources.rset, targets,
+                                 invalid="--targets must be a valid Idset or Hostlist")
+    broker.housekeeping.kill(signum, jobid=jobid, ranks=ranks)
+
+
+# -- configuration and the KVS -----------------------------------------------------------
+
+
+def config_load(broker, cfg):
+    """config.load: replace the live configuration (validated first)."""
+    from flux_lite.job_manager import reconfig
+
+    _require_owner(broker, "config load")
+    reconfig.apply(broker, cfg)
+
+
+def kvs_put(instance, items):
+    """kvs put of (key, value) pairs, in one transaction."""
+    access.require_owner(instance.identity, "kvs put")
+    with instance.kvs.transaction():
+        for key, value in items:
+            instance.kvs.put(key, value)

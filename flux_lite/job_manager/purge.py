@@ -1,0 +1,132 @@
+"""Purging inactive jobs, as flux-core's job-manager purge service.
+
+Inactive jobs are purged oldest first (by the time they became inactive). A
+job is eligible when it became inactive more than ``age_limit`` seconds ago,
+or when more than ``num_limit`` inactive jobs would otherwise remain (-1 for
+either means no limit). Purging unlinks the job's KVS directory and drops it
+from the jobs index (and so from `jobs`, `job last` and `job wait`).
+
+``job-manager.inactive-age-limit`` / ``inactive-num-limit`` in the config make
+every command purge what became eligible, as Flux's job manager does on its
+heartbeat, so a long rehearsal does not grow without bound.
+"""
+
+from flux_lite.errors import FluxLiteError
+
+INACTIVE = 64
+BATCH_MAX = 100  # Flux's limit on KVS unlinks per purge request
+UNLIMITED = -1
+ENOENT, EINVAL = 2, 22
+
+
+def inactive_count(conn) -> int:
+    return conn.execute("SELECT count(*) FROM jobs WHERE state = ?", (INACTIVE,)).fetchone()[0]
+
+
+def eligible(conn, now: float, age_limit: float = UNLIMITED, num_limit: int = UNLIMITED):
+    """Ids of the purgeable inactive jobs, oldest first.
+
+    Both limits select a prefix of the oldest-first order, so the eligible
+    jobs are the longer of the two prefixes; each is read through an index.
+    """
+    count = 0
+    total = None
+    if num_limit != UNLIMITED:
+        total = inactive_count(conn)
+        count = max(total - num_limit, 0)
+    if age_limit != UNLIMITED:
+        old = conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND t_inactive < ?",
+                           (INACTIVE, now - age_limit)).fetchone()[0]
+        count = max(count, old)
+    if count == 0:
+        return []
+    return [row[0] for row in conn.execute(
+        "SELECT id FROM jobs WHERE state = ? ORDER BY t_inactive, id LIMIT ?", (INACTIVE, count))]
+
+
+def remove(broker, ids) -> None:
+    """Unlink purged jobs everywhere: KVS directory, index, waitable set."""
+    from flux_lite.formats.jobid import kvs_key
+    from flux_lite.job_manager import stats, wait
+
+    if not ids:
+        return
+    kvs = broker.kvs
+    for jobid in ids:
+        kvs.delete(kvs_key(jobid))
+    kvs.conn.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
+    wait.forget(kvs, ids)
+    stats.add_purged(kvs, len(ids))
+
+
+def _check_owner(broker):
+    from flux_lite import access
+
+    access.require_owner(broker.instance.identity, "purge")
+
+
+def purge(broker, age_limit: float = UNLIMITED, num_limit: int = UNLIMITED, batch: int = 50,
+          force: bool = False):
+    """job-manager.purge: returns (count, inactive jobs remaining).
+
+    Without force only counts what would go. With force, purges in batches
+    until none is left (as `flux job purge --force` repeats its request).
+    """
+    _check_owner(broker)
+    if age_limit != UNLIMITED and age_limit < 0:
+        raise FluxLiteError("if set, age limit must be >= 0", errno=EINVAL)
+    if num_limit != UNLIMITED and num_limit < 0:
+        raise FluxLiteError("if set, num limit must be >= 0", errno=EINVAL)
+    if not 1 <= batch <= BATCH_MAX:
+        raise FluxLiteError(f"batch must be >= 1 and <= {BATCH_MAX}", errno=EINVAL)
+    broker.flush()  # this command's own changes must be visible
+    conn = broker.kvs.conn
+    ids = eligible(conn, broker.now, age_limit, num_limit)
+    if force and ids:
+        remove(broker, ids)
+        broker.log("job-manager", "debug", f"purged {len(ids)} inactive jobs")
+    return len(ids), inactive_count(conn)
+
+
+def purge_ids(broker, ids, force: bool = False):
+    """job-manager.purge-id for each id: returns (count, inactive jobs remaining)."""
+    _check_owner(broker)
+    broker.flush()
+    conn = broker.kvs.conn
+    for jobid in ids:
+        row = conn.execute("SELECT state FROM jobs WHERE id = ?", (jobid,)).fetchone()
+        if row is None:
+            raise FluxLiteError("id not found", errno=ENOENT)
+        if row[0] != INACTIVE:
+            raise FluxLiteError("cannot purge active job", errno=EINVAL)
+    unique = list(dict.fromkeys(ids))
+    if force:
+        remove(broker, unique)
+        broker.log("job-manager", "debug", f"purged {len(unique)} inactive jobs")
+    return len(ids), inactive_count(conn)
+
+
+def configured_limits(config: dict):
+    """(age_limit, num_limit) from job-manager.inactive-*-limit, -1 when unset."""
+    jm = config.get("job-manager") or {}
+    age = jm.get("inactive-age-limit")
+    num = jm.get("inactive-num-limit", UNLIMITED)
+    if age is not None:
+        from flux_lite.formats import fsd
+
+        age = fsd.parse_config(age) if isinstance(age, str) else float(age)
+    else:
+        age = UNLIMITED
+    return age, num
+
+
+def auto(broker) -> int:
+    """Purge what the configured limits make eligible (end of every command)."""
+    age_limit, num_limit = configured_limits(broker.config)
+    if age_limit == UNLIMITED and num_limit == UNLIMITED:
+        return 0
+    ids = eligible(broker.kvs.conn, broker.now, age_limit, num_limit)
+    if ids:
+        remove(broker, ids)
+        broker.log("job-manager", "debug", f"purged {len(ids)} inactive jobs")
+    return len(ids)

@@ -1,0 +1,129 @@
+"""Waitable jobs: `job wait`, as flux-core's job-manager wait service.
+
+A job submitted with the waitable flag (FLUX_JOB_WAITABLE) may be waited on
+once: the wait answers with whether the job succeeded and, if not, why (the
+first fatal exception, or the decoded wait status of its shells). Jobs still
+to be waited on are rows of the ``waitable`` table, added at submit and
+removed when a wait reaps them; a wait on a job that is not (or no longer)
+there fails with ECHILD, as wait(2) does.
+"""
+
+import json
+
+from flux_lite.errors import FluxLiteError
+
+ECHILD = 10
+FLAG_WAITABLE = 4
+INACTIVE = 64
+
+NO_MORE = "there are no more waitable jobs"
+NOT_WAITABLE = "job was not submitted with FLUX_JOB_WAITABLE"
+INVALID = "invalid job id, or job may be inactive and not waitable"
+
+
+def add(kvs, jobid: int) -> None:
+    """A waitable job was submitted."""
+    kvs.conn.execute("INSERT OR IGNORE INTO waitable(id) VALUES (?)", (jobid,))
+
+
+def forget(kvs, ids) -> None:
+    """Jobs that can no longer be waited on (purged)."""
+    kvs.conn.executemany("DELETE FROM waitable WHERE id = ?", [(i,) for i in ids])
+
+
+def waitstatus_outcome(status: int):
+    """(exit code, message) of a wait(2) status, as libjob words it.
+
+    The message is empty for exit code 0. A signaled status means the job
+    shell died of it; an exit code above 128 means its tasks did.
+    """
+    import signal
+
+    def name(signum):
+        try:
+            return signal.strsignal(signum) or f"Signal {signum}"
+        except ValueError:
+            return f"Unknown signal {signum}"
+
+    if status & 0x7F:
+        signum = status & 0x7F
+        return signum + 128, f"job shell {name(signum)}"
+    code = (status >> 8) & 0xFF
+    if code > 128:
+        return code, f"task(s) {name(code - 128)}"
+    if code > 0:
+        return code, f"task(s) exited with exit code {code}"
+    return 0, ""
+
+
+def outcome(record: dict):
+    """(success, errstr) of an inactive job record, from its end event."""
+    end = record.get("end_event") or {}
+    if end.get("type") == "finish":
+        code, text = waitstatus_outcome(end.get("status") or 0)
+        return code == 0, text
+    if end:
+        return False, f"Fatal exception type={end.get('type')} {end.get('note', '')}"
+    return False, "job ended without an end event"
+
+
+def _record(broker, jobid):
+    row = broker.kvs.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
+    return None if row is None else json.loads(row[0])
+
+
+def _is_waitable(broker, jobid):
+    return broker.kvs.conn.execute("SELECT 1 FROM waitable WHERE id = ?", (jobid,)).fetchone() is not None
+
+
+def _reap(broker, jobid):
+    broker.kvs.conn.execute("DELETE FROM waitable WHERE id = ?", (jobid,))
+
+
+def _refuse(message):
+    raise FluxLiteError(message, errno=ECHILD)
+
+
+def check_one(broker, jobid: int):
+    """One step of `job wait ID`: None while the job runs, else (id, success, errstr).
+
+    Refuses (ECHILD) a job that is unknown, not waitable or already waited on.
+    """
+    broker.flush()  # this command's own changes must be visible
+    if not _is_waitable(broker, jobid):
+        rec = _record(broker, jobid)
+        if rec is not None and rec["state"] != INACTIVE and not rec.get("flags", 0) & FLAG_WAITABLE:
+            _refuse(NOT_WAITABLE)
+        _refuse(INVALID)
+    rec = _record(broker, jobid)
+    if rec is None:
+        _refuse(INVALID)
+    if rec["state"] != INACTIVE:
+        return None
+    _reap(broker, jobid)
+    success, errstr = outcome(rec)
+    return jobid, success, errstr
+
+
+def check_any(broker):
+    """One step of `job wait` (any job): None while every waitable job runs,
+    else (id, success, errstr) of the first to have ended."""
+    broker.flush()
+    conn = broker.kvs.conn
+    if conn.execute("SELECT 1 FROM waitable LIMIT 1").fetchone() is None:
+        _refuse(NO_MORE)
+    row = conn.execute(
+        "SELECT j.id, j.data FROM waitable w JOIN jobs j ON j.id = w.id "
+        "WHERE j.state = ? ORDER BY j.t_inactive, j.id LIMIT 1", (INACTIVE,)
+    ).fetchone()
+    if row is None:
+        return None
+    jobid, data = row
+    _reap(broker, jobid)
+    success, errstr = outcome(json.loads(data))
+    return jobid, success, errstr
+
+
+def pending_count(broker) -> int:
+    """Waitable jobs not yet waited on."""
+    return broker.kvs.conn.execute("SELECT count(*) FROM waitable").fetchone()[0]

@@ -1,0 +1,272 @@
+"""Workload traces in the Standard Workload Format (Parallel Workloads Archive).
+
+An SWF file is header comments (``; Key: value``) and one line of 18
+whitespace-separated numbers per job. flux-lite replays a trace by submitting
+each job at its submit time on a virtual clock; this module reads traces and
+summarises the outcome (``replay_trace``).
+
+The replay runs the real job manager and scheduler in one command (one
+transaction): jobs are submitted as the virtual clock reaches their submit
+times, and the clock then runs on until every job is inactive.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import os
+import statistics
+from dataclasses import dataclass, field
+
+from flux_lite.errors import FluxLiteError
+
+# SWF status field: 1 completed, 0 failed, 5 cancelled (others are partial records)
+SWF_FIELDS = 18
+# a trace file larger than this is refused before any line is read
+MAX_TRACE_BYTES = 512 * 1024 * 1024
+# bounded slowdown counts runs shorter than this as this long (Feitelson's tau)
+SLOWDOWN_TAU = 10.0
+
+
+class TraceError(FluxLiteError):
+    pass
+
+
+@dataclass
+class TraceJob:
+    num: int
+    submit: float
+    run: float
+    procs: int
+    req_time: float
+    user: int
+    wait: float
+
+    @property
+    def limit(self) -> float:
+        """Time limit to submit with: the request, else the run time itself."""
+        return self.req_time if self.req_time > 0 else max(self.run, 1.0)
+
+
+@dataclass
+class Trace:
+    header: dict[str, str]
+    jobs: list[TraceJob]
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def max_nodes(self) -> int:
+        return _header_int(self.header, "MaxNodes")
+
+    @property
+    def max_procs(self) -> int:
+        return _header_int(self.header, "MaxProcs")
+
+
+def _header_int(header: dict[str, str], key: str) -> int:
+    try:
+        return max(0, int(header.get(key, "0").split()[0]))
+    except (ValueError, IndexError):
+        return 0
+
+
+def _open_text(path: str):
+    if path == "-":
+        import sys
+
+        raw = sys.stdin.buffer.read(MAX_TRACE_BYTES + 1)
+        if len(raw) > MAX_TRACE_BYTES:
+            raise TraceError("-: trace larger than 512 MiB")
+        data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        return io.StringIO(data.decode("utf-8", errors="replace"))
+    try:
+        size = os.stat(path).st_size
+        with open(path, "rb") as f:
+            magic = f.read(2)
+    except OSError as exc:
+        raise TraceError(f"{path}: {exc.strerror}") from None
+    if size > MAX_TRACE_BYTES:
+        raise TraceError(f"{path}: trace larger than 512 MiB")
+    if magic == b"\x1f\x8b":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def read_trace(path: str, limit: int | None = None) -> Trace:
+    """Read an SWF trace (plain or gzip, ``-`` for stdin).
+
+    Jobs without a processor count or run time cannot be replayed and are
+    counted in ``skipped`` by reason; the submit order of the file is kept.
+    """
+    header: dict[str, str] = {}
+    jobs: list[TraceJob] = []
+    skipped = {"no_procs": 0, "no_runtime": 0}
+    try:
+        with _open_text(path) as f:
+            for lineno, line in enumerate(f, 1):
+                line = line.strip()
+                if not line:
+                    continue
+                if line.startswith(";"):
+                    key, sep, value = line[1:].partition(":")
+                    if sep and key.strip() and key.strip() not in header:
+                        header[key.strip()] = value.strip()
+                    continue
+                if limit is not None and len(jobs) >= limit:
+                    break
+                fields = line.split()
+                if len(fields) != SWF_FIELDS:
+                    raise TraceError(f"{path}:{lineno}: expected {SWF_FIELDS} fields, got {len(fields)}")
+                try:
+                    nums = [float(x) for x in fields]
+                except ValueError:
+                    raise TraceError(f"{path}:{lineno}: fields must be numbers") from None
+                if not all(math.isfinite(x) for x in nums):
+                    raise TraceError(f"{path}:{lineno}: fields must be finite numbers")
+                procs = int(nums[7]) if nums[7] > 0 else int(nums[4])
+                if procs <= 0:
+                    skipped["no_procs"] += 1
+                    continue
+                if nums[3] < 0:
+                    skipped["no_runtime"] += 1
+                    continue
+                jobs.append(TraceJob(num=int(nums[0]), submit=max(nums[1], 0.0), run=nums[3], procs=procs,
+                                     req_time=nums[8], user=int(nums[11]), wait=nums[2]))
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise TraceError(f"{path}: {exc}") from None
+    if not jobs:
+        raise TraceError(f"{path}: no replayable jobs in trace")
+    jobs.sort(key=lambda j: j.submit)  # stable: file order within one second
+    return Trace(header, jobs, skipped)
+
+
+def fit(trace: Trace, nodes: int | None, cores_per_node: int | None) -> tuple[int, int, list[TraceJob]]:
+    """The instance shape (options first, then the trace header) and the jobs that fit it."""
+    max_nodes = nodes or trace.max_nodes or trace.max_procs
+    if not max_nodes:
+        raise TraceError("the trace header gives no MaxNodes or MaxProcs: use --nodes")
+    cores = cores_per_node or max(1, (trace.max_procs or max_nodes) // max_nodes)
+    total = max_nodes * cores
+    jobs = [j for j in trace.jobs if j.procs <= total]
+    too_big = len(trace.jobs) - len(jobs)
+    if too_big:
+        trace.skipped["too_big"] = too_big
+    if not jobs:
+        raise TraceError("no job of the trace fits the instance")
+    return max_nodes, cores, jobs
+
+
+@dataclass
+class Outcome:
+    """What happened to one replayed job, in simulated seconds."""
+    t_submit: float
+    t_run: float | None  # None: never started
+    t_end: float | None
+    ncores: int
+    result: str
+
+
+def summarize(outcomes: list[Outcome], total_cores: int) -> dict:
+    """Makespan, utilisation, waits and bounded slowdown of a replay."""
+    waits: list[float] = []
+    slowdowns: list[float] = []
+    busy = 0.0
+    results: dict[str, int] = {}
+    t_first = min(o.t_submit for o in outcomes)
+    t_last = max((o.t_end for o in outcomes if o.t_end is not None), default=t_first)
+    for o in outcomes:
+        results[o.result] = results.get(o.result, 0) + 1
+        if o.t_run is None:
+            continue
+        run = max((o.t_end if o.t_end is not None else o.t_run) - o.t_run, 0.0)
+        wait = o.t_run - o.t_submit
+        waits.append(wait)
+        slowdowns.append(max(1.0, (wait + run) / max(run, SLOWDOWN_TAU)))
+        busy += run * o.ncores
+    makespan = t_last - t_first
+    waits.sort()
+
+    def pct(p: float) -> float:
+        if not waits:
+            return 0.0
+        return waits[min(len(waits) - 1, int(round(p / 100 * (len(waits) - 1))))]
+
+    return {
+        "jobs": len(outcomes),
+        "started": len(waits),
+        "makespan": round(makespan, 3),
+        "utilization": round(busy / (total_cores * makespan), 4) if makespan > 0 else 0.0,
+        "wait_mean": round(statistics.fmean(waits), 3) if waits else 0.0,
+        "wait_p50": pct(50),
+        "wait_p90": pct(90),
+        "wait_p99": pct(99),
+        "wait_max": waits[-1] if waits else 0.0,
+        "bounded_slowdown_mean": round(statistics.fmean(slowdowns), 3) if slowdowns else 0.0,
+        "results": dict(sorted(results.items())),
+    }
+
+
+def jobspec_for(job: TraceJob) -> dict:
+    """One core per trace processor, the request as the limit, the run time simulated."""
+    from flux_lite.formats import jobspec as jobspecmod
+
+    # exec.test.run_duration=0s would mean "run until canceled": a 0 s job runs 1 ms
+    run = f"{job.run:g}s" if job.run > 0 else "1ms"
+    return jobspecmod.build(["swf", str(job.num)], ntasks=job.procs, duration=float(job.limit),
+                            name=f"swf{job.num}", setattrs=[("exec.test.run_duration", run)])
+
+
+def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy: str = "fcfs",
+                 progress=None) -> dict:
+    """Replay jobs on a new virtual-clock instance at state_dir; returns the summary.
+
+    progress(done, total) is called every few hundred jobs.
+    """
+    from flux_lite.instance import Instance
+
+    cfg = {"sched": {"policy": policy}}
+    inst = Instance.create(state_dir, config=cfg, size=nodes, cores=cores, clock="virtual")
+    try:
+        with inst.session() as broker:
+            start = broker.now
+            t0 = jobs[0].submit
+            total = len(jobs)
+            for i, job in enumerate(jobs):
+                t = start + job.submit - t0
+                if t > broker.now:
+                    broker.advance_to(t)
+                broker.jm.submit(jobspec_for(job))
+                if progress is not None and i % 512 == 0:
+                    progress(i, total)
+            broker.run()
+            while True:
+                nxt = broker.next_event_time()
+                if nxt is None:
+                    break
+                broker.advance_to(nxt)
+            if progress is not None:
+                progress(total, total)
+        outcomes = _outcomes(inst)
+    finally:
+        inst.close()
+    summary = summarize(outcomes, nodes * cores)
+    summary["policy"] = policy
+    summary["nodes"] = nodes
+    summary["cores_per_node"] = cores
+    return summary
+
+
+def _outcomes(inst) -> list[Outcome]:
+    import json
+
+    from flux_lite import job_list
+
+    out = []
+    for (data,) in inst.kvs.conn.execute("SELECT data FROM jobs"):
+        rec = json.loads(data)
+        info = job_list.make_info(rec, rec.get("t_inactive") or 0.0, str)
+        out.append(Outcome(t_submit=rec["t_submit"], t_run=rec.get("t_run") or None,
+                           t_end=rec.get("t_cleanup") or None, ncores=rec.get("ncores") or 0,
+                           result=info["result"] or info["state"]))
+    return out

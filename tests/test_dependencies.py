@@ -1,0 +1,557 @@
+"""Job dependencies (RFC 26), as recorded from Flux 0.88 in
+shared/reference/11-dependencies.txt: submit/run --dependency and
+--begin-time, the DEPEND state, dependency-add/remove before validate,
+dependency exceptions, checks against inactive prerequisites, every syntax
+error, the listing fields, and persistence across reloads and rebuilds.
+"""
+
+import json
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+ERR = "flux-lite submit: ERROR: "
+GUEST = {"FLUX_HANDLE_USERID": "1234"}
+RUN1MS = "--setattr=exec.test.run_duration=1ms"
+FAIL = "--setattr=exec.test.wait_status=256"
+
+
+def ctx_events(flux, jobid):
+    """(name, context) of each event."""
+    return [(e["name"], e.get("context", {})) for e in flux.events(jobid)]
+
+
+def held(flux, *args, duration="1s"):
+    return flux.submit("--urgency=hold", f"--setattr=exec.test.run_duration={duration}", *args, "true")
+
+
+def dependent(flux, uri, *args):
+    return flux.submit(f"--dependency={uri}", RUN1MS, *args, "true")
+
+
+def wait_clean(flux, jobid):
+    flux("job", "wait-event", "-t", "100", jobid, "clean")
+
+
+# -- afterok --------------------------------------------------------------------------------------------
+
+
+def test_afterok_waits_in_depend_and_is_listed(flux):
+    a = held(flux)
+    b = dependent(flux, f"afterok:{a}")
+    assert flux.out("jobs").splitlines() == [
+        "       JOBID USER     NAME       ST NTASKS NNODES     TIME INFO",
+        f"{a:>12} root     true        S      1      -        - held",
+        f"{b:>12} root     true        D      1      -        - depends:after-success={a}",
+    ]
+    assert flux.out("jobs", "-a", "-o", "deps").splitlines() == [
+        "       JOBID NAME       URG PRI          STATE    DEPENDENCIES",
+        f"{a:>12} true       0   0            SCHED    ",
+        f"{b:>12} true       16               DEPEND   after-success={a}",
+    ]
+    fmt = "{id.f58} {state} {state_single} {status} {status_abbrev} {dependencies}"
+    assert flux.out("jobs", "-a", "-o", fmt).splitlines() == [
+        "JOBID STATE S STATUS ST DEPENDENCIES",
+        f"{a} SCHED S SCHED S ",
+        f"{b} DEPEND D DEPEND D after-success={a}",
+    ]
+    doc = json.loads(flux.out("jobs", "--json", b))
+    assert {k: doc[k] for k in ("state", "dependencies", "urgency", "priority")} == {
+        "state": "DEPEND", "dependencies": [f"after-success={a}"], "urgency": 16, "priority": None}
+    events = ctx_events(flux, b)
+    assert events == [
+        ("submit", {"userid": events[0][1]["userid"], "urgency": 16, "flags": 0, "version": 1}),
+        ("dependency-add", {"description": f"after-success={a}"}),
+        ("validate", {}),
+    ]
+    js = json.loads(flux.out("job", "info", b, "jobspec"))
+    assert js["attributes"]["system"]["dependencies"] == [{"scheme": "afterok", "value": a}]
+
+
+def test_afterok_released_when_prerequisite_succeeds(flux):
+    a = held(flux)
+    b = dependent(flux, f"afterok:{a}")
+    flux("job", "urgency", a, "default")
+    wait_clean(flux, b)
+    assert flux.eventlog(b) == ["submit", "dependency-add", "validate", "dependency-remove", "depend",
+                                "priority", "alloc", "start", "finish", "release", "free", "clean"]
+    assert flux.events(b)[3]["context"] == {"description": f"after-success={a}"}
+    # the release comes when the prerequisite becomes inactive
+    assert flux.events(b)[3]["timestamp"] == flux.events(a)[-1]["timestamp"]
+    assert flux.out("jobs", "-a", "-o", "deps").splitlines()[1:] == [
+        f"{b:>12} true       16  16           INACTIVE ",
+        f"{a:>12} true       16  16           INACTIVE ",
+    ]
+
+
+def test_afterok_prerequisite_fails_raises_dependency_exception(flux):
+    a = flux.submit("--urgency=hold", FAIL, "--setattr=exec.test.run_duration=0.1s", "false")
+    b = dependent(flux, f"afterok:{a}")
+    flux("job", "urgency", a, "default")
+    wait_clean(flux, b)
+    assert ctx_events(flux, b)[3:] == [
+        ("exception", {"type": "dependency", "severity": 0,
+                       "note": f"dependency after-success={a} can never be satisfied", "userid": 0}),
+        ("clean", {}),
+    ]
+    out = flux.out("jobs", "-a", "-o", "{id.f58} {status} {result} {exception.type} {exception.note}", a, b)
+    assert out.splitlines() == [
+        "JOBID STATUS RESULT EXCEPTION-TYPE EXCEPTION-NOTE",
+        f"{a} FAILED FAILED  ",
+        f"{b} FAILED FAILED dependency dependency after-success={a} can never be satisfied",
+    ]
+
+
+def test_afterok_prerequisite_canceled_pending_never_started(flux):
+    a = held(flux)
+    b = dependent(flux, f"afterok:{a}")
+    flux("cancel", a)
+    assert flux.eventlog(b) == ["submit", "dependency-add", "validate", "exception", "clean"]
+    assert flux.events(b)[3]["context"]["note"] == f"dependency after-success={a} job never started"
+
+
+def test_afterok_prerequisite_canceled_running_can_never_be_satisfied(flux):
+    a = flux.submit("--setattr=exec.test.run_duration=300s", "true")
+    b = dependent(flux, f"afterok:{a}")
+    assert flux.state(a) == "RUN"
+    flux("cancel", a)
+    assert flux.events(b)[3]["context"]["note"] == f"dependency after-success={a} can never be satisfied"
+    assert flux.eventlog(b)[-1] == "clean"
+
+
+# -- afternotok, afterany ---------------------------------------------------------------------------
+
+
+def test_afternotok_released_by_failure(flux):
+    a = flux.submit("--urgency=hold", FAIL, "--setattr=exec.test.run_duration=0.1s", "false")
+    b = dependent(flux, f"afternotok:{a}")
+    assert flux.out("jobs", "-no", "{id.f58} {state} {dependencies}", b) == f"{b} DEPEND after-failure={a}\n"
+    flux("job", "urgency", a, "default")
+    wait_clean(flux, b)
+    assert flux.eventlog(b)[:6] == ["submit", "dependency-add", "validate", "dependency-remove", "depend",
+                                    "priority"]
+    assert flux.out("jobs", "-no", "{status}", b) == "COMPLETED\n"
+
+
+def test_afternotok_prerequisite_succeeds_exception(flux):
+    a = held(flux, duration="0.1s")
+    b = dependent(flux, f"afternotok:{a}")
+    flux("job", "urgency", a, "default")
+    wait_clean(flux, b)
+    assert flux.events(b)[3]["context"]["note"] == f"dependency after-failure={a} can never be satisfied"
+
+
+def test_afterany_released_when_prerequisite_canceled_pending(flux):
+    a = held(flux)
+    b = dependent(flux, f"afterany:{a}")
+    assert flux.out("jobs", "-no", "{id.f58} {state} {dependencies}", b) == f"{b} DEPEND after-finish={a}\n"
+    flux("cancel", a)
+    wait_clean(flux, b)
+    assert flux.eventlog(b)[3:6] == ["dependency-remove", "depend", "priority"]
+    assert flux.out("jobs", "-no", "{status}", b) == "COMPLETED\n"
+
+
+# -- afterstart and the deprecated after --------------------------------------------------------------
+
+
+def test_afterstart_and_deprecated_after(flux):
+    a = held(flux, duration="2s")
+    b = dependent(flux, f"afterstart:{a}")
+    r = flux("submit", f"--dependency=after:{a}", RUN1MS, "true")
+    c = r.stdout.strip()
+    assert r.stderr == "dependency scheme 'after' is deprecated, use 'afterstart'\n"
+    assert flux.out("jobs", "-o", "deps").splitlines()[1:] == [
+        f"{a:>12} true       0   0            SCHED    ",
+        f"{b:>12} true       16               DEPEND   after-start={a}",
+        f"{c:>12} true       16               DEPEND   after-start={a}",
+    ]
+    assert ctx_events(flux, c)[1:] == [
+        ("exception", {"type": "dependency", "severity": 3,
+                       "note": "dependency scheme 'after' is deprecated, use 'afterstart'", "userid": 0}),
+        ("dependency-add", {"description": f"after-start={a}"}),
+        ("validate", {}),
+    ]
+    js = json.loads(flux.out("job", "info", c, "jobspec"))
+    assert js["attributes"]["system"]["dependencies"] == [{"scheme": "after", "value": a}]
+    flux("job", "urgency", a, "default")
+    wait_clean(flux, b)
+    wait_clean(flux, c)
+    start = next(e["timestamp"] for e in flux.events(a) if e["name"] == "start")
+    for job in (b, c):
+        ev = flux.events(job)
+        removed = next(e for e in ev if e["name"] == "dependency-remove")
+        assert removed["timestamp"] == start
+        assert flux.out("jobs", "-no", "{status}", job) == "COMPLETED\n"
+    assert flux.state(a) == "RUN"  # released at the prerequisite's start, not its end
+
+
+def test_afterstart_prerequisite_canceled_before_start(flux):
+    a = held(flux)
+    b = dependent(flux, f"afterstart:{a}")
+    flux("cancel", a)
+    assert flux.events(b)[3]["context"]["note"] == f"dependency after-start={a} job never started"
+
+
+def test_afterstart_on_running_job_satisfied_at_once(flux):
+    a = flux.submit("--setattr=exec.test.run_duration=300s", "true")
+    b = dependent(flux, f"afterstart:{a}")
+    assert flux.eventlog(b)[:5] == ["submit", "dependency-add", "dependency-remove", "validate", "depend"]
+
+
+# -- afterexcept ------------------------------------------------------------------------------------------
+
+
+def test_afterexcept_released_by_timeout(flux):
+    a = flux.submit("--urgency=hold", "-t", "1s", "--setattr=exec.test.run_duration=60s", "true")
+    b = dependent(flux, f"afterexcept:{a}")
+    flux("job", "urgency", a, "default")
+    wait_clean(flux, b)
+    assert "timeout" in [e.get("context", {}).get("type") for e in flux.events(a)]
+    assert flux.eventlog(b)[3:5] == ["dependency-remove", "depend"]
+    assert flux.events(b)[3]["context"] == {"description": f"after-except={a}"}
+
+
+def test_afterexcept_prerequisite_succeeds_exception(flux):
+    a = held(flux, duration="0.1s")
+    b = dependent(flux, f"afterexcept:{a}")
+    flux("job", "urgency", a, "default")
+    wait_clean(flux, b)
+    assert flux.events(b)[3]["context"]["note"] == f"dependency after-except={a} can never be satisfied"
+
+
+# -- inactive prerequisites, checked at submit -------------------------------------------------------------
+
+
+@pytest.fixture
+def done(flux):
+    """A completed and a failed inactive job."""
+    ok = flux.submit(RUN1MS, "true")
+    bad = flux.submit(FAIL, RUN1MS, "false")
+    wait_clean(flux, ok)
+    wait_clean(flux, bad)
+    return ok, bad
+
+
+def test_afterok_on_completed_job_satisfied_before_validate(flux, done):
+    ok, _bad = done
+    b = dependent(flux, f"afterok:{ok}")
+    assert flux.eventlog(b)[:6] == ["submit", "dependency-add", "dependency-remove", "validate", "depend",
+                                    "priority"]
+    assert flux.events(b)[2]["context"] == {"description": f"after-success={ok}"}
+
+
+@pytest.mark.parametrize("uri, msg", [
+    ("afterok:{bad}", "dependency: afterok: job {bad} failed or was canceled"),
+    ("afternotok:{ok}", "dependency: afternotok: job {ok} succeeded"),
+    ("afterexcept:{ok}", "dependency: afterexcept: job {ok}: no exception"),
+])
+def test_inactive_prerequisite_rejections(flux, done, uri, msg):
+    ok, bad = done
+    before = flux.out("jobs", "-a", "-no", "{id}")
+    r = flux.fails("submit", "--dependency=" + uri.format(ok=ok, bad=bad), RUN1MS, "true")
+    assert r.stderr == ERR + msg.format(ok=ok, bad=bad) + "\n"
+    assert r.stdout == ""
+    assert flux.out("jobs", "-a", "-no", "{id}") == before  # no job was created
+
+
+@pytest.mark.parametrize("uri", ["afternotok:{bad}", "afterany:{bad}", "afterstart:{ok}"])
+def test_inactive_prerequisite_accepted(flux, done, uri):
+    ok, bad = done
+    b = dependent(flux, uri.format(ok=ok, bad=bad))
+    wait_clean(flux, b)
+    assert flux.eventlog(b)[1:4] == ["dependency-add", "dependency-remove", "validate"]
+    assert flux.out("jobs", "-no", "{status}", b) == "COMPLETED\n"
+
+
+def test_run_with_rejected_dependency(flux, done):
+    _ok, bad = done
+    r = flux.fails("run", f"--dependency=afterok:{bad}", RUN1MS, "true")
+    assert r.stderr == f"flux-lite run: ERROR: dependency: afterok: job {bad} failed or was canceled\n"
+
+
+def test_inactive_prerequisite_that_never_ran(flux):
+    a = held(flux)
+    flux("cancel", a)
+    r = flux.fails("submit", f"--dependency=afternotok:{a}", RUN1MS, "true")
+    assert r.stderr == ERR + f"dependency: after: {a} never started\n"
+    b = dependent(flux, f"afterany:{a}")  # afterany is satisfied by any end
+    assert flux.eventlog(b)[1:3] == ["dependency-add", "dependency-remove"]
+
+
+# -- bad targets and bad syntax ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("uri, msg", [
+    ("afterok:f1234", "dependency: afterok: id f1234: job not found"),
+    ("afterok:1234", "dependency: afterok: id 1234: job not found"),
+    ("afterok:-1", 'dependency: afterok: "-1" is not a valid jobid'),
+    ("afterok:bar", 'dependency: afterok: "bar" is not a valid jobid'),
+    ("afterok", 'dependency: afterok: "" is not a valid jobid'),
+    ("afterok:", 'dependency: afterok: "" is not a valid jobid'),
+    ("foo:1", 'dependency scheme "foo" not supported'),
+    ("foo", 'dependency scheme "foo" not supported'),
+    ("", 'Invalid dependency URI ":"'),
+    ("begin-time:bad", "Invalid begin-time=bad"),
+    ("begin-time:-5", "Invalid begin-time=-5"),
+    ("begin-time:inf", "Invalid begin-time=inf"),
+    ("singleton", "singleton jobs require a job name"),
+])
+def test_bad_dependencies(flux, uri, msg):
+    r = flux.fails("submit", f"--dependency={uri}", RUN1MS, "true")
+    assert r.stderr == ERR + msg + "\n"
+    assert r.stdout == ""
+    assert flux.out("jobs", "-a", "-n") == ""
+
+
+def test_bad_begin_time_option(flux):
+    r = flux.fails("submit", "--begin-time=bad", RUN1MS, "true")
+    assert r.stderr == ERR + 'Invalid datetime: "bad"\n'
+
+
+def test_dependency_of_another_user_refused(flux):
+    a = held(flux)
+    r = flux.fails("submit", f"--dependency=afterok:{a}", RUN1MS, "true", env=GUEST)
+    assert r.stderr == ERR + f"afterok: Permission denied for job {a}\n"
+
+
+def test_uri_query_becomes_entry_keys(flux, done):
+    ok, _bad = done
+    b = dependent(flux, f"afterok:{ok}?foo=bar&n=3&x=1&x=2.5")
+    js = json.loads(flux.out("job", "info", b, "jobspec"))
+    assert js["attributes"]["system"]["dependencies"] == [
+        {"scheme": "afterok", "value": ok, "foo": "bar", "n": 3, "x": [1, 2.5]}]
+
+
+def test_dependencies_in_dry_run(flux):
+    js = json.loads(flux.out("submit", "--dry-run", "--dependency=afterany:fABC", "true"))
+    assert js["attributes"]["system"]["dependencies"] == [{"scheme": "afterany", "value": "fABC"}]
+
+
+# -- begin-time ------------------------------------------------------------------------------------------
+
+
+def begin_text(ts, now):
+    dt = datetime.fromtimestamp(ts)
+    text = f"begin@{dt:%H:%M}" if dt.date() == datetime.fromtimestamp(now).date() else f"begin@{dt:%b%d-%H:%M}"
+    return text + (f":{dt:%S}" if dt.second else "")
+
+
+def test_begin_time_follows_the_virtual_clock(flux):
+    now = flux.now()
+    a = flux.submit("--begin-time=+1m", RUN1MS, "true")
+    b = flux.submit(f"--dependency=begin-time:{int(now) + 3600}.5", RUN1MS, "true")
+    assert flux.out("jobs", "-o", "deps").splitlines()[1:] == [
+        f"{a:>12} true       16               DEPEND   {begin_text(now + 60, now)}",
+        f"{b:>12} true       16               DEPEND   {begin_text(now + 3600.5, now)}",
+    ]
+    assert flux.out("jobs", "-no", "{contextual_info}", a) == f"depends:{begin_text(now + 60, now)}\n"
+    assert ctx_events(flux, a)[1] == ("dependency-add", {"description": "begin-time=%.3f" % (now + 60)})
+    js = json.loads(flux.out("job", "info", a, "jobspec"))
+    assert js["attributes"]["system"]["dependencies"] == [{"scheme": "begin-time", "value": repr(now + 60)}]
+    js = json.loads(flux.out("job", "info", b, "jobspec"))
+    assert js["attributes"]["system"]["dependencies"] == [
+        {"scheme": "begin-time", "value": f"{int(now) + 3600}.5"}]
+    flux.advance("59s")
+    assert flux.state(a) == "DEPEND"
+    flux.advance("1s")
+    assert flux.eventlog(a)[3:6] == ["dependency-remove", "depend", "priority"]
+    assert flux.events(a)[3]["timestamp"] == now + 60
+    assert flux.state(b) == "DEPEND"
+    # clock next: the begin-time is a timer the clock moves to
+    flux("job", "wait-event", "-t", "7200", b, "clean")
+    assert flux.events(b)[3]["timestamp"] == now + 3600.5
+
+
+def test_begin_time_in_the_past(flux):
+    a = flux.submit("--dependency=begin-time:1", RUN1MS, "true")
+    assert ctx_events(flux, a)[1:5] == [
+        ("dependency-add", {"description": "begin-time=1.000"}),
+        ("validate", {}),
+        ("dependency-remove", {"description": "begin-time=1.000"}),
+        ("depend", {}),
+    ]
+    b = flux.submit("--begin-time=-1h", RUN1MS, "true")
+    assert flux.eventlog(b)[2:5] == ["validate", "dependency-remove", "depend"]
+
+
+def test_cancel_of_begin_time_job_drops_its_timer(flux):
+    a = flux.submit("--begin-time=+1m", RUN1MS, "true")
+    flux("cancel", a)
+    assert ctx_events(flux, a)[3:] == [("exception", {"type": "cancel", "severity": 0, "note": "",
+                                                      "userid": ctx_events(flux, a)[3][1]["userid"]}),
+                                       ("clean", {})]
+    flux.advance("2m")
+    assert flux.eventlog(a)[-1] == "clean"
+    assert flux.out("jobs", "-a", "-o", "deps").splitlines()[1].endswith("INACTIVE " +
+                                                                         begin_text(flux.now() - 60,
+                                                                                    flux.now()))
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("now", lambda n: n),
+    ("+90s", lambda n: n + 90),
+    ("-1h", lambda n: n - 3600),
+    ("15:30", lambda n: datetime.fromtimestamp(n).replace(hour=15, minute=30, second=0).timestamp()),
+    ("3pm", lambda n: datetime.fromtimestamp(n).replace(hour=15, minute=0, second=0).timestamp()),
+    ("12am", lambda n: datetime.fromtimestamp(n).replace(hour=0, minute=0, second=0).timestamp()),
+    ("2030-01-02 08:15:30", lambda n: datetime(2030, 1, 2, 8, 15, 30).timestamp()),
+])
+def test_parse_datetime(text, expect):
+    from flux_lite.job_manager.dependency import parse_datetime
+
+    now = 1767225600.0
+    assert parse_datetime(text, now) == expect(now)
+
+
+@pytest.mark.parametrize("text", ["bad", "", "+", "+1x", "25:00", "13pm", "2030-13-01", "3pm 4pm"])
+def test_parse_datetime_rejects(text):
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.job_manager.dependency import parse_datetime
+
+    with pytest.raises(FluxLiteError, match="Invalid datetime"):
+        parse_datetime(text, 1767225600.0)
+
+
+# -- singleton ---------------------------------------------------------------------------------------------
+
+
+def test_singleton(flux):
+    a = flux.submit("--job-name=solo", "--dependency=singleton", "--setattr=exec.test.run_duration=2s", "true")
+    b = flux.submit("--job-name=solo", "--dependency=singleton", RUN1MS, "true")
+    c = flux.submit("--job-name=solo", "--dependency=singleton", RUN1MS, "true")
+    d = flux.submit("--job-name=solo", RUN1MS, "true")
+    other = flux.submit("--job-name=other", "--dependency=singleton", RUN1MS, "true")
+    assert "dependency-add" not in flux.eventlog(a)
+    assert "dependency-add" not in flux.eventlog(other)
+    lines = flux.out("jobs", "-a", "-o", "deps").splitlines()
+    assert f"{b:>12} solo       16               DEPEND   singleton" in lines
+    assert f"{c:>12} solo       16               DEPEND   singleton" in lines
+    assert ctx_events(flux, b)[1:3] == [("dependency-add", {"description": "singleton"}), ("validate", {})]
+    flux.advance("1s")
+    assert flux.out("jobs", "-no", "{status}", d) == "COMPLETED\n"
+    assert flux.state(b) == flux.state(c) == "DEPEND"  # a still runs
+    wait_clean(flux, c)
+    a_clean = flux.events(a)[-1]["timestamp"]
+    b_clean = flux.events(b)[-1]["timestamp"]
+    assert flux.events(b)[3] == {"timestamp": a_clean, "name": "dependency-remove",
+                                 "context": {"description": "singleton"}}
+    # one at a time: c goes only when b has ended
+    assert flux.events(c)[3]["timestamp"] == b_clean > a_clean
+
+
+def test_singleton_canceled_waiter_releases_next(flux):
+    a = flux.submit("--job-name=solo", "--setattr=exec.test.run_duration=10s", "true")
+    b = flux.submit("--job-name=solo", "--dependency=singleton", RUN1MS, "true")
+    c = flux.submit("--job-name=solo", "--dependency=singleton", RUN1MS, "true")
+    flux("cancel", b)
+    assert flux.state(c) == "DEPEND"
+    flux("cancel", a)
+    assert flux.eventlog(c)[3:5] == ["dependency-remove", "depend"]
+
+
+def test_singleton_per_user(flux):
+    flux.submit("--job-name=solo", "--setattr=exec.test.run_duration=10s", "true")
+    g = flux.submit("--job-name=solo", "--dependency=singleton", RUN1MS, "true", env=GUEST)
+    assert "dependency-add" not in flux.eventlog(g)
+
+
+# -- urgency and cancel in DEPEND; several dependencies --------------------------------------------------
+
+
+def test_urgency_and_cancel_in_depend_with_two_dependencies(flux):
+    a = held(flux)
+    b = held(flux)
+    c = flux.submit(f"--dependency=afterok:{a}", f"--dependency=afterany:{b}", RUN1MS, "true")
+    assert flux.out("jobs").splitlines()[3] == (
+        f"{c:>12} root     true        D      1      -        - depends:after-success={a},after-finish={b}")
+    flux("job", "urgency", c, "31")
+    flux("job", "urgency", c, "hold")
+    r = flux("job", "urgency", "-v", c, "expedite")
+    assert r.stderr == "old urgency: job held\n"
+    flux("job", "urgency", c, "default")
+    assert flux.out("jobs", "-o", "deps", c).splitlines()[1] == (
+        f"{c:>12} true       16               DEPEND   after-success={a},after-finish={b}")
+    flux("job", "urgency", a, "default")
+    wait_clean(flux, a)
+    assert flux.out("jobs", "-o", "deps", c).splitlines()[1] == (
+        f"{c:>12} true       16               DEPEND   after-finish={b}")
+    flux("cancel", c)
+    assert ctx_events(flux, c)[:8] == [
+        ctx_events(flux, c)[0],
+        ("dependency-add", {"description": f"after-success={a}"}),
+        ("dependency-add", {"description": f"after-finish={b}"}),
+        ("validate", {}),
+        ("urgency", {"userid": 0, "urgency": 31}),
+        ("urgency", {"userid": 0, "urgency": 0}),
+        ("urgency", {"userid": 0, "urgency": 31}),
+        ("urgency", {"userid": 0, "urgency": 16}),
+    ]
+    assert flux.eventlog(c)[8:] == ["dependency-remove", "exception", "clean"]
+    assert flux.out("jobs", "-a", "-o", "{id.f58} {state} {status} {result} {dependencies}", c).splitlines() == [
+        "JOBID STATE STATUS RESULT DEPENDENCIES", f"{c} INACTIVE CANCELED CANCELED after-finish={b}"]
+    # the canceled dependent no longer waits on b: b's end changes nothing for it
+    flux("cancel", b)
+    assert flux.eventlog(c)[-1] == "clean"
+    assert len(flux.eventlog(c)) == 11
+
+
+def test_afterok_chain_fails_one_after_another(flux):
+    a = flux.submit("--urgency=hold", FAIL, "--setattr=exec.test.run_duration=0.1s", "false")
+    b = dependent(flux, f"afterok:{a}")
+    c = dependent(flux, f"afterok:{b}")
+    flux("job", "urgency", a, "default")
+    wait_clean(flux, c)
+    out = flux.out("jobs", "-a", "-o", "{id.f58} {status} {exception.type} {exception.note}", a, b, c)
+    assert out.splitlines() == [
+        "JOBID STATUS EXCEPTION-TYPE EXCEPTION-NOTE",
+        f"{a} FAILED  ",
+        f"{b} FAILED dependency dependency after-success={a} can never be satisfied",
+        f"{c} FAILED dependency dependency after-success={b} job never started",
+    ]
+
+
+# -- persistence: scheduler reload, index rebuild ------------------------------------------------------
+
+
+def drop(flux, *tables):
+    conn = sqlite3.connect(str(Path(flux.state_dir) / "kvs.sqlite"))
+    try:
+        for table in tables:
+            conn.execute(f"DROP TABLE {table}")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def workload(flux):
+    a = held(flux)
+    b = dependent(flux, f"afterok:{a}")
+    s1 = flux.submit("--job-name=solo", "--setattr=exec.test.run_duration=10s", "true")
+    s2 = flux.submit("--job-name=solo", "--dependency=singleton", RUN1MS, "true")
+    t = flux.submit("--begin-time=+1m", RUN1MS, "true")
+    return a, b, s1, s2, t
+
+
+def finish(flux, ids):
+    a, b, s1, s2, t = ids
+    flux("job", "urgency", a, "default")
+    flux.advance("2m")
+    return {j: flux.out("job", "eventlog", j) for j in ids}
+
+
+@pytest.mark.parametrize("disturb", ["none", "reload", "rebuild"])
+def test_dependencies_survive_reload_and_rebuild(flux_factory, disturb):
+    ref = flux_factory("--test-size=4", "--test-cores=2", name="ref")
+    ref_ids = workload(ref)
+    f = flux_factory("--test-size=4", "--test-cores=2", name="other")
+    ids = workload(f)
+    assert ids == ref_ids
+    listing = f.out("jobs", "-a", "-o", "deps")
+    if disturb == "reload":
+        f("sched", "reload")
+    elif disturb == "rebuild":
+        drop(f, "jobs", "timers", "depends", "job_names")
+    assert f.out("jobs", "-a", "-o", "deps") == listing
+    assert finish(f, ids) == finish(ref, ref_ids)

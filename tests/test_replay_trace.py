@@ -1,0 +1,177 @@
+"""flux-lite replay: SWF traces through the real job manager and schedulers.
+
+The outcomes are checked against a small independent simulator written here:
+one-core nodes taken lowest rank first, FCFS with head-of-line blocking, and
+EASY backfilling (the head job reserves the first nodes expected free at the
+shadow time; a later job may start now if it ends by then or stays off the
+reserved nodes). Expected ends use the time limit, real ends the run time.
+"""
+
+import heapq
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from flux_lite import workload
+
+DATA = Path(__file__).parent / "data"
+KTH = str(DATA / "kth-sp2-first400.swf")
+
+
+def reference(jobs, nnodes, policy):
+    """Start time of each job (submit, procs, run, limit), in simulated seconds."""
+    start = [None] * len(jobs)
+    holder = [None] * nnodes
+    expected = [None] * nnodes
+    running, queue = [], []
+
+    def free():
+        return [r for r in range(nnodes) if holder[r] is None]
+
+    def begin(k, now, nodes):
+        start[k] = now
+        for r in nodes:
+            holder[r], expected[r] = k, now + jobs[k][3]
+        heapq.heappush(running, (now + min(jobs[k][2], jobs[k][3]), k, tuple(nodes)))
+
+    def schedule(now):
+        while queue and jobs[queue[0]][1] <= len(free()):
+            k = queue.pop(0)
+            begin(k, now, free()[: jobs[k][1]])
+        if policy == "fcfs" or not queue:
+            return
+        need = jobs[queue[0]][1]
+        shadow, reserved = None, set()
+        for t in sorted({expected[r] for r in range(nnodes) if holder[r] is not None}):
+            avail = [r for r in range(nnodes) if holder[r] is None or expected[r] <= t]
+            if len(avail) >= need:
+                shadow, reserved = t, set(avail[:need])
+                break
+        for k in list(queue[1:]):
+            procs, limit = jobs[k][1], jobs[k][3]
+            allowed = free()
+            if shadow is not None and now + limit > shadow:
+                allowed = [r for r in allowed if r not in reserved]
+            if procs <= len(allowed):
+                queue.remove(k)
+                begin(k, now, allowed[:procs])
+
+    i = 0
+    while i < len(jobs) or running:
+        now = min(jobs[i][0] if i < len(jobs) else float("inf"), running[0][0] if running else float("inf"))
+        while running and running[0][0] <= now:
+            for r in heapq.heappop(running)[2]:
+                holder[r] = expected[r] = None
+        while i < len(jobs) and jobs[i][0] <= now:
+            queue.append(i)
+            i += 1
+        schedule(now)
+    return start
+
+
+def expected_summary(trace_jobs, nnodes, policy):
+    t0 = trace_jobs[0].submit
+    jobs = [(j.submit - t0, j.procs, j.run if j.run > 0 else 0.001, j.limit) for j in trace_jobs]
+    start = reference(jobs, nnodes, policy)
+    ends = [s + min(run, limit) for s, (_, _, run, limit) in zip(start, jobs)]
+    makespan = max(ends)
+    busy = sum((e - s) * j[1] for s, e, j in zip(start, ends, jobs))
+    return {
+        "wait_mean": round(statistics.fmean(s - j[0] for s, j in zip(start, jobs)), 3),
+        "utilization": round(busy / (nnodes * makespan), 4),
+        "makespan": round(makespan, 3),
+    }
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy"])
+def test_replay_matches_reference_simulator(tmp_path, policy):
+    trace = workload.read_trace(KTH)
+    nodes, cores, jobs = workload.fit(trace, None, None)
+    assert (nodes, cores, len(jobs)) == (100, 1, 400)
+    got = workload.replay_trace(tmp_path / "state", jobs, nodes, cores, policy=policy)
+    want = expected_summary(jobs, nodes, policy)
+    assert got["jobs"] == got["started"] == 400
+    assert got["wait_mean"] == pytest.approx(want["wait_mean"], abs=1e-3)
+    assert got["utilization"] == pytest.approx(want["utilization"], abs=1e-4)
+    assert got["makespan"] == pytest.approx(want["makespan"], abs=1e-2)
+
+
+def test_easy_backfills_where_fcfs_waits(tmp_path):
+    trace = workload.read_trace(KTH)
+    nodes, cores, jobs = workload.fit(trace, None, None)
+    fcfs = workload.replay_trace(tmp_path / "a", jobs, nodes, cores, policy="fcfs")
+    easy = workload.replay_trace(tmp_path / "b", jobs, nodes, cores, policy="easy")
+    assert easy["wait_mean"] < fcfs["wait_mean"]
+
+
+def swf(tmp_path, lines, header="; MaxNodes: 4\n; MaxProcs: 8\n"):
+    path = tmp_path / "t.swf"
+    path.write_text(header + "".join(line + "\n" for line in lines))
+    return str(path)
+
+
+def job_line(num, submit, run, procs, req):
+    return f"{num} {submit} -1 {run} {procs} -1 -1 {procs} {req} -1 1 1 1 -1 -1 -1 -1 -1"
+
+
+def test_cli_json_summary(flux, tmp_path):
+    path = swf(tmp_path, [job_line(1, 0, 100, 8, 200), job_line(2, 10, 50, 2, 100), job_line(3, 20, 500, 2, 60)])
+    out = json.loads(flux.out("replay", "--json", path))
+    # 4 nodes x 2 cores from the header; job 2 waits for job 1 (90 s), job 3 times out at 60 s
+    assert (out["nodes"], out["cores_per_node"], out["policy"]) == (4, 2, "fcfs")
+    assert out["results"] == {"COMPLETED": 2, "TIMEOUT": 1}
+    assert out["wait_max"] == 90.0
+    assert out["makespan"] == 160.0
+    assert out["wait_mean"] == pytest.approx((0 + 90 + 80) / 3, abs=1e-3)
+
+
+def test_cli_text_and_options(flux, tmp_path):
+    path = swf(tmp_path, [job_line(i, i * 10, 30, 1, 60) for i in range(1, 6)], header="")
+    out = flux.out("replay", "--nodes=2", "--cores-per-node=1", "--limit=3", "--policy=easy", path)
+    assert out.splitlines()[1] == "instance:         2 nodes x 1 cores, policy easy, virtual clock"
+    assert out.splitlines()[2] == "jobs:             3 replayed (skipped: none)"
+    assert "results:          COMPLETED 3" in out
+
+
+def test_cli_keep_leaves_an_instance(flux, tmp_path):
+    path = swf(tmp_path, [job_line(1, 0, 30, 1, 60)])
+    keep = tmp_path / "kept"
+    flux("replay", f"--keep={keep}", path)
+    listing = flux.out("--state-dir", str(keep), "jobs", "-ano", "{name} {result}")
+    assert listing.strip() == "swf1 COMPLETED"
+    r = flux.fails("replay", f"--keep={keep}", path)
+    assert "already exists" in r.stderr
+
+
+@pytest.mark.parametrize("content,message", [
+    ("1 2 3\n", "t.swf:1: expected 18 fields, got 3"),
+    ("1 0 -1 x 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "t.swf:1: fields must be numbers"),
+    ("; only a header\n", "no replayable jobs in trace"),
+    ("1 0 -1 nan 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n", "fields must be finite numbers"),
+])
+def test_cli_bad_traces(flux, tmp_path, content, message):
+    path = tmp_path / "t.swf"
+    path.write_text(content)
+    r = flux.fails("replay", "--nodes=1", str(path))
+    assert message in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_cli_missing_and_oversized(flux, tmp_path):
+    r = flux.fails("replay", str(tmp_path / "nope.swf"))
+    assert r.stderr == f"flux-lite replay: ERROR: {tmp_path / 'nope.swf'}: No such file or directory\n"
+    path = swf(tmp_path, [job_line(1, 0, 30, 64, 60)])
+    r = flux.fails("replay", path)
+    assert "no job of the trace fits the instance" in r.stderr
+
+
+def test_gzip_trace(tmp_path):
+    import gzip
+
+    path = tmp_path / "t.swf.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("; MaxNodes: 2\n" + job_line(1, 5, 10, 1, 20) + "\n")
+    trace = workload.read_trace(str(path))
+    assert trace.max_nodes == 2 and trace.jobs[0].procs == 1 and trace.jobs[0].submit == 5

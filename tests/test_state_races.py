@@ -1,0 +1,99 @@
+"""Races and loss of the state files (issue 11): racing starts, a deleted WAL."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+# each racer imports everything first, then waits for a common instant, so
+# that the starts collide inside Instance.create rather than in the imports
+RACER = textwrap.dedent("""
+    import sys, time
+    from flux_lite.cli.main import main
+    t0 = float(sys.argv[1])
+    while time.time() < t0:
+        pass
+    main(["--state-dir", sys.argv[2], "start", "--clock=virtual", "--test-size=2"])
+""")
+
+
+def race_starts(state, n):
+    t0 = time.time() + 1.5
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(t0), str(state)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(n)]
+    return [(p.wait(60), p.stdout.read(), p.stderr.read()) for p in procs]
+
+
+def run(state, *args):
+    return subprocess.run([sys.executable, "-m", "flux_lite", "--state-dir", str(state), *args],
+                          capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, FLUX_F58_FORCE_ASCII="1"))
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_racing_starts_exactly_one_wins(tmp_path, round_):
+    state = tmp_path / "state"
+    results = race_starts(state, 5)
+    winners = [r for r in results if r[0] == 0]
+    losers = [r for r in results if r[0] != 0]
+    assert len(winners) == 1, results
+    for rc, out, err in losers:
+        assert rc == 1, (rc, err)
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert "an instance already exists" in err, err
+    # the winner's instance is whole and usable
+    assert run(state, "submit", "true").returncode == 0
+    jobs = run(state, "jobs", "-a", "-no", "{state}")
+    assert jobs.returncode == 0, jobs.stderr
+    assert jobs.stdout.split() == ["RUN"]
+    # the losers left nothing of their own behind
+    leftovers = [p.name for p in state.iterdir()
+                 if p.name not in ("kvs.sqlite", "kvs.sqlite-wal", "kvs.sqlite-shm", "jobid-hwm")]
+    assert leftovers == []
+
+
+# a second connection that keeps the WAL from being checkpointed, then dies
+# without closing: the committed transactions live only in kvs.sqlite-wal
+KEEPER = textwrap.dedent("""
+    import sqlite3, sys, time
+    conn = sqlite3.connect(sys.argv[1])
+    conn.execute("SELECT count(*) FROM kvs").fetchone()
+    print("ready", flush=True)
+    time.sleep(600)
+""")
+
+
+def test_deleted_wal_never_reuses_job_ids_and_is_reported(tmp_path):
+    import signal
+
+    state = tmp_path / "state"
+    assert run(state, "start", "--clock=virtual", "--test-size=2").returncode == 0
+    first = run(state, "submit", "-t", "1h", "true").stdout.strip()
+    keeper = subprocess.Popen([sys.executable, "-c", KEEPER, str(state / "kvs.sqlite")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert keeper.stdout.readline() == "ready\n"
+        lost = [run(state, "submit", "-t", "1h", "true").stdout.strip() for _ in range(2)]
+        assert (state / "kvs.sqlite-wal").stat().st_size > 0
+        os.unlink(state / "kvs.sqlite-wal")
+    finally:
+        keeper.send_signal(signal.SIGKILL)
+        keeper.wait()
+    listed = run(state, "jobs", "-a", "-no", "{id}")
+    assert listed.stdout.split() == [first]  # SQLite lost the two jobs, as documented
+    assert "rolled back" in listed.stderr and listed.stderr.count("\n") == 1, listed.stderr
+    new = run(state, "submit", "-t", "1h", "true")
+    assert new.returncode == 0, new.stderr
+    jobid = new.stdout.strip()
+    assert jobid not in lost and jobid != first
+    from flux_lite.formats.jobid import decode
+
+    assert decode(jobid) > max(decode(j) for j in lost)
+    # reported once, and kept in the log
+    assert run(state, "jobs", "-a").stderr == ""
+    dmesg = run(state, "dmesg").stdout
+    assert "rolled back" in dmesg
