@@ -110,9 +110,9 @@ def _job_help(state, data, now):
     label = STATE_NAMES.get(state, "")
     if state == INACTIVE:
         try:
-            from flux_lite import job_list
+            from flux_lite.listing.jobs import make_info
 
-            label = job_list.make_info(data, now, str)["status"] or label
+            label = make_info(data, now, str)["status"] or label
         except Exception:  # noqa: BLE001 - the label is decoration
             pass
     return f"{label} {name}".strip()
@@ -161,6 +161,32 @@ def complete_jobids(ctx, incomplete):
             if count >= MAX_INACTIVE:
                 break
     return out
+
+
+# -- submit/run --dependency=URI -------------------------------------------------------
+
+DEPENDENCY_SCHEMES = (
+    ("afterok:", "after JOBID completes successfully"),
+    ("afternotok:", "after JOBID fails"),
+    ("afterany:", "after JOBID ends"),
+    ("afterstart:", "after JOBID starts"),
+    ("afterexcept:", "after JOBID ends by an exception"),
+    ("singleton", "one job of this name at a time (needs --job-name)"),
+    ("begin-time:", "not before TIMESTAMP"),
+)
+
+
+@_never_fail
+def complete_dependency(ctx, param, incomplete):
+    """SCHEME: first, then the job ids an after* scheme waits on (bash, which
+    splits words at ':', gets the job ids as a word of their own)."""
+    scheme, colon, rest = incomplete.partition(":")
+    if colon and scheme.startswith("after"):
+        return [CompletionItem(f"{scheme}:{item.value}", help=item.help)
+                for item in complete_jobids(ctx, rest)]
+    if colon:
+        return []
+    return _items(DEPENDENCY_SCHEMES, incomplete)
 
 
 # -- flux-lite update KEY=VALUE -------------------------------------------------------

@@ -18,6 +18,8 @@ COMMANDS = {
     "run": ("submit", "run", "Submit a job and wait for it to end"),
     "jobs": ("jobs", "jobs", "List jobs"),
     "cancel": ("cancel", "cancel", "Cancel jobs"),
+    "pgrep": ("pgrep", "pgrep", "List jobs by name pattern or id range"),
+    "pkill": ("pgrep", "pkill", "Cancel jobs by name pattern or id range"),
     "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
@@ -30,6 +32,8 @@ COMMANDS = {
     "dmesg": ("dmesg", "dmesg", "Print the instance log"),
     "env": ("env", "env", "Print the exports that make `flux` reach the instance, or run a command with them"),
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
+    "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
+    "restore": ("dump", "restore", "Create an instance from a Flux KVS archive"),
 }
 
 

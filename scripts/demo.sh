@@ -17,8 +17,11 @@ say flux-lite resource list
 A=$(flux-lite submit -N4 -t 10m --setattr=exec.test.run_duration=2m --job-name=wide true)
 B=$(flux-lite submit -N1 -t 5m --setattr=exec.test.run_duration=1m --job-name=small true)
 C=$(flux-lite submit --urgency=hold -N2 -t 30m --job-name=held true)
-echo "submitted $A $B $C"
+D=$(flux-lite submit --dependency=afterok:$B -N1 --setattr=exec.test.run_duration=30s --job-name=after-b true)
+E=$(flux-lite submit --begin-time=+90s -N1 --setattr=exec.test.run_duration=10s --job-name=later true)
+echo "submitted $A $B $C $D $E"
 say flux-lite jobs
+say flux-lite jobs -o deps
 say flux-lite update -v $A duration=+5m
 say flux-lite update -n $C duration=1h name=renamed
 say flux-lite jobs -o "{id.f58:>12} {name:<8} {state:<8} {duration!F:>6} {expiration!d:%FT%T}"
@@ -34,5 +37,6 @@ say flux-lite clock advance 1m
 say flux-lite housekeeping list
 say flux-lite jobs -a
 say flux-lite job eventlog $B
+say flux-lite job eventlog $D
 flux-lite dmesg | grep -E "sched-simple|housekeeping|scheduler" | sed -e "s/^[^ ]* //"
 '

@@ -1,5 +1,5 @@
 """Job dependencies (RFC 26), as recorded from Flux 0.88 in
-shared/reference/11-dependencies.txt: submit/run --dependency and
+Flux 0.88 transcripts: submit/run --dependency and
 --begin-time, the DEPEND state, dependency-add/remove before validate,
 dependency exceptions, checks against inactive prerequisites, every syntax
 error, the listing fields, and persistence across reloads and rebuilds.
@@ -33,6 +33,14 @@ def dependent(flux, uri, *args):
 
 def wait_clean(flux, jobid):
     flux("job", "wait-event", "-t", "100", jobid, "clean")
+
+
+@pytest.mark.parametrize("cmd", ["submit", "run"])
+def test_help_names_the_options(flux, cmd):
+    text = " ".join(flux.out(cmd, "--help").split())
+    assert "--dependency URI Set an RFC 26 dependency URI for this job" in text
+    assert ('--begin-time +FSD|TIME Set minimum start time as offset in FSD (e.g. +1h) or an absolute '
+            'TIME (e.g. "3pm") for job') in text
 
 
 # -- afterok --------------------------------------------------------------------------------------------
@@ -555,3 +563,103 @@ def test_dependencies_survive_reload_and_rebuild(flux_factory, disturb):
         drop(f, "jobs", "timers", "depends", "job_names")
     assert f.out("jobs", "-a", "-o", "deps") == listing
     assert finish(f, ids) == finish(ref, ref_ids)
+
+
+# -- clocks ------------------------------------------------------------------------------------------------
+
+
+def test_begin_time_is_the_next_timed_event(flux):
+    now = flux.now()
+    a = flux.submit("--begin-time=+90s", RUN1MS, "true")
+    nxt = flux.out("clock", "next")
+    assert nxt.split()[0] == "%.6f" % (now + 90)
+    flux.advance("90s")
+    assert flux.eventlog(a)[3:5] == ["dependency-remove", "depend"]
+
+
+def test_begin_time_under_the_real_clock(tmp_path, monkeypatch):
+    import time
+
+    from conftest import Flux
+
+    flux = Flux(tmp_path / "real")
+    flux("start", "--test-size=1")
+    t0 = time.time()
+    a = flux.submit("--begin-time=+1h", RUN1MS, "true")
+    js = json.loads(flux.out("job", "info", a, "jobspec"))
+    begin = float(js["attributes"]["system"]["dependencies"][0]["value"])
+    assert t0 + 3600 <= begin <= time.time() + 3600
+    assert flux.state(a) == "DEPEND"
+    # an hour of wall time later, the next command finds the job released
+    monkeypatch.setattr(time, "time", lambda: begin + 1)
+    assert flux.state(a) != "DEPEND"
+    assert flux.events(a)[3]["name"] == "dependency-remove"
+    # without a daemon, the release is stamped when a command observes it
+    assert flux.events(a)[3]["timestamp"] == begin + 1
+
+
+def test_filter_depend(flux):
+    a = held(flux)
+    b = dependent(flux, f"afterany:{a}")
+    assert flux.out("jobs", "-n", "-f", "depend", "-o", "{id.f58}") == f"{b}\n"
+
+
+# -- completion --------------------------------------------------------------------------------------------
+
+
+def test_dependency_completion(flux):
+    from test_completion import values
+
+    a = held(flux)
+    assert "afterok:" in values(["flux-lite", "submit", "--dependency", "after"], flux.state_dir)
+    assert values(["flux-lite", "run", "--dependency", "s"], flux.state_dir) == ["singleton"]
+    assert values(["flux-lite", "submit", "--dependency", "afterok:"], flux.state_dir) == [f"afterok:{a}"]
+    assert values(["flux-lite", "submit", "--dependency", "begin-time:"], flux.state_dir) == []
+
+
+# -- parsers -----------------------------------------------------------------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+
+@given(st.text(max_size=40))
+def test_parse_uri_garbage_gives_an_entry_or_one_error(text):
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.job_manager.dependency import parse_uri
+
+    try:
+        entry = parse_uri(text)
+    except FluxLiteError as exc:
+        assert str(exc).startswith("Invalid dependency URI ")
+        return
+    assert isinstance(entry["scheme"], str) and entry["scheme"]
+    assert isinstance(entry["value"], str)
+
+
+@given(st.text(max_size=30))
+def test_parse_datetime_garbage_gives_a_time_or_one_error(text):
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.job_manager.dependency import parse_datetime
+
+    try:
+        value = parse_datetime(text, 1767225600.0)
+    except FluxLiteError as exc:
+        assert str(exc) == f'Invalid datetime: "{text}"'
+        return
+    assert isinstance(value, float)
+
+
+@given(st.floats(min_value=0, max_value=4e9, allow_nan=False))
+def test_begin_time_value_round_trip(ts):
+    from flux_lite.job_manager.dependency import begin_time_description, parse_timestamp
+
+    assert parse_timestamp(repr(ts)) == ts
+    assert begin_time_description(ts) == "begin-time=%.3f" % ts
+
+
+@given(st.text(max_size=20))
+def test_parse_timestamp_never_raises(text):
+    from flux_lite.job_manager.dependency import parse_timestamp
+
+    value = parse_timestamp(text)
+    assert value is None or value >= 0

@@ -90,7 +90,7 @@ def test_long_usage_wraps_as_argparse_does(flux):
     indent = " " * len("usage: flux-jobs ")
     assert all(line.startswith(indent) and line[len(indent)] != " " for line in lines[1:])
     assert lines[-1] == indent + "[JOBIDS ...]"
-    assert " ".join(line.strip() for line in lines).startswith("usage: flux-jobs [-h] [-a] [-A] [-n]")
+    assert " ".join(line.strip() for line in lines).startswith("usage: flux-jobs [-h] [-a] [-A] ")
 
 
 # -- C commands (liboptparse): exit 1 ----------------------------------------------------

@@ -9,6 +9,7 @@ loaded from the ``jobs`` index on first use and written back by ``save``.
 import collections
 import heapq
 import json
+from errno import EINVAL, ENOENT, EPROTO
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
@@ -18,8 +19,6 @@ from flux_lite.job_manager.job import (
     CLEANUP, DEPEND, FLAG_DEBUG, FLAG_NOVALIDATE, INACTIVE, PENDING, PRIORITY, PRIORITY_MAX, PRIORITY_MIN, RUN, RUNNING,
     SCHED, URGENCY_EXPEDITE, URGENCY_HOLD, Job,
 )
-
-ENOENT, EPERM, EINVAL, EPROTO = 2, 1, 22, 71
 
 # attributes kept in the jobs index, besides the job's own slots
 RECORD_SLOTS = (
@@ -218,6 +217,10 @@ class JobManager:
         elif name == "start":
             self.b.deps.job_started(job)
 
+    def requeue_action(self, job):
+        """Run the job's state action again (restart: a job found mid-way)."""
+        self._actions.append(job.id)
+
     def _set_pending(self, job, flag):
         job.alloc_pending = flag
         if flag:
@@ -274,7 +277,9 @@ class JobManager:
             job.annotations = {}
             self._dirty.add(job.id)
         job.queued = False
-        if job.started and not job.finished:
+        if job.started and not job.finished and not job.released:
+            # (a job the exec system already released, as one it could not
+            # recover at restart, has nothing left to kill)
             self.b.exec.kill(job)
             return
         if job.has_resources and not job.freed and (job.released or not job.started):

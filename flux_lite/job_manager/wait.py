@@ -9,10 +9,10 @@ there fails with ECHILD, as wait(2) does.
 """
 
 import json
+from errno import ECHILD
 
 from flux_lite.errors import FluxLiteError
 
-ECHILD = 10
 FLAG_WAITABLE = 4
 INACTIVE = 64
 

@@ -9,6 +9,7 @@ CANCEL, and takes ``sched.free``, ``sched.cancel``, ``sched.prioritize`` and
 """
 
 import json
+from errno import EINVAL
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58, kvs_key
@@ -273,9 +274,9 @@ class Scheduler:
         """sched.expiration: every flux-lite policy moves the job's end in its pool
         (flux-core's FIFO accepts without tracking; Fluxion answers ENOSYS)."""
         if expiration < 0:
-            raise FluxLiteError(f"invalid expiration {expiration}", errno=22)
+            raise FluxLiteError(f"invalid expiration {expiration}", errno=EINVAL)
         if self.debug_flags & 4:
-            raise FluxLiteError("Rejecting expiration update for testing", errno=22)
+            raise FluxLiteError("Rejecting expiration update for testing", errno=EINVAL)
         self.job_expiration_changed(jobid, expiration)
 
     def job_expiration_changed(self, jobid, expiration):
