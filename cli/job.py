@@ -103,10 +103,9 @@ def job_eventlog(fmt, time_format, human, path, jobid):
         # flux job eventlog names the job as it was typed
         _job_or_fail(broker, jobid, not_found=f"job {typed} not found",
                      denied=access.EVENTLOG_ACCESS)
-        text = broker.kvs.get(kvs_key(jobid, path))
-    if text is None:
+        entries = broker.kvs.get_eventlog(kvs_key(jobid, path))
+    if entries is None:
         raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
-    entries = eventlog.decode(text)
     if human:
         time_format = "human"
     if fmt == "json":

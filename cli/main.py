@@ -24,6 +24,7 @@ COMMANDS = {
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
+    "queue": ("queue", "queue", "List and control job queues: enable, disable, start, stop, drain, idle"),
     "sched": ("sched", "sched", "Reload and check the scheduler"),
     "module": ("module", "module", "Load, remove, reload and list modules (Flux spellings)"),
     "kvs": ("kvs", "kvs", "Inspect the KVS"),
@@ -31,6 +32,7 @@ COMMANDS = {
     "clock": ("clock", "clock", "Show or advance the instance clock"),
     "dmesg": ("dmesg", "dmesg", "Print the instance log"),
     "env": ("env", "env", "Print the exports that make `flux` reach the instance, or run a command with them"),
+    "fsck": ("fsck", "fsck", "Check the state directory; repair what can be rebuilt"),
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
     "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
     "restore": ("dump", "restore", "Create an instance from a Flux KVS archive"),
@@ -87,6 +89,15 @@ class LazyGroup(click.Group):
             _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
             words.echo_error(f"state database: {exc}", ctx.invoked_subcommand, ctx)
+            ctx.exit(1)
+        except UnicodeError:
+            # argv and environment arrive surrogate-escaped when not UTF-8
+            _print_notices(ctx)
+            words.echo_error("input is not valid UTF-8", ctx.invoked_subcommand, ctx)
+            ctx.exit(1)
+        except RecursionError:
+            _print_notices(ctx)
+            words.echo_error("input nested too deeply", ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except BrokenPipeError:
             # output piped into head(1) and the like: not an error worth a traceback
