@@ -356,6 +356,23 @@ def test_dump_is_owner_only(flux, tmp_path):
     assert not (tmp_path / "x.tar").exists()
 
 
+def test_dump_as_flux_speaks_flux(flux, tmp_path):
+    """Invoked as `flux`, the messages are flux dump's own."""
+    from flux_lite.cli.main import cli
+
+    def run(*args):
+        return flux.runner.invoke(cli, list(args), prog_name="flux", catch_exceptions=False,
+                                  env={"FLUX_LITE_STATE_DIR": flux.state_dir})
+
+    result = run("dump", "/nonexistent/dir/x.tar")
+    assert (result.exit_code, result.stderr) == (1, "flux-dump: Failed to open '/nonexistent/dir/x.tar'\n")
+    result = run("dump", str(tmp_path / "x.tar"))
+    assert result.exit_code == 0
+    assert result.stderr.startswith("\rflux-dump: archived 1 keys\rflux-dump: archived 2 keys")
+    result = run("dump")
+    assert result.exit_code == 1 and result.stderr.startswith("Usage: ")  # liboptparse: exit 1
+
+
 def test_dump_to_stdout(flux):
     busy_instance(flux)
     result = flux("dump", "-q", "-")
