@@ -389,6 +389,37 @@ class Dependencies:
                     self._arm(job.id, ts, desc)
 
 
+def check_tables(kvs, jobs: dict) -> list[str]:
+    """How the dependency tables differ from the replayed jobs (fsck): one
+    line per job whose rows are wrong."""
+    from flux_lite.formats.jobid import f58, kvs_key
+
+    present = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not set(TABLE_NAMES) <= present:
+        return ["job index: dependency tables missing (any command rebuilds them)"]
+    have, names = {}, {}
+    for jobid, desc in kvs.conn.execute("SELECT jobid, description FROM depends"):
+        have.setdefault(jobid, set()).add(desc)
+    for jobid, key in kvs.conn.execute("SELECT jobid, key FROM job_names"):
+        names[jobid] = key
+    problems = []
+    for jobid in sorted(set(have) | {j.id for j in jobs.values() if j.active and j.dependencies}):
+        job = jobs.get(jobid)
+        want = set(job.dependencies) if job is not None and job.active else set()
+        if have.get(jobid, set()) != want:
+            problems.append(f"job index: {f58(jobid)}: outstanding dependencies differ from its eventlog")
+    for job in jobs.values():
+        if not job.active:
+            continue
+        name = _job_name(kvs.get(kvs_key(job.id, "jobspec")) or {})
+        want = None if name is None else f"{job.userid}:{name}"
+        if names.pop(job.id, None) != want:
+            problems.append(f"job index: {f58(job.id)}: its name count differs from its jobspec")
+    for jobid in sorted(names):
+        problems.append(f"job index: {f58(jobid)}: counted by name but not active")
+    return problems
+
+
 def _ended_by_exception(job) -> bool:
     end = job.end_event
     return end is not None and "severity" in end
