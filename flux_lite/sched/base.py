@@ -56,7 +56,7 @@ def request_from_jobspec(jobspec):
         gpu_per_slot=req["gpu_per_slot"],
         exclusive=req["exclusive"],
         duration=float(req["duration"]),
-        properties=tuple(req.get("constraints") or ()),
+        constraint=req.get("constraint") or None,
     )
 
 
