@@ -284,6 +284,16 @@ def oldest_inactive(conn: sqlite3.Connection, count: int) -> list[int]:
         "SELECT id FROM jobs WHERE state = ? ORDER BY t_inactive, id LIMIT ?", (INACTIVE, count))]
 
 
+def first_inactive_of(conn: sqlite3.Connection, table: str) -> tuple[int, Record] | None:
+    """(id, record) of the job inactive the longest among the ids of `table`
+    (a table with an ``id`` column, e.g. waitable), or None."""
+    row = conn.execute(
+        f"SELECT j.id, j.data FROM {table} w JOIN jobs j ON j.id = w.id "
+        "WHERE j.state = ? ORDER BY j.t_inactive, j.id LIMIT 1", (INACTIVE,)
+    ).fetchone()
+    return None if row is None else (row[0], json.loads(row[1]))
+
+
 def delete(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
     conn.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
 
