@@ -97,9 +97,9 @@ def _job_help(state, data, now):
     label = STATE_NAMES.get(state, "")
     if state == INACTIVE:
         try:
-            from flux_lite import job_list
+            from flux_lite.listing.jobs import make_info
 
-            label = job_list.make_info(data, now, str)["status"] or label
+            label = make_info(data, now, str)["status"] or label
         except Exception:  # noqa: BLE001 - the label is decoration
             pass
     return f"{label} {name}".strip()

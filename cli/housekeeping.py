@@ -3,6 +3,7 @@
 import click
 
 from flux_lite.cli.common import session
+from flux_lite.cli.listing import listing_options
 from flux_lite.cli._complete import complete_housekeeping_jobids, complete_targets
 from flux_lite.errors import FluxLiteError
 
@@ -15,35 +16,24 @@ def housekeeping():
 @housekeeping.command("list")
 @click.option("-i", "--include", metavar="HOSTS|RANKS", shell_complete=complete_targets,
               help="Limit output to housekeeping jobs on HOSTS|RANKS.")
-@click.option("-n", "--no-header", is_flag=True, help="Suppress printing of header line.")
-@click.option("-o", "--format", "fmt", default="default", metavar="FORMAT",
-              help="Output format or a named format ('help' lists them).")
-@click.option("--json", "as_json", is_flag=True, help="Print the job manager's housekeeping stats as JSON.")
+@listing_options(json_help="Print the job manager's housekeeping stats as JSON.")
 def hk_list(include, no_header, fmt, as_json):
     """List jobs whose nodes are still in housekeeping."""
-    import json
-
-    from flux_lite.formats import outputformat
+    from flux_lite.cli import listing
+    from flux_lite.cli.output import emit
     from flux_lite.job_manager import housekeeping as hk
+    from flux_lite.listing import housekeeping as hk_listing
 
-    if fmt == "help":
-        click.echo(outputformat.list_formats_help(hk.LIST_FORMATS, "flux-housekeeping"))
-        return
-    fmt = hk.LIST_FORMATS[fmt][1] if fmt in hk.LIST_FORMATS else fmt
+    fmt = listing.format_string(hk_listing.HOUSEKEEPING, fmt)
     with session() as broker:
         if as_json:
-            click.echo(json.dumps(hk.stats(broker)))
+            listing.emit_json(hk.stats(broker))
             return
-        ranks = hk.include_ranks(broker, include) if include else None
-        items = hk.list_items(broker, ranks)
-        try:
-            formatter = outputformat.OutputFormat(fmt, hk.LIST_HEADINGS)
-            items = hk.merge_items(broker, items, formatter.fields)
-            lines = outputformat.render(fmt, hk.LIST_HEADINGS, items, no_header=no_header)
-        except ValueError as exc:
-            raise FluxLiteError(f"Error in user format: {exc}") from None
-    if lines:
-        click.echo("\n".join(lines))
+        ranks = hk_listing.include_ranks(broker, include) if include else None
+        # rows that print alike are merged, so the format must be known first
+        lines = listing.render(hk_listing.HOUSEKEEPING, fmt, hk_listing.rows(broker, ranks), no_header=no_header,
+                               merge=lambda rows, fields: hk_listing.merge(broker, rows, fields))
+    emit(lines)
 
 
 @housekeeping.command("kill")

@@ -7,8 +7,7 @@ import click
 
 from flux_lite.cli.common import FSD, JOBID, instance, session
 from flux_lite.errors import FluxLiteError
-
-ENCODINGS = ("dec", "hex", "dothex", "kvs", "words", "f58", "f58plain", "emoji")
+from flux_lite.formats.jobid import f58
 
 
 @click.group()
@@ -24,8 +23,8 @@ def job_id(to, ids):
     """Convert job ids between encodings (reads stdin lines when no ID is given)."""
     from flux_lite.formats import jobid
 
-    if to.lower() not in ENCODINGS:
-        raise FluxLiteError(f"Unknown encoding '{to}' (expected one of {', '.join(ENCODINGS)})")
+    if to.lower() not in jobid.ENCODINGS:
+        raise FluxLiteError(f"Unknown encoding '{to}' (expected one of {', '.join(jobid.ENCODINGS)})")
     if not ids:
         ids = [line for line in sys.stdin.read().splitlines()]
         if not ids:
@@ -48,7 +47,6 @@ def job_submit(urgency, flags, file):
     """Submit a jobspec (YAML or JSON) from FILE or stdin; print its id."""
     from flux_lite.cli.submit import parse_urgency
     from flux_lite.formats import jobspec as jobspecmod
-    from flux_lite.formats.jobid import f58
     from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
 
     if file == "-":
@@ -75,15 +73,11 @@ def _job_or_fail(broker, jobid):
 
     job = broker.jm.load_any(jobid)
     if job is None:
-        raise FluxLiteError(f"job {_f58(jobid)} not found")
+        raise FluxLiteError(f"job {f58(jobid)} not found")
     access.require_job_access(broker.instance.identity, job.userid)
     return job
 
 
-def _f58(jobid):
-    from flux_lite.formats.jobid import f58
-
-    return f58(jobid)
 
 
 @job.command("eventlog")
@@ -102,7 +96,7 @@ def job_eventlog(fmt, time_format, human, path, jobid):
         _job_or_fail(broker, jobid)
         text = broker.kvs.get(kvs_key(jobid, path))
     if text is None:
-        raise FluxLiteError(f"job {_f58(jobid)}: {path}: No such file or directory")
+        raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
     entries = eventlog.decode(text)
     if human:
         time_format = "human"
@@ -138,12 +132,12 @@ def job_info(original, jobid, keys):
                 out.append(broker.kvs.get_raw(kvs_key(jobid, "J"))[1])
             elif key == "R":
                 if not job.R:
-                    raise FluxLiteError(f"job {_f58(jobid)}: R: No such file or directory")
+                    raise FluxLiteError(f"job {f58(jobid)}: R: No such file or directory")
                 out.append(json.dumps(job.R))
             else:
                 raw = broker.kvs.get_raw(kvs_key(jobid, key))
                 if raw is None:
-                    raise FluxLiteError(f"job {_f58(jobid)}: {key}: No such file or directory")
+                    raise FluxLiteError(f"job {f58(jobid)}: {key}: No such file or directory")
                 out.append(raw[1].rstrip("\n"))
     click.echo("\n".join(out))
 
@@ -235,7 +229,7 @@ def job_timeleft(jobid):
         if job.state == 64 or job.state & 32:
             left = 0
         elif not job.R:
-            raise FluxLiteError(f"job {_f58(jobid)} has not started")
+            raise FluxLiteError(f"job {f58(jobid)} has not started")
         elif not job.expiration:
             left = 4294967295
         else:

@@ -2,13 +2,12 @@
 subcommands admin scripts lean on, with flux-job's words and exit codes."""
 
 import sys
+from errno import ECHILD
 
 import click
-
 from flux_lite.cli.common import instance, session
-from flux_lite.errors import FluxLiteError
 
-ECHILD = 10
+from flux_lite.errors import FluxLiteError
 
 
 def _prog(sub=None):

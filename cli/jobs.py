@@ -1,24 +1,20 @@
 """flux-lite jobs: list jobs in Flux's formats."""
 
-import json
-
 import click
 
 from flux_lite.cli.common import JOBID, session
+from flux_lite.cli.listing import listing_options
 from flux_lite.errors import FluxLiteError
 
 
 @click.command()
 @click.option("-a", "show_all_states", is_flag=True, help="List jobs in all states, including inactive.")
 @click.option("-A", "all_users", is_flag=True, help="List jobs of all users.")
-@click.option("-n", "--no-header", is_flag=True, help="Suppress the header line.")
 @click.option("-u", "--user", metavar="USER", help="List jobs of USER (name, uid, or all).")
 @click.option("-f", "--filter", "filter_", metavar="STATES", help="States/results to list (e.g. pending,running).")
 @click.option("-c", "--count", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Limit output to N jobs (0 = unlimited).")
-@click.option("-o", "--format", "fmt", metavar="FORMAT", default="default",
-              help="Output format, or a named format (use 'help' to list them).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of a table.")
+@listing_options(json_help="Print one JSON document instead of a table.")
 @click.option("--since", metavar="WHEN",
               help="Include jobs that became inactive since WHEN (implies -a without -f).")
 @click.option("--name", "job_name", metavar="JOB-NAME", help="Limit output to jobs named JOB-NAME.")
@@ -30,7 +26,8 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
          stats, stats_only, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
     from flux_lite import job_list, users
-    from flux_lite.formats import outputformat
+    from flux_lite.cli import listing
+    from flux_lite.listing import jobs as jobs_listing
 
     if as_json and (stats or stats_only):
         raise FluxLiteError("--json incompatible with --stats or --stats-only")
@@ -41,10 +38,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         raise SystemExit(0 if active else 1)
     if since is not None and not filter_:
         show_all_states = True  # --since implies -a unless a filter is given
-    if fmt == "help":
-        click.echo(outputformat.list_formats_help(job_list.FORMATS, "flux-jobs"))
-        return
-    fmt = job_list.FORMATS[fmt][1] if fmt in job_list.FORMATS else fmt
+    fmt = listing.format_string(jobs_listing.JOBS, fmt)
     states, results = job_list.PENDING | job_list.RUNNING, 0
     if show_all_states:
         states |= job_list.INACTIVE
@@ -65,23 +59,17 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         stats_line = _stats_line(broker)[0] if stats else None
     if stats_line is not None:
         click.echo(stats_line)
-    items = [job_list.make_info(rec, now, users.username) for rec in records]
+    items = [jobs_listing.make_info(rec, now, users.username) for rec in records]
     if getattr(records, "truncated", False) is True and not no_header and not as_json:
         click.echo(f"warning: output truncated at {count} jobs.", err=True)
         click.echo("Use --count to increase returned results or use filters to alter results.", err=True)
     if as_json:
         docs = [_jsonable(i) for i in items]
         # one job asked for by id: that job's object, as flux-jobs prints it
-        click.echo(json.dumps(docs[0] if len(jobids) == 1 and docs else {"jobs": docs}))
+        listing.emit_json(docs[0] if len(jobids) == 1 and docs else {"jobs": docs})
         return
-    try:
-        lines = outputformat.render(fmt, job_list.HEADINGS, items, no_header=no_header,
-                                    heading_fallback=job_list.heading_fallback)
-    except ValueError as exc:
-        raise FluxLiteError(f"Error in user format: {exc}") from None
-    from flux_lite.cli.output import emit
-
-    emit(lines, colorize=_colorizer(lines, no_header) if fmt == job_list.DEFAULT_FORMAT else None)
+    colorize = (lambda lines: _colorizer(lines, no_header)) if fmt == jobs_listing.JOBS.default else None
+    listing.emit(jobs_listing.JOBS, fmt, items, no_header=no_header, colorize=colorize)
 
 
 def _stats_line(broker):

@@ -29,6 +29,8 @@ COMMANDS = {
     "clock": ("clock", "clock", "Show or advance the instance clock"),
     "dmesg": ("dmesg", "dmesg", "Print the instance log"),
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
+    "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
+    "restore": ("dump", "restore", "Create an instance from a Flux KVS archive"),
 }
 
 

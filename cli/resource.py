@@ -5,7 +5,7 @@ import os
 import click
 
 from flux_lite.cli.common import session
-from flux_lite.errors import FluxLiteError
+from flux_lite.cli.listing import listing_options
 
 
 @click.group()
@@ -16,55 +16,37 @@ def resource():
 @resource.command("list")
 @click.option("-s", "--states", default="free,allocated,down", metavar="STATES",
               help="Comma-separated states: free, allocated, down, up, all.")
-@click.option("-n", "--no-header", is_flag=True, help="Suppress the header line.")
-@click.option("-o", "--format", "fmt", default="default", metavar="FORMAT",
-              help="Output format or named format ('help' lists them).")
 @click.option("--from-sched", is_flag=True,
               help="Ask the scheduler instead of the job manager (as FLUX_RESOURCE_LIST_RPC=sched.resource-status).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def resource_list(states, no_header, fmt, from_sched, as_json):
+@listing_options(json_help="Print JSON instead of a table.")
+def resource_list(states, from_sched, no_header, fmt, as_json):
     """Show free, allocated and down resources."""
-    import json
+    from flux_lite.cli import listing
+    from flux_lite.listing import resources as res_listing
 
-    from flux_lite import resources
-    from flux_lite.formats import outputformat
-
-    if fmt == "help":
-        click.echo(outputformat.list_formats_help(resources.RESOURCE_LIST_FORMATS, "flux-resource list"))
-        return
-    fmt = resources.RESOURCE_LIST_FORMATS[fmt][1] if fmt in resources.RESOURCE_LIST_FORMATS else fmt
+    fmt = listing.format_string(res_listing.RESOURCE_LIST, fmt)
     source = "sched" if from_sched or os.environ.get("FLUX_RESOURCE_LIST_RPC") == "sched.resource-status" \
         else "job-manager"
     with session() as broker:
-        rows = resources.resource_list(broker, [s for s in states.split(",") if s], source=source)
+        rows = res_listing.list_rows(broker, [s for s in states.split(",") if s], source=source)
     if as_json:
-        click.echo(json.dumps({"resources": rows}))
+        listing.emit_json({"resources": rows})
         return
-    try:
-        lines = outputformat.render(fmt, resources.RESOURCE_LIST_HEADINGS, rows, no_header=no_header)
-    except ValueError as exc:
-        raise FluxLiteError(f"Error in user format: {exc}") from None
-    if lines:
-        click.echo("\n".join(lines))
+    listing.emit(res_listing.RESOURCE_LIST, fmt, rows, no_header=no_header)
 
 
 @resource.command("status")
 @click.option("-s", "--states", default=None, metavar="STATES", help="Only these states (avail, drained, ...).")
-@click.option("-n", "--no-header", is_flag=True, help="Suppress the header line.")
-@click.option("-o", "--format", "fmt", default="{state:>12}{up:>2} {nnodes:>6} {nodelist}", metavar="FORMAT",
-              help="Output format.")
+@listing_options()
 def resource_status(states, no_header, fmt):
     """Show node states (avail, drained, draining, housekeeping)."""
-    from flux_lite import resources
-    from flux_lite.formats import outputformat
+    from flux_lite.cli import listing
+    from flux_lite.listing import resources as res_listing
 
-    headings = {"state": "STATE", "up": "UP", "nnodes": "NNODES", "nodelist": "NODELIST", "ranks": "RANKS",
-                "reason": "REASON"}
+    fmt = listing.format_string(res_listing.RESOURCE_STATUS, fmt)
     with session() as broker:
-        rows = resources.status_rows(broker, states.split(",") if states else None)
-    lines = outputformat.render(fmt, headings, rows, no_header=no_header)
-    if lines:
-        click.echo("\n".join(lines))
+        rows = res_listing.status_rows(broker, states.split(",") if states else None)
+    listing.emit(res_listing.RESOURCE_STATUS, fmt, rows, no_header=no_header)
 
 
 @resource.command("drain")

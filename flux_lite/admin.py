@@ -80,18 +80,11 @@ def drain(broker, targets, reason="", force=False):
 
 
 def drained(broker):
-    """`resource drain` without targets: (timestamp, state, rank, reason, nodelist) per drained rank."""
-    from flux_lite.formats.idset import IDset
+    """`resource drain` without targets: the drained ranks (see listing.resources.drained_rows)."""
+    from flux_lite.listing.resources import drained_rows
 
     _require_owner(broker, "drain")
-    res = broker.resources
-    allocated = res.allocated_rset().ranks
-    rows = []
-    for rank in sorted(res.drained):
-        info = res.drained[rank]
-        state = "draining" if rank in allocated else "drained"
-        rows.append((info["timestamp"], state, rank, info["reason"], res.hostlist_of(IDset([rank]))))
-    return rows
+    return drained_rows(broker)
 
 
 def undrain(broker, targets):

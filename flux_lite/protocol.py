@@ -27,6 +27,7 @@ carry R as a dict, already parsed).
 
 from __future__ import annotations
 
+from errno import EINVAL, ENOENT, ENOSYS, EPERM, EPROTO  # noqa: F401 (the protocol's errnos, re-exported)
 from typing import Any, TypedDict
 
 from flux_lite.errors import FluxLiteError
@@ -65,8 +66,6 @@ RESPONSE_TYPES = (SUCCESS, ANNOTATE, DENY, CANCEL)
 # -- ready modes -------------------------------------------------------------------
 UNLIMITED, LIMITED = "unlimited", "limited"
 
-# errnos used by the protocol (errno values, as Flux's responses carry them)
-EPERM, ENOENT, EINVAL, ENOSYS, EPROTO = 1, 2, 22, 38, 71
 
 
 def error(errnum: int, message: str) -> FluxLiteError:

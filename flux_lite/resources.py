@@ -7,12 +7,11 @@ drained set is what replaying them yields. The scheduler learns of drains as
 """
 
 import json
+from errno import EEXIST, EINVAL, ENOENT, ENOSYS
 
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, FormatError
 from flux_lite.formats import eventlog
-
-EINVAL, ENOENT = 22, 2
 
 
 def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
@@ -177,7 +176,7 @@ class Resources:
             # a drained rank keeps its reason unless forced; adding one is allowed
             for r in ranks:
                 if r in self.drained and (not reason or self.drained[r]["reason"]):
-                    raise FluxLiteError(f"rank {r} already drained", errno=17)
+                    raise FluxLiteError(f"rank {r} already drained", errno=EEXIST)
         ctx = {"idset": str(ranks), "nodelist": self.hostlist_of(ranks), "reason": reason,
                "overwrite": 1 if force else 0}
         self._post("drain", ctx)
@@ -205,7 +204,7 @@ class Resources:
         try:
             self.b.rpc(protocol.SCHED_RESOURCE_UPDATE, protocol.resource_update(down=str(self.down_ranks())))
         except FluxLiteError as exc:
-            if exc.errno != protocol.ENOSYS:  # no scheduler loaded: it acquires afresh when loaded
+            if exc.errno != ENOSYS:  # no scheduler loaded: it acquires afresh when loaded
                 raise
 
     # -- status -------------------------------------------------------------
@@ -225,35 +224,6 @@ class Resources:
         return total if total is not None else self.rset.copy_ranks([])
 
 
-RESOURCE_LIST_FORMAT = "{state:>10} {nnodes:>6} {ncores:>6} {ngpus:>5} {nodelist}"
-RESOURCE_LIST_FORMATS = {
-    "default": ("Default flux-resource list format string", RESOURCE_LIST_FORMAT),
-    "rlist": ("Format including resource list details", "{state:>10} ?:{queue:<8.8} {properties:<10.10+} "
-              "{nnodes:>6} {ncores:>6} {ngpus:>5} {rlist}"),
-}
-RESOURCE_LIST_HEADINGS = {
-    "state": "STATE", "nnodes": "NNODES", "ncores": "NCORES", "ngpus": "NGPUS", "nodelist": "NODELIST",
-    "ranks": "RANKS", "rlist": "LIST", "properties": "PROPERTIES", "queue": "QUEUE",
-}
-
-
-class ResourceView(dict):
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-def _view(state, rset):
-    return ResourceView(
-        state=state, nnodes=rset.nnodes, ncores=rset.ncores, ngpus=rset.ngpus,
-        nodelist=str(rset.nodelist) if rset.nnodes else "", ranks=str(rset.ranks),
-        rlist=rset.summary(), properties=",".join(sorted(rset.properties)) if rset.properties else "",
-        queue="",
-    )
-
-
 def resource_status(broker, source="job-manager"):
     """Rsets for all, allocated, down, up and free.
 
@@ -269,53 +239,11 @@ def resource_status(broker, source="job-manager"):
         try:
             allocated = broker.rpc(protocol.SCHED_RESOURCE_STATUS, {})["allocated"]
         except FluxLiteError as exc:
-            if exc.errno != protocol.ENOSYS:
+            if exc.errno != ENOSYS:
                 raise
-            raise FluxLiteError("sched.resource-status: no scheduler is loaded", errno=38) from None
+            raise FluxLiteError("sched.resource-status: no scheduler is loaded", errno=ENOSYS) from None
     else:
         allocated = res.allocated_rset()
     up = everything.difference(down)
     free = up.difference(allocated)
     return {"all": everything, "allocated": allocated, "down": down, "up": up, "free": free}
-
-
-def resource_list(broker, states=("free", "allocated", "down"), source="job-manager"):
-    status = resource_status(broker, source)
-    out = []
-    for state in states:
-        if state not in status:
-            raise FluxLiteError(f"Invalid resource state {state} specified")
-        out.append(_view(state, status[state]))
-    return out
-
-
-def status_rows(broker, states=None):
-    """`resource status`: nodes grouped by state (avail, draining, drained,
-    housekeeping), drained ones also by reason, as flux resource status does."""
-    from flux_lite.formats.idset import IDset
-
-    res = broker.resources
-    allocated = res.allocated_rset().ranks
-    drained = res.drained
-    hk_ranks = set()
-    for rs in broker.housekeeping.allocated_R().values():
-        hk_ranks |= set(rs.ranks)
-    groups = {}  # (state, reason) -> ranks, in rank order
-    for rank in res.rset.ranks:
-        if rank in drained:
-            state = "draining" if rank in allocated else "drained"
-            groups.setdefault((state, drained[rank]["reason"]), []).append(rank)
-        else:
-            groups.setdefault(("avail", ""), []).append(rank)
-        if rank in hk_ranks:
-            groups.setdefault(("housekeeping", ""), []).append(rank)
-    wanted = states or ["avail", "exclude", "draining", "drained", "torpid", "housekeeping"]
-    rows = []
-    for state in wanted:
-        for (gstate, reason), ranks in groups.items():
-            if gstate != state:
-                continue
-            idset = IDset(ranks)
-            rows.append(ResourceView(state=state, up="\u2714", nnodes=len(ranks), ranks=str(idset),
-                                     nodelist=res.hostlist_of(idset), reason=reason))
-    return rows

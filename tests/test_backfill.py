@@ -1,7 +1,6 @@
 """sched-backfill: EASY, hybrid and conservative backfilling, estimates in the plan.
 
-CLI tests rewrite flux-core's t2307-sched-backfill for flux-lite (spec 9.10
-items 10-13) and add conservative/hybrid policies and running-job duration
+CLI tests rewrite flux-core's t2307-sched-backfill for flux-lite and add conservative/hybrid policies and running-job duration
 updates; the planner tests check the plan's invariants on random workloads
 directly, without a broker.
 """
@@ -90,7 +89,7 @@ def test_policy_from_config(flux_factory):
 
 
 def test_easy_backfill(flux2):
-    """9.10 item 10."""
+    """EASY: a job that fits before the reservation backfills; the head keeps its start."""
     flux = flux2
     running, head = easy_setup(flux)
     start = flux.now()
@@ -132,7 +131,7 @@ def test_easy_backfill(flux2):
 
 
 def test_backfill_node_based(flux_factory):
-    """9.10 item 11: a short 1-node job backfills onto the free node."""
+    """A short 1-node job backfills onto the free node."""
     flux = flux_factory("--test-size=2", "--test-cores=2")
     flux("sched", "reload", "--policy=easy")
     running = flux.submit("-N1", "-t", "1h", "sleep", "inf")
@@ -150,7 +149,7 @@ def test_backfill_node_based(flux_factory):
 
 
 def test_stale_estimate_clears(flux2):
-    """9.10 item 12: a higher-urgency job becomes head; the old head's estimate goes."""
+    """A higher-urgency job becomes head; the old head's estimate goes."""
     flux = flux2
     _running, head = easy_setup(flux)
     assert t_estimate(flux, head) is not None
@@ -169,7 +168,7 @@ def test_stale_estimate_clears(flux2):
 
 
 def test_hello_reload_keeps_allocations(flux2):
-    """9.10 item 13: four allocated jobs survive `module reload sched-backfill`."""
+    """Four allocated jobs survive `module reload sched-backfill`."""
     flux = flux2
     jobs = [flux.submit("-n1", "sleep", "inf") for _ in range(4)]
     assert [flux.state(j) for j in jobs] == ["RUN"] * 4

@@ -1,4 +1,4 @@
-"""CLI tests for housekeeping (spec 6, 9.2; reference/04-housekeeping.txt).
+"""CLI tests for housekeeping, against Flux 0.88's outputs.
 
 Nothing executes in flux-lite, so the housekeeping script of the sharness
 tests is simulated through flux-lite's config keys: `duration` (every rank),
@@ -75,7 +75,7 @@ def run(flux, *args):
     return jobid
 
 
-# -- command line (9.2.1-3) -----------------------------------------------------------
+# -- command line -----------------------------------------------------------
 
 
 def test_help_and_usage(flux):
@@ -112,7 +112,7 @@ def test_unconfigured(flux):
     sched_clean(flux)
 
 
-# -- config (9.2.7, 9.2.10, 9.2.22) ------------------------------------------------------
+# -- config ------------------------------------------------------
 
 
 def test_bad_configs_are_refused(flux):
@@ -130,16 +130,16 @@ def test_release_after_in_stats_and_reset(flux):
     assert stats(flux)["config"] == {"release-after": 0, "command": "hk.sh"}
     hk_config(flux, release_after="5s")
     assert stats(flux)["config"] == {"release-after": 5, "command": "hk.sh"}
-    # omitting release-after resets it to "never" (-1), issue #6596
+    # omitting release-after resets it to "never" (-1), as in flux-core
     flux("config", "load", input=json.dumps({"job-manager": {"housekeeping": {"command": ["true"]}}}))
     assert stats(flux)["config"] == {"release-after": -1, "command": "true"}
 
 
-# -- where and when it runs (9.2.4-6) ---------------------------------------------------------
+# -- where and when it runs ---------------------------------------------------------
 
 
 def test_runs_on_the_jobs_ranks_only(flux):
-    """9.2.4: a 2-node job on ranks 1-2 keeps exactly ranks 1-2 in housekeeping."""
+    """A 2-node job on ranks 1-2 keeps exactly ranks 1-2 in housekeeping."""
     hold0 = flux.submit("-N1", "--setattr=exec.test.run_duration=1h", "true")
     hk_config(flux, duration="5s")
     flux("dmesg", "-C")
@@ -171,7 +171,7 @@ def test_release_after_unset_one_final_free(flux):
 
 
 def test_release_after_zero_frees_each_rank(flux):
-    """9.2.5: four frees, rank0..rank3, exactly one final."""
+    """Four frees, rank0..rank3, exactly one final."""
     hk_config(flux, release_after="0")
     flux("dmesg", "-C")
     jobid = run(flux, "-n4", "-N4")
@@ -183,7 +183,7 @@ def test_release_after_zero_frees_each_rank(flux):
 
 
 def test_release_after_5s_with_straggler(flux):
-    """9.2.6 and 04-housekeeping.txt: rank 3 takes 10 s, release-after 5 s:
+    """As in Flux 0.88: rank 3 takes 10 s, release-after 5 s:
     one partial free at the timer, one final free when rank 3 is done."""
     hk_config(flux, release_after="5s", rank_durations={"3": "10s"})
     flux("dmesg", "-C")
@@ -251,11 +251,11 @@ def test_housekeeping_nodes_are_not_reallocated(flux):
     sched_clean(flux)
 
 
-# -- failures (9.2.11, 9.2.12, drain-on-failure) --------------------------------------------------------
+# -- failures (drain-on-failure) --------------------------------------------------------
 
 
 def test_launch_failure_on_every_rank(flux):
-    """9.2.11: command=/noexist -- simulated as every rank failing."""
+    """command=/noexist -- simulated as every rank failing."""
     flux("config", "load", input=json.dumps(
         {"job-manager": {"housekeeping": {"command": ["/noexist"], "fail-ranks": "0-3"}}}))
     flux("dmesg", "-C")
@@ -268,7 +268,7 @@ def test_launch_failure_on_every_rank(flux):
 
 
 def test_failure_on_rank_3_is_logged_not_drained(flux):
-    """9.2.12 and 04-housekeeping.txt."""
+    """As in Flux 0.88."""
     hk_config(flux, fail_ranks="3", duration="2s")
     flux("dmesg", "-C")
     jobid = run(flux, "-N4")
@@ -309,11 +309,11 @@ def test_drain_on_failure_killed(flux):
     sched_clean(flux)
 
 
-# -- kill (9.2.15-19, 04-housekeeping.txt) -------------------------------------------------------------------
+# -- kill -------------------------------------------------------------------
 
 
 def test_kill_all(flux):
-    """9.2.15: two 2-node jobs stuck in housekeeping, kill --all --signal=15."""
+    """Two 2-node jobs stuck in housekeeping, kill --all --signal=15."""
     hk_config(flux, duration="inf")
     flux("dmesg", "-C")
     ids = flux.out("submit", "--cc=0-1", "-N2", "--wait-event=clean", RUN1S, "true").split()
@@ -336,7 +336,7 @@ def test_kill_all(flux):
 
 
 def test_kill_by_jobid(flux):
-    """9.2.16: --jobid as a decimal id, and -j as f58."""
+    """--jobid as a decimal id, and -j as f58."""
     hk_config(flux, duration="inf")
     jobid = run(flux, "-N4")
     assert running(flux) == 1
@@ -354,7 +354,7 @@ def test_kill_by_jobid(flux):
 
 
 def test_four_single_node_jobs_include_and_targets(flux):
-    """9.2.17-19 and the kill variants of 04-housekeeping.txt."""
+    """The kill variants, as Flux 0.88 answers them."""
     hk_config(flux, duration="inf")
     ids = flux.out("submit", "--cc=0-3", "-N1", "--wait-event=clean", RUN1S, "true").split()
     assert running(flux) == 4
@@ -510,7 +510,7 @@ def test_kill_jobid_all(flux):
 
 
 def test_list_fields(flux):
-    """04-housekeeping.txt: every field of `housekeeping list -o`."""
+    """Every field of `housekeeping list -o`, as Flux 0.88 prints them."""
     hk_config(flux, release_after="0", rank_durations={"3": "20s"})
     jobid = run(flux, "-N4")
     t_start = flux.now()

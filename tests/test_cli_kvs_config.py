@@ -1,5 +1,5 @@
 """CLI tests of `kvs` (inspecting the namespace, RFC 16 job keys) and `config`
-(get, load with validation; spec 1.4 and DESIGN decision 2).
+(get, load with validation).
 """
 
 import json

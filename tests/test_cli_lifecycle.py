@@ -1,8 +1,7 @@
 """CLI tests of the job lifecycle: submit, events, cancel, hold, timeout, run,
 jobs, job info/eventlog/wait-event/timeleft/raise/urgency/id, determinism.
 
-Expected values come from spec sections 1-2 and the real Flux transcripts
-(reference/01-basics.txt, reference/05-sched-reload.txt). The default `flux`
+Expected values are what Flux 0.88 prints. The default `flux`
 fixture is a 4-node x 2-core instance on a virtual clock that starts at
 1767225600.0, so every timestamp below is exact.
 """
@@ -23,7 +22,7 @@ HEADER = "       JOBID USER     NAME       ST NTASKS NNODES     TIME INFO"
 
 
 def jobs_line(jobid, name, st, ntasks, nnodes, t, info, user=USER):
-    """One line of the default `flux jobs` format (spec 2.7)."""
+    """One line of the default `flux jobs` format."""
     return f"{jobid:>12} {user:<8} {name:<10.10} {st:>2} {ntasks:>6} {nnodes:>6} {t:>8} {info}"
 
 
@@ -86,7 +85,7 @@ def test_normal_completion_event_sequence_and_contexts(flux):
 
 
 def test_eventlog_text_and_json_forms_match_flux(flux):
-    # reference:01-basics.txt, `flux job eventlog` and `-f json` of the short job
+    # as Flux 0.88 prints `flux job eventlog` and `-f json` of the short job
     jobid = flux.submit("-N1", "-t", "5m", "--setattr=exec.test.run_duration=0.2s", "hostname")
     flux.advance("1s")
     assert lines(flux.out("job", "eventlog", jobid)) == [
@@ -111,7 +110,7 @@ def test_eventlog_text_and_json_forms_match_flux(flux):
 
 
 def test_eventlog_human_and_offset_time_formats(flux, monkeypatch):
-    # reference:01-basics.txt `flux job eventlog -H`: date at the first line, then offsets
+    # Flux 0.88's `flux job eventlog -H`: date at the first line, then offsets
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
     try:
@@ -152,7 +151,7 @@ def test_jobs_shows_running_then_completed(flux):
 
 
 def test_empty_instance_listings(flux):
-    # reference:01-basics.txt: `flux jobs -a` is the header alone, `-n` prints nothing
+    # as in Flux 0.88: `flux jobs -a` is the header alone, `-n` prints nothing
     assert flux.out("jobs", "-a") == HEADER + "\n"
     assert flux.out("jobs", "-a", "-n") == ""
 
@@ -210,7 +209,7 @@ def test_cancel_error_messages_and_exit_codes(flux):
     flux.advance("2s")
     r = flux.fails("cancel", done)
     assert err(r) == f"flux-lite cancel: ERROR: {done}: job is inactive"
-    r = flux.fails("cancel", "f123")  # f58 detection first: a valid id (spec 1.3)
+    r = flux.fails("cancel", "f123")  # f58 detection first: a valid id
     assert err(r) == "flux-lite cancel: ERROR: f23: unknown job id"
     live = flux.submit("-N1", "sleep", "inf")
     r = flux.fails("cancel", "--all", live)
@@ -283,7 +282,7 @@ def test_held_job_is_never_allocated_until_released(flux):
 
 
 def test_hold_then_cancel_shows_dash_time_and_no_info(flux):
-    # reference:05-sched-reload.txt: a canceled held job is CA, TIME '-', INFO empty, RC -128
+    # as in Flux 0.88: a canceled held job is CA, TIME '-', INFO empty, RC -128
     jobid = flux.submit("--urgency=hold", "true")
     flux("cancel", jobid)
     assert flux.eventlog(jobid) == ["submit", "validate", "depend", "priority", "exception", "clean"]
@@ -533,7 +532,7 @@ def test_jobs_json_single_id_is_one_object(flux):
 
 def test_job_info_R_jobspec_eventlog(flux):
     jobid = flux.submit("-N1", "-t", "5m", "--setattr=exec.test.run_duration=60s", "hostname")
-    # reference:01-basics.txt: R with starttime/expiration/nslots/nodelist, Flux's spacing
+    # as in Flux 0.88: R with starttime/expiration/nslots/nodelist, Flux's spacing
     assert flux.out("job", "info", jobid, "R") == (
         '{"version": 1, "execution": {"R_lite": [{"rank": "0", "children": {"core": "0-1"}}], '
         f'"starttime": {T0}, "expiration": {T0 + 300}, "nslots": 1, "nodelist": ["node0"]}}}}\n')
@@ -679,7 +678,7 @@ def test_raise_errors(flux):
 
 
 def test_raise_nonfatal_and_fatal(flux):
-    # reference:05-sched-reload.txt
+    # as in Flux 0.88
     a = flux.submit("-N1", "sleep", "inf")
     b = flux.submit("-N1", "sleep", "inf")
     flux("job", "raise", "--type=test", "--severity=1", a, "nonfatal", "test")
@@ -704,7 +703,7 @@ def test_raise_nonfatal_and_fatal(flux):
 
 
 def test_nonfatal_exception_does_not_change_the_result(flux):
-    # spec 2.7: success = finish status 0 and no severity-0 exception
+    # success = finish status 0 and no severity-0 exception
     jobid = flux.submit("-n1", "-t", "1m", "--setattr=exec.test.run_duration=5s", "true")
     flux("job", "raise", "-s", "3", "-t", "warn", jobid, "careful")
     flux.advance("5s")
@@ -821,7 +820,7 @@ def test_job_id_stdin_and_misc(flux):
     flux.fails("job", "id", input="")
     r = flux("job", "id", "--to=invalid", "42", check=False)
     assert r.exit_code != 0
-    # reference:01-basics.txt
+    # as in Flux 0.88
     assert flux.out("job", "id", "--to=dec", "ƒYpmarK") == "20887633920\n"
     assert flux.out("job", "id", "--to=hex", "ƒYpmarK") == "0x4dd000000\n"
     assert flux.out("job", "id", "--to=f58plain", "ƒYpmarK") == "fYpmarK\n"

@@ -1,5 +1,4 @@
-"""Scheduler reload while housekeeping holds resources (spec 4.3, 4.6, 6.6,
-9.2 items 20-21, 9.13; reference/05-sched-reload.txt).
+"""Scheduler reload while housekeeping holds resources (as Flux 0.88 does it).
 
 A partially released housekeeping allocation survives a reload only when the
 new scheduler says partial-ok in its hello; without it the job manager
@@ -74,7 +73,7 @@ def run(flux, *args):
 
 @pytest.fixture
 def straggler(flux):
-    """9.2.20 setup: release-after "0", rank 3 takes 10 s; a 4-node job has just ended."""
+    """Setup: release-after "0", rank 3 takes 10 s; a 4-node job has just ended."""
     hk_config(flux, release_after="0", rank_durations={"3": "10s"})
     jobid = run(flux, "-N4")
     assert running(flux) == 1 and stragglers(flux) == [1]
@@ -84,7 +83,7 @@ def straggler(flux):
     return flux, jobid
 
 
-# -- 9.2.20: no partial-ok ----------------------------------------------------------------------------------
+# -- no partial-ok ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("reload", NOPARTIAL)
@@ -113,7 +112,7 @@ def test_reload_without_partial_ok_terminates_straggler(straggler, reload):
 
 
 def test_nopartial_reload_frees_straggler_for_pending_job(flux):
-    """05-sched-reload.txt: rank 3 in housekeeping, ranks 0-2 running, jobs pending;
+    """As in Flux 0.88: rank 3 in housekeeping, ranks 0-2 running, jobs pending;
     after the no-partial-ok reload the first pending job gets rank 3 at once."""
     hk_config(flux, release_after="0", rank_durations={"3": "60s"})
     hk_job = run(flux, "-N4")
@@ -140,7 +139,7 @@ def test_nopartial_reload_frees_straggler_for_pending_job(flux):
     sched_clean(flux)
 
 
-# -- 9.2.21: partial-ok ------------------------------------------------------------------------------------------
+# -- partial-ok ------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("reload", PARTIAL)
@@ -163,7 +162,7 @@ def test_reload_with_partial_ok_keeps_straggler(straggler, reload):
     assert running(flux) == 0
     assert allocated(flux) == ("0", "0", "0")
     sched_clean(flux)
-    # 9.2.22: the housekeeping config in force is the "0" of the setup
+    # the housekeeping config in force is the "0" of the setup
     stats = json.loads(flux.out("module", "stats", "job-manager"))["housekeeping"]
     assert stats["config"]["release-after"] == 0
 
@@ -195,11 +194,11 @@ def test_reload_before_any_release_reports_whole_allocation(flux):
     sched_clean(flux)
 
 
-# -- 9.13: partial release cross-check ------------------------------------------------------------------------------
+# -- partial release cross-check ------------------------------------------------------------------------------
 
 
 def test_partial_release_all_cores_free_afterwards(flux):
-    """9.13.1: command sleep 0, release-after 0s."""
+    """Command sleep 0, release-after 0s."""
     hk_config(flux, release_after="0s", duration="0")
     jobid = run(flux, "-N4", "-n4")
     assert running(flux) == 0
@@ -214,7 +213,7 @@ def test_partial_release_all_cores_free_afterwards(flux):
 
 @pytest.mark.parametrize("reload", NOPARTIAL[2:] + PARTIAL[2:])
 def test_stuck_rank_0_survives_reload_until_killed(flux, reload):
-    """9.13.2: housekeeping stuck on rank 0 after ranks 1-3 were released.
+    """Housekeeping stuck on rank 0 after ranks 1-3 were released.
 
     With partial-ok the remaining rank is re-registered (1 allocated before and
     after the reload, 0 after kill --all); without it the allocation is dropped
@@ -237,7 +236,7 @@ def test_stuck_rank_0_survives_reload_until_killed(flux, reload):
 
 
 def test_stuck_rank_0_and_running_job_across_reload(flux):
-    """9.13.3: plus a running -N1 job: 2 nodes allocated before and after; kill -> 1."""
+    """Plus a running -N1 job: 2 nodes allocated before and after; kill -> 1."""
     hk_config(flux, release_after="0s", rank_durations={"0": "inf"})
     run(flux, "-N4")
     sleeper = flux.submit("-N1", "--setattr=exec.test.run_duration=3600s", "sleep", "3600")

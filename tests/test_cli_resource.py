@@ -1,5 +1,5 @@
 """CLI tests of `resource list|status|drain|undrain` and their interplay with
-sched-simple (spec 7.3, 9.7, 9.12; reference:01-basics.txt formats).
+sched-simple (formats as Flux 0.88 prints them).
 """
 
 import os
@@ -30,7 +30,7 @@ def err(r):
 
 
 def test_resource_list_default_format(flux):
-    # reference:01-basics.txt (hosts there are vm,vm,vm,vm; here node[0-3])
+    # as Flux 0.88 prints it (hosts there were vm,vm,vm,vm; here node[0-3])
     assert flux.out("resource", "list").splitlines() == [
         LIST_HEADER,
         "      free      4      8     0 node[0-3]",
@@ -49,7 +49,7 @@ def test_resource_list_default_format(flux):
 
 
 def test_resource_status_default_format(flux):
-    # reference:01-basics.txt
+    # as Flux 0.88 prints it
     assert flux.out("resource", "status").splitlines() == [
         "       STATEUP NNODES NODELIST",
         "       avail \u2714      4 node[0-3]",
@@ -84,7 +84,7 @@ def test_from_sched_agrees_with_job_manager(flux):
             flux.out("resource", "list", "--from-sched", "-s", state, "-no", "{rlist}").strip()
 
 
-# ------------------------------------------------------------- 9.7 drain interplay
+# ------------------------------------------------------------- drain interplay
 
 
 @pytest.fixture
@@ -94,26 +94,22 @@ def flux24(flux_factory):
 
 def test_drain_interplay(flux24):
     f = flux24
-    # item 1
     assert any("ready:" in line and line.endswith("rank[0-1]/core[0-3]") for line in f.dmesg())
     assert rl(f, "free", "{rlist}") == "rank[0-1]/core[0-3]"
     assert rl(f, "up", "{nnodes} {ncores}") == "2 8"
     assert rl(f, "down", "{nnodes}") == "0"
-    # item 2
     f("resource", "drain", "0")
     assert rl(f, "up", "{rlist}") == "rank1/core[0-3]"
     assert rl(f, "down", "{rlist}") == "rank0/core[0-3]"
-    # item 3
     first = f.submit("-n1", "sleep", "inf")
     assert alloc_summary(f, first) == "rank1/core0"
     assert rl(f, "free", "{rlist}") == "rank1/core[1-3]"
-    # item 4: allocated+down still counts as allocated
+    # allocated+down still counts as allocated
     f("resource", "drain", "1")
     assert rl(f, "down", "{rlist}") == "rank[0-1]/core[0-3]"
     assert rl(f, "up", "{ncores}") == "0"
     assert rl(f, "allocated", "{rlist}") == "rank1/core0"
     assert f.state(first) == "RUN"
-    # item 5
     second = f.submit("-n1", "sleep", "inf")
     r = f.fails("job", "wait-event", "-t", "0.25", second, "alloc")
     assert err(r).endswith("wait-event timeout on event 'alloc'")
@@ -123,7 +119,6 @@ def test_drain_interplay(flux24):
 
 
 def test_drained_ranks_are_never_chosen(flux24):
-    # 9.10 item 9
     f = flux24
     f("resource", "drain", "0", "maintenance")
     a = f.submit("-n4", "sleep", "inf")
@@ -191,7 +186,7 @@ def test_drain_survives_scheduler_reload(flux24):
     assert f.state(jobs[4]) == "SCHED"
 
 
-# ------------------------------------------- 9.12 reload with a drained allocation
+# ------------------------------------------- reload with a drained allocation
 
 
 def test_reload_with_drained_allocation_then_cancel(flux_factory):

@@ -1,4 +1,4 @@
-"""CLI tests of the sched-simple scheduler (spec 4.1-4.2, 7.3-7.5, 9.6, 9.10).
+"""CLI tests of the sched-simple scheduler.
 
 Most tests use Flux's t2300 shape: two ranks of two cores, ``rank[0-1]/core[0-1]``.
 flux-lite has no exec module to unload, so "jobs that stay allocated" are jobs
@@ -38,7 +38,7 @@ def submit_n(flux, n, *args):
     return [flux.submit("-n1", *(args or ("sleep", "inf"))) for _ in range(n)]
 
 
-# ------------------------------------------------------------ 9.6 items 2-4
+# ------------------------------------------------------------ sched-simple
 
 
 def test_free_rlist_after_start(flux22):
@@ -69,7 +69,7 @@ def test_bad_module_arguments_fail(flux22, arg):
 
 
 def test_bad_module_argument_exits_1(flux22):
-    # reference:05-sched-reload.txt: 'flux-module: load sched-simple: Invalid argument', exit 1
+    # Flux 0.88: 'flux-module: load sched-simple: Invalid argument', exit 1
     flux22.fails("module", "reload", "sched-simple", "bogus-arg", code=1)
     # the failed reload removed the old module (as in Flux): nothing to remove now
     flux22.fails("module", "remove", "sched-simple", code=1)
@@ -82,7 +82,7 @@ def test_failed_reload_leaves_no_scheduler(flux22):
     assert "sched-simple" not in flux22.out("module", "list")
 
 
-# ------------------------------------------------------------ 9.6 items 5-7
+# ------------------------------------------------------------ sched-simple
 
 
 def test_too_many_cores_is_denied(flux22):
@@ -108,7 +108,7 @@ def test_gpu_request_without_gpus_is_denied(flux22):
 
 
 def test_infeasible_job_does_not_block_the_queue(flux22):
-    # an InfeasibleRequest is denied and the pass continues (spec 7.4)
+    # an InfeasibleRequest is denied and the pass continues
     bad = flux22.submit("-N3", "true")
     good = flux22.submit("-n1", "sleep", "inf")
     assert "exception" in flux22.eventlog(bad)
@@ -128,7 +128,7 @@ def test_jobspec_without_system_denied_by_scheduler(flux22, tmp_path):
     assert "getting duration: Object item not found: system" in flux22.out("job", "eventlog", jobid)
 
 
-# ------------------------------------------------------------ 9.6 items 8-10
+# ------------------------------------------------------------ sched-simple
 
 
 def test_worst_fit_order_cancel_and_refill(flux22):
@@ -139,12 +139,12 @@ def test_worst_fit_order_cancel_and_refill(flux22):
     assert allocs[0] == {"annotations": {"sched": {"resource_summary": "rank0/core0"}}}
     assert flux22.eventlog(jobs[4]) == ["submit", "validate", "depend", "priority"]
     assert free_rlist(flux22) == ""
-    # item 9: cancel job3 -> exception and free; job5 gets its core
+    # cancel job3 -> exception and free; job5 gets its core
     flux22("cancel", jobs[2])
     assert flux22.eventlog(jobs[2])[-5:] == ["exception", "finish", "release", "free", "clean"]
     assert alloc_summary(flux22, jobs[4]) == "rank0/core1"
     assert free_rlist(flux22) == ""
-    # item 10: cancel all -> everything free again
+    # cancel all -> everything free again
     r = flux22("cancel", "--all")
     assert err(r) == "flux-lite cancel: Canceled 4 jobs (0 errors)"
     assert free_rlist(flux22) == "rank[0-1]/core[0-1]"
@@ -175,7 +175,7 @@ def test_priority_order_within_the_queue(flux22):
     assert flux22.state(c) == "RUN" and flux22.state(a) == "SCHED"
 
 
-# --------------------------------------------------------- 9.6 items 11-14
+# --------------------------------------------------------- sched-simple
 
 
 def test_reload_keeps_allocations(flux22):
@@ -216,7 +216,6 @@ def test_remove_then_cancel_all_leaves_nothing_pending(flux22):
     for jobid in (jobs[4], late):
         assert flux22.eventlog(jobid)[-2:] == ["exception", "clean"]
     assert json.loads(flux22.out("module", "stats", "job-manager"))["active_jobs"] == 0
-    # 9.6 item 13
     flux22("dmesg", "-C")
     flux22("module", "load", "sched-simple", "mode=unlimited")
     log = flux22.dmesg()
@@ -250,7 +249,7 @@ def test_unlimited_mode_urgency_wins_the_freed_slot(flux22):
 
 
 def test_limited_mode_urgency_wins_the_freed_slot(flux22):
-    # 9.10 item 3, in sched-simple's default limited mode
+    # in sched-simple's default limited mode
     jobs = submit_n(flux22, 6)
     flux22("job", "urgency", jobs[5], "20")
     flux22("cancel", jobs[0])
@@ -270,7 +269,7 @@ def test_more_pending_jobs_than_queue_depth(flux22):
                                                                 "rank1/core1"]
 
 
-# --------------------------------------------------------- forecast (9.10 item 7)
+# --------------------------------------------------------- forecast
 
 
 def test_fifo_forecast_t_estimate(flux22):
@@ -298,7 +297,7 @@ def test_forecast_unknown_after_job_without_duration(flux22):
 
 
 def test_sched_annotations_follow_the_request(flux22):
-    # spec 4.1: a job whose request is canceled (held, scheduler unloaded) loses its
+    # a job whose request is canceled (held, scheduler unloaded) loses its
     # sched annotations; they come back when the request is sent again
     flux22.submit("-n4", "-t", "1h", "sleep", "inf")
     a = flux22.submit("-n1", "-t", "5m", "true")
@@ -321,7 +320,7 @@ def test_sched_annotations_follow_the_request(flux22):
 
 
 def test_forecast_stale_estimate_cleared_by_new_head(flux22):
-    # 9.10 item 8: a higher-urgency head without a time limit clears the estimate behind it
+    # a higher-urgency head without a time limit clears the estimate behind it
     flux22.submit("-n4", "-t", "3600s", "sleep", "3600")
     second = flux22.submit("-n4", "-t", "3600s", "sleep", "3600")
     assert flux22.out("jobs", "-no", "{annotations.sched.t_estimate}", second).strip() == str(T0 + 3600)

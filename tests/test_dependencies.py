@@ -1,5 +1,5 @@
 """Job dependencies (RFC 26), as recorded from Flux 0.88 in
-shared/reference/11-dependencies.txt: submit/run --dependency and
+Flux 0.88 transcripts: submit/run --dependency and
 --begin-time, the DEPEND state, dependency-add/remove before validate,
 dependency exceptions, checks against inactive prerequisites, every syntax
 error, the listing fields, and persistence across reloads and rebuilds.
@@ -33,6 +33,14 @@ def dependent(flux, uri, *args):
 
 def wait_clean(flux, jobid):
     flux("job", "wait-event", "-t", "100", jobid, "clean")
+
+
+@pytest.mark.parametrize("cmd", ["submit", "run"])
+def test_help_names_the_options(flux, cmd):
+    text = " ".join(flux.out(cmd, "--help").split())
+    assert "--dependency URI Set an RFC 26 dependency URI for this job" in text
+    assert ('--begin-time +FSD|TIME Set minimum start time as offset in FSD (e.g. +1h) or an absolute '
+            'TIME (e.g. "3pm") for job') in text
 
 
 # -- afterok --------------------------------------------------------------------------------------------

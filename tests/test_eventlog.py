@@ -1,4 +1,4 @@
-"""RFC 18 eventlogs and `flux job eventlog` formatting (spec §2.1)."""
+"""RFC 18 eventlogs and `flux job eventlog` formatting ."""
 
 import json
 import math
@@ -13,7 +13,7 @@ from flux_lite.formats import eventlog as E
 
 FAST = settings(max_examples=100, deadline=None)
 
-# reference:01-basics.txt, `flux job eventlog -f json ƒYpmarK`
+# as Flux 0.88 prints `flux job eventlog -f json ƒYpmarK`
 REF_JSON = """\
 {"timestamp":1795978044.3623736,"name":"submit","context":{"userid":0,"urgency":16,"flags":0,"version":1}}
 {"timestamp":1795978044.3740308,"name":"validate"}

@@ -1,4 +1,4 @@
-"""Flux Standard Duration parsing and formatting (spec §3.4, §2.7)."""
+"""Flux Standard Duration parsing and formatting ."""
 
 import math
 
@@ -185,7 +185,7 @@ def test_python_parser_numbers():
 @pytest.mark.parametrize(
     "seconds, text",
     [
-        (0.152, "0.152s"),  # reference:01-basics.txt TIME column
+        (0.152, "0.152s"),  # the TIME column of Flux 0.88's flux jobs
         (0.636, "0.636s"),
         (0.202, "0.202s"),
         (53.92, "53.92s"),
@@ -304,3 +304,42 @@ def test_near_valid_garbage_only_raises_fsderror(text):
         except FSDError:
             continue
         assert value >= 0 and not math.isnan(value)
+
+
+# -- one parser: every FSD the library reads goes through flux_lite.formats.fsd ----------
+
+
+@settings(max_examples=300)
+@given(st.one_of(
+    st.sampled_from(["1e10d", "1e8d", "5m", "inf", "0x10s", " 5m", "1e400", "2.5h", "-1s", "nan", ""]),
+    st.from_regex(r"[0-9e.x+ -]{0,6}(ms|s|m|h|d)?", fullmatch=True),
+))
+def test_jobspec_uses_the_one_parser(text):
+    """Jobspec.duration parses as flux.util.parse_fsd (so 1e10d is invalid, as
+    Flux's timedelta overflows); exec.test.run_duration as libutil's C parser
+    (there 1e10d is 8.64e14 s)."""
+    from flux_lite.formats import jobspec
+
+    try:
+        expected = fsd.parse(text)
+    except FSDError:
+        with pytest.raises(FluxLiteError, match="invalid Flux standard duration"):
+            jobspec.build(["true"], duration=text)
+    else:
+        if math.isinf(expected):  # parsed, then refused as Jobspec.duration refuses it
+            with pytest.raises(FluxLiteError, match="finite"):
+                jobspec.build(["true"], duration=text)
+        else:
+            assert jobspec.build(["true"], duration=text)["attributes"]["system"]["duration"] == expected
+    js = jobspec.build(["true"], duration=60)
+    js["attributes"]["system"]["exec"] = {"test": {"run_duration": text}}
+    try:
+        assert jobspec.run_duration(js) == fsd.parse_config(text)
+    except FSDError:
+        assert jobspec.run_duration(js) == 60.0
+
+
+def test_1e10d():
+    with pytest.raises(FSDError):
+        fsd.parse("1e10d")
+    assert fsd.parse_config("1e10d") == 1e10 * 86400

@@ -8,7 +8,7 @@ from flux_lite.errors import HostlistError
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 
-# (input, encoding, count) -- libhostlist's own codec vectors plus spec ones
+# (input, encoding, count) -- libhostlist's own codec vectors plus more
 CODEC = [
     ("foo-1a-2,foo-1a-3", "foo-1a-[2-3]", 2),
     ("foo1,foo2,foo3,fooi", "foo[1-3],fooi", 4),

@@ -1,6 +1,6 @@
 """job last / job wait / job purge / job stats, jobs --stats and its filters,
 and the test-exec attributes that make jobs fail: Flux 0.88's words and exit
-codes, from ../shared/reference/12-job-wait-last-stats.txt."""
+codes, as Flux 0.88 gives them."""
 
 import json
 

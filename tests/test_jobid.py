@@ -1,4 +1,4 @@
-"""Job ID encodings and parsing (spec §1, checklist §9.1)."""
+"""Job ID encodings and parsing."""
 
 import pytest
 from hypothesis import given, settings
@@ -9,7 +9,7 @@ from flux_lite.formats import jobid as J
 
 MAX = 18446744073709551615
 
-# spec §9.1 item 3 / core:t/t2201-job-cmd.t
+# as flux-core's t2201-job-cmd.t
 MAXJOBID_DEC = "18446744073709551615"
 MAXJOBID_HEX = "0xffffffffffffffff"
 MAXJOBID_KVS = "job.ffff.ffff.ffff.ffff"
@@ -56,7 +56,7 @@ def utf8_f58(monkeypatch):
     monkeypatch.setenv("LANG", "C.UTF-8")
 
 
-# ---------------------------------------------------------------- §9.1 items
+# ---------------------------------------------------------------- flux job id
 
 
 def test_decimal_42():
@@ -150,7 +150,7 @@ def test_transcript_ypmark(utf8_f58):
     assert J.f58(20887633920) == "ƒYpmarK"
 
 
-# ------------------------------------------------------------ spec §1 facts
+# ------------------------------------------------------------ encoding facts
 
 
 def test_fluid_layout():

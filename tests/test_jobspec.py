@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from flux_lite.errors import JobspecError
 from flux_lite.formats import jobspec as J
 
-# `flux job info ƒYpmarK jobspec` from reference 01-basics.txt (for
+# `flux job info ƒYpmarK jobspec` from Flux 0.88 (for
 # `flux submit -N1 -t 5m --setattr=exec.test.run_duration=60s hostname`)
 REF_JOBSPEC = (
     '{"resources": [{"type": "node", "count": 1, "exclusive": true, "with": '
@@ -415,7 +415,7 @@ def test_run_duration(test, expected):
 
 
 def test_run_duration_integer_fails_like_flux():
-    # reference 02-update.txt: --setattr=exec.test.run_duration=0
+    # Flux 0.88: --setattr=exec.test.run_duration=0
     js = J.build(["true"], setattrs=["exec.test.run_duration=0"])
     with pytest.raises(JobspecError) as exc:
         J.run_duration(js)

@@ -1,4 +1,4 @@
-"""The SQLite KVS under concurrency and crashes (DESIGN decisions 1-2).
+"""The SQLite KVS under concurrency and crashes.
 
 Parallel writers serialise on the store's write lock and lose nothing; a
 process killed with SIGKILL in the middle of a transaction leaves the store

@@ -134,7 +134,7 @@ def utc(monkeypatch):
 
 
 def test_jobs_default_no_jobs():
-    # reference 01-basics.txt: `flux jobs -a` with no jobs
+    # Flux 0.88: `flux jobs -a` with no jobs
     assert render(JOBS_DEFAULT, JOBS_HEADINGS, []) == [
         "       JOBID USER     NAME       ST NTASKS NNODES     TIME INFO"
     ]
@@ -165,7 +165,7 @@ def test_jobs_default_inactive():
 
 
 def test_jobs_default_pending_held_eta():
-    # reference 02-update.txt, guest view of `flux jobs -a`
+    # Flux 0.88, guest view of `flux jobs -a`
     items = [
         job("ƒ2Yx5RgT", "true", "S", 1, 1, 300.0, "eta:29.89m"),
         job("ƒ2cDqqkb", "true", "S", 1, 1, 1800.0, "held"),

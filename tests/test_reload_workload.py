@@ -170,7 +170,7 @@ def test_policy_switch_changes_the_plan(flux):
 
 
 def test_hello_failure_raises_scheduler_restart(flux_factory):
-    """Spec 9.8 / 9.11 item 5: a job whose R cannot be re-allocated at hello."""
+    """A job whose R cannot be re-allocated at hello."""
     flux = flux_factory("--test-size=1", "--test-cores=2")
     jobid = flux.submit("-N1", "sleep", "inf")
     assert flux.state(jobid) == "RUN"
@@ -192,7 +192,7 @@ def test_hello_failure_raises_scheduler_restart(flux_factory):
 
 
 def test_reload_running_job_and_partial_hello(flux_factory):
-    """Spec 9.11 items 3-4: a running job survives reload; a partly released
+    """A running job survives reload; a partly released
     housekeeping allocation comes back as just the straggling rank."""
     flux = flux_factory("--test-size=2", "--test-cores=2", config="""
 job-manager:

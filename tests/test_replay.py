@@ -1,4 +1,4 @@
-"""Eventlogs are the source of truth (DESIGN decisions 2-3, spec 2.3 restart):
+"""Eventlogs are the source of truth (a restart rebuilds everything from them):
 the derived tables (`jobs`, `timers`) can be dropped at any point of a
 workload and the next command rebuilds them from the eventlogs, with nothing
 visible changing, and running jobs still ending at the right times.
@@ -40,7 +40,7 @@ def workload(f):
     f.advance("45s")
     ids.append(f.submit("-N1", "-t", "2m", "--setattr=exec.test.run_duration=10s", "true"))
     f("cancel", ids[4])
-    # duration updates live only in jobspec-update/resource-update events (spec 2.5)
+    # duration updates live only in jobspec-update/resource-update events
     f("update", ids[3], "duration=+3m")   # running: expiration moves to 13m
     f("update", ids[8], "duration=4m")    # pending
     f("update", ids[5], "duration=+30s")  # running without end: now times out 90s after start

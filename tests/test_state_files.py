@@ -1,4 +1,4 @@
-"""The state directory and its files (issue 11): modes, ownership, odd names."""
+"""The state directory and its files: modes, ownership, odd names."""
 
 import os
 import stat

@@ -1,4 +1,4 @@
-"""Races and loss of the state files (issue 11): racing starts, a deleted WAL."""
+"""Races and loss of the state files: racing starts, a deleted WAL."""
 
 import os
 import subprocess

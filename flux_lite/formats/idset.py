@@ -6,7 +6,7 @@ parsing or encoding never expands ranges.  Set operations merge ranges; for
 small sets they go through Python int bitmasks, which is what the resource
 pool uses internally as well (:meth:`IDset.as_mask`, :meth:`IDset.from_mask`).
 
-Decoding follows flux-core's ``idset_decode`` strictly (see spec 3.3):
+Decoding follows flux-core's ``idset_decode`` strictly:
 comma separated ids or ``lo-hi`` ranges in ascending order, optionally
 wrapped in one pair of brackets, no leading zeros, ``hi > lo`` in ranges,
 empty tokens skipped, ``""`` is the empty set.

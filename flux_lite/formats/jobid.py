@@ -24,6 +24,7 @@ Stdlib only; importing this module does no work beyond defining constants.
 """
 
 import os
+from errno import EINVAL, EPROTO
 
 from flux_lite.errors import JobIDError
 
@@ -59,8 +60,6 @@ _TS_SHIFT = _GEN_BITS + _SEQ_BITS
 #: encoding names accepted by encode() (lower case)
 ENCODINGS = ("dec", "hex", "dothex", "kvs", "words", "f58", "f58plain", "emoji")
 
-_EPROTO = 71  # errno flux_job_id_encode() sets for an unknown encoding
-_EINVAL = 22
 
 # C isspace() in the C locale
 _C_SPACE = " \t\n\v\f\r"
@@ -293,7 +292,7 @@ def encode(jobid, to="f58"):
     Unknown names raise JobIDError (errno EPROTO, as flux-core does).
     """
     if not isinstance(to, str):
-        raise JobIDError(f"Unknown encoding {to!r}", errno=_EPROTO)
+        raise JobIDError(f"Unknown encoding {to!r}", errno=EPROTO)  # as flux_job_id_encode() sets it
     kind = to.lower()
     if kind == "dec":
         return str(_check_id(jobid))
@@ -311,7 +310,7 @@ def encode(jobid, to="f58"):
         return f58plain(jobid)
     if kind == "emoji":
         return emoji(jobid)
-    raise JobIDError(f"Unknown encoding '{to}'", errno=_EPROTO)
+    raise JobIDError(f"Unknown encoding '{to}'", errno=EPROTO)  # as flux_job_id_encode() sets it
 
 
 # --------------------------------------------------------------------------
@@ -523,12 +522,12 @@ def decode(text):
     if isinstance(text, int) and not isinstance(text, bool):
         if 0 <= text <= MAX_JOBID:
             return text
-        raise JobIDError(f"{text} is not a valid Flux jobid", errno=_EINVAL)
+        raise JobIDError(f"{text} is not a valid Flux jobid", errno=EINVAL)
     if not isinstance(text, str):
-        raise JobIDError(f"{text!r} is not a valid Flux jobid", errno=_EINVAL)
+        raise JobIDError(f"{text!r} is not a valid Flux jobid", errno=EINVAL)
     value = _decode(text)
     if value is None:
-        raise JobIDError(f"{text} is not a valid Flux jobid", errno=_EINVAL)
+        raise JobIDError(f"{text} is not a valid Flux jobid", errno=EINVAL)
     return value
 
 

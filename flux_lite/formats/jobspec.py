@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from flux_lite.errors import JobspecError, UsageError
+from flux_lite.formats import fsd
 
 __all__ = [
     "DiscreteCountError",
@@ -68,63 +69,6 @@ def _is_number(value):
 
 def _typename(value):
     return type(value).__name__
-
-
-def _parse_fsd_py(text):
-    """flux.util.parse_fsd: float seconds, ValueError on anything invalid."""
-    if text in ("inf", "infinity", "INF", "INFINITY"):
-        return math.inf
-    match = re.match(r"(.*?)(s|m|h|d|ms)$", text, re.DOTALL)
-    try:
-        value = float(match.group(1) if match else text)
-    except ValueError:
-        raise ValueError("invalid Flux standard duration") from None
-    unit = match.group(2) if match else "s"
-    value *= {"s": 1.0, "ms": 0.001, "m": 60.0, "h": 3600.0, "d": 86400.0}[unit]
-    if value < 0 or math.isnan(value) or math.isinf(value):
-        raise ValueError("invalid Flux standard duration")
-    return value
-
-
-_STRTOD_RE = re.compile(
-    r"[ \t\n\v\f\r]*[+-]?(?:"
-    r"0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
-    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?"
-    r"|[nN][aA][nN](?:\([0-9A-Za-z_]*\))?"
-    r")"
-)
-
-
-def _parse_fsd_c(text):
-    """libutil fsd_parse_duration (strtod + suffix); None when invalid."""
-    match = _STRTOD_RE.match(text)
-    if match:
-        number = match.group(0).strip(" \t\n\v\f\r")
-        rest = text[match.end() :]
-        sign = -1.0 if number.startswith("-") else 1.0
-        body = number.lstrip("+-")
-        try:
-            if body[:2] in ("0x", "0X"):
-                if "p" not in body.lower():
-                    body += "p0"
-                value = sign * float.fromhex(body)
-            else:
-                value = sign * float(body.split("(")[0])
-        except (ValueError, OverflowError):
-            return None
-    else:
-        value, rest = 0.0, text
-    if math.isnan(value) or value < 0:
-        return None
-    if rest:
-        if math.isinf(value):
-            return None
-        mult = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-        if rest not in mult:
-            return None
-        value *= mult[rest]
-    return value
 
 
 def _set_treedict(obj, key, value):
@@ -272,7 +216,7 @@ def _duration_arg(value):
     """Jobspec.duration setter."""
     if isinstance(value, str):
         try:
-            seconds = _parse_fsd_py(value)
+            seconds = fsd.parse(value)  # flux.util.parse_fsd, as Jobspec.duration
         except ValueError as exc:
             raise JobspecError(str(exc)) from None
     elif _is_number(value):
@@ -898,8 +842,10 @@ def run_duration(js):
     trun = test["run_duration"]
     if not isinstance(trun, str):
         raise JobspecError(_TESTCONF_ERROR)
-    parsed = _parse_fsd_c(trun)
-    return default if parsed is None else parsed
+    try:
+        return fsd.parse_config(trun)  # job-exec reads it with libutil's parser
+    except ValueError:
+        return default
 
 
 def apply_updates(js, updates):

@@ -41,6 +41,7 @@ __all__ = [
     "render",
     "list_formats_help",
     "resolve_format",
+    "lookup",
 ]
 
 _SENTINELS = ("?+:", "+:", "?:")  # longest first
@@ -147,7 +148,7 @@ _MISSING = object()
 _SPLIT = {}
 
 
-def _lookup(obj, path):
+def lookup(obj, path):
     """Follow a dotted path through mappings/attributes; missing -> ""."""
     value = obj
     parts = _SPLIT.get(path)
@@ -357,14 +358,14 @@ class OutputFormat:
         items = list(items)
         for key, reverse in reversed(self.sort_keys):
             path = self.prepend + key
-            items.sort(key=lambda it: _sort_value(_lookup(it, path)), reverse=reverse)
+            items.sort(key=lambda it: _sort_value(lookup(it, path)), reverse=reverse)
         return items
 
     # -- formatting ------------------------------------------------------
 
     def _value(self, obj, field, conv):
         try:
-            return _convert(_lookup(obj, self.prepend + field), conv)
+            return _convert(lookup(obj, self.prepend + field), conv)
         except (TypeError, ValueError, OverflowError, OSError) as exc:
             raise FormatError(str(exc)) from None
 

@@ -72,7 +72,9 @@ class Events:
         if job.alloc_pending:
             self.jm.alloc.withdraw(job)
         job.queued = False
-        if job.started and not job.finished:
+        if job.started and not job.finished and not job.released:
+            # (a job the exec system already released, as one it could not
+            # recover at restart, has nothing left to kill)
             self.b.exec.kill(job)
             return
         if job.has_resources and not job.freed and (job.released or not job.started):

@@ -15,12 +15,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
+from errno import ENOENT
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.job_manager.job import INACTIVE, Job
-
-ENOENT = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (

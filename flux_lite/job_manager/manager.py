@@ -83,6 +83,10 @@ class JobManager:
         """Append an event to the job's eventlog and apply it."""
         self.event.post(job, name, context)
 
+    def requeue_action(self, job):
+        """Run the job's state action again (restart: a job found mid-way)."""
+        self.event.actions.append(job.id)
+
     def has_work(self):
         return bool(self.event.actions) or self.alloc.pump_ready()
 

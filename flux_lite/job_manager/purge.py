@@ -11,13 +11,14 @@ every command purge what became eligible, as Flux's job manager does on its
 heartbeat, so a long rehearsal does not grow without bound.
 """
 
+from errno import EINVAL, ENOENT
+
 from flux_lite.errors import FluxLiteError
 from flux_lite.job_manager import index
 from flux_lite.job_manager.job import INACTIVE
 
 BATCH_MAX = 100  # Flux's limit on KVS unlinks per purge request
 UNLIMITED = -1
-ENOENT, EINVAL = 2, 22
 
 
 def inactive_count(conn) -> int:

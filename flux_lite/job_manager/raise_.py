@@ -6,10 +6,10 @@ checks and messages, for users and for other modules (the scheduler raises
 ``scheduler-restart`` through it).
 """
 
+from errno import EPROTO
+
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
-
-EPROTO = 71
 
 
 class Raise:

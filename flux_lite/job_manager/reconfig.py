@@ -3,7 +3,8 @@
 The new config is validated first; a change to the resources is refused.
 Housekeeping settings apply to jobs handed over afterwards. A change of the
 instance expiration moves resource.R's expiration, tells the scheduler, and
-posts ``resource-update`` to running jobs whose duration is 0 (spec 4.10).
+posts ``resource-update`` to running jobs whose duration is 0 (their
+expiration follows the instance's).
 """
 
 import math

@@ -6,13 +6,13 @@ by the instance so that ids never repeat even after a state rollback.
 """
 
 import json
+from errno import EINVAL
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
 from flux_lite.job_manager.job import FLAG_NOVALIDATE, FLAG_WAITABLE, Job
 
-EINVAL = 22
 CHECKPOINT_KEY = "checkpoint.job-manager"
 
 

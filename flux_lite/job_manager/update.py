@@ -10,6 +10,7 @@ updated jobspec unless the instance owner bypasses it, asks the scheduler
 
 import json
 import math
+from errno import EINVAL, ENOENT, ENOSYS, EPROTO
 
 from flux_lite import access
 from flux_lite import config as configmod
@@ -17,9 +18,6 @@ from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
 from flux_lite.job_manager.job import RUNNING
-
-EPERM, ENOENT, EINVAL, EPROTO = 1, 2, 22, 71
-ENOSYS = 38
 
 DURATION = "attributes.system.duration"
 QUEUE = "attributes.system.queue"

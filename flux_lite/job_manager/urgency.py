@@ -4,11 +4,11 @@ The priority is computed from the urgency alone (Flux's built-in priority
 plugin): hold is the lowest, expedite the highest, anything else the urgency.
 """
 
+from errno import EINVAL
+
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
 from flux_lite.job_manager.job import PRIORITY_MAX, PRIORITY_MIN, RUNNING, URGENCY_EXPEDITE, URGENCY_HOLD
-
-EINVAL = 22
 
 
 def compute_priority(job):

@@ -4,10 +4,10 @@ Flux runs these as job-manager plugins (.limit-duration, .validate-duration);
 the messages are theirs.
 """
 
+from errno import EINVAL
+
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, JobspecError
-
-EINVAL = 22
 
 
 def policy_duration_limit(cfg):

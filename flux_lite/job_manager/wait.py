@@ -8,9 +8,10 @@ removed when a wait reaps them; a wait on a job that is not (or no longer)
 there fails with ECHILD, as wait(2) does.
 """
 
+from errno import ECHILD
+
 from flux_lite.errors import FluxLiteError
 
-ECHILD = 10
 FLAG_WAITABLE = 4
 INACTIVE = 64
 

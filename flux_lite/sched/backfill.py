@@ -27,8 +27,8 @@ Annotations: on SUCCESS ``resource_summary`` and ``selection_type``
 import math
 from bisect import bisect_left, bisect_right, insort
 
-from flux_lite.formats.jobid import f58
 from flux_lite.errors import UsageError
+from flux_lite.formats.jobid import f58
 from flux_lite.sched.base import COMMON_ARGS, ModuleArg, PendingJob, Scheduler, posint
 from flux_lite.sched.registry import register
 

@@ -7,6 +7,8 @@ and its state is discarded. The chosen module and its arguments persist in
 ``sched.module``.
 """
 
+from errno import EEXIST, ENOENT
+
 from flux_lite.errors import FluxLiteError, UsageError
 
 MODULE_KEY = "sched.module"
@@ -98,7 +100,7 @@ def module_load(broker, name, args, progress=None):
     if broker.kvs.get(MODULE_KEY) is not None:
         current = broker.kvs.get(MODULE_KEY)["name"]
         raise FluxLiteError(f"{name}: a scheduler is already loaded ({current}): service sched is already registered",
-                            errno=17)
+                            errno=EEXIST)
     cls = scheduler_class(name)
     broker.log("broker", "debug", f"insmod {name}")
     sched = cls(broker, args, state=None)
@@ -110,7 +112,7 @@ def module_load(broker, name, args, progress=None):
 def module_remove(broker):
     rec = broker.kvs.get(MODULE_KEY)
     if rec is None:
-        raise FluxLiteError("no scheduler module is loaded", errno=2)
+        raise FluxLiteError("no scheduler module is loaded", errno=ENOENT)
     name = rec["name"]
     broker.log("broker", "debug", f"rmmod {name}")
     broker.rmmod_scheduler()
@@ -124,7 +126,7 @@ def module_reload(broker, name=None, args=None, progress=None):
     rec = broker.kvs.get(MODULE_KEY)
     if name is None:
         if rec is None:
-            raise FluxLiteError("no scheduler module is loaded", errno=2)
+            raise FluxLiteError("no scheduler module is loaded", errno=ENOENT)
         name = rec["name"]
     if args is None:
         args = rec["args"] if rec is not None and rec["name"] == name else {}

@@ -28,11 +28,11 @@ are already allocated is refused; frees for unknown jobs are ignored.
 from __future__ import annotations
 
 import json
-import os
 from bisect import bisect_left, insort
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.idset import IDset
+from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import Rset
 
 __all__ = [
@@ -54,32 +54,6 @@ class InfeasibleRequest(FluxLiteError):
 
 class PoolError(FluxLiteError, ValueError):
     """Inconsistent register/free/alloc call (accounting error)."""
-
-
-_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-
-
-def _f58(jobid):
-    n = int(jobid)
-    digits = []
-    while True:
-        n, r = divmod(n, 58)
-        digits.append(_B58[r])
-        if n == 0:
-            break
-    prefix = "ƒ"
-    if os.environ.get("FLUX_F58_FORCE_ASCII"):
-        prefix = "f"
-    else:
-        lang = (
-            os.environ.get("LC_ALL")
-            or os.environ.get("LC_CTYPE")
-            or os.environ.get("LANG")
-            or ""
-        ).lower()
-        if "utf-8" not in lang and "utf8" not in lang:
-            prefix = "f"
-    return prefix + "".join(reversed(digits))
 
 
 class ResourceRequest:
@@ -307,7 +281,7 @@ class Pool:
     def __init__(self, rset, *, jobid_str=None):
         if not isinstance(rset, Rset):
             rset = Rset.from_dict(rset)
-        self._jobid_str = jobid_str or _f58
+        self._jobid_str = jobid_str or f58
         self._init_topology(_Topology(rset))
         self._jobs = {}
         self.generation = 0

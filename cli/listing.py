@@ -1,0 +1,59 @@
+"""What every listing command shares: -n/--no-header, -o/--format (named
+formats, `-o help`), --json, and "Error in user format" for a bad format.
+
+The listings themselves (rows, formats, headings) are in flux_lite.listing;
+this module only parses the options and prints.
+"""
+
+import json
+
+import click
+
+from flux_lite.errors import FluxLiteError
+
+
+def listing_options(json_help=None, format_help="Output format, or a named format ('help' lists them)."):
+    """Add -n/--no-header and -o/--format (the parameters no_header and fmt),
+    and --json (as_json) when json_help is given."""
+    options = [
+        click.option("-n", "--no-header", is_flag=True, help="Suppress the header line."),
+        click.option("-o", "--format", "fmt", default="default", metavar="FORMAT", help=format_help),
+    ]
+    if json_help:
+        options.append(click.option("--json", "as_json", is_flag=True, help=json_help))
+
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+def format_string(listing, fmt):
+    """-o: a named format or a format string. `-o help` lists the named
+    formats and ends the command (before any instance is opened)."""
+    if fmt == "help":
+        click.echo(listing.help())
+        click.get_current_context().exit(0)
+    return listing.format_string(fmt)
+
+
+def render(listing, fmt, rows, no_header=False, merge=None):
+    """The listing's lines; a bad format is one error line, as in Flux."""
+    try:
+        return listing.lines(fmt, rows, no_header=no_header, merge=merge)
+    except ValueError as exc:
+        raise FluxLiteError(f"Error in user format: {exc}") from None
+
+
+def emit(listing, fmt, rows, no_header=False, colorize=None):
+    """Render and print; colorize(lines) may return a styler for a terminal."""
+    from flux_lite.cli.output import emit as emit_lines
+
+    lines = render(listing, fmt, rows, no_header=no_header)
+    emit_lines(lines, colorize=colorize(lines) if colorize is not None else None)
+
+
+def emit_json(doc):
+    click.echo(json.dumps(doc))

@@ -1,0 +1,69 @@
+"""Listings: the tables `jobs`, `resource list`, `resource status` and
+`housekeeping list` print, and the ones to come (queue list, jobs --stats,
+pgrep).
+
+A listing is a set of rows (``Row``: fields by key or by attribute, so that
+format fields such as ``{id.f58}`` or ``{pending.nnodes}`` resolve) and a
+``Listing``: its named formats, column headings and ``-o help`` text. Rows are
+built from what the services return (job-list records, resource sets,
+housekeeping allocations); the commands only add options and printing
+(flux_lite.cli.listing).
+
+This layer lives in the library, not in cli/, because the library may format
+strings (it never prints): shell completion labels jobs with make_info's
+status, the workload summary counts results from the same rows, and a script
+can render a listing without click. It imports nothing heavy at load time.
+"""
+
+from flux_lite.formats import outputformat
+
+
+class Row(dict):
+    """One listed item; a missing field reads as an AttributeError (printed empty)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class Listing:
+    """A listing's presentation: named formats, headings and the -o help text.
+
+    formats maps a name to (description, format string); "default" is used
+    unless -o names another or gives a format string.
+    """
+
+    def __init__(self, progname: str, formats: dict, headings: dict, heading_fallback=None) -> None:
+        self.progname = progname
+        self.formats = formats
+        self.headings = headings
+        self.heading_fallback = heading_fallback
+
+    @property
+    def default(self) -> str:
+        return self.formats["default"][1]
+
+    def format_string(self, name: str) -> str:
+        """-o NAME: a named format, else NAME is the format string itself."""
+        entry = self.formats.get(name)
+        return entry[1] if entry is not None else name
+
+    def help(self) -> str:
+        """What `-o help` prints."""
+        return outputformat.list_formats_help(self.formats, self.progname)
+
+    def lines(self, fmt: str, rows, no_header: bool = False, merge=None) -> list:
+        """The output lines of rows in format fmt (header first unless no_header).
+
+        merge(rows, fields), when given, may combine rows once the format's
+        fields are known (housekeeping list merges rows that print alike).
+        A bad format raises FormatError (a ValueError).
+        """
+        formatter = outputformat.OutputFormat(fmt, self.headings, heading_fallback=self.heading_fallback)
+        if merge is not None:
+            rows = merge(rows, formatter.fields)
+        return formatter.lines(rows, no_header=no_header)

@@ -1,0 +1,97 @@
+"""The `resource list`, `resource status` and `resource drain` listings."""
+
+from flux_lite.errors import FluxLiteError
+from flux_lite.listing import Listing, Row
+
+RESOURCE_LIST = Listing(
+    "flux-resource list",
+    {
+        "default": ("Default flux-resource list format string",
+                    "{state:>10} {nnodes:>6} {ncores:>6} {ngpus:>5} {nodelist}"),
+        "rlist": ("Format including resource list details", "{state:>10} ?:{queue:<8.8} {properties:<10.10+} "
+                  "{nnodes:>6} {ncores:>6} {ngpus:>5} {rlist}"),
+    },
+    {
+        "state": "STATE", "nnodes": "NNODES", "ncores": "NCORES", "ngpus": "NGPUS", "nodelist": "NODELIST",
+        "ranks": "RANKS", "rlist": "LIST", "properties": "PROPERTIES", "queue": "QUEUE",
+    },
+)
+
+RESOURCE_STATUS = Listing(
+    "flux-resource status",
+    {"default": ("Default flux-resource status format string", "{state:>12}{up:>2} {nnodes:>6} {nodelist}")},
+    {"state": "STATE", "up": "UP", "nnodes": "NNODES", "nodelist": "NODELIST", "ranks": "RANKS",
+     "reason": "REASON"},
+)
+
+
+def _row(state, rset):
+    return Row(
+        state=state, nnodes=rset.nnodes, ncores=rset.ncores, ngpus=rset.ngpus,
+        nodelist=str(rset.nodelist) if rset.nnodes else "", ranks=str(rset.ranks),
+        rlist=rset.summary(), properties=",".join(sorted(rset.properties)) if rset.properties else "",
+        queue="",
+    )
+
+
+def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"):
+    """`resource list`: one row per state asked for."""
+    from flux_lite.resources import resource_status
+
+    status = resource_status(broker, source)
+    out = []
+    for state in states:
+        if state not in status:
+            raise FluxLiteError(f"Invalid resource state {state} specified")
+        out.append(_row(state, status[state]))
+    return out
+
+
+def status_rows(broker, states=None):
+    """`resource status`: nodes grouped by state (avail, draining, drained,
+    housekeeping), drained ones also by reason, as flux resource status does."""
+    from flux_lite.formats.idset import IDset
+
+    res = broker.resources
+    allocated = res.allocated_rset().ranks
+    drained = res.drained
+    hk_ranks = set()
+    for rs in broker.housekeeping.allocated_R().values():
+        hk_ranks |= set(rs.ranks)
+    groups = {}  # (state, reason) -> ranks, in rank order
+    for rank in res.rset.ranks:
+        if rank in drained:
+            groups.setdefault((_drain_state(rank, allocated), drained[rank]["reason"]), []).append(rank)
+        else:
+            groups.setdefault(("avail", ""), []).append(rank)
+        if rank in hk_ranks:
+            groups.setdefault(("housekeeping", ""), []).append(rank)
+    wanted = states or ["avail", "exclude", "draining", "drained", "torpid", "housekeeping"]
+    rows = []
+    for state in wanted:
+        for (gstate, reason), ranks in groups.items():
+            if gstate != state:
+                continue
+            idset = IDset(ranks)
+            rows.append(Row(state=state, up="\u2714", nnodes=len(ranks), ranks=str(idset),
+                            nodelist=res.hostlist_of(idset), reason=reason))
+    return rows
+
+
+def drained_rows(broker):
+    """`resource drain` without targets: (timestamp, state, rank, reason, nodelist) per drained rank."""
+    from flux_lite.formats.idset import IDset
+
+    res = broker.resources
+    allocated = res.allocated_rset().ranks
+    rows = []
+    for rank in sorted(res.drained):
+        info = res.drained[rank]
+        rows.append((info["timestamp"], _drain_state(rank, allocated), rank, info["reason"],
+                     res.hostlist_of(IDset([rank]))))
+    return rows
+
+
+def _drain_state(rank, allocated):
+    """A drained rank still in use is "draining" until its job or housekeeping lets go."""
+    return "draining" if rank in allocated else "drained"
