@@ -18,16 +18,20 @@ COMMANDS = {
     "run": ("submit", "run", "Submit a job and wait for it to end"),
     "jobs": ("jobs", "jobs", "List jobs"),
     "cancel": ("cancel", "cancel", "Cancel jobs"),
+    "pgrep": ("pgrep", "pgrep", "List jobs by name pattern or id range"),
+    "pkill": ("pgrep", "pkill", "Cancel jobs by name pattern or id range"),
     "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
+    "queue": ("queue", "queue", "List and control job queues: enable, disable, start, stop, drain, idle"),
     "sched": ("sched", "sched", "Reload and check the scheduler"),
     "module": ("module", "module", "Load, remove, reload and list modules (Flux spellings)"),
     "kvs": ("kvs", "kvs", "Inspect the KVS"),
     "config": ("config", "config", "Get or load the instance configuration"),
     "clock": ("clock", "clock", "Show or advance the instance clock"),
     "dmesg": ("dmesg", "dmesg", "Print the instance log"),
+    "fsck": ("fsck", "fsck", "Check the state directory; repair what can be rebuilt"),
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
     "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
     "restore": ("dump", "restore", "Create an instance from a Flux KVS archive"),
@@ -76,6 +80,15 @@ class LazyGroup(click.Group):
             _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
             click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: state database: {exc}", err=True)
+            ctx.exit(1)
+        except UnicodeError:
+            # argv and environment arrive surrogate-escaped when not UTF-8
+            _print_notices(ctx)
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: input is not valid UTF-8", err=True)
+            ctx.exit(1)
+        except RecursionError:
+            _print_notices(ctx)
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: input nested too deeply", err=True)
             ctx.exit(1)
         except BrokenPipeError:
             # output piped into head(1) and the like: not an error worth a traceback

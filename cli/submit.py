@@ -41,6 +41,12 @@ def parse_time_limit(text):
         raise UsageError(f"invalid time limit '{text}': expected minutes or an FSD") from None
 
 
+def complete_queue_option(ctx, param, incomplete):
+    from flux_lite.cli._complete import complete_queues
+
+    return complete_queues(ctx, incomplete)
+
+
 def _complete_dependency(ctx, param, incomplete):
     from flux_lite.cli._complete import complete_dependency
 
@@ -55,6 +61,8 @@ def job_options(f):
         click.option("-g", "--gpus-per-task", type=click.IntRange(min=0), default=0, help="GPUs per task."),
         click.option("-x", "--exclusive", is_flag=True, default=None, help="Allocate whole nodes."),
         click.option("-t", "--time-limit", metavar="MIN|FSD", help="Time limit (minutes, or an FSD)."),
+        click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queue_option,
+                     help="Submit to queue NAME."),
         click.option("--urgency", default="default", metavar="N", help="0-31, hold, default or expedite."),
         click.option("-S", "--setattr", "setattrs", multiple=True, metavar="KEY=VAL",
                      help="Set a jobspec attribute (system. prefix implied)."),
@@ -73,7 +81,7 @@ def job_options(f):
 
 
 def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
-                  setattrs, job_name):
+                  setattrs, job_name, queue=None):
     import os
 
     from flux_lite.formats import jobspec as jobspecmod
@@ -94,6 +102,7 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
         cwd=cwd,
         setattrs=list(setattrs),  # KEY[=VAL], parsed as Flux does (no VAL: 1)
         exclusive=exclusive,
+        queue=queue,
     )
 
 
@@ -149,9 +158,12 @@ def parse_flags(flags):
 @click.option("--cc", metavar="IDSET", help="Submit one copy of the job per id in IDSET ({cc} is replaced).")
 @click.option("--quiet", is_flag=True, help="Do not print job ids.")
 @click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting.")
+@click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code.")
+@click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, urgency,
-           setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event):
+def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, urgency,
+           setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event, wait,
+           watch):
     """Submit a job to run COMMAND; print its id (f58)."""
     from flux_lite.formats.jobid import f58
     from flux_lite.formats.idset import IDset
@@ -173,7 +185,7 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
         specs.append(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
-                                                    exclusive, time_limit, setattrs, job_name), dep_entries))
+                                                    exclusive, time_limit, setattrs, job_name, queue), dep_entries))
     if dry_run:
         for js in specs:
             click.echo(json.dumps(js))
@@ -190,27 +202,33 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
                 advance(1)
     if not quiet:
         click.echo("\n".join(f58(i) for i in ids))
-    if wait_event:
-        _wait_all(inst, ids, wait_event)
+    if wait or watch or wait_event:
+        sys.exit(_wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean"))
 
 
 def _wait_all(inst, ids, name):
+    """Wait for event NAME (or the end) of each job, as flux submit's job
+    watcher does: fatal exceptions on stderr; the largest exit code."""
     from flux_lite.instance import WaitStalled, WaitTimeout
-    from flux_lite.job_manager import waiters
+    from flux_lite.job_manager import attach
 
+    exit_code = 0
     for jobid in ids:
         try:
-            found = inst.wait(lambda b, j=jobid: waiters.event_matcher(b, j, name))
+            entries = inst.wait(lambda b, j=jobid: attach.watched(b, j, name))
         except (WaitTimeout, WaitStalled):
             raise FluxLiteError(f"wait-event: event '{name}' cannot arrive under the virtual clock") from None
-        if isinstance(found, str):
-            raise FluxLiteError(found)
+        lines, code = attach.watch_report(entries)
+        for line in lines:
+            click.echo(line, err=True)
+        exit_code = max(exit_code, code)
+    return exit_code
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
 @job_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, urgency,
+def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, urgency,
         setattrs, job_name, flags, dependencies, begin_times, dry_run):
     """Submit a job and wait for it to end; exit with the job's exit code.
 
@@ -222,7 +240,7 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     from flux_lite.job_manager import waiters
 
     js = build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
-                       setattrs, job_name)
+                       setattrs, job_name, queue)
     add_dependencies(js, dependency_entries(dependencies, begin_times))
     if dry_run:
         click.echo(json.dumps(js))
@@ -239,13 +257,22 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
         ) from None
     if isinstance(job, str):
         raise FluxLiteError(job)
-    exc = job.exception
-    if exc is not None and exc["severity"] == 0:
-        note = f" {exc['note']}" if exc["note"] else ""
-        click.echo(f"flux-lite run: {f58(jobid)}: job.exception type={exc['type']} severity=0{note}", err=True)
-    rc = job.returncode
-    if rc is None:
-        sys.exit(1)
-    if rc < 0:
-        sys.exit(1 if rc == -128 else 128 - rc)
-    sys.exit(rc)
+    # what flux job attach says of the job (flux run is submit + attach)
+    from flux_lite.job_manager import attach
+
+    with inst.session() as broker:
+        entries = attach.watched(broker, jobid)
+    lines, exit_code = attach.attach_report(entries, f58(jobid))
+    prog = _job_prog()
+    for kind, text in lines:
+        click.echo(f"{prog}: {text}" if kind == attach.LOG else text, err=True)
+    sys.exit(exit_code)
+
+
+def _job_prog():
+    """flux-job's program name: run's reports come from flux job attach."""
+    try:
+        from flux_lite.cli.words import prog
+    except ImportError:  # pragma: no cover - before Flux's words are known
+        return "flux-lite job"
+    return prog("job")

@@ -27,6 +27,7 @@ class Broker:
         self._resources = None
         self._deps = None
         self._timers = None
+        self._queues = None
 
     # -- modules (loaded on first use: most commands touch few of them) -------
 
@@ -73,6 +74,15 @@ class Broker:
 
             self._resources = Resources(self)
         return self._resources
+
+    @property
+    def queues(self):
+        """The job manager's queues (RFC 33): config, enable/start state."""
+        if self._queues is None:
+            from flux_lite.queues import Queues
+
+            self._queues = Queues(self)
+        return self._queues
 
     @property
     def sched(self):
@@ -311,6 +321,12 @@ class Broker:
         self._sched_loaded = True
         sched.start(progress=progress)
         self.run()
+
+    def drop_scheduler(self):
+        """Forget the scheduler object without telling anyone: its persisted
+        state is being discarded (fsck --repair reloads it afresh)."""
+        self._sched = None
+        self._sched_loaded = True
 
     def rmmod_scheduler(self):
         """Unload the scheduler: queued messages reach it first; then the job

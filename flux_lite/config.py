@@ -111,7 +111,7 @@ def _bool(value, key):
 
 def validate(cfg):
     """Check every table flux-lite knows; return cfg unchanged when valid."""
-    _unknown(cfg, ("resource", "instance", "policy", "job-manager", "sched", "clock", "exec"), "config")
+    _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec"), "config")
     if "resource" in cfg:
         res = _table(cfg["resource"], "resource")
         _unknown(res, ("config", "exclude", "noverify", "norestrict"), "resource")
@@ -146,12 +146,17 @@ def validate(cfg):
             _fsd(inst["expiration"], "instance.expiration")
     if "policy" in cfg:
         pol = _table(cfg["policy"], "policy")
-        _unknown(pol, ("limits",), "policy")
         if "limits" in pol:
             lim = _table(pol["limits"], "policy.limits")
-            _unknown(lim, ("duration",), "policy.limits")
             if "duration" in lim:
                 _fsd(lim["duration"], "policy.limits.duration")
+        from flux_lite import queues
+
+        queues.validate_policy(pol, "policy")
+    if "queues" in cfg or get_path(cfg, "policy.jobspec.defaults.system.queue") is not None:
+        from flux_lite import queues
+
+        queues.validate_queues(cfg)
     if "job-manager" in cfg:
         jm = _table(cfg["job-manager"], "job-manager")
         _unknown(jm, ("housekeeping", "update-duration", "inactive-age-limit", "inactive-num-limit"),

@@ -83,8 +83,18 @@ class SchedInterface:
     # -- the queue and the pump ---------------------------------------------------
 
     def enqueue(self, job):
+        if not self.b.queues.job_started(job):
+            job.queued = False  # a stopped queue keeps its jobs in SCHED
+            return
         job.queued = True
         heapq.heappush(self.queue, (-job.priority, job.id))
+
+    def cancel_outstanding(self, job):
+        """Withdraw a job's outstanding request (its queue stopped): the
+        CANCEL answer brings it back, and a stopped queue keeps it."""
+        if job.id not in self._canceling:
+            self._canceling.add(job.id)
+            self.b.send(rfc27.SCHED_CANCEL, rfc27.cancel_request(job.id))
 
     def _queue_head(self):
         """The valid head of the alloc queue (stale heap entries are dropped)."""

@@ -21,6 +21,7 @@ from typing import Any
 from flux_lite.errors import FluxLiteError
 from flux_lite.job_manager.job import INACTIVE, Job
 
+TABLE = "jobs"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     id         INTEGER PRIMARY KEY,
@@ -66,7 +67,7 @@ def job_to_record(job: Job) -> Record:
 def job_from_record(rec: Record) -> Job:
     job = Job(rec["id"])
     for slot in RECORD_SLOTS:
-        setattr(job, slot, rec[slot])
+        setattr(job, slot, rec.get(slot, getattr(job, slot, None)))
     return job
 
 
@@ -171,9 +172,12 @@ class JobIndex:
     def jobs(self) -> dict[int, Job]:
         """Active jobs by id (loaded on first use)."""
         if self._jobs is None:
+            from flux_lite.stored import good_rows
+
             self._jobs = {}
-            for (data,) in self.conn.execute("SELECT data FROM jobs WHERE state < ?", (INACTIVE,)):
-                job = job_from_record(json.loads(data))
+            # a damaged row leaves its job out (quarantined), not every other job
+            for rec in good_rows(self.conn.execute("SELECT id, data FROM jobs WHERE state < ?", (INACTIVE,))):
+                job = job_from_record(rec)
                 self._jobs[job.id] = job
             if self._on_load is not None:
                 self._on_load(self._jobs)
@@ -237,22 +241,46 @@ class JobIndex:
 
     def holding_resources(self) -> Iterator[tuple[int, int, int, float, dict | None]]:
         """(id, priority, userid, t_submit, current R) of every active job
-        holding resources, by id, from the index's own columns: no need to
-        load (or parse) every job. Call save() first."""
+        holding resources, by id, from the index's own columns (call save()
+        first). Jobs whose rows are damaged (quarantined) are left out, and
+        so are damaged Rs, with a notice."""
         for jobid, priority, userid, t_submit, R in self.conn.execute(
             "SELECT id, priority, userid, t_submit, R FROM jobs "
             "WHERE state < ? AND has_resources = 1 ORDER BY id", (INACTIVE,)
         ):
-            yield jobid, priority, userid, t_submit, (json.loads(R) if R else None)
+            if jobid not in self.jobs:
+                continue  # quarantined: its row is damaged
+            try:
+                R = json.loads(R) if R else None
+                if R is not None:
+                    from flux_lite.stored import check_R
+
+                    check_R(R)
+            except (ValueError, RecursionError):
+                from flux_lite.instance import notice
+
+                notice(f"job {jobid}: damaged R in the jobs index: left out of hello "
+                       "(rebuild it with 'flux-lite fsck --repair')")
+                continue
+            yield jobid, priority, userid, t_submit, R
 
 
 # -- queries for everyone else ----------------------------------------------------------
 
 
 def record(conn: sqlite3.Connection, jobid: int) -> Record | None:
-    """One job's record (active or inactive), or None."""
+    """One job's record (active or inactive), or None; a damaged row is DamagedError."""
     row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-    return None if row is None else json.loads(row[0])
+    if row is None:
+        return None
+    from flux_lite.stored import decode_row
+
+    return decode_row(jobid, row[0])
+
+
+def raw_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, str]]:
+    """(id, stored record text) of every row, unchecked (fsck)."""
+    yield from conn.execute("SELECT id, data FROM jobs")
 
 
 def all_records(conn: sqlite3.Connection) -> Iterator[Record]:
@@ -263,6 +291,12 @@ def all_records(conn: sqlite3.Connection) -> Iterator[Record]:
 def state_of(conn: sqlite3.Connection, jobid: int) -> int | None:
     row = conn.execute("SELECT state FROM jobs WHERE id = ?", (jobid,)).fetchone()
     return None if row is None else row[0]
+
+
+def max_id(conn: sqlite3.Connection) -> int:
+    """The highest job id in the index (0 when empty)."""
+    row = conn.execute("SELECT MAX(id) FROM jobs").fetchone()
+    return row[0] if row and row[0] else 0
 
 
 def active_count(conn: sqlite3.Connection) -> int:

@@ -76,8 +76,10 @@ class Submit:
         if "environment" in system:
             jobspec = json.loads(json.dumps(jobspec))
             del jobspec["attributes"]["system"]["environment"]
+        jobspec = b.queues.frobnicate(jobspec)  # job-ingest: default queue, constraints
         if not novalidate:  # the instance owner may skip ingest validation
             validate.validate_jobspec(b, jobspec)
+        b.queues.submit_check(jobspec)
         # dependencies are checked before the job exists: a rejection leaves no trace
         dep_steps = b.deps.check(jobspec, ident.userid) if system.get("dependencies") else None
         jobid = self.next_jobid()

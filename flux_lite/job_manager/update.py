@@ -10,7 +10,7 @@ updated jobspec unless the instance owner bypasses it, asks the scheduler
 
 import json
 import math
-from errno import EINVAL, ENOENT, ENOSYS, EPROTO
+from errno import EINVAL, ENOENT, EPROTO
 
 from flux_lite import access
 from flux_lite import config as configmod
@@ -21,6 +21,7 @@ from flux_lite.job_manager.job import RUNNING
 
 DURATION = "attributes.system.duration"
 QUEUE = "attributes.system.queue"
+CONSTRAINTS = "attributes.system.constraints"
 ALIASES = {"name": "attributes.system.job.name"}
 
 
@@ -120,6 +121,7 @@ def update_job(broker, jobid, updates):
     access.check_update(ident, job.userid, job.immutable)
     running = bool(job.state & RUNNING)
     validated = set()
+    extra = {}  # updates a plugin adds (the queue's constraints)
     for key, value in updates.items():
         if key == DURATION:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -133,11 +135,12 @@ def update_job(broker, jobid, updates):
             if bypass:
                 validated.add(key)
         elif key == QUEUE:
-            if running:
-                raise FluxLiteError("update of queue for running job not supported", errno=EINVAL)
-            raise FluxLiteError(f"'{value}' is not a valid queue", errno=EINVAL)
+            extra[CONSTRAINTS] = broker.queues.update_check(job, value)
         else:
             raise FluxLiteError(f"update of {key} not supported", errno=EINVAL)
+    if extra:
+        updates = dict(updates)
+        updates.update(extra)
     new_jobspec = apply_updates(job.jobspec, updates)
     if any(k not in validated for k in updates):
         validate_jobspec(broker, new_jobspec)
@@ -169,7 +172,7 @@ def check_posted(broker, jobid, updates):
     from flux_lite.formats import eventlog
     from flux_lite.formats.jobid import kvs_key
 
-    for entry in reversed(eventlog.decode(broker.kvs.get(kvs_key(jobid, "eventlog")))):
+    for entry in reversed(broker.kvs.get_eventlog(kvs_key(jobid, "eventlog")) or []):
         if entry["name"] == "jobspec-update":
             ctx = entry.get("context") or {}
             if all(ctx.get(k) == v for k, v in updates.items()):

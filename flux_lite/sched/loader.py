@@ -58,7 +58,16 @@ def load_persisted(broker):
     if rec is None:
         return None
     cls = scheduler_class(rec["name"])
-    return cls(broker, rec.get("args"), state=broker.kvs.get(STATE_KEY) or {})
+    state = broker.kvs.get(STATE_KEY) or {}
+    try:
+        return cls(broker, rec.get("args"), state=state)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        from flux_lite.errors import FluxLiteError
+        from flux_lite.stored import DamagedError
+
+        if isinstance(exc, FluxLiteError) and not isinstance(exc, ValueError):
+            raise
+        raise DamagedError(STATE_KEY, f"the scheduler cannot load it: {exc}") from None
 
 
 def config_module(cfg):
@@ -66,7 +75,7 @@ def config_module(cfg):
     from flux_lite import config as configmod
     from flux_lite.sched import registry
 
-    policy = configmod.get_path(cfg, "sched.policy", "fcfs")
+    policy = configmod.get_path(cfg, "sched.policy", registry.default_policy())
     cls = registry.policy_module(policy)
     args = {}
     depth = configmod.get_path(cfg, "sched.queue-depth")

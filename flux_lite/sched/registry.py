@@ -81,6 +81,13 @@ def policy_module(policy: str) -> type[Scheduler]:
     raise KeyError(policy)
 
 
+def default_policy() -> str:
+    """The policy used when the configuration names none: the default module's first."""
+    cls = module_class(DEFAULT_MODULE)
+    assert cls is not None, DEFAULT_MODULE
+    return cls.policies[0]
+
+
 def module_args(name: str) -> tuple[ModuleArg, ...]:
     cls = module_class(name)
     return () if cls is None else cls.module_args
