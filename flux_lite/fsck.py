@@ -134,6 +134,11 @@ def _index(kvs, good, report):
     for jobid in sorted(set(good) - seen):
         report.index_differs = True
         report.add(f"job index: {f58(jobid)} is missing")
+    from flux_lite.job_manager import dependency
+
+    for text in dependency.check_tables(kvs, good):
+        report.index_differs = True
+        report.add(text)
 
 
 def _hwm(inst, report):
