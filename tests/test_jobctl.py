@@ -499,3 +499,17 @@ def test_since_parser_garbage_is_one_error():
         assert not when > now  # (nan passes, as float("nan") does in flux-jobs)
 
     check()
+
+
+def test_named_format_get_config(flux):
+    assert flux.out("jobs", "-o", "get-config=cute") == (
+        "[formats.cute]\n"
+        'description = "Cute flux-jobs format string (default with emojis)"\n'
+        'format = "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_emoji:>5.5} '
+        '{ntasks:>6} {nnodes:>6h} {contextual_time!F:>8h} {contextual_info}"\n')
+    assert flux.out("jobs", "-o", "get-config=endreason") == (
+        "[formats.endreason]\n"
+        'description = "Show why each job ended"\n'
+        'format = "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_abbrev:>2.2} '
+        '{t_inactive!d:%b%d %R::>12h} {inactive_reason}"\n')
+    assert flux.fails("jobs", "-o", "get-config=nope").stderr.endswith("--format: No such format nope\n")
