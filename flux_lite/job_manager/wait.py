@@ -8,7 +8,6 @@ removed when a wait reaps them; a wait on a job that is not (or no longer)
 there fails with ECHILD, as wait(2) does.
 """
 
-import json
 from errno import ECHILD
 
 from flux_lite.errors import FluxLiteError
@@ -68,8 +67,10 @@ def outcome(record: dict):
 
 
 def _record(broker, jobid):
+    from flux_lite.stored import decode_row
+
     row = broker.kvs.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-    return None if row is None else json.loads(row[0])
+    return None if row is None else decode_row(jobid, row[0])
 
 
 def _is_waitable(broker, jobid):
@@ -118,9 +119,12 @@ def check_any(broker):
     ).fetchone()
     if row is None:
         return None
+    from flux_lite.stored import decode_row
+
     jobid, data = row
+    rec = decode_row(jobid, data)  # damage is one error line, not a traceback
     _reap(broker, jobid)
-    success, errstr = outcome(json.loads(data))
+    success, errstr = outcome(rec)
     return jobid, success, errstr
 
 

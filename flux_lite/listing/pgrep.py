@@ -74,10 +74,11 @@ def select(broker, expressions, userid=None, states=None, results=0, queues=None
     matcher = Matcher(expressions)
     if states is None:
         states = job_list.PENDING | job_list.RUNNING
-    records = job_list.query(broker, userid=userid, states=states, results=results,
-                             max_entries=max_entries)
     out = []
-    for rec in records:
+    rows = job_list.iter_rows(broker, userid=userid, states=states, results=results)
+    for searched, rec in enumerate(rows):
+        if searched >= max_entries > 0:
+            break
         if queues and _queue(rec) not in queues:
             continue
         if matcher.match(rec):
