@@ -58,11 +58,11 @@ class _Rows(list):
 
 
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
-          name=None, since=0.0):
+          name=None, since=0.0, queues=None):
     """Job records in flux-core's job-list order (at most max_entries; the
     list's ``truncated`` says whether more matched).
 
-    name keeps only jobs of that name; since keeps only inactive jobs that
+    queues keeps only jobs of those queues (a set of names); name keeps only jobs of that name; since keeps only inactive jobs that
     became inactive after it (active jobs always pass), as job-list's do.
     """
     if ids:
@@ -76,7 +76,8 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
             found[jobid] = decode_row(jobid, row[0])
         return _Rows(found[j] for j in ids)
     rows = _Rows()
-    for rec in iter_rows(broker, userid=userid, states=states, results=results, name=name, since=since):
+    for rec in iter_rows(broker, userid=userid, states=states, results=results, name=name, since=since,
+                         queues=queues):
         rows.append(rec)
         if max_entries and len(rows) > max_entries:
             break  # one more than asked: the output is truncated
@@ -86,7 +87,7 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     return rows
 
 
-def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=None, since=0.0):
+def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=None, since=0.0, queues=None):
     """The records query() lists, one at a time: inactive jobs are decoded
     only as far as the caller reads (pgrep stops at its first matches)."""
     broker.flush()  # this command's own changes must be visible
@@ -98,6 +99,8 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
             f"SELECT id, data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))))
         if name is not None:
             pend = [r for r in pend if r.get("name") == name]
+        if queues is not None:
+            pend = [r for r in pend if _queue(r) in queues]
         yield from sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
         yield from sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
     if states & INACTIVE or results:
@@ -115,9 +118,17 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
         for rec in good_rows(cur):
             if name is not None and rec.get("name") != name:
                 continue
+            if queues is not None and _queue(rec) not in queues:
+                continue
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:
                 continue
             yield rec
+
+
+def _queue(rec):
+    from flux_lite.queues import queue_of
+
+    return queue_of(rec.get("jobspec"))
 
 
 _DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M",

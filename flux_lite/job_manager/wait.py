@@ -67,10 +67,9 @@ def outcome(record: dict):
 
 
 def _record(broker, jobid):
-    from flux_lite.stored import decode_row
+    from flux_lite.job_manager import index
 
-    row = broker.kvs.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-    return None if row is None else decode_row(jobid, row[0])
+    return index.record(broker.kvs.conn, jobid)
 
 
 def _is_waitable(broker, jobid):
@@ -113,18 +112,14 @@ def check_any(broker):
     conn = broker.kvs.conn
     if conn.execute("SELECT 1 FROM waitable LIMIT 1").fetchone() is None:
         _refuse(NO_MORE)
-    row = conn.execute(
-        "SELECT j.id, j.data FROM waitable w JOIN jobs j ON j.id = w.id "
-        "WHERE j.state = ? ORDER BY j.t_inactive, j.id LIMIT 1", (INACTIVE,)
-    ).fetchone()
-    if row is None:
-        return None
-    from flux_lite.stored import decode_row
+    from flux_lite.job_manager import index
 
-    jobid, data = row
-    rec = decode_row(jobid, data)  # damage is one error line, not a traceback
+    found = index.first_inactive_of(conn, "waitable")
+    if found is None:
+        return None
+    jobid, record = found
     _reap(broker, jobid)
-    success, errstr = outcome(rec)
+    success, errstr = outcome(record)
     return jobid, success, errstr
 
 
