@@ -280,3 +280,14 @@ def test_dmesg_follow(flux, monkeypatch):
     assert r.stdout == full and calls == [0.2]
     r = flux("dmesg", "-f", "-n")
     assert r.stdout == ""
+
+
+def test_pgrep_pkill_queue_filter(flux_factory):
+    flux = flux_factory("--test-size=2", config="queues:\n  batch: {}\n  debug: {}\n")
+    debug = flux.submit("-q", "debug", RUN + "1s", "true")
+    batch = flux.submit("-q", "batch", RUN + "1s", "true")
+    assert flux.out("pgrep", "-q", "debug", ".") == f"{debug}\n"
+    assert lines(flux.out("pgrep", "-q", "debug,batch", ".")) == sorted([debug, batch], key=lines(
+        flux.out("pgrep", ".")).index)
+    assert flux("pkill", "-q", "debug", ".").stderr == "flux-lite pkill: INFO: Canceled 1 job\n"
+    assert flux.out("jobs", "-a", "-no", "{id.f58} {status}") == f"{batch} SCHED\n{debug} CANCELED\n"
