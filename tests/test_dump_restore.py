@@ -115,6 +115,17 @@ def test_restore_live_archive_end_reasons(tmp_path):
     ]
 
 
+def test_job_info_J_is_flux_s(tmp_path):
+    """`job info ID J` prints J as Flux stores it: for a restored job, the archive's bytes."""
+    flux, _ = restored(tmp_path, LIVE)
+    with tarfile.open(LIVE) as tar:
+        J = tar.extractfile("job/0000/0005/d700/0000/J").read().decode()
+    assert flux.out("job", "info", "ffDQVJX", "J") == J + "\n"
+    jobid = flux.submit("true")
+    header, payload, mech = flux.out("job", "info", jobid, "J").strip().split(".")
+    assert mech == "none" and json.loads(base64.b64decode(payload))["version"] == 1
+
+
 def test_restore_live_archive_resources_and_drain(tmp_path):
     flux, _ = restored(tmp_path, LIVE)
     R = json.loads(flux.out("kvs", "get", "resource.R"))
