@@ -235,10 +235,15 @@ def _populate_flux_lite(state_dir, kvs, snap, clock, config, source):
 
     conn = kvs.conn
     with kvs.transaction():
-        same_layout = snap.format.get("derived_version") == DERIVED_VERSION
+        import re
+
+        # the derived tables a current instance has; an archive with another
+        # layout (or without one of them) gets them rebuilt from the eventlogs
+        derived = set(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", TABLES)) - {"dmesg"}
+        same_layout = snap.format.get("derived_version") == DERIVED_VERSION and derived <= set(snap.tables)
         for name, table in sorted(snap.tables.items()):
-            if not same_layout and name in ("jobs", "timers"):
-                continue  # an older layout: rebuilt from the eventlogs below
+            if not same_layout and name in derived:
+                continue  # rebuilt from the eventlogs below
             try:
                 conn.execute(f'DROP TABLE IF EXISTS "{name}"')
                 conn.execute(table["sql"])

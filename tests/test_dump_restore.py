@@ -789,3 +789,32 @@ def test_real_flux_restores_a_flux_lite_dump(flux_factory, tmp_path, checkpoint)
         assert queue.startswith("Job submission is disabled: maintenance\n")
     else:
         assert queue.startswith("Job submission is enabled\n")  # a live dump has no checkpoint
+
+
+def test_restore_older_layout_rebuilds_from_eventlogs(flux, tmp_path):
+    """A flux-lite dump whose job index layout is not this version's: the
+    index and timers are rebuilt from the eventlogs, as at a restart."""
+    from flux_lite import archive
+
+    busy_instance(flux)
+    out = tmp_path / "x.tar"
+    flux("dump", "-q", str(out))
+    entries = archive.read(str(out))
+    for e in entries:
+        if e.path == "flux-lite/format":
+            fmt = json.loads(e.data)
+            fmt["derived_version"] = 1
+            e.data = json.dumps(fmt).encode()
+    entries = [e for e in entries if e.path != "flux-lite/tables/jobs"]
+    old = tmp_path / "old.tar"
+    old.write_bytes(archive.encode(entries, "tar"))
+    copy = Flux(tmp_path / "copy")
+    copy("restore", "-q", str(old))
+    fields = ("-o", "{id.f58} {status} {nodelist} {t_submit} {t_run} {expiration}")
+    assert copy.out("jobs", "-a", *fields) == flux.out("jobs", "-a", *fields)
+    for jobid in flux.out("jobs", "-a", "-no", "{id.f58}").split():
+        assert copy.out("job", "eventlog", jobid) == flux.out("job", "eventlog", jobid)
+    assert "job-manager.info[0]: restart: job index and timers rebuilt from eventlogs" in copy.dmesg()
+    flux.advance("20m")
+    copy.advance("20m")
+    assert copy.out("jobs", "-a", *fields) == flux.out("jobs", "-a", *fields)
