@@ -21,8 +21,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
-
 from conftest import Flux
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 DATA = Path(__file__).parent / "data"
 LIVE = DATA / "live.tar"
@@ -122,7 +123,7 @@ def test_job_info_J_is_flux_s(tmp_path):
         J = tar.extractfile("job/0000/0005/d700/0000/J").read().decode()
     assert flux.out("job", "info", "ffDQVJX", "J") == J + "\n"
     jobid = flux.submit("true")
-    header, payload, mech = flux.out("job", "info", jobid, "J").strip().split(".")
+    _header, payload, mech = flux.out("job", "info", jobid, "J").strip().split(".")
     assert mech == "none" and json.loads(base64.b64decode(payload))["version"] == 1
 
 
@@ -216,7 +217,7 @@ def test_start_restore_runs_command(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "flux_lite", "start", f"--restore={SHUTDOWN}", "-q" if False else "--clock=virtual",
          sys.executable, "-m", "flux_lite", "jobs", "-a", "-o", "{id.f58} {status}"],
-        capture_output=True, text=True, env=env, cwd=tmp_path)
+        check=False, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[1:5] == ["fZ75Sx7 SCHED", "fVro2AK RUN", "fRVH8yM CANCELED",
                                             "fNVpb11 COMPLETED"]
@@ -632,8 +633,6 @@ def test_cpio_newc_is_read():
     assert [(e.path, e.data, e.target) for e in archive.parse(data)] == [("a/b", b"{}", None), ("a/c", b"", "x::.")]
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _LIVE_BYTES = LIVE.read_bytes()
 
@@ -717,7 +716,7 @@ def _real_flux():
     if not path:
         return None
     try:
-        out = subprocess.run([path, "version"], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run([path, "version"], check=False, capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
     return path if "libflux-core" in out else None
@@ -764,7 +763,7 @@ def test_real_flux_restores_a_flux_lite_dump(flux_factory, tmp_path, checkpoint)
         + "flux resource drain -no '{ranks} {reason}'\necho @@\nflux queue status\n")
     env = dict(os.environ, FLUX_F58_FORCE_ASCII="1", LANG="C.UTF-8")
     proc = subprocess.run([REAL_FLUX, "start", "--test-size=4", f"-Scontent.restore={out}", "sh", str(script)],
-                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+                          check=False, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     parts = proc.stdout.split("@@\n")
     real = {line.split()[0]: line for line in parts[0].splitlines()}
