@@ -803,3 +803,17 @@ def test_failed_prerequisite_in_flux_words(flux, done):
     assert r.stderr == f"[Errno 22] dependency: afterok: job {bad} failed or was canceled\n"
     r = as_flux(flux, "run", f"--dependency=afterok:{bad}", RUN1MS, "true")
     assert r.stderr == f"flux-run: ERROR: dependency: afterok: job {bad} failed or was canceled\n"
+
+
+def test_dependencies_survive_dump_and_restore(flux, tmp_path):
+    from conftest import Flux
+
+    ids = workload(flux)
+    listing = flux.out("jobs", "-a", "-o", "deps")
+    archive = tmp_path / "deps.tar"
+    flux("dump", "-q", archive)
+    other = Flux(tmp_path / "restored")
+    other("restore", "-q", "--clock=virtual", archive)
+    assert other.out("jobs", "-a", "-o", "deps") == listing
+    assert other.out("clock", "next") == flux.out("clock", "next")
+    assert finish(other, ids) == finish(flux, ids)
