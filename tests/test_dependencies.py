@@ -590,7 +590,7 @@ def drop(flux, *tables):
     conn = sqlite3.connect(str(Path(flux.state_dir) / "kvs.sqlite"))
     try:
         for table in tables:
-            conn.execute(f"DROP TABLE {table}")
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
         conn.commit()
     finally:
         conn.close()
