@@ -70,4 +70,5 @@ def set_instance_expiration(broker, expiration):
         if sched is not None:
             sched.job_expiration_changed(job.id, expiration)
         broker.log("job-manager", "info",
-                   f"updated expiration of {f58(job.id)} from {old:.2f} to {expiration:.2f} ({_delta(old, expiration)})")
+                   f"updated expiration of {f58(job.id)} from {old:.2f} to {expiration:.2f} "
+                   f"({_delta(old, expiration)})")
