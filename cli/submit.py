@@ -61,10 +61,10 @@ def job_options(f):
         click.option("--job-name", metavar="NAME", help="Job name."),
         click.option("--flags", default="", metavar="FLAGS", help="debug, waitable, novalidate."),
         click.option("--dependency", "dependencies", multiple=True, metavar="URI",
-                     shell_complete=_complete_dependency, help="Set an RFC 26 dependency URI for this job."),
+                     shell_complete=_complete_dependency, help="Set an RFC 26 dependency URI for this job"),
         click.option("--begin-time", "begin_times", multiple=True, metavar="+FSD|TIME",
                      help='Set minimum start time as offset in FSD (e.g. +1h) or an absolute TIME '
-                          '(e.g. "3pm") for job.'),
+                          '(e.g. "3pm") for job'),
         click.option("--dry-run", is_flag=True, help="Print the jobspec instead of submitting it."),
     ]
     for opt in reversed(options):

@@ -35,6 +35,14 @@ def wait_clean(flux, jobid):
     flux("job", "wait-event", "-t", "100", jobid, "clean")
 
 
+@pytest.mark.parametrize("cmd", ["submit", "run"])
+def test_help_names_the_options(flux, cmd):
+    text = " ".join(flux.out(cmd, "--help").split())
+    assert "--dependency URI Set an RFC 26 dependency URI for this job" in text
+    assert ('--begin-time +FSD|TIME Set minimum start time as offset in FSD (e.g. +1h) or an absolute '
+            'TIME (e.g. "3pm") for job') in text
+
+
 # -- afterok --------------------------------------------------------------------------------------------
 
 
