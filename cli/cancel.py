@@ -8,11 +8,13 @@ from flux_lite.errors import FluxLiteError
 
 @click.command()
 @click.option("--all", "all_", is_flag=True, help="Cancel all your active jobs (or -u/-S selections).")
-@click.option("-u", "--user", metavar="USER", help="With --all: jobs of USER (instance owner only), or 'all'.")
-@click.option("-S", "--states", metavar="STATES", help="With --all: states to cancel (default pending,running).")
-@click.option("-n", "--dry-run", is_flag=True, help="With --all: only report what would be canceled.")
+@click.option("-u", "--user", metavar="USER",
+              help="Jobs of USER or 'all' (implies --all; other users: instance owner only).")
+@click.option("-S", "--states", metavar="STATES", multiple=True,
+              help="States to cancel (implies --all; default pending,running).")
+@click.option("-n", "--dry-run", is_flag=True, help="Only report how many jobs would be canceled.")
 @click.option("-m", "--message", metavar="NOTE", help="Exception note.")
-@click.option("-q", "--quiet", is_flag=True, help="Suppress the --all summary.")
+@click.option("-q", "--quiet", is_flag=True, help="Say nothing when no job matches.")
 @click.argument("jobids", nargs=-1, type=JOBID)
 def cancel(all_, user, states, dry_run, message, quiet, jobids):
     """Cancel JOBIDS, or with --all every matching job."""
@@ -24,6 +26,10 @@ def cancel(all_, user, states, dry_run, message, quiet, jobids):
         raise FluxLiteError("Do not specify a list of jobids with --all,--user,--states options")
     if not all_ and not jobids:
         raise FluxLiteError("No target jobs were provided")
+    if not all_ and dry_run:
+        count = len(jobids)
+        click.echo(f"flux-lite cancel: Would cancel {count} job{'s' if count != 1 else ''}", err=True)
+        return
     if all_:
         from flux_lite.job_manager import bulk
 
@@ -31,7 +37,7 @@ def cancel(all_, user, states, dry_run, message, quiet, jobids):
             count, errors = bulk.raise_all(broker, user=user, states=states, dry_run=dry_run,
                                            note=message)
         jobs = f"{count} job{'s' if count != 1 else ''}"
-        if count == 0 and errors == 0:
+        if count == 0:
             if not quiet:  # -q only hides this one, as flux-cancel's does
                 click.echo("flux-lite cancel: Matched 0 jobs", err=True)
         elif dry_run:

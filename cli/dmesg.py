@@ -1,23 +1,116 @@
-"""flux-lite dmesg: print (or clear) the instance log."""
+"""flux-lite dmesg: print (or clear, or follow) the instance log, as flux dmesg does."""
+
+import sys
 
 import click
 
 from flux_lite.cli.common import instance
+from flux_lite.errors import FluxLiteError
+
+# flux dmesg's colors (ANSI): name, time, a new minute, and message by severity
+BOLD, RED, GREEN, YELLOW, BLUE, REVERSE, RESET = (
+    "\033[1m", "\033[31m", "\033[32m", "\033[33m", "\033[34m", "\033[7m", "\033[0m")
+SEVERITY_COLORS = {"emerg": REVERSE + RED, "alert": REVERSE + RED, "crit": BOLD + RED, "err": RED,
+                   "warning": BOLD, "notice": "", "info": "", "debug": BLUE}
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def format_line(t, name, level, msg):
-    import datetime
+    """One log line with an ISO 8601 timestamp (UTC), as flux dmesg prints it."""
+    return LineFormatter().line(t, name, level, msg)
 
-    iso = datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return f"{iso} {name}.{level}[0]: {msg}"
+
+class LineFormatter:
+    """Formats log rows: ISO timestamps, or -H's human ones (the date and
+    minute when it changes, else seconds since the last such line, or with
+    -d since the previous line); colored with -L."""
+
+    def __init__(self, human=False, delta=False, color=False):
+        self.human = human
+        self.delta = delta
+        self.color = color
+        self.last_minute = None
+        self.last_t = 0.0
+
+    def _c(self, code):
+        return code if self.color else ""
+
+    def _reset(self):
+        return RESET if self.color else ""
+
+    def stamp(self, t):
+        import datetime
+
+        if not self.human:
+            iso = datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            return f"{self._c(GREEN)}{iso}{self._reset()}"
+        local = datetime.datetime.fromtimestamp(t)
+        minute = (local.year, local.month, local.day, local.hour, local.minute)
+        if minute == self.last_minute:
+            text = f"[{t - self.last_t:+11.6f}]"
+            if self.delta:
+                self.last_t = t
+            return f"{self._c(GREEN)}{text}{self._reset()}"
+        self.last_minute = minute
+        self.last_t = t
+        text = f"[{MONTHS[local.month - 1]}{local.day:02d} {local.hour:02d}:{local.minute:02d}]"
+        return f"{self._c(BOLD + GREEN)}{text}{self._reset()}"
+
+    def line(self, t, name, level, msg):
+        return (f"{self.stamp(t)} {self._c(YELLOW)}{name}.{level}[0]{self._reset()}: "
+                f"{self._c(SEVERITY_COLORS.get(level, ''))}{msg}{self._reset()}")
+
+
+def _use_color(when):
+    if when == "always":
+        return True
+    if when == "never":
+        return False
+    if when == "auto":
+        from flux_lite.cli.output import is_tty
+
+        return is_tty()
+    raise FluxLiteError(f"--color: invalid argument '{when}' (expected always, never or auto)")
 
 
 @click.command()
-@click.option("-C", "--clear", is_flag=True, help="Clear the log after printing nothing.")
-@click.option("-c", "--read-clear", is_flag=True, help="Print the log, then clear it.")
-@click.option("-n", "--new", is_flag=True, help="(accepted for Flux compatibility; the log is never followed)")
-def dmesg(clear, read_clear, new):
+@click.option("-C", "--clear", is_flag=True, help="Clear the ring buffer.")
+@click.option("-c", "--read-clear", is_flag=True, help="Clear the ring buffer contents after printing.")
+@click.option("-f", "--follow", is_flag=True, help="Track new entries as they are logged (until interrupted).")
+@click.option("-n", "--new", is_flag=True, help="Show only new log messages (with --follow).")
+@click.option("-H", "--human", is_flag=True, help="Human readable output.")
+@click.option("-d", "--delta", is_flag=True, help="With --human, show timestamp delta between messages.")
+@click.option("-L", "--color", "color", is_flag=False, flag_value="always", default="auto", metavar="WHEN",
+              help="Colorize output: always (default if WHEN is omitted), never or auto (default).")
+def dmesg(clear, read_clear, follow, new, human, delta, color):
     """Print the instance log: protocol, scheduler and housekeeping lines, as flux dmesg does."""
-    rows = instance().read_log(read=not clear, clear=clear or read_clear)
-    if rows:
-        click.echo("\n".join(format_line(*row) for row in rows))
+    from flux_lite import log
+
+    if delta and not human:
+        raise FluxLiteError("--delta can only be used with --human")
+    fmt = LineFormatter(human=human, delta=delta, color=_use_color(color))
+    inst = instance()
+    if clear or not follow:
+        rows = [] if new else inst.read_log(read=not clear, clear=clear or read_clear)
+        if rows:
+            # click strips ANSI codes off a pipe unless told: --color=always means it
+            click.echo("\n".join(fmt.line(*row) for row in rows), color=fmt.color)
+        if not follow or clear:
+            return
+    # --follow: print what is logged from now on (or the backlog first), polling
+    # the log, since there is no broker to stream it
+    import time
+
+    with inst.kvs.transaction():
+        seq = log.last_seq(inst.kvs) if new or read_clear else 0
+    try:
+        while True:
+            with inst.kvs.transaction():
+                rows = log.read(inst.kvs, seq)
+            for row in rows:
+                seq = row[0]
+                click.echo(fmt.line(*row[1:]), color=fmt.color)
+            sys.stdout.flush()
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        return

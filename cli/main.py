@@ -18,6 +18,8 @@ COMMANDS = {
     "run": ("submit", "run", "Submit a job and wait for it to end"),
     "jobs": ("jobs", "jobs", "List jobs"),
     "cancel": ("cancel", "cancel", "Cancel jobs"),
+    "pgrep": ("pgrep", "pgrep", "List jobs by name pattern or id range"),
+    "pkill": ("pgrep", "pkill", "Cancel jobs by name pattern or id range"),
     "job": ("job", "job",
             "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
@@ -30,6 +32,8 @@ COMMANDS = {
     "clock": ("clock", "clock", "Show or advance the instance clock"),
     "dmesg": ("dmesg", "dmesg", "Print the instance log"),
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
+    "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
+    "restore": ("dump", "restore", "Create an instance from a Flux KVS archive"),
 }
 
 

@@ -19,9 +19,11 @@ from flux_lite.cli.common import state_dir
 @click.option("-c", "--config", "config_file", metavar="FILE", help="Instance configuration (YAML).")
 @click.option("--clock", type=click.Choice(["real", "virtual"]), default=None, help="Clock mode (default real).")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing instance.")
+@click.option("--restore", "restore", metavar="ARCHIVE", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Start from a Flux KVS archive (flux dump or flux-lite dump; - for stdin).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock, force, command):
+def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock, force, restore, command):
     """Create a persistent instance, or run COMMAND in a temporary one.
 
     Without COMMAND the instance is created in the selected state directory.
@@ -41,13 +43,25 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
 
             size = len(Hostlist.parse(test_hosts))
     kwargs = dict(config=cfg, size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus, clock=clock)
+
+    def create(path, force=False):
+        if restore is None:
+            return Instance.create(path, force=force, **kwargs)
+        from flux_lite.cli.dump import restore_archive
+
+        # the archive's resource/R, unless resources are asked for explicitly
+        explicit = test_size is not None or test_hosts
+        resources = dict(size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus) if explicit else None
+        return restore_archive(ctx, restore, force=force, clock=clock, config=cfg if config_file else None,
+                               resources=resources, target=path)
+
     if not command:
         path = resolve_state_dir(state_dir(ctx))
-        Instance.create(path, force=force, **kwargs).close()
+        create(path, force=force).close()
         return
     tmp = tempfile.mkdtemp(prefix="flux-lite-")
     try:
-        Instance.create(tmp, **kwargs).close()
+        create(tmp, force=True).close()
         env = dict(os.environ, FLUX_LITE_STATE_DIR=tmp)
         try:
             rc = subprocess.call(list(command), env=env)

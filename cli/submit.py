@@ -149,9 +149,12 @@ def parse_flags(flags):
 @click.option("--cc", metavar="IDSET", help="Submit one copy of the job per id in IDSET ({cc} is replaced).")
 @click.option("--quiet", is_flag=True, help="Do not print job ids.")
 @click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting.")
+@click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code.")
+@click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, urgency,
-           setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event):
+           setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event, wait,
+           watch):
     """Submit a job to run COMMAND; print its id (f58)."""
     from flux_lite.formats.jobid import f58
     from flux_lite.formats.idset import IDset
@@ -190,21 +193,27 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
                 advance(1)
     if not quiet:
         click.echo("\n".join(f58(i) for i in ids))
-    if wait_event:
-        _wait_all(inst, ids, wait_event)
+    if wait or watch or wait_event:
+        sys.exit(_wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean"))
 
 
 def _wait_all(inst, ids, name):
+    """Wait for event NAME (or the end) of each job, as flux submit's job
+    watcher does: fatal exceptions on stderr; the largest exit code."""
     from flux_lite.instance import WaitStalled, WaitTimeout
-    from flux_lite.job_manager import waiters
+    from flux_lite.job_manager import attach
 
+    exit_code = 0
     for jobid in ids:
         try:
-            found = inst.wait(lambda b, j=jobid: waiters.event_matcher(b, j, name))
+            entries = inst.wait(lambda b, j=jobid: attach.watched(b, j, name))
         except (WaitTimeout, WaitStalled):
             raise FluxLiteError(f"wait-event: event '{name}' cannot arrive under the virtual clock") from None
-        if isinstance(found, str):
-            raise FluxLiteError(found)
+        lines, code = attach.watch_report(entries)
+        for line in lines:
+            click.echo(line, err=True)
+        exit_code = max(exit_code, code)
+    return exit_code
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -239,13 +248,22 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
         ) from None
     if isinstance(job, str):
         raise FluxLiteError(job)
-    exc = job.exception
-    if exc is not None and exc["severity"] == 0:
-        note = f" {exc['note']}" if exc["note"] else ""
-        click.echo(f"flux-lite run: {f58(jobid)}: job.exception type={exc['type']} severity=0{note}", err=True)
-    rc = job.returncode
-    if rc is None:
-        sys.exit(1)
-    if rc < 0:
-        sys.exit(1 if rc == -128 else 128 - rc)
-    sys.exit(rc)
+    # what flux job attach says of the job (flux run is submit + attach)
+    from flux_lite.job_manager import attach
+
+    with inst.session() as broker:
+        entries = attach.watched(broker, jobid)
+    lines, exit_code = attach.attach_report(entries, f58(jobid))
+    prog = _job_prog()
+    for kind, text in lines:
+        click.echo(f"{prog}: {text}" if kind == attach.LOG else text, err=True)
+    sys.exit(exit_code)
+
+
+def _job_prog():
+    """flux-job's program name: run's reports come from flux job attach."""
+    try:
+        from flux_lite.cli.words import prog
+    except ImportError:  # pragma: no cover - before Flux's words are known
+        return "flux-lite job"
+    return prog("job")

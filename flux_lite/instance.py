@@ -158,7 +158,8 @@ class Instance:
         return cls(state_dir, KVS(path))
 
     @classmethod
-    def create(cls, state_dir, config=None, size=1, hosts=None, cores=4, gpus=0, clock=None, force=False):
+    def create(cls, state_dir, config=None, size=1, hosts=None, cores=4, gpus=0, clock=None, force=False,
+               R=None, start=None, prepare=None, populate=None):
         """Write a new instance: config, resource.R, clock, then load the scheduler.
 
         The database is built under a temporary name and published with one
@@ -170,12 +171,14 @@ class Instance:
         state_dir = Path(state_dir)
         cfg = configmod.validate(dict(config or {}))
         path = state_dir / DB_NAME
-        R = build_instance_R(cfg, size=size, hosts=hosts, cores=cores, gpus=gpus)
+        if R is None:
+            R = build_instance_R(cfg, size=size, hosts=hosts, cores=cores, gpus=gpus)
         mode = clock or configmod.get_path(cfg, "clock.mode") or "real"
         if mode not in ("real", "virtual"):
             raise ConfigError(f"clock: expected 'real' or 'virtual', got {mode!r}")
         if mode == "virtual":
-            start = float(configmod.get_path(cfg, "clock.start", VIRTUAL_START))
+            if start is None:
+                start = float(configmod.get_path(cfg, "clock.start", VIRTUAL_START))
         else:
             start = time.time()
         made_dir = make_private_dir(state_dir)
@@ -193,7 +196,10 @@ class Instance:
             os.close(fd)
             kvs = KVS(tmp, create=True)
             try:
-                cls._populate(state_dir, kvs, cfg, R, mode, start)
+                if populate is not None:
+                    populate(state_dir, kvs)  # a restore writes the whole state itself
+                else:
+                    cls._populate(state_dir, kvs, cfg, R, mode, start, prepare)
                 kvs.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 kvs.close()
@@ -222,7 +228,7 @@ class Instance:
         return cls.open(state_dir)
 
     @classmethod
-    def _populate(cls, state_dir, kvs, cfg, R, mode, start):
+    def _populate(cls, state_dir, kvs, cfg, R, mode, start, prepare=None):
         with kvs.transaction():
             for stmt in TABLES.split(";"):
                 if stmt.strip():
@@ -249,6 +255,9 @@ class Instance:
             inst = cls(state_dir, kvs)
             inst.log("broker", "info", f"instance created: {len(R_ranks(R))} nodes, clock {mode}", t=start)
             ctx = inst.context(now=start)
+            if prepare is not None:
+                # a restore fills in the archive's jobs before the scheduler says hello
+                prepare(inst, ctx)
             ctx.load_scheduler_from_config()
             ctx.run()
             ctx.save()

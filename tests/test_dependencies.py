@@ -520,6 +520,53 @@ def test_afterok_chain_fails_one_after_another(flux):
     ]
 
 
+def test_chain_end_reasons(flux):
+    a = flux.submit("--urgency=hold", FAIL, "--setattr=exec.test.run_duration=0.1s", "false")
+    b = dependent(flux, f"afterok:{a}")
+    c = dependent(flux, f"afterok:{b}")
+    flux("job", "urgency", a, "default")
+    wait_clean(flux, c)
+    lines = flux.out("jobs", "-a", "-o", "{id.f58} {inactive_reason}").splitlines()
+    assert lines[1:] == [
+        f"{c} Exception: type=dependency note=dependency after-success={b} job never started",
+        f"{b} Exception: type=dependency note=dependency after-success={a} can never be satisfied",
+        f"{a} Exit 1",
+    ]
+
+
+def test_dependencies_processed_in_order(flux, done):
+    ok, _bad = done
+    a = held(flux)
+    r = flux("submit", f"--dependency=afterany:{a}", f"--dependency=after:{ok}", "--begin-time=+1m",
+             RUN1MS, "true")
+    b = r.stdout.strip()
+    assert r.stderr == "dependency scheme 'after' is deprecated, use 'afterstart'\n"
+    now = flux.now()
+    assert [(n, c.get("description", c.get("severity"))) for n, c in ctx_events(flux, b)[1:]] == [
+        ("dependency-add", f"after-finish={a}"),
+        ("exception", 3),
+        ("dependency-add", f"after-start={ok}"),
+        ("dependency-remove", f"after-start={ok}"),
+        ("dependency-add", "begin-time=%.3f" % (now + 60)),
+        ("validate", None),
+    ]
+    assert flux.out("jobs", "-no", "{dependencies}", b) == f"after-finish={a},{begin_text(now + 60, now)}\n"
+    flux("cancel", a)
+    assert flux.state(b) == "DEPEND"
+    flux.advance("1m")
+    assert flux.eventlog(b)[-6:] == ["dependency-remove", "dependency-remove", "depend", "priority", "alloc",
+                                     "start"]
+
+
+def test_singleton_copies(flux):
+    ids = flux.out("submit", "--cc=1-3", "--job-name=solo", "--dependency=singleton", RUN1MS,
+                   "true").split()
+    assert [flux.state(j) for j in ids] == ["RUN", "DEPEND", "DEPEND"]
+    wait_clean(flux, ids[2])
+    starts = [next(e["timestamp"] for e in flux.events(j) if e["name"] == "start") for j in ids]
+    assert starts == sorted(starts) and len(set(starts)) == 3
+
+
 # -- persistence: scheduler reload, index rebuild ------------------------------------------------------
 
 

@@ -1,19 +1,34 @@
 """job-manager.raiseall: raise an exception on every matching job (cancel --all)."""
 
-from flux_lite.job_manager.job import PENDING, RUNNING
+from flux_lite.errors import FluxLiteError
+from flux_lite.job_manager.job import DEPEND, PENDING, PRIORITY, RUN, RUNNING, SCHED
+
+# the states raiseall targets (flux-cancel's --states words)
+STATES = {"depend": DEPEND, "priority": PRIORITY, "sched": SCHED, "run": RUN,
+          "pending": PENDING, "running": RUNNING, "active": PENDING | RUNNING}
+
+
+def parse_states(states) -> int:
+    """-S STATES (a comma list, or several): the state mask to target."""
+    if isinstance(states, str):
+        states = [states]
+    mask = 0
+    for word in ",".join(states).split(","):
+        try:
+            mask |= STATES[word.lower()]
+        except KeyError:
+            raise FluxLiteError(f"Invalid state {word} specified") from None
+    return mask
 
 
 def raise_all(broker, user=None, states=None, dry_run=False, note=None, etype="cancel", severity=0):
     """Returns (count, errors) as Flux's raiseall does."""
     from flux_lite import access, users
-    from flux_lite.job_list import parse_filter
 
     ident = broker.instance.identity
     userid = ident.userid if user is None else users.userid(user)
+    mask = parse_states(states) if states else PENDING | RUNNING
     access.check_raise(ident, userid)
-    mask = PENDING | RUNNING
-    if states:
-        mask, _results = parse_filter(states)
     jm = broker.jm
     targets = [j for j in sorted(jm.jobs.values(), key=lambda j: j.id)
                if j.state & mask and (userid is None or j.userid == userid)]

@@ -101,6 +101,9 @@ class Dependencies:
         self.b = broker
         self.conn = broker.kvs.conn
         self._any_rows = None  # does `depends` have rows? (asked once per command)
+        # jobs found running at a restart from a Flux archive: Flux's restarted
+        # dependency plugin never saw them start (see restore.py)
+        self.starts_unseen = set()
 
     @property
     def jm(self):
@@ -271,7 +274,7 @@ class Dependencies:
         rows = self._dependents(job.id)
         if not rows:
             return
-        if not job.t_run:
+        if not job.t_run or job.id in self.starts_unseen:
             # never allocated: only afterany is satisfied by that
             release = {"after-finish"}
             note = "job never started"

@@ -217,6 +217,10 @@ class JobManager:
         elif name == "start":
             self.b.deps.job_started(job)
 
+    def requeue_action(self, job):
+        """Run the job's state action again (restart: a job found mid-way)."""
+        self._actions.append(job.id)
+
     def _set_pending(self, job, flag):
         job.alloc_pending = flag
         if flag:
@@ -273,7 +277,9 @@ class JobManager:
             job.annotations = {}
             self._dirty.add(job.id)
         job.queued = False
-        if job.started and not job.finished:
+        if job.started and not job.finished and not job.released:
+            # (a job the exec system already released, as one it could not
+            # recover at restart, has nothing left to kill)
             self.b.exec.kill(job)
             return
         if job.has_resources and not job.freed and (job.released or not job.started):

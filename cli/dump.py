@@ -1,0 +1,125 @@
+"""flux-lite dump / flux-lite restore: the instance to and from a Flux KVS archive."""
+
+import sys
+
+import click
+
+from flux_lite.cli.common import state_dir
+
+
+class _Progress:
+    """The CR-prefixed progress line Flux's dump and restore print on stderr:
+    every key up to 9, then every 100th, then the total with a newline."""
+
+    def __init__(self, prog, quiet, verbose):
+        self.prog = prog
+        self.quiet = quiet
+        self.verbose = verbose
+        self.open = False
+
+    def show(self, text, count):
+        if self.quiet or self.verbose:
+            return
+        if count % 100 == 0 or count < 10:
+            sys.stderr.write(f"\r{self.prog}: {text}")
+            sys.stderr.flush()
+            self.open = True
+
+    def end(self, text):
+        if not self.quiet and not self.verbose:
+            sys.stderr.write(f"\r{self.prog}: {text}\n")
+            sys.stderr.flush()
+        self.open = False
+
+    def abort(self):
+        """An error follows: it gets a line of its own."""
+        if self.open:
+            sys.stderr.write("\n")
+            self.open = False
+
+
+@click.command()
+@click.option("-v", "--verbose", is_flag=True, help="List keys on stderr as they are archived.")
+@click.option("-q", "--quiet", is_flag=True, help="Don't show periodic progress updates.")
+@click.option("--checkpoint", is_flag=True,
+              help="Write a shutdown dump: with checkpoint/job-manager and checkpoint/resource.")
+@click.argument("outfile", metavar="OUTFILE", type=click.Path(dir_okay=False, allow_dash=True))
+@click.pass_context
+def dump(ctx, verbose, quiet, checkpoint, outfile):
+    """Dump the instance to a Flux KVS archive (OUTFILE, or - for stdout).
+
+    The format follows OUTFILE's extension: .tar, .tgz, .tar.gz, .tar.bz2,
+    .tar.xz, .zip, .cpio; - writes a tar to stdout.
+    """
+    import os
+
+    from flux_lite import archive
+    from flux_lite.cli.common import session
+    from flux_lite.dump import collect
+
+    archive.write_format(outfile)  # an unknown extension fails before anything is read
+    if outfile != "-":
+        parent = os.path.dirname(os.path.abspath(outfile))
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(outfile):
+            raise archive.ArchiveError(f"Failed to open '{outfile}'")
+    progress = _Progress("flux-lite dump", quiet, verbose)
+    with session(ctx) as broker:
+        entries = collect(broker, checkpoint=checkpoint)
+    for n, entry in enumerate(entries, 1):
+        if verbose:
+            click.echo(entry.path, err=True)
+        progress.show(f"archived {n} keys", n)
+    try:
+        archive.write(outfile, entries, stdout=sys.stdout.buffer)
+    except BaseException:
+        progress.abort()
+        raise
+    progress.end(f"archived {len(entries)} keys")
+
+
+def restore_archive(ctx, path, *, quiet=False, verbose=False, force=False, clock=None, config=None,
+                    resources=None, target=None):
+    """Read ARCHIVE (with Flux's progress line) and create the instance at target."""
+    from flux_lite import archive
+    from flux_lite import restore as restoremod
+
+    progress = _Progress("flux-lite restore", quiet, verbose)
+
+    def on_entry(entry, keys, blobs):
+        if verbose:
+            click.echo(f"{entry.path} -> {entry.target}" if entry.is_symlink else entry.path, err=True)
+        progress.show(f"restored {keys} keys ({blobs} blobs)", keys)
+
+    try:
+        entries = archive.read(path, stdin=sys.stdin.buffer)
+        snap = restoremod.load(entries, on_entry=on_entry)
+        inst = restoremod.restore(target, snap, force=force, clock=clock, config=config,
+                                  resources=resources, source="stdin" if path == "-" else path)
+    except BaseException:
+        progress.abort()
+        raise
+    progress.end(f"restored {snap.nkeys} keys ({snap.nblobs} blobs)")
+    return inst
+
+
+@click.command()
+@click.option("-v", "--verbose", is_flag=True, help="List keys on stderr as they are restored.")
+@click.option("-q", "--quiet", is_flag=True, help="Don't show periodic progress updates.")
+@click.option("-f", "--force", is_flag=True, help="Replace an existing instance.")
+@click.option("--clock", type=click.Choice(["real", "virtual"]), default=None,
+              help="Clock mode of the restored instance.")
+@click.option("-c", "--config", "config_file", metavar="FILE", help="Instance configuration (YAML or TOML).")
+@click.argument("infile", metavar="INFILE", type=click.Path(dir_okay=False, allow_dash=True))
+@click.pass_context
+def restore(ctx, verbose, quiet, force, clock, config_file, infile):
+    """Create an instance from a Flux KVS archive (INFILE, or - for stdin).
+
+    The instance is created in the selected state directory, as by start.
+    """
+    from flux_lite import config as configmod
+    from flux_lite.instance import resolve_state_dir
+
+    cfg = configmod.load_file(config_file) if config_file else None
+    inst = restore_archive(ctx, infile, quiet=quiet, verbose=verbose, force=force, clock=clock, config=cfg,
+                           target=resolve_state_dir(state_dir(ctx)))
+    inst.close()

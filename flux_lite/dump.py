@@ -1,0 +1,261 @@
+"""`flux-lite dump`: the instance as a Flux KVS archive.
+
+The archive has Flux's layout, so `flux restore` (or `flux start
+-Scontent.restore=`) reads it as it reads one of its own: one entry per KVS
+value, the path being the key with ``.`` turned into ``/``. Per job ``J``
+(re-encoded as Flux encodes an unsigned jobspec), ``jobspec``, ``eventlog``,
+``R``; ``guest/exec/eventlog`` for inactive jobs that ran, and a ``guest``
+symlink into the job's guest namespace while it runs; ``resource/R``,
+``resource/eventlog``, ``admin/eventlog``; with ``checkpoint=True`` also
+``checkpoint/job-manager`` and ``checkpoint/resource``, as Flux's dump at
+shutdown has them.
+
+Everything that is flux-lite's own (its configuration, clock, scheduler
+state, housekeeping, the derived tables) goes under ``flux-lite/``, a
+directory Flux never reads; that is what lets a flux-lite dump come back into
+flux-lite exactly as it was.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from flux_lite.archive import Entry
+
+PREFIX = "flux-lite"  # flux-lite's own keys, under a directory Flux ignores
+FOREIGN = "archive"  # keys of a Flux archive flux-lite has no use for, kept as they were
+FORMAT_VERSION = 1
+# derived tables, rebuilt from the eventlogs when an archive's layout is older
+SKIP_TABLES = {"kvs"}
+# per-job keys Flux has (guest/* too)
+JOB_KEYS = ("J", "R", "eventlog", "jobspec")
+
+
+def sign_none(payload: str, userid: int) -> str:
+    """J as Flux writes it for an unsigned job: HEADER.PAYLOAD.none, where the
+    header is flux-security's kv encoding of version, userid and mechanism."""
+    header = b"version\0i1\0userid\0i%d\0mechanism\0snone\0" % userid
+    return "%s.%s.none" % (base64.b64encode(header).decode(),
+                           base64.b64encode(payload.encode()).decode())
+
+
+def unwrap_J(text: str) -> str | None:
+    """The jobspec payload of a signed J (any mechanism), or None when text is not one."""
+    parts = text.strip().split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        payload = base64.b64decode(parts[1], validate=True).decode()
+        json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return payload
+
+
+def is_job_dir(parts: list[str]) -> bool:
+    return len(parts) >= 5 and parts[0] == "job" and all(
+        len(p) == 4 and all(c in "0123456789abcdef" for c in p) for p in parts[1:5])
+
+
+def flux_path(key: str) -> str | None:
+    """The archive path of a KVS key that is part of Flux's layout, else None."""
+    if key.startswith(FOREIGN + "."):
+        return key[len(FOREIGN) + 1:].replace(".", "/")
+    parts = key.split(".")
+    if is_job_dir(parts) and len(parts) >= 6:
+        if (len(parts) == 6 and parts[5] in JOB_KEYS) or parts[5] == "guest":
+            return "/".join(parts)
+        return None
+    if key in ("resource.R", "resource.eventlog") or parts[0] == "admin":
+        return "/".join(parts)
+    return None
+
+
+def _text(kind: str, value: str) -> bytes:
+    if kind == "base64":
+        return base64.b64decode(value)
+    return value.encode()
+
+
+def _jobid_of(key: str) -> int:
+    return int("".join(key.split(".")[1:5]), 16)
+
+
+def _submit_userid(eventlog_text: str) -> int:
+    first = eventlog_text.split("\n", 1)[0]
+    try:
+        return int(json.loads(first).get("context", {}).get("userid", 0))
+    except (ValueError, TypeError, AttributeError):
+        return 0
+
+
+def collect(broker, checkpoint: bool = False) -> list[Entry]:
+    """The archive entries for the instance as it is now (inside a session)."""
+    from flux_lite import __version__
+    from flux_lite.formats import eventlog
+    from flux_lite.formats.jobid import kvs_namespace
+    from flux_lite.instance import DERIVED_VERSION
+    from flux_lite.job_manager.job import INACTIVE
+
+    kvs = broker.kvs
+    now = broker.now
+    kvs.flush()
+    rows = kvs.conn.execute("SELECT key, kind, value FROM kvs ORDER BY key").fetchall()
+    values = {key: (kind, value) for key, kind, value in rows}
+
+    head, resource, links, jobfiles, guests, foreign, own = [], [], [], [], [], [], []
+
+    def add(bucket, path, data, mtime=now):
+        bucket.append(Entry(path, data=data, mtime=mtime))
+
+    # job states from the index: which jobs are running, which ran and ended
+    states = {}
+    for jobid, state, data in kvs.conn.execute("SELECT id, state, data FROM jobs"):
+        rec = json.loads(data)
+        states[jobid] = (state, rec.get("started"), rec.get("finished"))
+
+    own_kinds = {}  # flux-lite's keys that are not JSON documents
+    guest_dirs = set()
+    for key in values:
+        parts = key.split(".")
+        if is_job_dir(parts) and len(parts) >= 6 and parts[5] == "guest":
+            guest_dirs.add(".".join(parts[:5]))
+
+    for key, (kind, value) in values.items():
+        path = flux_path(key)
+        if path is None:
+            if kind != "json":
+                own_kinds[key] = kind
+            add(own, f"{PREFIX}/kvs/" + key.replace(".", "/"), _text(kind, value))
+            continue
+        if kind == "symlink":
+            links.append(Entry(path, target=value, mtime=0))
+            continue
+        data = _text(kind, value)
+        parts = key.split(".")
+        if is_job_dir(parts):
+            if parts[5] == "J" and kind == "json":
+                userid = _submit_userid(values.get(".".join(parts[:5]) + ".eventlog", ("", ""))[1])
+                data = sign_none(value, userid).encode()
+            add(guests if parts[5] == "guest" else jobfiles, path, data)
+        elif parts[0] == "admin":
+            head.append(Entry(path, data=data, mtime=now))
+        elif key.startswith(FOREIGN + "."):
+            add(foreign, path, data)
+        else:
+            add(resource, path, data)
+
+    # the exec system's part: a running job's guest namespace is a symlink;
+    # once the job is inactive its exec eventlog is in the job's directory
+    for jobid, (state, started, finished) in sorted(states.items()):
+        from flux_lite.formats.jobid import kvs_key
+
+        jobdir = kvs_key(jobid)
+        if not started or jobdir in guest_dirs:
+            continue
+        if state != INACTIVE:
+            links.append(Entry(jobdir.replace(".", "/") + "/guest", target=f"{kvs_namespace(jobid)}::.", mtime=0))
+        elif finished:
+            text = values.get(jobdir + ".eventlog", ("", ""))[1]
+            log = _exec_eventlog(eventlog.decode(text) if text else [])
+            if log:
+                add(guests, jobdir.replace(".", "/") + "/guest/exec/eventlog", log.encode())
+
+    # admin/eventlog: the instance's start (and, at a shutdown dump, finish)
+    admin = values.get("admin.eventlog")
+    admin_text = admin[1] if admin else eventlog.encode_entry(
+        broker.instance.meta.get("start", now), "start",
+        {"version": 1, "core_version": f"flux-lite-{__version__}"})
+    if checkpoint:
+        admin_text += eventlog.encode_entry(now, "finish", {"version": 1})
+    head = [e for e in head if e.path != "admin/eventlog"]
+    head.insert(0, Entry("admin/eventlog", data=admin_text.encode(), mtime=now))
+
+    if checkpoint:
+        head.append(Entry("checkpoint/job-manager", data=eventlog.dumps(
+            job_manager_checkpoint(broker)).encode(), mtime=now))
+        head.append(Entry("checkpoint/resource", data=eventlog.dumps(
+            resource_checkpoint(broker)).encode(), mtime=now))
+
+    # flux-lite's derived tables, so that a restore needs no replay
+    conn = kvs.conn
+    user_version = conn.execute("PRAGMA user_version").fetchone()[0]
+    own.append(Entry(f"{PREFIX}/format", data=json.dumps(
+        {"version": FORMAT_VERSION, "derived_version": user_version or DERIVED_VERSION,
+         "flux_lite": __version__, "kinds": own_kinds}).encode(), mtime=now))
+    for name, sql in conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"):
+        if name in SKIP_TABLES:
+            continue
+        indexes = [r[0] for r in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL "
+            "ORDER BY name", (name,))]
+        cur = conn.execute(f'SELECT * FROM "{name}"')
+        columns = [d[0] for d in cur.description]
+        table_rows = [list(r) for r in cur]
+        own.append(Entry(f"{PREFIX}/tables/{name}", data=json.dumps(
+            {"sql": sql, "indexes": indexes, "columns": columns, "rows": table_rows},
+            separators=(",", ":")).encode(), mtime=now))
+
+    jobfiles.sort(key=lambda e: e.path)
+    guests.sort(key=lambda e: e.path)
+    links.sort(key=lambda e: e.path)
+    resource.sort(key=lambda e: (e.path != "resource/R", e.path))
+    return head + resource + links + jobfiles + guests + foreign + own
+
+
+def _exec_eventlog(entries) -> str:
+    """The exec system's eventlog of a job that ran, as Flux's job-exec writes it."""
+    from flux_lite.formats import eventlog
+
+    start = finish = None
+    for entry in entries:
+        if entry["name"] == "start" and start is None:
+            start = entry["timestamp"]
+        elif entry["name"] == "finish" and finish is None:
+            finish = entry
+    if start is None or finish is None:
+        return ""
+    status = (finish.get("context") or {}).get("status", 0)
+    t = finish["timestamp"]
+    return "".join([
+        eventlog.encode_entry(start, "init"),
+        eventlog.encode_entry(start, "starting"),
+        eventlog.encode_entry(start, "recoverable"),
+        eventlog.encode_entry(t, "complete", {"status": status}),
+        eventlog.encode_entry(t, "done"),
+    ])
+
+
+def queue_states(broker) -> list[dict]:
+    """Queue enable/start states in checkpoint.job-manager's shape."""
+    ckpt = broker.kvs.get("checkpoint.job-manager") or {}
+    queues = ckpt.get("queue")
+    if isinstance(queues, list) and queues:
+        return queues
+    return [{"enable": True, "start": True}]
+
+
+def job_manager_checkpoint(broker) -> dict:
+    ckpt = broker.kvs.get("checkpoint.job-manager") or {}
+    max_jobid = int(ckpt.get("max_jobid") or 0)
+    row = broker.kvs.conn.execute("SELECT MAX(id) FROM jobs").fetchone()
+    if row and row[0]:
+        max_jobid = max(max_jobid, row[0])
+    return {"version": 1, "max_jobid": max_jobid, "queue": queue_states(broker)}
+
+
+def resource_checkpoint(broker) -> dict:
+    """Drain state as Flux's resource module checkpoints it: ranks with the
+    same reason and (whole-second) time grouped into one idset."""
+    from flux_lite.formats.idset import IDset
+
+    res = broker.resources
+    groups = {}
+    for rank, info in sorted(res.drained.items()):
+        groups.setdefault((float(round(info["timestamp"])), info.get("reason") or ""), []).append(rank)
+    state = {}
+    for (ts, reason), ranks in groups.items():
+        state[str(IDset(ranks))] = {"timestamp": ts, "reason": reason, "nodelist": res.hostlist_of(ranks)}
+    return {"timestamp": broker.now, "drain_state": state}

@@ -1,0 +1,97 @@
+"""What `run` and `submit --wait` report about a job, from its eventlog.
+
+`flux run` is `flux job attach`: it prints each exception as it arrives
+(``1.027s: job.exception ID type=... severity=0 NOTE``, time since submit),
+the job shell's fate from the finish status (``job shell Killed``, ``task(s)
+exited with exit code 3``), and, for a job that started but has no output
+eventlog (Flux's test exec), ``No job output found``; it exits with the job's
+exit code (128+signal for a signaled shell, at least 1 after a fatal
+exception). `flux submit --wait` (JobWatcher) prints ``job.exception: ...``
+for fatal exceptions and exits with the largest exit code of its jobs.
+"""
+
+from flux_lite.formats import eventlog
+from flux_lite.formats.jobid import kvs_key
+
+LOG = "log"  # a line flux-job logs under its program name
+RAW = "raw"  # a line printed as it is
+
+
+def watched(broker, jobid: int, stop: str = "clean"):
+    """Eventlog entries up to the first `stop` event (all of them once the
+    job is inactive without it), or None while the job has not got there."""
+    text = broker.kvs.get(kvs_key(jobid, "eventlog"))
+    if text is None:
+        return None
+    entries = eventlog.decode(text)
+    for i, entry in enumerate(entries):
+        if entry["name"] == stop:
+            return entries[: i + 1]
+    if entries and entries[-1]["name"] == "clean":
+        return entries
+    return None
+
+
+def status_exitcode(status: int) -> int:
+    """A wait status as a shell exit code (128+signal when signaled)."""
+    if status & 0x7F:
+        return 128 + (status & 0x7F)
+    return (status >> 8) & 0xFF
+
+
+def attach_report(entries, jobid_f58: str):
+    """([(LOG|RAW, text)], exit code) of `flux run` for a job that ended."""
+    from flux_lite.job_manager.wait import waitstatus_outcome
+
+    t0 = entries[0]["timestamp"] if entries else 0.0
+    start = next((e["timestamp"] for e in entries if e["name"] == "start"), None)
+    lines = []
+    exit_code = 1  # a job that never finishes failed
+    fatal = False
+    early = False  # a fatal exception as the job started comes before the output check
+    for entry in entries:
+        name = entry["name"]
+        ctx = entry.get("context") or {}
+        if name == "exception":
+            severity = ctx.get("severity", 0)
+            lines.append((RAW, f"{entry['timestamp'] - t0:.3f}s: job.exception {jobid_f58} "
+                               f"type={ctx.get('type')} severity={severity} {ctx.get('note', '')}"))
+            if severity == 0:
+                fatal = True
+                if start is not None and entry["timestamp"] <= start:
+                    early = True
+        elif name == "finish":
+            exit_code, text = waitstatus_outcome(ctx.get("status", 0))
+            if exit_code:
+                lines.append((LOG, text))
+    if start is not None:
+        no_output = (LOG, "No job output found")
+        if early:
+            lines.append(no_output)
+        else:
+            lines.insert(0, no_output)
+    if fatal and exit_code == 0:
+        exit_code = 1
+    return lines, exit_code
+
+
+def watch_report(entries):
+    """([text], exit code) of `flux submit --wait` for one job's entries."""
+    lines = []
+    exit_code = 0
+    started = False
+    for entry in entries:
+        name = entry["name"]
+        ctx = entry.get("context") or {}
+        if name == "start":
+            started = True
+        elif name == "exception" and ctx.get("severity", 0) == 0:
+            if not started:
+                exit_code = max(exit_code, 1)
+            text = f"job.exception: type={ctx.get('type')} severity={ctx.get('severity', 0)}"
+            if ctx.get("note"):
+                text += f" {ctx['note']}"
+            lines.append(text)
+        elif name == "finish":
+            exit_code = max(exit_code, status_exitcode(ctx.get("status", 0)))
+    return lines, exit_code

@@ -1,0 +1,415 @@
+"""flux-lite dump / restore: Flux's archive layout, the two archives real Flux
+0.88 wrote (tests/data/live.tar, shutdown.tar: see the README in
+../shared/data/flux-dump and reference/13-dump-restore.txt), and round trips."""
+
+import base64
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from conftest import Flux
+
+DATA = Path(__file__).parent / "data"
+LIVE = DATA / "live.tar"
+SHUTDOWN = DATA / "shutdown.tar"
+
+FIELDS = ("{id.f58} {state} {status} {result} {urgency} {priority} {ranks} "
+          "{exception.type} {exception.note}")
+
+
+def restored(tmp_path, archive, *args, name="restored"):
+    flux = Flux(tmp_path / name)
+    result = flux("restore", "--clock=virtual", *args, str(archive))
+    return flux, result
+
+
+def names(flux, jobid):
+    return flux.eventlog(jobid)
+
+
+# -- the archive of a live Flux instance ---------------------------------------------
+
+
+def test_restore_live_archive_progress_line(tmp_path):
+    _, result = restored(tmp_path, LIVE)
+    assert result.stdout == ""
+    # Flux's own progress line: every key up to 9 (blobs one behind), then the total
+    expected = "".join(f"\rflux-lite restore: restored {k} keys ({b} blobs)"
+                       for k, b in [(1, 0), (2, 1), (3, 2), (4, 3), (5, 3), (6, 4), (7, 5), (8, 6), (9, 7)])
+    assert result.stderr == expected + "\rflux-lite restore: restored 30 keys (57 blobs)\n"
+
+
+def test_restore_live_archive_jobs(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    out = flux.out("jobs", "-a", "-o", FIELDS)
+    assert out.splitlines() == [
+        "JOBID STATE STATUS RESULT URG PRI RANKS EXCEPTION-TYPE EXCEPTION-NOTE",
+        "fo4YgpP SCHED SCHED  0 0   ",
+        "fkGx36o RUN RUN  16 16 0  ",
+        "fr41Enj INACTIVE FAILED FAILED 16   dependency dependency after-success=ƒfDQVJX job never started",
+        "ffDQVJX INACTIVE FAILED FAILED 16 16 0-2 exec failed to create guest ns: No such file or directory",
+        "fZA3RWo INACTIVE CANCELED CANCELED 0 0  cancel ",
+        "fUAwqZZ INACTIVE FAILED FAILED 16 16 0  ",
+        "fPssvDd INACTIVE COMPLETED COMPLETED 16 16 0  ",
+    ]
+
+
+def test_restore_live_archive_eventlogs(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    now = flux.now()
+    # the running job: job-exec cannot recover its guest namespace
+    events = flux.events("ffDQVJX")
+    assert [e["name"] for e in events] == [
+        "submit", "validate", "depend", "priority", "alloc", "start", "jobspec-update", "resource-update",
+        "exception", "release", "free", "clean"]
+    assert events[8]["context"] == {"type": "exec", "severity": 0, "userid": os.getuid(),
+                                    "note": "failed to create guest ns: No such file or directory"}
+    assert list(events[8]["context"]) == ["type", "severity", "userid", "note"]
+    assert events[9]["context"] == {"ranks": "all", "final": True}
+    assert all(e["timestamp"] == now for e in events[8:])
+    # pending: flux-restart and a fresh priority, then it runs on the freed nodes
+    assert names(flux, "fkGx36o") == ["submit", "validate", "depend", "priority", "flux-restart", "priority",
+                                      "alloc", "start"]
+    flux.advance("1s")
+    assert names(flux, "fkGx36o")[-4:] == ["finish", "release", "free", "clean"]
+    # held: flux-restart, priority=0, still held
+    events = flux.events("fo4YgpP")
+    assert [e["name"] for e in events] == ["submit", "validate", "depend", "priority", "flux-restart", "priority"]
+    assert events[-1]["context"] == {"priority": 0}
+    # the dependent of the running job
+    events = flux.events("fr41Enj")
+    assert [e["name"] for e in events] == ["submit", "dependency-add", "validate", "exception", "clean"]
+    assert events[3]["context"] == {"type": "dependency", "severity": 0,
+                                    "note": "dependency after-success=ƒfDQVJX job never started",
+                                    "userid": os.getuid()}
+    # inactive jobs are exactly as they were: the archive's eventlog text
+    with tarfile.open(LIVE) as tar:
+        original = tar.extractfile("job/0000/0003/7f00/0000/eventlog").read().decode()
+    assert flux.out("kvs", "get", "job.0000.0003.7f00.0000.eventlog").strip() == original.strip()
+
+
+def test_restore_live_archive_resources_and_drain(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    R = json.loads(flux.out("kvs", "get", "resource.R"))
+    assert R["execution"]["R_lite"] == [{"rank": "0-3", "children": {"core": "0-1"}}]
+    assert R["execution"]["nodelist"] == ["vm,vm,vm,vm"]
+    status = flux.out("resource", "status").splitlines()
+    assert [line.split() for line in status[1:]] == [["avail", "✔", "3", "vm,vm,vm"],
+                                                     ["drained", "✔", "1", "vm"]]
+    assert "bad disk" in flux.out("resource", "drain")
+
+
+def test_restore_live_archive_log_and_new_ids(tmp_path):
+    from flux_lite.formats.jobid import decode
+
+    flux, _ = restored(tmp_path, LIVE)
+    log = flux.dmesg()
+    for line in ("job-manager.info[0]: restart: 7 jobs",
+                 "job-manager.info[0]: restart: 1 running jobs",
+                 "job-manager.info[0]: restart: checkpoint.job-manager not found",
+                 "job-exec.err[0]: could not recover guest namespace for ffDQVJX",
+                 "job-exec.info[0]: job-exception: id=ffDQVJX: failed to create guest ns: No such file or directory"):
+        assert line in log
+    new = flux.submit("true")
+    assert decode(new) > decode("fr41Enj")
+    assert decode(flux.submit("true")) > decode(new)
+
+
+def test_restore_virtual_clock_starts_after_archive(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    assert flux.now() == 1796102635.0  # the second after the archive's last event
+
+
+# -- the archive Flux writes at shutdown ------------------------------------------------
+
+
+def test_restore_shutdown_archive(tmp_path):
+    flux, result = restored(tmp_path, SHUTDOWN)
+    assert result.stderr.endswith("\rflux-lite restore: restored 21 keys (41 blobs)\n")
+    assert flux.out("jobs", "-a", "-o", "{id.f58} {status}").split("\n")[1:5] == [
+        "fZ75Sx7 SCHED", "fVro2AK RUN", "fRVH8yM CANCELED", "fNVpb11 COMPLETED"]
+    assert names(flux, "fVro2AK") == ["submit", "validate", "depend", "priority", "flux-restart", "priority",
+                                      "alloc", "start"]
+    flux.advance("1s")
+    assert flux.state("fVro2AK") == "INACTIVE"
+    assert names(flux, "fZ75Sx7")[-2:] == ["flux-restart", "priority"]
+    assert flux.state("fZ75Sx7") == "SCHED"
+    # the canceled job keeps its eventlog; no running jobs, and a checkpoint this time
+    assert names(flux, "fRVH8yM")[-5:] == ["exception", "finish", "release", "free", "clean"]
+    log = flux.dmesg()
+    assert "job-manager.info[0]: restart: 0 running jobs" in log
+    assert "job-manager.info[0]: restart: checkpoint.job-manager not found" not in log
+    assert "drained ✔      1 vm" in flux.out("resource", "status")
+
+
+def test_restore_shutdown_archive_keeps_checkpoint(tmp_path):
+    flux, _ = restored(tmp_path, SHUTDOWN)
+    ckpt = json.loads(flux.out("kvs", "get", "checkpoint.job-manager"))
+    assert ckpt["max_jobid"] == 21072183296
+    assert ckpt["queue"] == [{"enable": False, "start": True, "disable_reason": "maintenance"}]
+
+
+def test_start_restore_runs_command(tmp_path):
+    env = dict(os.environ, FLUX_F58_FORCE_ASCII="1")
+    env.pop("FLUX_LITE_STATE_DIR", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "flux_lite", "start", f"--restore={SHUTDOWN}", "-q" if False else "--clock=virtual",
+         sys.executable, "-m", "flux_lite", "jobs", "-a", "-o", "{id.f58} {status}"],
+        capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[1:5] == ["fZ75Sx7 SCHED", "fVro2AK RUN", "fRVH8yM CANCELED",
+                                            "fNVpb11 COMPLETED"]
+
+
+def test_start_restore_with_test_size_overrides_resources(tmp_path):
+    flux = Flux(tmp_path / "s")
+    flux("start", "--clock=virtual", "--test-size=2", "--test-cores=8", f"--restore={LIVE}")
+    R = json.loads(flux.out("kvs", "get", "resource.R"))
+    assert R["execution"]["R_lite"] == [{"rank": "0-1", "children": {"core": "0-7"}}]
+
+
+# -- errors: one line, nothing created ---------------------------------------------------
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"junk\n", "Unrecognized archive format"),
+    (b"", "Unrecognized archive format"),
+    (LIVE.read_bytes()[:300], "Unrecognized archive format"),
+    (LIVE.read_bytes()[:5000], "Truncated tar archive"),
+    (LIVE.read_bytes()[:20000], "Truncated tar archive"),
+])
+def test_restore_bad_archive(tmp_path, content, message):
+    path = tmp_path / "bad.tar"
+    path.write_bytes(content)
+    state = tmp_path / "state"
+    flux = Flux(state)
+    result = flux.fails("restore", str(path))
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1] == f"flux-lite restore: ERROR: {message}"
+    assert not state.exists()
+
+
+def test_restore_missing_archive(tmp_path):
+    state = tmp_path / "state"
+    result = Flux(state).fails("restore", str(tmp_path / "nonexistent.tar"))
+    assert result.stderr == f"flux-lite restore: ERROR: Failed to open '{tmp_path / 'nonexistent.tar'}'\n"
+    assert not state.exists()
+    result = Flux(state).fails("start", f"--restore={tmp_path / 'nonexistent.tar'}")
+    assert "Failed to open" in result.stderr
+    assert not state.exists()
+
+
+def test_restore_refuses_existing_instance(flux, tmp_path):
+    result = flux.fails("restore", str(LIVE))
+    assert "an instance already exists" in result.stderr
+    assert flux.out("jobs", "-a") .count("\n") == 1  # untouched
+    flux("restore", "--force", "-q", str(LIVE))
+    assert len(flux.out("jobs", "-a").splitlines()) == 8
+
+
+def test_restore_from_stdin_quiet_and_verbose(tmp_path):
+    flux = Flux(tmp_path / "a")
+    result = flux("restore", "-q", "-", input=LIVE.read_bytes())
+    assert result.stderr == ""
+    assert len(flux.out("jobs", "-a").splitlines()) == 8
+    result = Flux(tmp_path / "b")("restore", "-v", str(LIVE))
+    lines = result.stderr.splitlines()
+    assert len(lines) == 30
+    assert "job/0000/0005/d700/0000/guest -> job-25081937920::." in lines
+    assert lines[0] == "admin/eventlog"
+
+
+# -- dump ----------------------------------------------------------------------------------
+
+
+def members(data):
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        return {m.name: (m, tar.extractfile(m).read() if m.isreg() else None) for m in tar}
+
+
+def busy_instance(flux):
+    """Jobs in several states on a 4-node instance (rank 3 drained)."""
+    flux("resource", "drain", "3", "bad disk")
+    done = flux.submit("-S", "exec.test.run_duration=1ms", "true")
+    flux.advance("1s")
+    run = flux.submit("-N3", "-t", "10m", "-S", "exec.test.run_duration=600s", "true")
+    flux("update", run, "duration=+5m")
+    pending = flux.submit("-N1", "-S", "exec.test.run_duration=1s", "true")
+    held = flux.submit("--urgency=hold", "true")
+    return done, run, pending, held
+
+
+def test_dump_layout(flux, tmp_path):
+    from flux_lite.formats.jobid import decode, kvs_key
+
+    done, run, pending, held = busy_instance(flux)
+    out = tmp_path / "x.tar"
+    result = flux("dump", str(out))
+    n = len(members(out.read_bytes()))
+    assert result.stderr.endswith(f"\rflux-lite dump: archived {n} keys\n")
+    assert result.stderr.startswith("\rflux-lite dump: archived 1 keys\rflux-lite dump: archived 2 keys")
+    entries = members(out.read_bytes())
+    flux_paths = sorted(p for p in entries if not p.startswith("flux-lite/"))
+    jd = {j: kvs_key(decode(j)).replace(".", "/") for j in (done, run, pending, held)}
+    assert flux_paths == sorted(
+        ["admin/eventlog", "resource/R", "resource/eventlog"]
+        + [f"{jd[j]}/{k}" for j in (done, run, pending, held) for k in ("J", "eventlog", "jobspec")]
+        + [f"{jd[j]}/R" for j in (done, run)]
+        + [f"{jd[done]}/guest/exec/eventlog", f"{jd[run]}/guest"])
+    # the running job's guest namespace is a symlink, as in Flux's live dump
+    link, _ = entries[f"{jd[run]}/guest"]
+    assert link.issym() and link.linkname == f"job-{decode(run)}::." and link.mtime == 0
+    # every entry: mode 0644, owner the dumping user
+    for m, _ in entries.values():
+        assert m.mode == 0o644 and m.uid == os.getuid() and m.uname == ""
+    # J: the unsigned jobspec as Flux encodes it (mechanism none)
+    _, J = entries[f"{jd[held]}/J"]
+    header, payload, mech = J.decode().split(".")
+    assert mech == "none"
+    assert base64.b64decode(header) == b"version\0i1\0userid\0i%d\0mechanism\0snone\0" % os.getuid()
+    assert json.loads(base64.b64decode(payload))["tasks"][0]["command"] == ["true"]
+    # the exec eventlog of the job that ran
+    _, log = entries[f"{jd[done]}/guest/exec/eventlog"]
+    assert [json.loads(x)["name"] for x in log.decode().splitlines()] == [
+        "init", "starting", "recoverable", "complete", "done"]
+    # a live dump has no checkpoint; flux-lite's own keys are all under flux-lite/
+    assert not any(p.startswith("checkpoint/") for p in entries)
+    assert "flux-lite/kvs/instance/meta" in entries and "flux-lite/format" in entries
+
+
+def test_dump_checkpoint(flux, tmp_path):
+    busy_instance(flux)
+    out = tmp_path / "x.tar"
+    flux("dump", "-q", "--checkpoint", str(out))
+    entries = members(out.read_bytes())
+    ckpt = json.loads(entries["checkpoint/job-manager"][1])
+    assert list(ckpt) == ["version", "max_jobid", "queue"]
+    assert ckpt["queue"] == [{"enable": True, "start": True}]
+    drains = json.loads(entries["checkpoint/resource"][1])
+    assert list(drains) == ["timestamp", "drain_state"]
+    assert drains["drain_state"] == {"3": {"timestamp": 1767225600.0, "reason": "bad disk", "nodelist": "node3"}}
+    admin = [json.loads(x)["name"] for x in entries["admin/eventlog"][1].decode().splitlines()]
+    assert admin == ["start", "finish"]
+
+
+def test_dump_errors(flux, tmp_path):
+    result = flux.fails("dump", str(tmp_path / "x.badext"))
+    assert result.stderr == f"flux-lite dump: ERROR: No such format '{tmp_path / 'x.badext'}'\n"
+    result = flux.fails("dump", "/nonexistent/dir/x.tar")
+    assert result.stderr == "flux-lite dump: ERROR: Failed to open '/nonexistent/dir/x.tar'\n"
+    assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_dump_to_stdout(flux):
+    busy_instance(flux)
+    result = flux("dump", "-q", "-")
+    data = result.stdout_bytes
+    assert data[257:262] == b"ustar"
+    assert "admin/eventlog" in members(data)
+
+
+@pytest.mark.parametrize("ext", ["tar", "tgz", "tar.gz", "tar.bz2", "tar.xz", "zip", "cpio"])
+def test_dump_formats_round_trip(flux, tmp_path, ext):
+    busy_instance(flux)
+    out = tmp_path / f"x.{ext}"
+    flux("dump", "-q", str(out))
+    copy = Flux(tmp_path / "copy")
+    copy("restore", "-q", str(out))
+    assert copy.out("jobs", "-a") == flux.out("jobs", "-a")
+
+
+def test_redump_of_flux_archive_keeps_flux_values(tmp_path):
+    """A Flux archive restored and dumped again gives back its inactive jobs'
+    values byte for byte (J included: it is re-encoded exactly as Flux did)."""
+    flux, _ = restored(tmp_path, LIVE)
+    out = tmp_path / "again.tar"
+    flux("dump", "-q", str(out))
+    again = members(out.read_bytes())
+    original = members(LIVE.read_bytes())
+    for jobdir in ("job/0000/0003/7f00/0000", "job/0000/0004/2700/0000", "job/0000/0004/ea00/0000"):
+        for name in ("J", "R", "eventlog", "jobspec", "guest/exec/eventlog"):
+            path = f"{jobdir}/{name}"
+            if path in original:
+                assert again[path][1] == original[path][1], path
+    # the once-running job keeps its dangling guest link, as in Flux
+    assert again["job/0000/0005/d700/0000/guest"][0].linkname == "job-25081937920::."
+    assert again["resource/eventlog"][1] == original["resource/eventlog"][1]
+
+
+# -- round trip -----------------------------------------------------------------------------
+
+HK_CONFIG = """
+job-manager:
+  housekeeping:
+    release-after: 30s
+    duration: 1m
+"""
+
+SNAPSHOT_FIELDS = ("{id.f58} {state} {status} {result} {urgency} {priority} {ranks} {nodelist} "
+                   "{t_submit} {t_run} {t_inactive} {expiration} {duration} {exception.type} "
+                   "{exception.note} {annotations}")
+
+
+def snapshot(flux):
+    out = {
+        "jobs": flux.out("jobs", "-a"),
+        "fields": flux.out("jobs", "-a", "-o", SNAPSHOT_FIELDS),
+        "resource_status": flux.out("resource", "status"),
+        "drain": flux.out("resource", "drain"),
+        "hk": flux.out("housekeeping", "list"),
+        "clock": flux.out("clock"),
+        "resource_list": flux.out("resource", "list"),
+    }
+    ids = flux.out("jobs", "-a", "-no", "{id.f58}").split()
+    out["eventlogs"] = {j: flux.out("job", "eventlog", j) for j in ids}
+    out["checkpoint"] = flux.out("kvs", "get", "checkpoint.job-manager")
+    return out
+
+
+def every_kind_of_job(flux):
+    """One job in each state flux-lite has, housekeeping part way through."""
+    flux("resource", "drain", "3", "bad disk")
+    flux.submit("-S", "exec.test.run_duration=1s", "true")  # completed
+    flux.submit("-S", "exec.test.run_duration=1h", "-t", "2s", "true")  # timeout
+    failed = flux.submit("-S", "exec.test.run_duration=1h", "true")
+    canceled_pending = flux.submit("--urgency=hold", "true")
+    flux.advance("1s")
+    flux("job", "raise", "--type=test", failed)  # fatal exception while running -> failed
+    flux("cancel", canceled_pending)
+    flux.advance("5s")  # housekeeping of the finished ones is now in progress
+    running = flux.submit("-t", "10m", "-S", "exec.test.run_duration=5m", "true")
+    flux("update", running, "duration=+5m")  # an updated expiration
+    flux.submit("-N3", "-S", "exec.test.run_duration=30s", "true")  # pending (SCHED)
+    flux.submit("--urgency=hold", "true")  # held
+    flux.submit("--urgency=31", "-S", "exec.test.run_duration=1s", "-N2", "true")  # expedited, pending
+    flux("job", "urgency", flux.submit("-S", "exec.test.run_duration=2s", "true"), "20")
+    flux("job", "raise", "--severity=3", running, "non-fatal")
+    flux.submit(f"--dependency=afterok:{running}", "true")  # DEPEND
+    flux.advance("2s")
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_round_trip_every_kind_of_job(flux_factory, tmp_path, checkpoint):
+    flux = flux_factory("--test-size=4", "--test-cores=2", config=HK_CONFIG)
+    every_kind_of_job(flux)
+    before = snapshot(flux)
+    assert "CLEANUP" in before["fields"] or flux.out("housekeeping", "list").count("\n") > 1
+    assert {"COMPLETED", "TIMEOUT", "FAILED", "CANCELED", "RUN", "SCHED", "DEPEND"} <= set(before["fields"].split())
+    out = tmp_path / "rt.tgz"
+    flux("dump", "-q", *(["--checkpoint"] if checkpoint else []), str(out))
+    assert snapshot(flux) == before  # dumping changes nothing
+    copy = Flux(tmp_path / "copy")
+    copy("restore", "-q", str(out))
+    assert snapshot(copy) == before
+    # and both carry on identically: the timers came back too
+    for step in ("30s", "1m", "10m"):
+        flux.advance(step)
+        copy.advance(step)
+        assert snapshot(copy) == snapshot(flux)
+    assert copy.submit("true") == flux.submit("true")
