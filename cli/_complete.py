@@ -163,6 +163,29 @@ def complete_jobids(ctx, incomplete):
     return out
 
 
+# -- queues -----------------------------------------------------------------------------
+
+
+def _queue_names(ctx):
+    with _instance(ctx) as inst:
+        queues = (inst.config or {}).get("queues") or {}
+        return list(queues)
+
+
+@_never_fail
+def complete_queues(ctx, incomplete):
+    """Configured queue names; a comma-separated list completes its last item."""
+    head, _sep, last = incomplete.rpartition(",")
+    prefix = head + "," if _sep else ""
+    done = set(head.split(",")) if _sep else set()
+    return [CompletionItem(prefix + name) for name in _queue_names(ctx)
+            if name.startswith(last) and name not in done]
+
+
+def complete_queue_option(ctx, param, incomplete):
+    return complete_queues(ctx, incomplete)
+
+
 # -- submit/run --dependency=URI -------------------------------------------------------
 
 DEPENDENCY_SCHEMES = (
@@ -192,6 +215,12 @@ def complete_dependency(ctx, param, incomplete):
 # -- flux-lite update KEY=VALUE -------------------------------------------------------
 
 
+def _update_values(ctx, key):
+    if key == "queue":
+        return [(name, "queue") for name in _queue_names(ctx)]
+    return UPDATE_VALUES.get(key, ())
+
+
 @_never_fail
 def complete_update_pairs(ctx, param, incomplete):
     """KEY=VALUE for update: the special keys (duration=, name=, queue=), then values.
@@ -203,10 +232,10 @@ def complete_update_pairs(ctx, param, incomplete):
     if "=" in incomplete:
         key, _eq, value = incomplete.partition("=")
         return [CompletionItem(f"{key}={item.value}", help=item.help)
-                for item in _items(UPDATE_VALUES.get(key, ()), value)]
+                for item in _items(_update_values(ctx, key), value)]
     if given and given[-1] == "=":
         key = given[-2] if len(given) > 1 else ""
-        return _items(UPDATE_VALUES.get(key, ()), incomplete)
+        return _items(_update_values(ctx, key), incomplete)
     used = set()
     for i, word in enumerate(given):
         if "=" in word and word != "=":

@@ -25,6 +25,7 @@ COMMANDS = {
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
+    "queue": ("queue", "queue", "List and control job queues: enable, disable, start, stop, drain, idle"),
     "sched": ("sched", "sched", "Reload and check the scheduler"),
     "module": ("module", "module", "Load, remove, reload and list modules (Flux spellings)"),
     "kvs": ("kvs", "kvs", "Inspect the KVS"),

@@ -41,6 +41,12 @@ def parse_time_limit(text):
         raise UsageError(f"invalid time limit '{text}': expected minutes or an FSD") from None
 
 
+def complete_queue_option(ctx, param, incomplete):
+    from flux_lite.cli._complete import complete_queues
+
+    return complete_queues(ctx, incomplete)
+
+
 def _complete_dependency(ctx, param, incomplete):
     from flux_lite.cli._complete import complete_dependency
 
@@ -55,6 +61,8 @@ def job_options(f):
         click.option("-g", "--gpus-per-task", type=click.IntRange(min=0), default=0, help="GPUs per task."),
         click.option("-x", "--exclusive", is_flag=True, default=None, help="Allocate whole nodes."),
         click.option("-t", "--time-limit", metavar="MIN|FSD", help="Time limit (minutes, or an FSD)."),
+        click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queue_option,
+                     help="Submit to queue NAME."),
         click.option("--urgency", default="default", metavar="N", help="0-31, hold, default or expedite."),
         click.option("-S", "--setattr", "setattrs", multiple=True, metavar="KEY=VAL",
                      help="Set a jobspec attribute (system. prefix implied)."),
@@ -73,7 +81,7 @@ def job_options(f):
 
 
 def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
-                  setattrs, job_name):
+                  setattrs, job_name, queue=None):
     import os
 
     from flux_lite.formats import jobspec as jobspecmod
@@ -94,6 +102,7 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
         cwd=cwd,
         setattrs=list(setattrs),  # KEY[=VAL], parsed as Flux does (no VAL: 1)
         exclusive=exclusive,
+        queue=queue,
     )
 
 
@@ -152,7 +161,7 @@ def parse_flags(flags):
 @click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code.")
 @click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, urgency,
+def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, urgency,
            setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event, wait,
            watch):
     """Submit a job to run COMMAND; print its id (f58)."""
@@ -176,7 +185,7 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
         specs.append(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
-                                                    exclusive, time_limit, setattrs, job_name), dep_entries))
+                                                    exclusive, time_limit, setattrs, job_name, queue), dep_entries))
     if dry_run:
         for js in specs:
             click.echo(json.dumps(js))
@@ -219,7 +228,7 @@ def _wait_all(inst, ids, name):
 @click.command(context_settings={"allow_interspersed_args": False})
 @job_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, urgency,
+def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, urgency,
         setattrs, job_name, flags, dependencies, begin_times, dry_run):
     """Submit a job and wait for it to end; exit with the job's exit code.
 
@@ -231,7 +240,7 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     from flux_lite.job_manager import waiters
 
     js = build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
-                       setattrs, job_name)
+                       setattrs, job_name, queue)
     add_dependencies(js, dependency_entries(dependencies, begin_times))
     if dry_run:
         click.echo(json.dumps(js))

@@ -27,6 +27,7 @@ class Broker:
         self._resources = None
         self._deps = None
         self._timers = None
+        self._queues = None
 
     # -- modules (loaded on first use: most commands touch few of them) -------
 
@@ -73,6 +74,15 @@ class Broker:
 
             self._resources = Resources(self)
         return self._resources
+
+    @property
+    def queues(self):
+        """The job manager's queues (RFC 33): config, enable/start state."""
+        if self._queues is None:
+            from flux_lite.queues import Queues
+
+            self._queues = Queues(self)
+        return self._queues
 
     @property
     def sched(self):

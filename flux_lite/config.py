@@ -115,7 +115,7 @@ def _bool(value, key):
 
 def validate(cfg):
     """Check every table flux-lite knows; return cfg unchanged when valid."""
-    _unknown(cfg, ("resource", "instance", "policy", "job-manager", "sched", "clock", "exec"), "config")
+    _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec"), "config")
     res = _section(cfg, "resource", ("config", "exclude", "noverify", "norestrict"))
     if res is not None:
         if "config" in res:
@@ -144,10 +144,19 @@ def validate(cfg):
     inst = _section(cfg, "instance", ("expiration",))
     if inst is not None and "expiration" in inst:
         _fsd(inst["expiration"], "instance.expiration")
-    pol = _section(cfg, "policy", ("limits",))
-    lim = _section(pol, "limits", ("duration",), "policy.") if pol is not None else None
-    if lim is not None and "duration" in lim:
-        _fsd(lim["duration"], "policy.limits.duration")
+    if "policy" in cfg:
+        pol = _table(cfg["policy"], "policy")
+        if "limits" in pol:
+            lim = _table(pol["limits"], "policy.limits")
+            if "duration" in lim:
+                _fsd(lim["duration"], "policy.limits.duration")
+        from flux_lite import queues
+
+        queues.validate_policy(pol, "policy")
+    if "queues" in cfg or get_path(cfg, "policy.jobspec.defaults.system.queue") is not None:
+        from flux_lite import queues
+
+        queues.validate_queues(cfg)
     jm = _section(cfg, "job-manager", ("housekeeping", "update-duration", "inactive-age-limit",
                                         "inactive-num-limit"))
     if jm is not None:

@@ -10,7 +10,7 @@ import json
 from errno import EEXIST, EINVAL, ENOENT, ENOSYS
 
 from flux_lite import config as configmod
-from flux_lite.errors import FluxLiteError, FormatError
+from flux_lite.errors import ConfigError, FluxLiteError, FormatError
 from flux_lite.formats import eventlog
 
 
@@ -22,20 +22,25 @@ def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
     nodes = []
     entries = configmod.get_path(cfg, "resource.config")
     if entries:
-        for ent in entries:
-            ncores = _count(ent.get("cores", 4))
-            ngpus = _count(ent.get("gpus", 0))
+        # Flux's [[resource.config]] rules: entries may name the same hosts;
+        # properties accumulate, but a host's cores (or gpus) come from one entry
+        seen = {}  # host -> [cores, gpus, properties]
+        for i, ent in enumerate(entries):
+            ncores = _count(ent["cores"]) if "cores" in ent else None
+            ngpus = _count(ent["gpus"]) if "gpus" in ent else None
             for host in Hostlist.parse(ent["hosts"]):
-                nodes.append((host, ncores, ngpus, tuple(ent.get("properties", []))))
-        # a host listed twice is one node (Flux merges entries per host)
-        seen = {}
-        for host, nc, ng, props in nodes:
-            if host in seen:
-                h, c0, g0, p0 = seen[host]
-                seen[host] = (h, max(c0, nc), max(g0, ng), tuple(sorted(set(p0) | set(props))))
-            else:
-                seen[host] = (host, nc, ng, props)
-        nodes = list(seen.values())
+                rec = seen.setdefault(host, [None, None, []])
+                for pos, value, what in ((0, ncores, "cores"), (1, ngpus, "gpus")):
+                    if value is None:
+                        continue
+                    if rec[pos] is not None:
+                        raise ConfigError(f"error parsing [resource.config] array: entry {i}: "
+                                          f"{what} for host {host} already given by an earlier entry")
+                    rec[pos] = value
+                for prop in ent.get("properties", []):
+                    if prop not in rec[2]:
+                        rec[2].append(prop)
+        nodes = [(host, 4 if c is None else c, g or 0, tuple(p)) for host, (c, g, p) in seen.items()]
     else:
         if hosts:
             hostlist = list(Hostlist.parse(hosts))

@@ -302,6 +302,9 @@ class JobManager:
     # -- alloc queue and pump -----------------------------------------------------
 
     def _enqueue(self, job):
+        if not self.b.queues.job_started(job):
+            job.queued = False  # a stopped queue keeps its jobs in SCHED
+            return
         job.queued = True
         heapq.heappush(self._queue, (-job.priority, job.id))
 
@@ -564,8 +567,10 @@ class JobManager:
         if "environment" in system:
             jobspec = json.loads(json.dumps(jobspec))
             del jobspec["attributes"]["system"]["environment"]
+        jobspec = self.b.queues.frobnicate(jobspec)  # job-ingest: default queue, constraints
         if not novalidate:  # the instance owner may skip ingest validation
             validate.validate_jobspec(self.b, jobspec)
+        self.b.queues.submit_check(jobspec)
         # dependencies are checked before the job exists: a rejection leaves no trace
         dep_steps = self.b.deps.check(jobspec, ident.userid) if system.get("dependencies") else None
         jobid = self.next_jobid()

@@ -20,6 +20,7 @@ from flux_lite.job_manager.job import RUNNING
 
 DURATION = "attributes.system.duration"
 QUEUE = "attributes.system.queue"
+CONSTRAINTS = "attributes.system.constraints"
 ALIASES = {"name": "attributes.system.job.name"}
 
 
@@ -119,6 +120,7 @@ def update_job(broker, jobid, updates):
     access.check_update(ident, job.userid, job.immutable)
     running = bool(job.state & RUNNING)
     validated = set()
+    extra = {}  # updates a plugin adds (the queue's constraints)
     for key, value in updates.items():
         if key == DURATION:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -132,11 +134,12 @@ def update_job(broker, jobid, updates):
             if bypass:
                 validated.add(key)
         elif key == QUEUE:
-            if running:
-                raise FluxLiteError("update of queue for running job not supported", errno=EINVAL)
-            raise FluxLiteError(f"'{value}' is not a valid queue", errno=EINVAL)
+            extra[CONSTRAINTS] = broker.queues.update_check(job, value)
         else:
             raise FluxLiteError(f"update of {key} not supported", errno=EINVAL)
+    if extra:
+        updates = dict(updates)
+        updates.update(extra)
     new_jobspec = apply_updates(job.jobspec, updates)
     if any(k not in validated for k in updates):
         validate_jobspec(broker, new_jobspec)

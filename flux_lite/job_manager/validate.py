@@ -32,11 +32,19 @@ def validate_jobspec(broker, jobspec):
     except JobspecError as exc:
         raise FluxLiteError(str(exc), errno=EINVAL) from None
     duration = jobspecmod.duration(jobspec)
-    limit = policy_duration_limit(broker.config)
+    queue = None
+    if broker.config.get("queues"):
+        from flux_lite.queues import queue_of
+
+        queue = queue_of(jobspec)
+        limit = broker.queues.duration_limit(queue)
+    else:
+        limit = policy_duration_limit(broker.config)
     if limit is not None and (duration == 0 or duration > limit):
         requested = "unlimited" if duration == 0 else format_c(duration)
+        where = f" for queue {queue}" if queue is not None else ""
         raise FluxLiteError(
-            f"requested duration ({requested}) exceeds policy limit of {format_c(limit)}", errno=EINVAL
+            f"requested duration ({requested}) exceeds policy limit of {format_c(limit)}{where}", errno=EINVAL
         )
     expiration = instance_expiration(broker)
     if expiration > 0 and duration > 0:

@@ -1,0 +1,607 @@
+"""Job queues (RFC 33): configuration, enable/start state, submission checks.
+
+Without a ``queues`` table an instance has one anonymous queue, enabled and
+started. With one, every queue is named, a job must name one (or get the
+default queue), and named queues begin life enabled but *stopped*. A virtual
+queue (``parent``) shares its parent's resources and is effectively stopped
+while its parent is.
+
+Queue state (enable/start and their reasons) belongs to the job manager and
+lives in a KVS key of its own, ``job-manager.queue``, holding Flux's
+checkpoint form (``{"version": 1, "queue": [...]}``), so it survives every
+command, scheduler reloads and dump/restore.
+"""
+
+from __future__ import annotations
+
+from flux_lite.errors import ConfigError, FluxLiteError
+
+STATE_KEY = "job-manager.queue"
+EPERM, EINVAL = 1, 22
+
+QUEUE_KEYS = ("requires", "parent", "policy")
+# RFC 20: characters a property name must not contain
+_BAD_PROPERTY_CHARS = set("!&'\"^`|()")
+
+
+# -- configuration -------------------------------------------------------------
+
+
+class QueueDef:
+    """One configured queue."""
+
+    __slots__ = ("name", "requires", "parent", "policy")
+
+    def __init__(self, name, requires=None, parent=None, policy=None):
+        self.name = name
+        self.requires = requires
+        self.parent = parent
+        self.policy = policy or {}
+
+
+class QueueConfig:
+    """The queues of a config: definitions in config order and the default."""
+
+    def __init__(self, cfg):
+        from flux_lite.config import get_path
+
+        self.defs = {}
+        for name, table in (cfg.get("queues") or {}).items():
+            self.defs[name] = QueueDef(name, table.get("requires"), table.get("parent"), table.get("policy"))
+        self.default = get_path(cfg, "policy.jobspec.defaults.system.queue")
+        self.global_policy = cfg.get("policy") or {}
+
+    @property
+    def named(self) -> bool:
+        return bool(self.defs)
+
+    def names(self):
+        return list(self.defs)
+
+    def resource_def(self, name):
+        """The queue whose resources name uses: itself, or a virtual queue's parent."""
+        q = self.defs[name]
+        return self.defs.get(q.parent, q) if q.parent else q
+
+    def requires(self, name):
+        """Properties a job of queue name must have (a virtual queue inherits)."""
+        return self.resource_def(name).requires
+
+    def policy_value(self, name, dotted):
+        """A policy key for queue name: the queue's own, else the global one."""
+        from flux_lite.config import get_path
+
+        if name is not None and name in self.defs:
+            value = get_path(self.defs[name].policy, dotted)
+            if value is not None:
+                return value
+        return get_path(self.global_policy, dotted)
+
+    def hash_order(self):
+        """Queue names in the order Flux's job manager walks its queue hash
+        (czmq zhashx: modified Bernstein hash, prime-sized table, new items at
+        the head of their chain). `queue status` and the enable/start replies
+        list queues in this order; `queue list` uses config order."""
+        return zhashx_order(self.names())
+
+
+_CONFIG_CACHE = {}
+
+
+def queue_config(cfg) -> QueueConfig:
+    hit = _CONFIG_CACHE.get(id(cfg))
+    if hit is not None and hit[0] is cfg:
+        return hit[1]
+    qc = QueueConfig(cfg)
+    _CONFIG_CACHE.clear()
+    _CONFIG_CACHE[id(cfg)] = (cfg, qc)
+    return qc
+
+
+_PRIMES = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 43, 47, 53, 59, 61, 103, 107, 109, 113, 127,
+           229, 233, 239, 241, 251, 487, 491, 499, 503, 509, 997, 1009, 1013, 1019, 1021)
+
+
+def _bernstein(key):
+    h = 0
+    for c in key.encode():
+        h = ((33 * h) ^ (c - 256 if c > 127 else c)) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def zhashx_order(names):
+    """Iteration order of a czmq zhashx after inserting names in order."""
+    prime = 0
+    chain_limit = 1
+    table = [[] for _ in range(_PRIMES[0])]
+    size = 0
+
+    def rehash(new_prime):
+        new = [[] for _ in range(_PRIMES[new_prime])]
+        for bucket in table:
+            for key in bucket:
+                new[_bernstein(key) % _PRIMES[new_prime]].insert(0, key)
+        return new
+
+    for name in names:
+        if size >= _PRIMES[prime] * 75 // 100 and prime + 5 < len(_PRIMES):
+            prime += 5
+            table = rehash(prime)
+            chain_limit += 1
+        index = _bernstein(name) % _PRIMES[prime]
+        if name in table[index]:
+            continue
+        if len(table[index]) > chain_limit and prime + 5 < len(_PRIMES):
+            prime += 5
+            table = rehash(prime)
+            index = _bernstein(name) % _PRIMES[prime]
+        table[index].insert(0, name)
+        size += 1
+    return [key for bucket in table for key in bucket]
+
+
+def _table_error(where, msg):
+    return ConfigError(f"error parsing [{where}] config table: {msg}")
+
+
+def _check_fsd(value, where, key):
+    from flux_lite.formats import fsd
+
+    try:
+        if isinstance(value, bool) or not isinstance(value, str):
+            raise ValueError
+        seconds = fsd.parse_config(value)
+        if seconds < 0:
+            raise ValueError
+    except ValueError:
+        raise _table_error(where, f"'{key}' is not a valid FSD") from None
+    return seconds
+
+
+def _unpacked(where, table, allowed):
+    extra = [k for k in table if k not in allowed]
+    if extra:
+        raise _table_error(where, f"{len(extra)} object item(s) left unpacked: {', '.join(extra)}")
+
+
+def _check_table(where, value):
+    if not isinstance(value, dict):
+        kind = {bool: "boolean", int: "integer", float: "real", str: "string", list: "array"}.get(
+            type(value), "null")
+        raise _table_error(where, f"Expected object, got {kind}")
+
+
+def validate_policy(policy, where):
+    """A [policy] table (global or per queue): limits, jobspec defaults, access."""
+    _check_table(where, policy)
+    _unpacked(where, policy, ("limits", "jobspec", "access"))
+    if "limits" in policy:
+        lw = f"{where}.limits"
+        limits = policy["limits"]
+        _check_table(lw, limits)
+        _unpacked(lw, limits, ("duration", "job-size"))
+        if "duration" in limits:
+            _check_fsd(limits["duration"], lw, "duration")
+        if "job-size" in limits:
+            sw = f"{lw}.job-size"
+            size = limits["job-size"]
+            _check_table(sw, size)
+            _unpacked(sw, size, ("min", "max"))
+            for bound in ("min", "max"):
+                if bound not in size:
+                    continue
+                bw = f"{sw}.{bound}"
+                _check_table(bw, size[bound])
+                _unpacked(bw, size[bound], ("nnodes", "ncores", "ngpus"))
+                for key, value in size[bound].items():
+                    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+                        raise _table_error(bw, f"'{key}' must be an integer >= -1")
+    if "jobspec" in policy:
+        jw = f"{where}.jobspec"
+        _check_table(jw, policy["jobspec"])
+        _unpacked(jw, policy["jobspec"], ("defaults",))
+        defaults = policy["jobspec"].get("defaults", {})
+        _check_table(f"{jw}.defaults", defaults)
+        _unpacked(f"{jw}.defaults", defaults, ("system",))
+        system = defaults.get("system", {})
+        sw = f"{jw}.defaults.system"
+        _check_table(sw, system)
+        _unpacked(sw, system, ("duration", "queue"))
+        if "duration" in system:
+            _check_fsd(system["duration"], sw, "duration")
+        if "queue" in system and not isinstance(system["queue"], str):
+            raise _table_error(sw, "'queue' must be a string")
+    if "access" in policy:
+        aw = f"{where}.access"
+        access = policy["access"]
+        _check_table(aw, access)
+        _unpacked(aw, access, ("allow-user", "allow-group"))
+        for key, value in access.items():
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise _table_error(aw, f"'{key}' must be an array of strings")
+
+
+def _valid_property(name):
+    return isinstance(name, str) and name and not (set(name) & _BAD_PROPERTY_CHARS) and "@" not in name
+
+
+def validate_queues(cfg):
+    """Check [queues] and the default queue, with Flux's messages."""
+    queues = cfg.get("queues")
+    if queues is not None:
+        if not isinstance(queues, dict):
+            raise ConfigError("error parsing [queues] config table: Expected object")
+        for name, table in queues.items():
+            where = f"queues.{name}"
+            _check_table(where, table)
+            _unpacked(where, table, QUEUE_KEYS)
+            if "requires" in table:
+                req = table["requires"]
+                if not isinstance(req, list) or not all(_valid_property(p) for p in req):
+                    raise _table_error(where, "'requires' must be an array of property strings (RFC 20)")
+            if "parent" in table:
+                parent = table["parent"]
+                if not isinstance(parent, str) or parent not in queues:
+                    raise _table_error(where, f"parent queue '{parent}' is not configured")
+                if "requires" in table:
+                    raise _table_error(where, "a virtual queue must not set 'requires'")
+                ptable = queues[parent]
+                if isinstance(ptable, dict) and "parent" in ptable:
+                    # inheritance is one level deep (RFC 33)
+                    raise _table_error(where, f"parent queue '{parent}' is itself a virtual queue")
+            if "policy" in table:
+                validate_policy(table["policy"], f"{where}.policy")
+    from flux_lite.config import get_path
+
+    default = get_path(cfg, "policy.jobspec.defaults.system.queue")
+    if default is not None and (not queues or default not in queues):
+        raise ConfigError(f"the [policy] config table defines a default queue {default} "
+                          "that is not in [queues] table")
+
+
+# -- state --------------------------------------------------------------------------
+
+
+def _default_state(named):
+    # named queues begin enabled but stopped; the anonymous queue is started
+    return {"enable": True, "start": not named, "checkpoint_start": not named,
+            "disable_reason": None, "stop_reason": None}
+
+
+def queue_of(jobspec):
+    """attributes.system.queue of a jobspec, or None."""
+    try:
+        name = jobspec["attributes"]["system"].get("queue")
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
+
+
+class Queues:
+    """The job manager's queues for one command (loaded on first use)."""
+
+    def __init__(self, broker):
+        self.b = broker
+        self.config = queue_config(broker.config)
+        self._states = None
+
+    # -- state load/save ---------------------------------------------------------
+
+    @property
+    def states(self):
+        """name (None for the anonymous queue) -> state dict."""
+        if self._states is None:
+            named = self.config.named
+            keys = self.config.names() if named else [None]
+            states = {k: _default_state(named) for k in keys}
+            saved = self.b.kvs.get(STATE_KEY) or {}
+            for ent in saved.get("queue", []):
+                name = ent.get("name")
+                if name in states:
+                    st = states[name]
+                    st["enable"] = bool(ent.get("enable", True))
+                    st["disable_reason"] = ent.get("disable_reason")
+                    st["start"] = bool(ent.get("start", st["start"]))
+                    st["checkpoint_start"] = bool(ent.get("checkpoint_start", st["start"]))
+                    st["stop_reason"] = ent.get("stop_reason")
+            self._states = states
+        return self._states
+
+    def save(self):
+        entries = []
+        for name, st in self.states.items():
+            ent = {} if name is None else {"name": name}
+            ent["enable"] = st["enable"]
+            ent["start"] = st["start"]
+            if st["checkpoint_start"] != st["start"]:
+                ent["checkpoint_start"] = st["checkpoint_start"]
+            if not st["enable"]:
+                ent["disable_reason"] = st["disable_reason"]
+            if not st["start"] and st["stop_reason"]:
+                ent["stop_reason"] = st["stop_reason"]
+            entries.append(ent)
+        self.b.kvs.put(STATE_KEY, {"version": 1, "queue": entries})
+
+    def checkpoint(self):
+        """Flux's checkpoint form of the queue states (start as checkpointed)."""
+        out = []
+        for name, st in self.states.items():
+            ent = {} if name is None else {"name": name}
+            ent["enable"] = st["enable"]
+            ent["start"] = st["checkpoint_start"]
+            if not st["enable"]:
+                ent["disable_reason"] = st["disable_reason"]
+            if not st["checkpoint_start"] and st["stop_reason"]:
+                ent["stop_reason"] = st["stop_reason"]
+            out.append(ent)
+        return out
+
+    # -- lookups -------------------------------------------------------------------
+
+    def lookup(self, name):
+        """The state of queue name (None = the anonymous queue), or Flux's error."""
+        if name is not None:
+            if not self.config.named or name not in self.config.defs:
+                raise FluxLiteError(f"'{name}' is not a valid queue", errno=EINVAL)
+            return self.states[name]
+        if self.config.named:
+            raise FluxLiteError("a named queue is required", errno=EINVAL)
+        return self.states[None]
+
+    def is_started(self, name):
+        """Would the job manager send alloc requests for queue name's jobs?"""
+        if not self.config.named:
+            return self.states[None]["start"]
+        q = self.config.defs.get(name)
+        if q is None:
+            return False
+        states = self.states
+        if not states[name]["start"]:
+            return False
+        return q.parent is None or states[q.parent]["start"]
+
+    def job_started(self, job) -> bool:
+        if not self.config.named:
+            return self.states[None]["start"]
+        return self.is_started(queue_of(job.jobspec))
+
+    def status(self, name):
+        """job-manager.queue-status: enable, start and reasons as Flux reports them."""
+        st = self.lookup(name)
+        out = {"enable": st["enable"]}
+        if not st["enable"]:
+            out["disable_reason"] = st["disable_reason"]
+        blocked = None
+        if not self.b.jm.sched_state.get("online"):
+            start, reason, blocked = False, "Scheduler is offline", "scheduler"
+        elif not st["start"]:
+            start, reason = False, st["stop_reason"]
+        else:
+            start, reason = True, None
+            parent = self.config.defs[name].parent if name is not None else None
+            if parent is not None and not self.states[parent]["start"]:
+                start, reason, blocked = False, f"parent queue '{parent}' is stopped", "parent"
+        out["start"] = start
+        if not start and reason:
+            out["stop_reason"] = reason
+        if blocked:
+            out["blocked"] = blocked
+        return out
+
+    def status_names(self, name=None, verbose=False):
+        """The queues a status report covers, in the job manager's order."""
+        if name is None or verbose:
+            return self.config.hash_order() if self.config.named else [name]
+        self.lookup(name)
+        return [name]
+
+    # -- enable/disable and start/stop ------------------------------------------------
+
+    def _targets(self, name, all_queues):
+        if name is None:
+            if self.config.named and not all_queues:
+                raise FluxLiteError("Use --all to apply this command to all queues", errno=EINVAL)
+            return list(self.states)
+        self.lookup(name)
+        return [name]
+
+    def enable(self, name, all_queues, enable, reason=None):
+        """job-manager.queue-enable."""
+        self._check_owner()
+        if not enable and not reason:
+            raise FluxLiteError("reason is required for disable", errno=EINVAL)
+        for target in self._targets(name, all_queues):
+            st = self.states[target]
+            st["enable"] = bool(enable)
+            st["disable_reason"] = None if enable else reason
+        self.save()
+
+    def start(self, name, all_queues, start, reason=None, nocheckpoint=False):
+        """job-manager.queue-start: stopping cancels outstanding alloc requests
+        of the queue's jobs; starting queues its SCHED jobs for the scheduler."""
+        self._check_owner()
+        targets = self._targets(name, all_queues)
+        for target in targets:
+            st = self.states[target]
+            st["start"] = bool(start)
+            if not nocheckpoint:
+                st["checkpoint_start"] = bool(start)
+            st["stop_reason"] = None if start else (reason or None)
+        self.save()
+        affected = set(targets)
+        if self.config.named:
+            # a virtual queue follows its parent
+            affected |= {q.name for q in self.config.defs.values() if q.parent in affected}
+        if start:
+            self._start_jobs(None if name is None else affected)
+        else:
+            self._stop_jobs(None if name is None else affected)
+
+    def _check_owner(self):
+        if not self.b.instance.identity.is_owner:
+            raise FluxLiteError("Operation not permitted", errno=EPERM)
+
+    def _jobs_of(self, names):
+        from flux_lite.job_manager.job import SCHED
+
+        jm = self.b.jm
+        if not jm._any_active(SCHED):
+            return []
+        return [j for j in jm.jobs.values()
+                if j.state == SCHED and (names is None or queue_of(j.jobspec) in names)]
+
+    def _start_jobs(self, names):
+        jm = self.b.jm
+        for job in sorted(self._jobs_of(names), key=lambda j: j.id):
+            if not job.queued and not job.alloc_pending and job.priority:
+                jm._enqueue(job)
+
+    def _stop_jobs(self, names):
+        jm = self.b.jm
+        for job in self._jobs_of(names):
+            if job.queued:
+                job.queued = False  # its heap entry is now stale
+            elif job.alloc_pending and job.id not in jm._canceling:
+                # the CANCEL answer brings it back, and a stopped queue keeps it
+                jm._canceling.add(job.id)
+                self.b.send("sched.cancel", {"id": job.id})
+
+    def alloc_query(self):
+        """job-manager.alloc-query: queued, pending-to-scheduler and running counts."""
+        from flux_lite.job_manager.job import PENDING, RUNNING, SCHED
+
+        jm = self.b.jm
+        if not jm._any_active(PENDING | RUNNING):
+            return {"queue_length": 0, "alloc_pending": 0, "running": 0}
+        jobs = jm.jobs.values()
+        queued = sum(1 for j in jobs if j.state == SCHED and j.queued and not j.alloc_pending and j.priority)
+        return {"queue_length": queued, "alloc_pending": jm.outstanding(),
+                "running": sum(1 for j in jobs if j.has_resources)}
+
+    # -- submission -------------------------------------------------------------------
+
+    def frobnicate(self, jobspec):
+        """What job-ingest does to a new jobspec: default queue and duration,
+        then the queue's required properties as constraints. Returns a copy
+        when something changes."""
+        cfg = self.config
+        system = (jobspec.get("attributes") or {}).get("system") or {}
+        name = system.get("queue")
+        if name is None:
+            name = cfg.default
+        if name is None and cfg.named:
+            raise FluxLiteError("no queue specified", errno=EPERM)
+        if cfg.named and name not in cfg.defs:
+            raise FluxLiteError(f"Invalid queue '{name}' specified", errno=EPERM)
+        changes = {}
+        if system.get("queue") is None and name is not None:
+            changes["queue"] = name
+        default_duration = cfg.policy_value(name, "jobspec.defaults.system.duration")
+        if default_duration is not None and not system.get("duration"):
+            from flux_lite.formats import fsd
+
+            seconds = fsd.parse_config(str(default_duration))
+            changes["duration"] = 0.0 if seconds == float("inf") else seconds
+        requires = cfg.requires(name) if cfg.named else None
+        if requires:
+            cons = system.get("constraints")
+            if isinstance(cons, dict) and isinstance(cons.get("properties"), list):
+                props = list(cons["properties"])
+                props.extend(p for p in requires if p not in props)
+                changes["constraints"] = dict(cons, properties=props)
+            elif cons:
+                changes["constraints"] = {"and": [cons, {"properties": list(requires)}]}
+            else:
+                changes["constraints"] = {"properties": list(requires)}
+        if not changes:
+            return jobspec
+        jobspec = dict(jobspec)
+        attrs = dict(jobspec.get("attributes") or {})
+        new_system = dict(system)
+        new_system.update(changes)
+        attrs["system"] = new_system
+        jobspec["attributes"] = attrs
+        return jobspec
+
+    def submit_check(self, jobspec):
+        """job-manager's check at submit: a valid, enabled queue."""
+        name = queue_of(jobspec)
+        st = self.lookup(name)
+        if not st["enable"]:
+            where = f" to {name}" if name is not None else ""
+            raise FluxLiteError(f"job submission{where} is disabled: {st['disable_reason']}", errno=EINVAL)
+
+    def duration_limit(self, name):
+        """The duration limit (seconds) for jobs of queue name, or None."""
+        from flux_lite.formats import fsd
+
+        value = self.config.policy_value(name, "limits.duration")
+        if value is None:
+            return None
+        limit = fsd.parse_config(str(value)) if not isinstance(value, (int, float)) else float(value)
+        return limit if 0 < limit < float("inf") else None
+
+    # -- update queue= ------------------------------------------------------------------
+
+    def update_check(self, job, new_name):
+        """The .update-queue plugin: errors, else the constraints to post with it."""
+        from flux_lite.job_manager.job import RUNNING
+
+        if job.state & RUNNING:
+            raise FluxLiteError("update of queue for running job not supported", errno=EINVAL)
+        system = (job.jobspec or {}).get("attributes", {}).get("system", {})
+        current = system.get("queue")
+        if current is not None and current == new_name:
+            raise FluxLiteError(f"job queue is already set to {new_name}", errno=EINVAL)
+        if not isinstance(new_name, str):
+            raise FluxLiteError(f"'{new_name}' is not a valid queue", errno=EINVAL)
+        newq = self.lookup(new_name)
+        if not newq["enable"]:
+            raise FluxLiteError(f"queue {new_name} is currently disabled", errno=EINVAL)
+        # constraints must be exactly the current queue's: they are replaced
+        self.lookup(current)
+        expected = None
+        if current is not None and self.config.requires(current):
+            expected = {"properties": list(self.config.requires(current))}
+        cons = system.get("constraints")
+        if not ((not cons and not expected) or cons == expected):
+            # Flux names the job's current queue here, not the target
+            raise FluxLiteError(f"job appears to have non-queue constraints, unable to update queue to {current}",
+                                errno=EINVAL)
+        requires = self.config.requires(new_name)
+        return {"properties": list(requires)} if requires else {}
+
+
+def queues_of_ranks(cfg, rset):
+    """name -> IDset of the ranks each queue may use (requires all its properties)."""
+    qc = queue_config(cfg)
+    out = {}
+    for name in qc.names():
+        req = qc.requires(name)
+        ranks = rset.ranks
+        for prop in req or ():
+            ranks = ranks & rset.ranks_with_property(prop)
+        out[name] = ranks
+    return out
+
+
+# -- drain and idle (job-manager.drain / job-manager.idle) --------------------------
+
+
+def drained(broker):
+    """True once no job is active, else None (a wait check)."""
+    from flux_lite.job_manager.job import ACTIVE
+
+    return None if broker.jm._any_active(ACTIVE) else True
+
+
+def idle(broker):
+    """The number of pending jobs once no job holds resources, else None."""
+    from flux_lite.job_manager.job import PENDING, RUNNING
+
+    jm = broker.jm
+    if jm._any_active(RUNNING):
+        return None
+    if not jm._any_active(PENDING):
+        return 0
+    return sum(1 for j in jm.jobs.values() if j.state & PENDING)

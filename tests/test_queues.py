@@ -1,0 +1,420 @@
+"""Named queues (RFC 33) and `flux-lite queue`, checked against Flux 0.88's
+recorded behaviour (reference/10-queues.txt): messages, orders, exit codes."""
+
+import json
+
+import pytest
+
+RUN1 = "--setattr=exec.test.run_duration=1s"
+RUN300 = "--setattr=exec.test.run_duration=300s"
+
+PROPS = """
+resource:
+  config:
+    - hosts: "node[0-3]"
+      cores: "0-1"
+    - hosts: "node[0-1]"
+      properties: [debug]
+    - hosts: "node[2-3]"
+      properties: [batch]
+queues:
+  debug:
+    requires: [debug]
+  batch:
+    requires: [batch]
+"""
+
+
+@pytest.fixture
+def fluxq(flux_factory):
+    return flux_factory(config=PROPS)
+
+
+def lines(text):
+    return text.splitlines()
+
+
+# -- the anonymous queue ------------------------------------------------------------
+
+
+def test_anonymous_queue_list_and_status(flux):
+    assert lines(flux.out("queue", "list")) == [
+        " EN ST TDEFAULT   TLIMIT     NNODES     NCORES      NGPUS",
+        "  \u2714  \u2714      inf      inf        0-4        0-8        0-0",
+    ]
+    assert flux.out("queue", "list", "-n") == "  \u2714  \u2714      inf      inf        0-4        0-8        0-0\n"
+    fmt = "{queue},{queuem},{submission},{scheduling},{enabled},{started},{enabled.ascii},{started.ascii}"
+    assert lines(flux.out("queue", "list", "-o", fmt)) == [
+        "QUEUE,QUEUE,SUBMIT,SCHED,EN,ST,EN,ST", ",,enabled,started,\u2714,\u2714,y,y"]
+    assert flux.out("queue", "status") == "Job submission is enabled\nScheduling is started\n"
+    assert lines(flux.out("queue", "status", "-v"))[2:] == [
+        "0 alloc requests queued", "0 alloc requests pending to scheduler", "0 running jobs"]
+
+
+def test_anonymous_queue_unknown_names(flux):
+    r = flux.fails("queue", "list", "-q", "batch")
+    assert r.stderr == "flux-lite queue: ERROR: No such queue: batch\n"
+    assert flux.fails("queue", "status", "batch").stderr.endswith("ERROR: status: 'batch' is not a valid queue\n")
+    # stop's errors carry the RPC's name, as Flux's do
+    assert flux.fails("queue", "stop", "batch").stderr.endswith("ERROR: start: 'batch' is not a valid queue\n")
+    r = flux.fails("queue", "disable", "-m", "no such queue", "batch")
+    assert r.stderr.endswith("ERROR: enable: 'batch' is not a valid queue\n")
+    assert flux.fails("submit", "-q", "x", "true").stderr.endswith("ERROR: 'x' is not a valid queue\n")
+    assert flux.fails("submit", "-q", "default", "true").stderr.endswith("'default' is not a valid queue\n")
+    assert flux.out("jobs", "-a", "-n") == ""
+
+
+def test_stopped_anonymous_queue_keeps_jobs_in_sched(flux):
+    assert flux.out("queue", "stop", "-m", "maintenance window") == "Scheduling is stopped: maintenance window\n"
+    assert flux.out("queue", "status") == "Job submission is enabled\nScheduling is stopped: maintenance window\n"
+    assert lines(flux.out("queue", "list", "-o", "{queue}|{submission}|{scheduling}|{enabled.ascii}|{started.ascii}")) \
+        == ["QUEUE|SUBMIT|SCHED|EN|ST", "|enabled|stopped|y|n"]
+    jobid = flux.submit(RUN1, "true")
+    assert flux.state(jobid) == "SCHED"
+    assert flux.eventlog(jobid) == ["submit", "validate", "depend", "priority"]
+    assert flux.out("queue", "idle", "-t", "1s") == "1 jobs\n"
+    assert flux.fails("queue", "drain", "-t", "0.5s").stderr.endswith("ERROR: drain: timeout\n")
+    assert flux.out("queue", "start") == "Scheduling is started\n"
+    assert flux.state(jobid) == "RUN"
+    assert lines(flux.out("queue", "status", "-v"))[2:] == [
+        "0 alloc requests queued", "0 alloc requests pending to scheduler", "1 running jobs"]
+    flux("queue", "drain")
+    assert flux.state(jobid) == "INACTIVE"
+    assert flux.out("queue", "idle", "-t", "10s") == "0 jobs\n"
+    assert flux.out("queue", "idle", "--quiet") == ""
+
+
+def test_idle_timeout_with_running_job(flux):
+    flux.submit(RUN300, "true")
+    assert flux.fails("queue", "idle", "-t", "0.5s").stderr.endswith("ERROR: idle: timeout\n")
+    assert flux.fails("queue", "drain", "--timeout=bad").stderr.endswith(
+        "ERROR: invalid Flux standard duration\n")
+
+
+def test_disable_anonymous_queue(flux):
+    assert flux.out("queue", "disable", "-m", "system upgrade") == \
+        "Job submission is disabled: system upgrade\n"
+    assert flux.out("queue", "list", "-n", "-o", "{enabled.ascii}{started.ascii}") == "ny\n"
+    r = flux.fails("submit", RUN1, "true")
+    assert r.stderr == "flux-lite submit: ERROR: job submission is disabled: system upgrade\n"
+    assert flux.fails("run", RUN1, "true").stderr.endswith("job submission is disabled: system upgrade\n")
+    assert flux.out("queue", "disable") == "Job submission is disabled: disabled by administrator\n"
+    assert flux.out("queue", "enable") == "Job submission is enabled\n"
+    assert flux.out("queue", "enable", "--quiet") == ""
+    assert flux.out("queue", "stop", "--quiet") == ""
+    assert flux.out("queue", "start", "-v") == (
+        "Scheduling is started\n0 alloc requests queued\n0 alloc requests pending to scheduler\n"
+        "0 running jobs\n")
+    assert flux.out("queue", "stop", "--all") == "Scheduling is stopped\n"
+    assert flux.out("queue", "start", "--all") == "Scheduling is started\n"
+
+
+def test_list_formats(flux):
+    assert flux.out("queue", "list", "-o", "help") == (
+        "\nConfigured flux-queue output formats:\n\n"
+        "  default      Default flux-queue list format string\n"
+        "  policy       flux-queue list with policy limits only\n"
+        "  nodes        Show queue status plus all/up/allocated/free nodes\n")
+    assert lines(flux.out("queue", "list", "-o", "policy"))[1] == \
+        "  \u2714  \u2714      inf      inf      0-inf      0-inf      0-inf"
+    assert lines(flux.out("queue", "list", "-o", "nodes")) == [
+        " EN ST  NODES   NODES:UP NODES:DOWN NODES:ALLOC NODES:FREE",
+        "  \u2714  \u2714      4          4          0           0          4"]
+    assert flux.fails("queue", "list", "-o", "{bogus}").stderr.endswith("ERROR: Unknown format field: bogus\n")
+    assert flux.out("queue", "list", "-o", "get-config=policy").startswith(
+        '[list.formats.policy]\ndescription = "flux-queue list with policy limits only"\nformat = "?:{queuem:<8.8}')
+    flux.fails("queue", "bogus", code=2)
+    flux.fails("queue", code=2)
+
+
+# -- named queues -----------------------------------------------------------------------
+
+
+def test_named_queues_begin_stopped(fluxq):
+    assert lines(fluxq.out("queue", "list")) == [
+        "QUEUE    EN ST TDEFAULT   TLIMIT     NNODES     NCORES      NGPUS",
+        "debug     \u2714  \u2717      inf      inf        0-2        0-4        0-0",
+        "batch     \u2714  \u2717      inf      inf        0-2        0-4        0-0",
+    ]
+    # status walks the job manager's hash: batch before debug
+    assert fluxq.out("queue", "status") == (
+        "batch: Job submission is enabled\nbatch: Scheduling is stopped\n"
+        "debug: Job submission is enabled\ndebug: Scheduling is stopped\n")
+    assert fluxq.out("queue", "status", "debug") == (
+        "debug: Job submission is enabled\ndebug: Scheduling is stopped\n")
+    assert fluxq.fails("queue", "status", "nope").stderr.endswith("status: 'nope' is not a valid queue\n")
+    assert lines(fluxq.out("queue", "list", "-q", "debug,batch", "-n"))[1].startswith("batch ")
+    assert fluxq.fails("queue", "list", "-q", "nope").stderr.endswith("ERROR: No such queue: nope\n")
+    fmt = "{queue},{queuem},{submission},{scheduling},{limits.range.nnodes},{resources.all.nnodes}," \
+          "{resources.free.ncores}"
+    assert lines(fluxq.out("queue", "list", "-o", fmt))[1:] == [
+        "debug,debug,enabled,stopped,0-inf,2,4", "batch,batch,enabled,stopped,0-inf,2,4"]
+
+
+def test_named_queue_submission_errors(fluxq):
+    assert fluxq.fails("submit", RUN1, "true").stderr == "flux-lite submit: ERROR: no queue specified\n"
+    assert fluxq.fails("run", RUN1, "true").stderr.endswith("ERROR: no queue specified\n")
+    for opt in (["-q", "nope"], ["--queue=nope"]):
+        assert fluxq.fails("submit", *opt, RUN1, "true").stderr.endswith(
+            "ERROR: Invalid queue 'nope' specified\n")
+
+
+def test_job_of_stopped_queue_waits_then_runs_on_its_nodes(fluxq):
+    jobid = fluxq.submit("-q", "debug", RUN300, "true")
+    assert fluxq.out("jobs", "-no", "{queue} {state}", jobid) == "debug SCHED\n"
+    assert lines(fluxq.out("jobs"))[0].split()[:2] == ["JOBID", "QUEUE"]
+    system = json.loads(fluxq.out("job", "info", jobid, "jobspec"))["attributes"]["system"]
+    assert system["queue"] == "debug" and system["constraints"] == {"properties": ["debug"]}
+    r = fluxq.fails("queue", "start")
+    assert r.stderr.endswith("ERROR: Named queues are defined. Specify queues or use --all.\n")
+    assert fluxq.fails("queue", "start", "nope").stderr.endswith("ERROR: start: 'nope' is not a valid queue\n")
+    assert fluxq.out("queue", "start", "debug") == "debug: Scheduling is started\n"
+    assert fluxq.out("jobs", "-no", "{state} {ranks}", jobid) == "RUN 0\n"
+    assert fluxq.out("queue", "start", "--all") == "batch: Scheduling is started\ndebug: Scheduling is started\n"
+    batch = fluxq.submit("-q", "batch", RUN300, "true")
+    assert fluxq.out("jobs", "-no", "{ranks}", batch) == "2\n"
+    R = json.loads(fluxq.out("job", "info", batch, "R"))
+    assert R["execution"]["properties"] == {"batch": "2"}
+
+
+def test_stop_cancels_pending_requests_and_start_resends(fluxq):
+    fluxq("queue", "start", "--all")
+    fluxq.submit("-q", "debug", "-N2", RUN300, "true")
+    blocked = fluxq.submit("-q", "debug", "-N2", RUN300, "true")
+    assert fluxq.state(blocked) == "SCHED"
+    assert lines(fluxq.out("queue", "status", "-v"))[4:] == [
+        "0 alloc requests queued", "1 alloc requests pending to scheduler", "1 running jobs"]
+    assert fluxq.out("queue", "stop", "--all", "-m", "all stopped") == (
+        "batch: Scheduling is stopped: all stopped\ndebug: Scheduling is stopped: all stopped\n")
+    assert lines(fluxq.out("queue", "status", "-v"))[4:] == [
+        "0 alloc requests queued", "0 alloc requests pending to scheduler", "1 running jobs"]
+    fluxq("queue", "start", "--all")
+    assert lines(fluxq.out("queue", "status", "-v"))[4:] == [
+        "0 alloc requests queued", "1 alloc requests pending to scheduler", "1 running jobs"]
+
+
+def test_disable_named_queue(fluxq):
+    fluxq("queue", "start", "--all")
+    assert fluxq.out("queue", "disable", "-m", "debug nodes being replaced", "debug") == \
+        "debug: Job submission is disabled: debug nodes being replaced\n"
+    assert fluxq.fails("submit", "-q", "debug", RUN1, "true").stderr.endswith(
+        "ERROR: job submission to debug is disabled: debug nodes being replaced\n")
+    fluxq.submit("-q", "batch", RUN1, "true")
+    assert fluxq.fails("queue", "disable").stderr.endswith(
+        "ERROR: enable: Use --all to apply this command to all queues\n")
+    assert fluxq.out("queue", "disable", "--all") == (
+        "batch: Job submission is disabled: disabled by administrator\n"
+        "debug: Job submission is disabled: disabled by administrator\n")
+    assert fluxq.out("queue", "enable", "--all") == (
+        "batch: Job submission is enabled\ndebug: Job submission is enabled\n")
+    assert fluxq.out("queue", "disable", "-v", "debug") == (
+        "batch: Job submission is enabled\ndebug: Job submission is disabled: disabled by administrator\n")
+
+
+def test_queue_state_persists_across_sched_reload(fluxq):
+    fluxq("queue", "start", "batch")
+    fluxq("queue", "stop", "-m", "why not", "batch")
+    fluxq("queue", "start", "debug")
+    fluxq("sched", "reload", "--policy=easy")
+    assert fluxq.out("queue", "status") == (
+        "batch: Job submission is enabled\nbatch: Scheduling is stopped: why not\n"
+        "debug: Job submission is enabled\ndebug: Scheduling is started\n")
+    state = json.loads(fluxq.out("kvs", "get", "job-manager.queue"))
+    assert state["version"] == 1
+    assert {"name": "batch", "enable": True, "start": False, "stop_reason": "why not"} in state["queue"]
+
+
+def test_scheduler_offline_reads_as_stopped(fluxq):
+    fluxq("queue", "start", "--all")
+    fluxq("module", "remove", "sched-simple")
+    assert "debug: Scheduling is stopped: Scheduler is offline\n" in fluxq.out("queue", "status")
+
+
+def test_guest_cannot_stop_a_queue(fluxq):
+    import os
+
+    guest = {"FLUX_HANDLE_USERID": str(os.getuid() + 1)}
+    r = fluxq.fails("queue", "start", "--all", env=guest)
+    assert r.stderr.endswith("ERROR: start: Operation not permitted\n")
+
+
+# -- virtual queues, default queue, limits ---------------------------------------------------
+
+
+VQ = PROPS + """
+  expedite:
+    parent: batch
+    policy:
+      limits:
+        duration: 1h
+"""
+
+
+def test_virtual_queue_follows_its_parent(flux_factory):
+    flux = flux_factory(config=VQ)
+    assert lines(flux.out("queue", "list"))[0] == \
+        "QUEUE    PARENT   EN ST TDEFAULT   TLIMIT     NNODES     NCORES      NGPUS"
+    assert flux.out("queue", "start", "--all") == (
+        "debug: Scheduling is started\nbatch: Scheduling is started\nexpedite: Scheduling is started\n")
+    assert flux.out("queue", "stop", "batch") == "batch: Scheduling is stopped\n"
+    assert lines(flux.out("queue", "list"))[3] == \
+        "expedite batch     \u2714  \u23f8      inf       1h        0-2        0-4        0-0"
+    assert "expedite: Scheduling is stopped: parent queue 'batch' is stopped\n" in flux.out("queue", "status")
+    assert flux.out("queue", "list", "-q", "expedite", "-no", "{scheduling}") == "stopped (parent)\n"
+    assert flux.fails("submit", "-q", "expedite", RUN1, "true").stderr.endswith(
+        "ERROR: requested duration (unlimited) exceeds policy limit of 1h for queue expedite\n")
+    jobid = flux.submit("-q", "expedite", "-t", "30m", RUN1, "true")
+    assert flux.state(jobid) == "SCHED"
+    flux("queue", "start", "batch")
+    assert flux.out("jobs", "-no", "{queue} {ranks}", jobid) == "expedite 2\n"
+
+
+DEFAULT = """
+resource:
+  config:
+    - hosts: "node[0-3]"
+      cores: 2
+    - hosts: "node[0-1]"
+      properties: [debug]
+    - hosts: "node[2-3]"
+      properties: [batch]
+queues:
+  debug:
+    requires: [debug]
+    policy:
+      limits:
+        duration: 1h
+  batch:
+    requires: [batch]
+policy:
+  jobspec:
+    defaults:
+      system:
+        queue: batch
+"""
+
+
+def test_default_queue_and_duration_limit(flux_factory):
+    flux = flux_factory(config=DEFAULT)
+    assert lines(flux.out("queue", "list"))[1:] == [
+        "debug     \u2714  \u2717      inf       1h        0-2        0-4        0-0",
+        "batch*    \u2714  \u2717      inf      inf        0-2        0-4        0-0"]
+    fmt = "{queuem} {queue} {defaults.timelimit} {limits.timelimit} {defaults.timelimit!F} {limits.timelimit!F}"
+    assert lines(flux.out("queue", "list", "-o", fmt))[1:] == [
+        "debug debug inf 3600.0 inf 1h", "batch* batch inf inf inf inf"]
+    flux("queue", "start", "--all")
+    jobid = flux.submit(RUN1, "true")
+    system = json.loads(flux.out("job", "info", jobid, "jobspec"))["attributes"]["system"]
+    assert list(system)[-2:] == ["queue", "constraints"]
+    assert system["queue"] == "batch" and system["constraints"] == {"properties": ["batch"]}
+    for args, asked in ((["-t", "2h"], "2h"), ([], "unlimited"), (["-t", "0"], "unlimited")):
+        r = flux.fails("submit", "-q", "debug", *args, RUN1, "true")
+        assert r.stderr.endswith(f"ERROR: requested duration ({asked}) exceeds policy limit of 1h for queue debug\n")
+    flux.submit("-q", "debug", "-t", "1h", RUN1, "true")
+    flux.submit("-q", "batch", "-t", "100d", RUN1, "true")
+
+
+def test_update_queue_with_duration_limit(flux_factory):
+    flux = flux_factory(config=DEFAULT)
+    held = flux.submit("--urgency=hold", "-t", "3h", RUN1, "true")
+    r = flux.fails("update", held, "queue=debug")
+    assert r.stderr.endswith("ERROR: requested duration (3h) exceeds policy limit of 1h for queue debug\n")
+    flux("update", held, "queue=debug", "duration=30m")
+    ev = flux.events(held)[-2:]
+    assert ev[0]["name"] == "jobspec-update"
+    assert list(ev[0]["context"].items()) == [
+        ("attributes.system.queue", "debug"), ("attributes.system.duration", 1800.0),
+        ("attributes.system.constraints", {"properties": ["debug"]})]
+    assert ev[1] == {"timestamp": ev[0]["timestamp"], "name": "priority", "context": {"priority": 0}}
+
+
+def test_update_queue_errors_and_events(fluxq):
+    fluxq("queue", "start", "--all")
+    held = fluxq.submit("-q", "debug", "--urgency=hold", RUN1, "true")
+    fluxq("update", held, "queue=batch")
+    assert fluxq.fails("update", held, "queue=batch").stderr.endswith(
+        "ERROR: job queue is already set to batch\n")
+    assert fluxq.fails("update", held, "queue=nope").stderr.endswith("ERROR: 'nope' is not a valid queue\n")
+    fluxq("update", held, "queue=debug")
+    assert fluxq.out("update", "--dry-run", held, "queue=debug") == '{"attributes.system.queue": "debug"}\n'
+    updates = [e["context"] for e in fluxq.events(held) if e["name"] == "jobspec-update"]
+    assert updates == [
+        {"attributes.system.queue": "batch", "attributes.system.constraints": {"properties": ["batch"]}},
+        {"attributes.system.queue": "debug", "attributes.system.constraints": {"properties": ["debug"]}}]
+    assert fluxq.eventlog(held)[-4:] == ["jobspec-update", "priority", "jobspec-update", "priority"]
+    running = fluxq.submit("-q", "debug", RUN300, "true")
+    assert fluxq.fails("update", running, "queue=batch").stderr.endswith(
+        "ERROR: update of queue for running job not supported\n")
+    fluxq("queue", "disable", "-m", "x", "batch")
+    assert fluxq.fails("update", held, "queue=batch").stderr.endswith("ERROR: queue batch is currently disabled\n")
+
+
+def test_update_queue_of_job_with_extra_constraints_names_current_queue(fluxq):
+    held = fluxq.submit("-q", "batch", "--urgency=hold", "--setattr=system.constraints.ranks=[\"2\"]",
+                        RUN1, "true")
+    r = fluxq.fails("update", held, "queue=debug")
+    assert r.stderr.endswith("ERROR: job appears to have non-queue constraints, unable to update queue to batch\n")
+
+
+def test_update_moves_pending_job_between_queues(fluxq):
+    fluxq("queue", "start", "--all")
+    fluxq.submit("-q", "debug", "-N2", RUN300, "true")
+    waiting = fluxq.submit("-q", "debug", "-N2", RUN300, "true")
+    assert fluxq.state(waiting) == "SCHED"
+    fluxq("update", waiting, "queue=batch")
+    assert fluxq.out("jobs", "-no", "{queue} {state} {nodelist}", waiting) == "batch RUN node[2-3]\n"
+
+
+def test_no_queues_update_refused(flux):
+    jobid = flux.submit("--urgency=hold", "true")
+    assert flux.fails("update", jobid, "queue=batch").stderr.endswith("ERROR: 'batch' is not a valid queue\n")
+
+
+# -- configuration ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("queues:\n  debug:\n    requires: debug\n",
+     "error parsing [queues.debug] config table: 'requires' must be an array of property strings (RFC 20)"),
+    ("queues:\n  debug:\n    requires: [1]\n",
+     "error parsing [queues.debug] config table: 'requires' must be an array of property strings (RFC 20)"),
+    ("queues:\n  debug: 1\n", "error parsing [queues.debug] config table: Expected object, got integer"),
+    ("queues:\n  debug:\n    policy:\n      limits:\n        duration: xyz\n",
+     "error parsing [queues.debug.policy.limits] config table: 'duration' is not a valid FSD"),
+    ("queues:\n  debug: {}\n  x:\n    parent: debug\n    requires: [a]\n",
+     "error parsing [queues.x] config table: a virtual queue must not set 'requires'"),
+    ("queues:\n  debug: {}\npolicy:\n  jobspec:\n    defaults:\n      system:\n        queue: nope\n",
+     "the [policy] config table defines a default queue nope that is not in [queues] table"),
+    ("queues:\n  debug:\n    foo: 1\n",
+     "error parsing [queues.debug] config table: 1 object item(s) left unpacked: foo"),
+    ("queues:\n  x:\n    parent: nope\n",
+     "error parsing [queues.x] config table: parent queue 'nope' is not configured"),
+])
+def test_bad_queue_configs_refused(flux, text, msg):
+    r = flux.fails("config", "load", input=text)
+    assert r.stderr == f"flux-lite config: ERROR: {msg}\n"
+    assert flux.out("config", "get") == "{}\n"
+
+
+def test_config_load_adds_and_removes_queues(flux):
+    flux("config", "load", input="queues:\n  a: {}\n  b: {}\n")
+    assert flux.out("config", "get", "queues") == '{"a":{},"b":{}}\n'
+    assert lines(flux.out("queue", "list", "-o", "{queue} {enabled.ascii}{started.ascii}"))[1:] == ["a yn", "b yn"]
+    assert flux.out("queue", "start", "--all") == "a: Scheduling is started\nb: Scheduling is started\n"
+    big = flux.submit("-q", "a", "-N4", RUN300, "true")
+    small = flux.submit("-q", "b", "-N1", RUN1, "true")
+    assert flux.state(big) == "RUN" and flux.state(small) == "SCHED"
+    flux("cancel", big)
+    flux("job", "wait-event", small, "clean")
+    flux("config", "load", input="")
+    assert flux.out("queue", "list", "-n", "-o", "{queue}|{started.ascii}") == "|y\n"
+    assert flux.fails("submit", "-q", "a", RUN1, "true").stderr.endswith("ERROR: 'a' is not a valid queue\n")
+    assert flux.out("jobs", "-a", "-no", "{queue}") == "b\na\n"
+
+
+def test_zhashx_order_matches_flux():
+    from flux_lite.queues import zhashx_order
+
+    assert zhashx_order(["debug", "batch"]) == ["batch", "debug"]
+    assert zhashx_order(["a", "b"]) == ["a", "b"]
+    assert zhashx_order(["debug", "batch", "expedite"]) == ["debug", "batch", "expedite"]
