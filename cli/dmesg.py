@@ -57,6 +57,9 @@ class LineFormatter:
         return f"{self._c(BOLD + GREEN)}{text}{self._reset()}"
 
     def line(self, t, name, level, msg):
+        from flux_lite.formats.outputformat import escape_controls
+
+        msg = escape_controls(msg)  # user strings (job names, notes) reach the log
         return (f"{self.stamp(t)} {self._c(YELLOW)}{name}.{level}[0]{self._reset()}: "
                 f"{self._c(SEVERITY_COLORS.get(level, ''))}{msg}{self._reset()}")
 

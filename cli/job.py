@@ -94,10 +94,9 @@ def job_eventlog(fmt, time_format, human, path, jobid):
 
     with session() as broker:
         _job_or_fail(broker, jobid)
-        text = broker.kvs.get(kvs_key(jobid, path))
-    if text is None:
+        entries = broker.kvs.get_eventlog(kvs_key(jobid, path))
+    if entries is None:
         raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
-    entries = eventlog.decode(text)
     if human:
         time_format = "human"
     if fmt == "json":

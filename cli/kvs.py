@@ -48,6 +48,8 @@ def _key_value(pair):
         return key, json.loads(value)
     except ValueError:
         return key, value
+    except RecursionError:
+        raise FluxLiteError(f"{key}: value nested too deeply") from None
 
 
 @kvs.command()
@@ -98,8 +100,7 @@ def eventlog_get(unformatted, key):
     raw = instance().kvs.get_raw(key)
     if raw is None:
         raise FluxLiteError(f"{key}: No such file or directory")
-    kind, text = raw
-    if kind != "eventlog":
+    if raw[0] != "eventlog":
         raise FluxLiteError(f"{key}: not an eventlog")
-    for entry in ev.decode(text):
+    for entry in instance().kvs.get_eventlog(key):
         click.echo(ev.format_json(entry) if unformatted else ev.format_text(entry))

@@ -32,6 +32,7 @@ COMMANDS = {
     "config": ("config", "config", "Get or load the instance configuration"),
     "clock": ("clock", "clock", "Show or advance the instance clock"),
     "dmesg": ("dmesg", "dmesg", "Print the instance log"),
+    "fsck": ("fsck", "fsck", "Check the state directory; repair what can be rebuilt"),
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
     "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
     "restore": ("dump", "restore", "Create an instance from a Flux KVS archive"),
@@ -80,6 +81,15 @@ class LazyGroup(click.Group):
             _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
             click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: state database: {exc}", err=True)
+            ctx.exit(1)
+        except UnicodeError:
+            # argv and environment arrive surrogate-escaped when not UTF-8
+            _print_notices(ctx)
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: input is not valid UTF-8", err=True)
+            ctx.exit(1)
+        except RecursionError:
+            _print_notices(ctx)
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: input nested too deeply", err=True)
             ctx.exit(1)
         except BrokenPipeError:
             # output piped into head(1) and the like: not an error worth a traceback

@@ -119,7 +119,10 @@ def config_load(broker, cfg):
 
 def kvs_put(instance, items):
     """kvs put of (key, value) pairs, in one transaction."""
+    from flux_lite.stored import check_put
+
     access.require_owner(instance.identity, "kvs put")
     with instance.kvs.transaction():
         for key, value in items:
+            check_put(key, value)  # instance keys are refused or validated
             instance.kvs.put(key, value)

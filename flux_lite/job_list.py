@@ -9,6 +9,7 @@ import json
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
+from flux_lite.stored import decode_row, good_rows
 from flux_lite.job_manager.job import (
     ACTIVE, CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, PENDING, PRIORITY, RUN, RUNNING,
     SCHED, TIMEOUT,
@@ -72,13 +73,13 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
             row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
             if row is None:
                 raise FluxLiteError(f"JobID {f58(jobid)} unknown")
-            found[jobid] = json.loads(row[0])
+            found[jobid] = decode_row(jobid, row[0])
         return _Rows(found[j] for j in ids)
     user_clause = "" if userid is None else " AND userid = %d" % int(userid)
     active_mask = states & ACTIVE
     if active_mask:
-        pend = [json.loads(d) for (d,) in conn.execute(
-            f"SELECT data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))]
+        pend = list(good_rows(conn.execute(
+            f"SELECT id, data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))))
         if name is not None:
             pend = [r for r in pend if r.get("name") == name]
         pending = sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
@@ -89,11 +90,10 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         limit = max_entries if max_entries else -1
         since_clause = " AND t_inactive > ?" if since else ""
         cur = conn.execute(
-            f"SELECT data FROM jobs WHERE state = 64{user_clause}{since_clause} "
+            f"SELECT id, data FROM jobs WHERE state = 64{user_clause}{since_clause} "
             "ORDER BY t_inactive DESC, id DESC", (since,) if since else ())
         count = 0
-        for (d,) in cur:
-            rec = json.loads(d)
+        for rec in good_rows(cur):
             if name is not None and rec.get("name") != name:
                 continue
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:

@@ -48,6 +48,12 @@ def sqlite_uri(path, mode):
 def _check_key(key):
     if not isinstance(key, str) or not key or key.startswith(".") or key.endswith(".") or ".." in key:
         raise KVSError(f"invalid key: {key!r}")
+    if not key.isprintable():
+        raise KVSError(f"invalid key: {key!r}: control characters")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise KVSError(f"invalid key: {key!r}: not UTF-8") from None
 
 
 class KVS:
@@ -165,19 +171,52 @@ class KVS:
         buffered = self._puts.get(key)
         if buffered is not None:
             return buffered
-        row = self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
+        try:
+            row = self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
+        except UnicodeEncodeError:
+            return default  # not UTF-8: no such key can have been stored
         return row if row is not None else default
 
     def exists(self, key):
         return self.get_raw(key) is not None
 
     def get(self, key, default=None):
-        """Return the decoded value: a JSON value, or the eventlog text."""
+        """Return the decoded value: a JSON value, or the eventlog text.
+
+        Keys with a registered shape (flux_lite.stored) are checked: a damaged
+        value raises DamagedError naming the key, never reaches the caller.
+        """
         row = self.get_raw(key)
         if row is None:
             return default
         kind, text = row
-        return json.loads(text) if kind == JSON else text
+        from flux_lite import stored
+
+        if kind != JSON:
+            if stored.check_for(key) is not None:
+                raise stored.DamagedError(key, f"holds an {kind}, not a JSON value")
+            return text
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            raise stored.DamagedError(key, "not valid JSON") from None
+        return stored.checked(key, value)
+
+    def get_eventlog(self, key):
+        """The decoded entries of an eventlog key (None if absent); damage is DamagedError."""
+        row = self.get_raw(key)
+        if row is None:
+            return None
+        from flux_lite import stored
+        from flux_lite.formats import eventlog
+
+        kind, text = row
+        if kind != EVENTLOG:
+            raise stored.DamagedError(key, "not an eventlog")
+        try:
+            return eventlog.decode(text)
+        except (ValueError, RecursionError) as exc:
+            raise stored.DamagedError(key, str(exc)) from None
 
     def put(self, key, value):
         self.put_text(key, json.dumps(value, separators=(",", ":"), ensure_ascii=False))

@@ -113,7 +113,12 @@ class Resources:
         if self._rset is None:
             from flux_lite.formats.rset import Rset
 
-            rset = Rset.from_dict(self.instance_R)
+            try:
+                rset = Rset.from_dict(self.instance_R)
+            except (ValueError, TypeError, KeyError) as exc:
+                from flux_lite.stored import DamagedError
+
+                raise DamagedError("resource.R", str(exc)) from None
             exclude = configmod.get_path(self.b.config, "resource.exclude")
             if exclude is not None:
                 rset = rset.remove_ranks(targets_to_ranks(rset, str(exclude)))
@@ -147,9 +152,14 @@ class Resources:
         """rank -> {"timestamp", "reason"} for drained ranks."""
         if self._drained is None:
             self._drained = {}
-            text = self.b.kvs.get("resource.eventlog") or ""
-            for entry in eventlog.decode(text) if text else []:
-                self._apply(entry)
+            entries = self.b.kvs.get_eventlog("resource.eventlog") or []
+            try:
+                for entry in entries:
+                    self._apply(entry)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                from flux_lite.stored import DamagedError
+
+                raise DamagedError("resource.eventlog", f"bad drain entry: {exc}") from None
         return self._drained
 
     def _apply(self, entry):

@@ -449,3 +449,36 @@ def test_config_purge_keys_checked(tmp_path, flux_factory, conf, message):
     with pytest.raises(config.ConfigError) as err:
         config.load_text(f"job-manager:\n  {conf}\n")
     assert str(err.value) == message
+
+
+# -- job status ------------------------------------------------------------------------
+
+def test_job_status(flux):
+    ok = flux.submit(RUN + "0.2s", "true")
+    bad = flux.submit("--setattr=exec.test.wait_status=256", RUN + "0.2s", "false")
+    r = flux.fails("job", "status", ok, bad)
+    assert (r.stdout, r.stderr) == ("", "")
+    assert flux.fails("job", "status", "-v", bad).stderr == f"flux-lite job: {bad}: exited with exit code 1\n"
+    doc = json.loads(flux.fails("job", "status", "--json", bad).stdout)
+    assert list(doc) == ["id", "exception_occurred", "t_submit", "t_run", "t_cleanup", "waitstatus", "result"]
+    assert (doc["exception_occurred"], doc["waitstatus"], doc["result"]) == (False, 256, 2)
+    assert flux("job", "status", ok).exit_code == 0
+    killed = flux.submit("--setattr=exec.test.wait_status=9", RUN + "0.2s", "sh")
+    r = flux.fails("job", "status", "-v", killed, code=137)
+    assert r.stderr == f"flux-lite job: {killed}: job shell died by signal 9\n"
+    held = flux.submit("--urgency=hold", RUN + "1s", "true")
+    flux("cancel", held)
+    r = flux.fails("job", "status", "-vv", "--json", held)
+    assert json.loads(r.stdout)["result"] == 4
+    assert r.stderr == f"flux-lite job: {held}: exception type=cancel\n"
+    assert flux.fails("job", "status", "-e", "5", held, code=5).exit_code == 5
+    assert flux.fails("job", "status", "f1234").stderr == "flux-lite job: ERROR: f1234: No such job\n"
+    r = flux.fails("job", "status", "-v", ok, bad)
+    assert lines(r.stderr) == ["flux-lite job: fetching status for 2 jobs", "flux-lite job: all done.",
+                               f"flux-lite job: {bad}: exited with exit code 1"]
+
+
+def test_jansson_reals():
+    from flux_lite.job_manager.attach import dumps_jansson
+
+    assert dumps_jansson({"t": 1796102578.2409143, "n": 2, "z": 3.0}) == '{"t":1796102578.2409143,"n":2,"z":3.0}'

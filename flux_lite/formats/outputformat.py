@@ -226,8 +226,27 @@ def _convert(value, conv):
     raise ValueError(f"Unknown conversion specifier {conv}")
 
 
+# control characters (C0, DEL, C1) and the bidirectional overrides: printed
+# raw, a job name could retitle or rewrite the terminal of whoever lists it
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_char(match):
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """text with control characters shown as \\xNN (\\uNNNN for bidi overrides)."""
+    if text.isprintable():
+        return text
+    return _UNSAFE.sub(_escape_char, text)
+
+
 def _format_field(value, spec):
     """format() plus Flux's 'h' and '+' spec suffixes."""
+    if isinstance(value, str) and not value.isprintable():
+        value = escape_controls(value)
     truncate = False
     if spec.endswith("+"):
         truncate = True

@@ -36,6 +36,9 @@ AFTER_TYPES = {
     "afterexcept": "after-except",
 }
 
+# FLUX_JOBID_ANY: jobtap's "current job", never a valid prerequisite
+ANY_JOBID = 2**64 - 1
+
 DEPRECATED_AFTER = "dependency scheme 'after' is deprecated, use 'afterstart'"
 
 # the same tables are listed in instance.TABLES (created with the others)
@@ -130,9 +133,12 @@ class Dependencies:
                 try:
                     target_id = decode(value)
                 except JobIDError:
+                    target_id = None
+                if target_id is None or target_id == ANY_JOBID:
                     raise FluxLiteError(f'dependency: {scheme}: "{value}" is not a valid jobid',
                                         errno=EINVAL) from None
-                target = self.jm.load_any(target_id)
+                # ids past SQLite's signed 64 bits cannot be in the index
+                target = self.jm.load_any(target_id) if target_id < 2**63 else None
                 if target is None:
                     raise FluxLiteError(f"dependency: {scheme}: id {value}: job not found", errno=EINVAL)
                 if target.userid != userid:
@@ -216,7 +222,16 @@ class Dependencies:
             if ts <= self.b.now:
                 self._remove(job, desc)
             else:
-                self.b.add_timer(ts, "depend.begin-time", job.id, desc)
+                self._arm(job.id, ts, desc)
+
+    def _arm(self, jobid, ts, desc):
+        """The begin-time timer; none past the last time the clock can reach
+        (such a job waits until it is canceled, and a virtual clock is never
+        moved there)."""
+        from flux_lite.instance import MAX_TIME
+
+        if ts <= MAX_TIME:
+            self.b.add_timer(ts, "depend.begin-time", jobid, desc)
 
     # -- releasing -------------------------------------------------------------
 
@@ -358,7 +373,7 @@ class Dependencies:
                 elif scheme == "begin-time":
                     ts = parse_timestamp(entry.get("value"))
                     self._insert(job.id, desc, {"scheme": "begin-time", "t": ts})
-                    self.b.add_timer(ts, "depend.begin-time", job.id, desc)
+                    self._arm(job.id, ts, desc)
 
 
 def _ended_by_exception(job) -> bool:
@@ -416,9 +431,11 @@ def parse_datetime(text: str, now: float) -> float:
     if text[:1] in "+-" and text:
         try:
             delta = parse_fsd(text[1:])
-        except ValueError:
+            ts = now + delta if text[0] == "+" else now - delta
+            datetime.fromtimestamp(ts)  # a time a calendar can show
+        except (ValueError, OverflowError, OSError):
             raise bad from None
-        return now + delta if text[0] == "+" else now - delta
+        return ts
     base = datetime.fromtimestamp(now)
     words = text.strip().lower().split()
     day = base.replace(hour=0, minute=0, second=0, microsecond=0)

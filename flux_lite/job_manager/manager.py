@@ -38,7 +38,7 @@ def job_to_record(job):
 def job_from_record(rec):
     job = Job(rec["id"])
     for slot in RECORD_SLOTS:
-        setattr(job, slot, rec[slot])
+        setattr(job, slot, rec.get(slot, getattr(job, slot, None)))
     return job
 
 
@@ -130,8 +130,11 @@ class JobManager:
         """Active jobs by id (loaded on first use)."""
         if self._jobs is None:
             self._jobs = {}
-            for (data,) in self.kvs.conn.execute("SELECT data FROM jobs WHERE state < ?", (INACTIVE,)):
-                job = job_from_record(json.loads(data))
+            from flux_lite.stored import good_rows
+
+            # a damaged row leaves its job out (quarantined), not every other job
+            for rec in good_rows(self.kvs.conn.execute("SELECT id, data FROM jobs WHERE state < ?", (INACTIVE,))):
+                job = job_from_record(rec)
                 self._jobs[job.id] = job
             for job in self._jobs.values():
                 if job.alloc_pending:
@@ -162,7 +165,11 @@ class JobManager:
         if job is not None:
             return job
         row = self.kvs.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-        return None if row is None else job_from_record(json.loads(row[0]))
+        if row is None:
+            return None
+        from flux_lite.stored import decode_row
+
+        return job_from_record(decode_row(jobid, row[0]))
 
     def save(self):
         conn = self.kvs.conn
@@ -470,8 +477,22 @@ class JobManager:
         ):
             # flux-lite hands the scheduler the job's current R (resource-update
             # events applied); Flux's scheduler re-reads the original from the KVS
+            if jobid not in self.jobs:
+                continue  # quarantined: its row is damaged
+            try:
+                R = json.loads(R) if R else None
+                if R is not None:
+                    from flux_lite.stored import check_R
+
+                    check_R(R)
+            except (ValueError, RecursionError):
+                from flux_lite.instance import notice
+
+                notice(f"job {jobid}: damaged R in the jobs index: left out of hello "
+                       "(rebuild it with 'flux-lite fsck --repair')")
+                continue
             records.append({"id": jobid, "priority": priority, "userid": userid, "t_submit": t_submit,
-                            "R": json.loads(R) if R else None})
+                            "R": R})
         records.extend(self.b.housekeeping.hello_records(partial_ok))
         return records
 

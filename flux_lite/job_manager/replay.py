@@ -6,16 +6,19 @@ and R read back from the KVS), and the timers of running jobs and housekeeping
 are recreated.
 """
 
-from flux_lite.formats import eventlog
 from flux_lite.job_manager.job import RUN, Job
 
 
 def job_ids(kvs):
+    from flux_lite.stored import jobid_of_key
+
     ids = set()
     for key in kvs.keys_under("job"):
         parts = key.split(".")
-        if len(parts) >= 6 and parts[5] == "eventlog" and len(parts) == 6:
-            ids.add(int("".join(parts[1:5]), 16))
+        if len(parts) == 6 and parts[5] == "eventlog":
+            jobid = jobid_of_key(key)
+            if jobid is not None:
+                ids.add(jobid)
     return sorted(ids)
 
 
@@ -23,13 +26,31 @@ def replay_job(kvs, jobid):
     """The job as its eventlog, jobspec and R say it is."""
     from flux_lite.formats.jobid import kvs_key
 
+    from flux_lite.stored import DamagedError, check_job_events
+
     key = kvs_key(jobid)
-    text = kvs.get(key + ".eventlog")
-    if text is None:
+    entries = kvs.get_eventlog(key + ".eventlog")
+    if entries is None:
         return None
+    try:
+        check_job_events(entries)
+    except (ValueError, TypeError) as exc:
+        raise DamagedError(key + ".eventlog", str(exc)) from None
     jobspec = kvs.get(key + ".jobspec")
     R = kvs.get(key + ".R")
-    return Job.replay(jobid, eventlog.decode(text), jobspec=jobspec, R=R)
+    try:
+        return Job.replay(jobid, entries, jobspec=jobspec, R=R)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise DamagedError(key + ".eventlog", f"cannot be replayed: {exc}") from None
+
+
+QUARANTINE_KEY = "job-manager.quarantine"
+
+
+def quarantined(kvs):
+    """{jobid: reason} of the jobs the last rebuild left out."""
+    raw = kvs.get(QUARANTINE_KEY) or {}
+    return {int(k): v for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
 def rebuild(broker):
@@ -47,11 +68,21 @@ def rebuild(broker):
     broker.reset_timers()
     from flux_lite.formats import jobspec as jobspecmod
 
+    from flux_lite.instance import notice
     from flux_lite.job_manager import dependency
+    from flux_lite.stored import DamagedError
 
+    bad = {}
     waiting = []  # active jobs with dependencies or a name (dependency tables)
     for jobid in job_ids(kvs):
-        job = replay_job(kvs, jobid)
+        try:
+            job = replay_job(kvs, jobid)
+        except DamagedError as exc:
+            # quarantined: reported, left out of the index and of scheduling
+            bad[str(jobid)] = exc.message
+            notice(f"{exc.message}: job quarantined")
+            broker.log("job-manager", "err", f"{exc.message}: job quarantined")
+            continue
         if job is None:
             continue
         write_row(kvs.conn, job)
@@ -71,6 +102,10 @@ def rebuild(broker):
                 broker.add_timer(start + run_duration, "exec.finish", job.id)
             if job.expiration:
                 broker.add_timer(job.expiration, "exec.expire", job.id)
+    if bad:
+        kvs.put(QUARANTINE_KEY, bad)
+    elif kvs.exists(QUARANTINE_KEY):
+        kvs.delete(QUARANTINE_KEY)
     broker.deps.rebuild(waiting)
     broker.housekeeping.rebuild_timers()
     broker.log("job-manager", "info", "restart: job index and timers rebuilt from eventlogs")
@@ -84,7 +119,7 @@ def rebuild(broker):
 def _event_time(kvs, jobid, name):
     from flux_lite.formats.jobid import kvs_key
 
-    for entry in eventlog.decode(kvs.get(kvs_key(jobid, "eventlog"))):
+    for entry in kvs.get_eventlog(kvs_key(jobid, "eventlog")) or []:
         if entry["name"] == name:
             return entry["timestamp"]
     return 0.0

@@ -173,7 +173,7 @@ def check_posted(broker, jobid, updates):
     from flux_lite.formats import eventlog
     from flux_lite.formats.jobid import kvs_key
 
-    for entry in reversed(eventlog.decode(broker.kvs.get(kvs_key(jobid, "eventlog")))):
+    for entry in reversed(broker.kvs.get_eventlog(kvs_key(jobid, "eventlog")) or []):
         if entry["name"] == "jobspec-update":
             ctx = entry.get("context") or {}
             if all(ctx.get(k) == v for k, v in updates.items()):

@@ -21,10 +21,9 @@ def _matches(entry, match):
 
 def event_matcher(broker, jobid, name, match=None, count=1):
     """None while waiting; (entries, entry) once found; an error string if it never can be."""
-    text = broker.kvs.get(kvs_key(jobid, "eventlog"))
-    if text is None:
+    entries = broker.kvs.get_eventlog(kvs_key(jobid, "eventlog"))
+    if entries is None:
         return f"job {f58(jobid)} not found"
-    entries = eventlog.decode(text)
     seen = 0
     for i, entry in enumerate(entries):
         if entry["name"] == name and _matches(entry, match):

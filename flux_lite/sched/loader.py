@@ -102,7 +102,16 @@ def load_persisted(broker):
     if rec is None:
         return None
     cls = scheduler_class(rec["name"])
-    return cls(broker, rec.get("args"), state=broker.kvs.get(STATE_KEY) or {})
+    state = broker.kvs.get(STATE_KEY) or {}
+    try:
+        return cls(broker, rec.get("args"), state=state)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        from flux_lite.errors import FluxLiteError
+        from flux_lite.stored import DamagedError
+
+        if isinstance(exc, FluxLiteError) and not isinstance(exc, ValueError):
+            raise
+        raise DamagedError(STATE_KEY, f"the scheduler cannot load it: {exc}") from None
 
 
 def config_module(cfg):

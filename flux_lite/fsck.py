@@ -1,0 +1,285 @@
+"""`flux-lite fsck`: check the state directory, and repair what can be rebuilt.
+
+Checked, in order: SQLite's own integrity check; every instance key against
+its stored shape (flux_lite.stored); every job's eventlog (RFC 18 syntax,
+RFC 21 event order), jobspec and R; the derived tables (job index) against a
+fresh replay of the eventlogs; the job id high-water mark; and the scheduler's
+allocations against the eventlogs (as `sched check` does).
+
+Repair never deletes: a damaged job's keys are moved under ``lost+found.``,
+the derived tables are rebuilt from the eventlogs, and a damaged scheduler or
+job-manager state is rebuilt by reloading the scheduler (hello).
+"""
+
+from flux_lite import stored
+from flux_lite.errors import FluxLiteError
+
+LOST = "lost+found"
+# derived index fields a replay must reproduce
+_COMPARED = ("userid", "state", "t_submit", "t_run", "t_inactive", "has_resources", "urgency")
+# keys rebuilt by a scheduler reload (or recomputed) when damaged
+_REBUILDABLE = ("sched.state", "job-manager.sched", "checkpoint.job-manager", "job-manager.quarantine",
+                "sched.module")
+
+
+class Report:
+    def __init__(self):
+        self.problems = []  # (text, repaired)
+        self.damaged_jobs = {}  # jobid -> reason
+        self.damaged_keys = {}  # key -> reason
+        self.index_differs = False
+
+    def add(self, text):
+        self.problems.append([text, False])
+
+    @property
+    def unrepaired(self):
+        return [t for t, fixed in self.problems if not fixed]
+
+
+def _integrity(kvs, report):
+    rows = [r[0] for r in kvs.conn.execute("PRAGMA integrity_check(20)")]
+    if rows != ["ok"]:
+        for row in rows:
+            report.add(f"sqlite: {row}")
+        return False
+    return True
+
+
+def _instance_keys(kvs, report):
+    for key, check in stored.CHECKS.items():
+        try:
+            value = kvs.get(key)
+            if key == "resource.R" and value is not None:
+                stored.check_R(value, deep=True)
+        except stored.DamagedError as exc:
+            report.damaged_keys[key] = exc.reason
+            report.add(exc.plain)
+        except ValueError as exc:
+            report.damaged_keys[key] = str(exc)
+            report.add(f"damaged KVS key {key}: {exc}")
+    for key in ("instance.meta", "instance.clock", "resource.R", "config"):
+        if key not in report.damaged_keys and kvs.get_raw(key) is None:
+            report.damaged_keys[key] = "missing"
+            report.add(f"KVS key {key} is missing")
+    try:
+        kvs.get_eventlog("resource.eventlog")
+    except stored.DamagedError as exc:
+        report.damaged_keys["resource.eventlog"] = exc.reason
+        report.add(exc.plain)
+
+
+def _jobs(kvs, report):
+    """Replay every job; returns {jobid: Job} of the good ones."""
+    from flux_lite.formats.jobid import kvs_key
+    from flux_lite.job_manager import replay
+
+    good = {}
+    for jobid in replay.job_ids(kvs):
+        key = kvs_key(jobid)
+        try:
+            job = replay.replay_job(kvs, jobid)
+            if kvs.get_raw(key + ".jobspec") is None:
+                raise stored.DamagedError(key + ".jobspec", "missing")
+            kvs.get(key + ".J")
+            R = kvs.get(key + ".R")
+            if R is not None:
+                try:
+                    stored.check_R(R, deep=True)
+                except ValueError as exc:
+                    raise stored.DamagedError(key + ".R", str(exc)) from None
+        except stored.DamagedError as exc:
+            report.damaged_jobs[jobid] = exc.plain
+            report.add(exc.plain)
+            continue
+        except ValueError as exc:
+            report.damaged_jobs[jobid] = str(exc)
+            report.add(f"job {jobid}: {exc}")
+            continue
+        if job is not None:
+            good[jobid] = job
+    return good
+
+
+def _index(kvs, good, report):
+    """The derived job index against the replay."""
+    from flux_lite.formats.jobid import f58
+    from flux_lite.job_manager.manager import job_to_record
+
+    present = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "jobs" not in present:
+        report.index_differs = True
+        report.add("job index: missing (any command rebuilds it)")
+        return
+    seen = set()
+    for jobid, data in kvs.conn.execute("SELECT id, data FROM jobs"):
+        seen.add(jobid)
+        try:
+            rec = stored.decode_row(jobid, data)
+        except stored.DamagedError as exc:
+            report.index_differs = True
+            report.add(exc.plain)
+            continue
+        job = good.get(jobid)
+        if job is None:
+            if jobid not in report.damaged_jobs:
+                report.index_differs = True
+                report.add(f"job index: {f58(jobid)} has no eventlog")
+            continue
+        want = job_to_record(job)
+        diff = [f for f in _COMPARED if rec.get(f) != want.get(f)]
+        if diff:
+            report.index_differs = True
+            report.add(f"job index: {f58(jobid)}: {', '.join(diff)} differ from its eventlog")
+    for jobid in sorted(set(good) - seen):
+        report.index_differs = True
+        report.add(f"job index: {f58(jobid)} is missing")
+
+
+def _hwm(inst, report):
+    from flux_lite.formats.jobid import f58
+
+    hwm = inst.read_hwm()
+    ckpt = inst.kvs.get("checkpoint.job-manager") or {}
+    if hwm and hwm > ckpt.get("max_jobid", 0):
+        report.add(f"job ids up to {f58(hwm)} were issued but the database does not know them "
+                   "(a rolled-back WAL?)")
+        return hwm
+    return 0
+
+
+def _move_aside(kvs, jobid):
+    """job.<id>.* -> lost+found.job.<id>.* (nothing is deleted)."""
+    from flux_lite.formats.jobid import kvs_key
+
+    key = kvs_key(jobid)
+    rows = kvs.conn.execute("SELECT key, kind, value FROM kvs WHERE key > ? AND key < ?",
+                            (key + ".", key + "/")).fetchall()
+    for k, kind, value in rows:
+        kvs.conn.execute("INSERT OR REPLACE INTO kvs(key, kind, value) VALUES (?, ?, ?)",
+                         (f"{LOST}.{k}", kind, value))
+    kvs.conn.execute("DELETE FROM kvs WHERE key > ? AND key < ?", (key + ".", key + "/"))
+
+
+def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
+    """Check (and with repair/rebuild, fix) the instance at state_dir."""
+    from flux_lite.instance import DB_NAME, Instance, NoInstanceError, check_private, resolve_state_dir
+    from flux_lite.kvs import KVS
+
+    state_dir = resolve_state_dir(state_dir)
+    path = state_dir / DB_NAME
+    if not path.exists():
+        raise NoInstanceError(f"no flux-lite instance at {state_dir}")
+    check_private(state_dir, path)
+    kvs = KVS(path)
+    report = Report()
+    try:
+        with kvs.transaction():
+            if not _integrity(kvs, report):
+                return report  # the rest would read pages SQLite does not trust
+            _instance_keys(kvs, report)
+            good = _jobs(kvs, report)
+            _index(kvs, good, report)
+            fatal = {"instance.meta", "instance.clock", "config", "resource.R"} & set(report.damaged_keys)
+            if fatal:
+                for text in report.problems:
+                    if any(k in text[0] for k in fatal):
+                        text[0] += " (not repairable: restore it from a backup or recreate the instance)"
+                return report
+            inst = Instance(state_dir, kvs)
+            if (repair or rebuild) and not inst.identity.is_owner:
+                raise FluxLiteError("fsck --repair and --rebuild are for the instance owner")
+            hwm = 0 if "checkpoint.job-manager" in report.damaged_keys else _hwm(inst, report)
+            if not report.damaged_keys and not report.damaged_jobs and not report.index_differs:
+                _sched(inst, report)
+            if not (repair or rebuild):
+                return report
+            if repair:
+                for jobid in report.damaged_jobs:
+                    _move_aside(kvs, jobid)
+                _mark(report, lambda t: any(t.startswith(f"job {f}") for f in _f58s(report.damaged_jobs)),
+                      f"moved to {LOST}.")
+                if hwm:
+                    _mark(report, lambda t: t.startswith("job ids up to"), "ids continue above it")
+            ctx = inst.context(inst.clock_now())
+            if repair:
+                for key in _REBUILDABLE:
+                    if key in report.damaged_keys:
+                        kvs.delete(key)
+                # ids already handed out, here or moved aside, are never reused
+                floor = max([inst.read_hwm(), *good, *report.damaged_jobs, *_lost_ids(kvs)])
+                ctx.jm.raise_jobid_floor(floor)
+            if repair or rebuild:
+                _rebuild(ctx, reload_sched=repair and bool(set(_REBUILDABLE) & set(report.damaged_keys)))
+                _mark(report, lambda t: t.startswith("job index") or "jobs index" in t, "rebuilt")
+                _mark(report, lambda t: t.startswith("scheduler:"), "rebuilt")
+                _mark(report, lambda t: any(k in t for k in _REBUILDABLE) or t.startswith("scheduler:"),
+                      "rebuilt")
+            ctx.save()
+    finally:
+        kvs.close()
+    return report
+
+
+def _lost_ids(kvs):
+    from flux_lite.job_manager import replay
+
+    return [stored.jobid_of_key(k[len(LOST) + 1:]) or 0 for k in kvs.keys_under(LOST)
+            if k.endswith(".eventlog")] if kvs.isdir(LOST) else []
+
+
+def _f58s(ids):
+    from flux_lite.formats.jobid import f58
+
+    return [f58(j) for j in ids]
+
+
+def _mark(report, match, how):
+    for entry in report.problems:
+        if not entry[1] and match(entry[0]):
+            entry[0] += f" [repaired: {how}]"
+            entry[1] = True
+
+
+def _sched(inst, report):
+    from flux_lite.sched import check as checkmod
+
+    ctx = inst.context(inst.clock_now())
+    try:
+        for problem in checkmod.check(ctx):
+            if problem != "no scheduler is loaded":
+                report.add(f"scheduler: {problem}")
+    except FluxLiteError as exc:
+        report.add(f"scheduler: {exc.message}")
+
+
+def _rebuild(ctx, reload_sched):
+    """Derived tables from the eventlogs; the scheduler re-synchronised by hello."""
+    from flux_lite.job_manager import replay
+    from flux_lite.sched import loader
+
+    kvs = ctx.kvs
+    if reload_sched:
+        # the persisted scheduler state may be what is damaged: start it afresh
+        rec = None
+        try:
+            rec = kvs.get(loader.MODULE_KEY)
+        except stored.DamagedError:
+            pass
+        kvs.delete(loader.STATE_KEY)
+        kvs.delete(loader.MODULE_KEY)
+        if kvs.get_raw("job-manager.sched") is None:
+            kvs.put("job-manager.sched", {"online": False, "mode": None, "limit": 0})
+        ctx._sched, ctx._sched_loaded = None, True
+        name, args = (rec["name"], rec.get("args") or {}) if rec else loader.config_module(ctx.config)
+        replay.rebuild(ctx)
+        loader.module_load(ctx, name, args)
+    else:
+        replay.rebuild(ctx)
+    ctx.instance.kvs.conn.execute(f"PRAGMA user_version = {_derived_version()}")
+
+
+def _derived_version():
+    from flux_lite.instance import DERIVED_VERSION
+
+    return DERIVED_VERSION

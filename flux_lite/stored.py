@@ -1,0 +1,305 @@
+"""Checks on stored data: what every key must look like to be used.
+
+SQLite notices a torn page, not a bit flip inside a value or garbage put
+over a key. Every read of an instance-critical key goes through the check
+registered here for it, so a damaged value is refused with one line naming
+the key (and the job), never handed to code that would fail on it later.
+The same checks gate `kvs put` and drive `fsck`.
+"""
+
+import math
+
+from flux_lite.errors import FluxLiteError
+
+MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z
+MAX_ID = 2**64 - 1
+MAX_UID = 2**32 - 1
+SCHEDULERS = ("sched-simple", "sched-backfill")
+
+
+class DamagedError(FluxLiteError):
+    """A stored value that is not what its key must hold."""
+
+    def __init__(self, key: str, reason: str, jobid: int = None):
+        self.key = key
+        self.reason = reason
+        self.jobid = jobid_of_key(key) if jobid is None else jobid
+        where = ""
+        if self.jobid is not None:
+            from flux_lite.formats.jobid import encode
+
+            where = f"job {encode(self.jobid, 'f58')}: "
+        if key == INDEX:
+            self.plain = f"{where}damaged row in the {INDEX}: {reason}"
+            super().__init__(f"{self.plain} (rebuild it with 'flux-lite fsck --repair')")
+        else:
+            self.plain = f"{where}damaged KVS key {key}: {reason}"
+            super().__init__(f"{self.plain} (see 'flux-lite fsck')")
+
+
+def jobid_of_key(key):
+    """The job id a job.XXXX.XXXX.XXXX.XXXX.* key belongs to, else None."""
+    if not key.startswith("job."):
+        return None
+    parts = key.split(".")
+    if len(parts) < 5 or not all(len(p) == 4 for p in parts[1:5]):
+        return None
+    try:
+        return int("".join(parts[1:5]), 16)
+    except ValueError:
+        return None
+
+
+def _time(value, what):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 <= value <= MAX_TIME:
+        raise ValueError(f"{what} must be a time between 1970 and 9999")
+
+
+def _obj(value, what="value"):
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a JSON object")
+    return value
+
+
+def _int(value, what, lo=0, hi=MAX_ID):
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{what} must be an integer in [{lo}, {hi}]")
+
+
+def check_meta(v):
+    _obj(v)
+    _int(v.get("owner"), "owner", 0, MAX_UID)
+    if v.get("clock") not in ("real", "virtual"):
+        raise ValueError("clock must be 'real' or 'virtual'")
+    _time(v.get("start"), "start")
+    epoch = v.get("fluid_epoch")
+    _time(epoch, "fluid_epoch")
+    if epoch > v["start"]:
+        raise ValueError("fluid_epoch is after start")
+
+
+def check_clock(v):
+    _time(_obj(v).get("now"), "now")
+
+
+def check_config(v):
+    from flux_lite import config as configmod
+
+    _obj(v)
+    try:
+        configmod.validate(v)
+    except FluxLiteError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def check_R(v, deep=False):
+    """Rv1 structure; deep also parses every idset and hostlist."""
+    _obj(v)
+    if v.get("version") != 1:
+        raise ValueError("R version must be 1")
+    ex = _obj(v.get("execution"), "execution")
+    rl = ex.get("R_lite")
+    if not isinstance(rl, list) or not rl:
+        raise ValueError("execution.R_lite must be a non-empty list")
+    for ent in rl:
+        if not isinstance(_obj(ent, "R_lite entry").get("rank"), str) or not isinstance(ent.get("children"), dict):
+            raise ValueError("R_lite entries need a rank idset and children")
+    for name in ("starttime", "expiration"):
+        if name in ex:
+            _time(ex[name], f"execution.{name}")
+    if "nodelist" in ex and not (isinstance(ex["nodelist"], list)
+                                 and all(isinstance(h, str) for h in ex["nodelist"])):
+        raise ValueError("execution.nodelist must be a list of hostlists")
+    if deep:
+        from flux_lite.formats.rset import Rset
+
+        try:
+            Rset.from_dict(v)
+        except FluxLiteError as exc:
+            raise ValueError(str(exc)) from None
+
+
+def check_sched_module(v):
+    _obj(v)
+    if v.get("name") not in SCHEDULERS:
+        raise ValueError(f"name must be one of {', '.join(SCHEDULERS)}")
+    if v.get("args") is not None:
+        _obj(v["args"], "args")
+
+
+def check_sched_state(v):
+    _obj(v)
+    allocs = v.get("allocs", [])
+    if not isinstance(allocs, list):
+        raise ValueError("allocs must be a list")
+    for a in allocs:
+        _int(_obj(a, "alloc").get("id"), "alloc id")
+        check_R(a.get("R"))
+
+
+def check_jm_sched(v):
+    _obj(v)
+    if not isinstance(v.get("online"), bool):
+        raise ValueError("online must be true or false")
+    _int(v.get("limit", 0), "limit", 0, 2**31)
+
+
+def check_checkpoint(v):
+    _int(_obj(v).get("max_jobid"), "max_jobid")
+
+
+def check_housekeeping(v):
+    for k, a in _obj(v).items():
+        try:
+            int(k)
+        except ValueError:
+            raise ValueError(f"{k!r} is not a job id") from None
+        check_R(_obj(a, "allocation").get("R"))
+
+
+def check_debug(v):
+    _int(v, "debug flags", 0, 2**31)
+
+
+def check_jobspec(v):
+    _obj(v)
+    if not isinstance(v.get("resources"), list) or not isinstance(v.get("tasks"), list):
+        raise ValueError("jobspec needs resources and tasks lists")
+    if not isinstance(v.get("attributes", {}), dict):
+        raise ValueError("attributes must be an object")
+
+
+CHECKS = {
+    "instance.meta": check_meta,
+    "instance.clock": check_clock,
+    "config": check_config,
+    "resource.R": check_R,
+    "sched.module": check_sched_module,
+    "sched.state": check_sched_state,
+    "job-manager.sched": check_jm_sched,
+    "checkpoint.job-manager": check_checkpoint,
+    "job-manager.housekeeping": check_housekeeping,
+    "job-exec.debug": check_debug,
+    "job-manager.quarantine": _obj,
+}
+JOB_CHECKS = {"R": check_R, "jobspec": check_jobspec, "J": _obj}
+
+# instance keys only flux-lite itself writes: `kvs put` refuses them, naming
+# the command that changes what they hold
+MANAGED = {
+    "instance.meta": "it is fixed when the instance is created",
+    "instance.clock": "use 'flux-lite clock advance'",
+    "config": "use 'flux-lite config load'",
+    "sched.module": "use 'flux-lite module load/remove'",
+    "sched.state": "the scheduler writes it",
+    "job-manager.sched": "the job manager writes it",
+    "checkpoint.job-manager": "the job manager writes it",
+    "job-manager.housekeeping": "use 'flux-lite housekeeping kill'",
+    "resource.eventlog": "use 'flux-lite resource drain/undrain'",
+    "job-manager.quarantine": "use 'flux-lite fsck --repair'",
+}
+
+
+def check_for(key):
+    """The check for key's value, or None."""
+    check = CHECKS.get(key)
+    if check is None and key.startswith("job."):
+        check = JOB_CHECKS.get(key.rpartition(".")[2]) if jobid_of_key(key) is not None else None
+    return check
+
+
+def checked(key, value):
+    """value, when it is what key must hold; else DamagedError."""
+    check = check_for(key)
+    if check is not None:
+        try:
+            check(value)
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as exc:
+            raise DamagedError(key, str(exc) or type(exc).__name__) from None
+    return value
+
+
+# -- the derived job index ----------------------------------------------------------
+
+INDEX = "jobs index"
+_ROW_FIELDS = {"id": int, "userid": int, "state": int, "nevents": int}
+
+
+def decode_row(jobid, data):
+    """One row of the derived jobs index as a record; damage is DamagedError."""
+    import json
+
+    try:
+        rec = json.loads(data)
+        _obj(rec)
+        for name, kind in _ROW_FIELDS.items():
+            if not isinstance(rec.get(name), kind):
+                raise ValueError(f"{name} missing")
+        if jobid is not None and rec["id"] != jobid:
+            raise ValueError("id does not match the row")
+        for name in ("jobspec", "R", "annotations", "exception", "end_event"):
+            if rec.get(name) is not None and not isinstance(rec[name], dict):
+                raise ValueError(f"{name} is not an object")
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise DamagedError(INDEX, str(exc), jobid=jobid) from None
+    return rec
+
+
+def good_rows(rows):
+    """Records of (id, data) rows; a damaged row is reported and left out."""
+    from flux_lite.instance import notice
+
+    for jobid, data in rows:
+        try:
+            yield decode_row(jobid, data)
+        except DamagedError as exc:
+            notice(exc.message)
+
+
+# -- RFC 21 order of a job eventlog -----------------------------------------------------
+
+def check_job_events(entries):
+    """The order RFC 21's state machine allows (events flux-lite does not
+    know are let through: other modules post their own)."""
+    if not entries or entries[0]["name"] != "submit":
+        raise ValueError("the first event is not submit")
+    seen = set()
+    last = 0.0
+    for i, e in enumerate(entries, 1):
+        name, ts, ctx = e["name"], e["timestamp"], e.get("context") or {}
+        if ts < last:
+            raise ValueError(f"event {i} ({name}): timestamp goes backwards")
+        last = ts
+        if "clean" in seen:
+            raise ValueError(f"event {i} ({name}): after clean")
+        if name == "submit":
+            if i != 1:
+                raise ValueError(f"event {i}: a second submit")
+            _int(ctx.get("userid"), "submit userid", 0, MAX_UID)
+            _int(ctx.get("urgency", 16), "submit urgency", 0, 31)
+        elif name in ("alloc", "start", "finish", "clean") and name in seen:
+            raise ValueError(f"event {i}: a second {name}")
+        need = {"alloc": "validate", "start": "alloc", "finish": "start", "free": "alloc",
+                "release": "start"}.get(name)
+        if need is not None and need not in seen:
+            raise ValueError(f"event {i} ({name}) before {need}")
+        seen.add(name)
+
+
+def check_put(key: str, value) -> None:
+    """Refuse a `kvs put` that would leave the instance unable to read key."""
+    from flux_lite.errors import UsageError
+
+    reason = MANAGED.get(key)
+    if reason is None and (key.startswith("checkpoint.") or key.startswith("sched.")):
+        reason = "flux-lite writes it"
+    if reason is None and jobid_of_key(key) is not None:
+        reason = "job data is written by the job manager"
+    if reason is not None:
+        raise FluxLiteError(f"{key}: refusing to overwrite an instance key ({reason})")
+    if key == "resource.R":
+        try:
+            check_R(value, deep=True)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise UsageError(f"{key}: not a valid R: {exc}") from None

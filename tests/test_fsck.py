@@ -1,0 +1,154 @@
+"""flux-lite fsck: what it checks, and what --repair and --rebuild fix (issue 11)."""
+
+import sqlite3
+
+import pytest
+
+from flux_lite.formats.jobid import decode, kvs_key
+
+
+def sql(flux, query, *args):
+    conn = sqlite3.connect(flux.state_dir + "/kvs.sqlite", isolation_level=None)
+    try:
+        return conn.execute(query, args).fetchall()
+    finally:
+        conn.close()
+
+
+def raw(flux, key):
+    return sql(flux, "SELECT value FROM kvs WHERE key = ?", key)[0][0]
+
+
+@pytest.fixture
+def busy(flux):
+    ids = [flux.submit("-t", "1h", "sleep", "inf"), flux.submit("-N2", "-t", "1h", "true"),
+           flux.submit("-t", "5s", "sleep", "inf"), flux.submit("true")]
+    flux.advance("10s")
+    flux("cancel", ids[3])
+    flux("resource", "drain", "3", "maintenance")
+    flux.advance("1m")
+    return flux, ids
+
+
+def test_healthy_instance_is_ok(busy):
+    flux, ids = busy
+    assert flux.out("fsck") == "fsck: ok\n"
+    assert flux.out("fsck", "--rebuild") == "fsck: ok (derived tables rebuilt)\n"
+    assert flux.out("fsck") == "fsck: ok\n"
+    assert flux.out("sched", "check") == "sched check: ok\n"
+
+
+def test_damaged_eventlog_reported_then_moved_aside(busy):
+    flux, ids = busy
+    key = kvs_key(decode(ids[0]))
+    good = raw(flux, key + ".eventlog")
+    sql(flux, "UPDATE kvs SET value = ? WHERE key = ?", good.replace('"submit"', '"sub\x00mit"', 1),
+        key + ".eventlog")
+    result = flux.fails("fsck")
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"job {ids[0]}: damaged KVS key {key}.eventlog: ")
+    assert lines[-1] == "fsck: 1 problem"
+    result = flux("fsck", "--repair")
+    assert result.stdout.splitlines()[-1] == "fsck: 1 problem, 1 repaired"
+    assert "[repaired: moved to lost+found.]" in result.stdout
+    assert flux.out("fsck") == "fsck: ok\n"
+    # nothing deleted: the keys are under lost+found
+    assert sql(flux, "SELECT value FROM kvs WHERE key = ?", "lost+found." + key + ".eventlog")[0][0].startswith(
+        good[:10])
+    assert ids[0] not in flux.out("jobs", "-a")
+    # its id is never reused, and its core went back to the scheduler
+    new = flux.submit("-t", "1h", "sleep", "inf")
+    assert decode(new) > max(decode(j) for j in ids)
+    assert flux.out("sched", "check") == "sched check: ok\n"
+
+
+@pytest.mark.parametrize("damage", ["order", "alloc-first", "clean-twice"])
+def test_rfc21_order_is_checked(busy, damage):
+    flux, ids = busy
+    key = kvs_key(decode(ids[2])) + ".eventlog"  # timed out: alloc .. clean
+    lines = raw(flux, key).splitlines(keepends=True)
+    if damage == "order":
+        text = "".join([lines[1], lines[0]] + lines[2:])
+    elif damage == "alloc-first":
+        text = "".join([lines[0]] + [ln for ln in lines if '"alloc"' in ln] + lines[1:])
+    else:
+        text = "".join(lines + [lines[-1]])
+    sql(flux, "UPDATE kvs SET value = ? WHERE key = ?", text, key)
+    result = flux.fails("fsck")
+    assert f"damaged KVS key {key}" in result.stdout
+
+
+def test_damaged_index_row_and_missing_row_are_rebuilt(busy):
+    flux, ids = busy
+    sql(flux, "UPDATE jobs SET data = '{garbage' WHERE id = ?", decode(ids[1]))
+    sql(flux, "DELETE FROM jobs WHERE id = ?", decode(ids[2]))
+    sql(flux, "UPDATE jobs SET state = 8, data = replace(data, '\"state\":64', '\"state\":8') WHERE id = ?",
+        decode(ids[3]))
+    out = flux.fails("fsck").stdout
+    assert f"job {ids[1]}: damaged row in the jobs index: " in out
+    assert f"job index: {ids[2]} is missing" in out
+    assert f"job index: {ids[3]}: state differ from its eventlog" in out
+    out = flux("fsck", "--repair").stdout
+    assert out.splitlines()[-1] == "fsck: 3 problems, 3 repaired", out
+    assert flux.out("fsck") == "fsck: ok\n"
+    assert flux.state(ids[3]) == "INACTIVE"
+
+
+@pytest.mark.parametrize("key", ["sched.state", "job-manager.sched", "checkpoint.job-manager", "sched.module"])
+def test_damaged_rebuildable_state_is_repaired(busy, key):
+    flux, ids = busy
+    sql(flux, "UPDATE kvs SET value = '[1,' WHERE key = ?", key)
+    assert flux("submit", "true", check=False).exit_code == 1
+    assert f"damaged KVS key {key}" in flux.fails("fsck").stdout
+    flux("fsck", "--repair")
+    assert flux.out("fsck") == "fsck: ok\n"
+    new = flux.submit("-t", "1h", "true")
+    assert decode(new) > max(decode(j) for j in ids)
+    assert flux.out("sched", "check") == "sched check: ok\n"
+    assert flux.state(ids[0]) == "RUN"
+
+
+@pytest.mark.parametrize("key", ["instance.meta", "instance.clock", "resource.R", "config"])
+def test_damaged_primary_keys_are_reported_not_repaired(busy, key):
+    flux, ids = busy
+    good = raw(flux, key)
+    sql(flux, "UPDATE kvs SET value = '[]' WHERE key = ?", key)
+    out = flux.fails("fsck", "--repair").stdout
+    assert f"damaged KVS key {key}" in out and "not repairable" in out
+    assert raw(flux, key) == "[]"  # untouched
+    sql(flux, "UPDATE kvs SET value = ? WHERE key = ?", good, key)
+    assert flux.out("fsck") == "fsck: ok\n"
+
+
+def test_sqlite_corruption_is_reported(busy):
+    flux, ids = busy
+    path = flux.state_dir + "/kvs.sqlite"
+    size = 4096
+    with open(path, "r+b") as f:
+        f.seek(size + 8)  # page 2: the cell pointers of a b-tree page
+        f.write(b"\x7f" * 200)
+    result = flux("fsck", check=False)
+    assert result.exit_code == 1
+    assert "sqlite" in result.output or "state database" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_guest_may_check_but_not_repair(busy):
+    flux, ids = busy
+    guest = {"FLUX_HANDLE_USERID": "1234"}
+    assert flux.out("fsck", env=guest) == "fsck: ok\n"
+    result = flux.fails("fsck", "--repair", env=guest)
+    assert "for the instance owner" in result.stderr
+
+
+def test_scheduler_view_is_checked_and_resynced(busy):
+    import json
+
+    flux, ids = busy
+    state = json.loads(raw(flux, "sched.state"))
+    state["allocs"] = [a for a in state["allocs"] if a["id"] != decode(ids[0])]
+    sql(flux, "UPDATE kvs SET value = ? WHERE key = 'sched.state'", json.dumps(state))
+    out = flux.fails("fsck").stdout
+    assert f"scheduler: {ids[0]}: holds" in out and "does not track it" in out
+    assert "[repaired: rebuilt]" in flux.out("fsck", "--repair")
+    assert flux.out("fsck") == "fsck: ok\n"
