@@ -47,7 +47,7 @@ def _integrity(kvs, report):
 
 
 def _instance_keys(kvs, report):
-    for key, check in stored.CHECKS.items():
+    for key in stored.CHECKS:
         try:
             value = kvs.get(key)
             if key == "resource.R" and value is not None:
@@ -222,7 +222,6 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
 
 
 def _lost_ids(kvs):
-    from flux_lite.job_manager import replay
 
     return [stored.jobid_of_key(k[len(LOST) + 1:]) or 0 for k in kvs.keys_under(LOST)
             if k.endswith(".eventlog")] if kvs.isdir(LOST) else []

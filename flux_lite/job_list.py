@@ -5,7 +5,6 @@ start, inactive by end), filtered by user, state and result. What the listing
 makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
-import json
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
