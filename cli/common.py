@@ -71,3 +71,14 @@ class JobIDType(_ParsedType):
 JOBID = JobIDType()
 FSD = _ParsedType("FSD", "flux_lite.formats.fsd:parse", float, "invalid Flux standard duration: '{}'")
 
+
+class JobIDTextType(click.ParamType):
+    """A job id kept as typed: Flux's C tools echo it so in messages and
+    decode it themselves (`error parsing jobid: "X"`, exit 1)."""
+
+    name = "JOBID"
+    shell_complete = JobIDType.shell_complete
+
+
+JOBID_TEXT = JobIDTextType()
+

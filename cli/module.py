@@ -1,6 +1,9 @@
 """flux-lite module: Flux's spellings for the scheduler module and job-manager stats."""
 
+import contextlib
+import errno
 import json
+import os
 
 import click
 
@@ -32,7 +35,8 @@ def load(name, args):
 
     _check(name)
     with session() as broker:
-        admin.module_load(broker, name, args)
+        with _flux_words("load", name, errno.EINVAL):
+            admin.module_load(broker, name, args)
 
 
 @module.command("remove")
@@ -44,7 +48,8 @@ def remove(force, name):
 
     _check(name)
     with session() as broker:
-        admin.module_remove(broker, name, force=force)
+        with _flux_words("remove", name, errno.ENOENT):
+            admin.module_remove(broker, name, force=force)
 
 
 @module.command("reload")
@@ -61,7 +66,8 @@ def reload(force, name, args):
         # as in Flux, a failed load still removes the old module
         failure = admin.module_reload(broker, name, args, progress=report)
     if failure is not None:
-        raise failure
+        with _flux_words("load", name, errno.EINVAL):
+            raise failure
 
 
 @module.command("list")
@@ -130,3 +136,18 @@ def debug(clear_all, set_, setbit, clearbit, name):
         if changed:
             target.set_debug(flags)
     click.echo(f"0x{flags:x}")
+
+
+@contextlib.contextmanager
+def _flux_words(verb, name, errnum):
+    """As `flux`, a module that fails to load or remove says only
+    `load NAME: strerror`, as flux module does (Flux logs the reason);
+    as flux-lite the reason is the message."""
+    try:
+        yield
+    except FluxLiteError as exc:
+        from flux_lite.cli.words import is_flux
+
+        if not is_flux():
+            raise
+        raise FluxLiteError(f"{verb} {name}: {os.strerror(exc.errno or errnum)}") from None

@@ -9,6 +9,7 @@ import tempfile
 import click
 
 from flux_lite.cli.common import state_dir
+from flux_lite.cli.words import flux_environment, prog
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -28,7 +29,8 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
 
     Without COMMAND the instance is created in the selected state directory.
     With COMMAND a temporary instance is created, COMMAND runs with
-    FLUX_LITE_STATE_DIR pointing at it, the instance is removed afterwards
+    FLUX_LITE_STATE_DIR pointing at it and a `flux` command (flux-lite
+    speaking as Flux) first on PATH, the instance is removed afterwards
     and flux-lite exits with COMMAND's status.
     """
     from flux_lite import config as configmod
@@ -62,11 +64,12 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
     tmp = tempfile.mkdtemp(prefix="flux-lite-")
     try:
         create(tmp, force=True).close()
-        env = dict(os.environ, FLUX_LITE_STATE_DIR=tmp)
+        # `flux` in COMMAND is flux-lite on this instance, as `flux start` makes it
+        env = dict(os.environ, **flux_environment(tmp))
         try:
             rc = subprocess.call(list(command), env=env)
         except OSError as exc:
-            click.echo(f"flux-lite start: {command[0]}: {exc.strerror}", err=True)
+            click.echo(f"{prog('start')}: {command[0]}: {exc.strerror}", err=True)
             rc = 127
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -6,12 +6,13 @@ import sys
 import click
 
 from flux_lite.cli.common import instance
-from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite.errors import FluxLiteError
 
 URGENCY_NAMES = {"hold": 0, "default": 16, "expedite": 31}
 
 
 def parse_urgency(text):
+    """--urgency as flux submit reads it: a name, else int() of the text."""
     if isinstance(text, int):
         return text
     if text in URGENCY_NAMES:
@@ -19,26 +20,39 @@ def parse_urgency(text):
     try:
         return int(text)
     except ValueError:
-        raise UsageError(f"invalid urgency '{text}': expected 0-31, hold, default or expedite") from None
+        raise FluxLiteError(f"invalid literal for int() with base 10: {text!r}") from None
+
+
+_FSD_UNITS = {"s": 1.0, "ms": 0.001, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def parse_time_limit(text):
-    """-t: minutes when no unit is given (as flux submit), else an FSD."""
-    from flux_lite.formats.fsd import parse
+    """-t: minutes when the text is a number (as flux submit), else an FSD.
+
+    Errors are Flux's: the FSD parser's, then the jobspec's range checks.
+    """
+    import math
+    import re
 
     if text is None:
         return None
     try:
-        value = float(text)
-        if value < 0 or value != value:
-            raise ValueError
-        return value * 60.0
+        value = float(text) * 60.0
     except ValueError:
-        pass
-    try:
-        return parse(text)
-    except ValueError:
-        raise UsageError(f"invalid time limit '{text}': expected minutes or an FSD") from None
+        if text in ("inf", "infinity", "INF", "INFINITY"):
+            value = math.inf
+        else:
+            match = re.match(r"(.*?)(s|m|h|d|ms)$", text)
+            try:
+                value = float(match.group(1) if match else text)
+            except ValueError:
+                raise FluxLiteError("invalid Flux standard duration") from None
+            value *= _FSD_UNITS[match.group(2) if match else "s"]
+    if value < 0:
+        raise FluxLiteError("duration must not be negative")
+    if math.isnan(value) or math.isinf(value):
+        raise FluxLiteError("duration must be a normal, finite value")
+    return value
 
 
 def complete_queue_option(ctx, param, incomplete):
@@ -55,10 +69,11 @@ def _complete_dependency(ctx, param, incomplete):
 
 def job_options(f):
     options = [
-        click.option("-n", "--ntasks", type=click.IntRange(min=1), default=None, help="Number of tasks."),
-        click.option("-N", "--nodes", type=click.IntRange(min=1), default=None, help="Number of nodes."),
-        click.option("-c", "--cores-per-task", type=click.IntRange(min=1), default=1, help="Cores per task."),
-        click.option("-g", "--gpus-per-task", type=click.IntRange(min=0), default=0, help="GPUs per task."),
+        # counts are checked after parsing, with flux submit's words (exit 1)
+        click.option("-n", "--ntasks", metavar="N", default=None, help="Number of tasks."),
+        click.option("-N", "--nodes", metavar="N", default=None, help="Number of nodes."),
+        click.option("-c", "--cores-per-task", metavar="N", default=None, help="Cores per task."),
+        click.option("-g", "--gpus-per-task", metavar="N", default=None, help="GPUs per task."),
         click.option("-x", "--exclusive", is_flag=True, default=None, help="Allocate whole nodes."),
         click.option("-t", "--time-limit", metavar="MIN|FSD", help="Time limit (minutes, or an FSD)."),
         click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queue_option,
@@ -86,6 +101,12 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
 
     from flux_lite.formats import jobspec as jobspecmod
 
+    if not command:
+        raise FluxLiteError("job command and arguments are missing")
+    ntasks, nodes, cores_per_task, gpus_per_task = (
+        _count(value, option) for value, option in ((ntasks, "ntasks"), (nodes, "nodes"),
+                                                    (cores_per_task, "cores-per-task"),
+                                                    (gpus_per_task, "gpus-per-task")))
     duration = parse_time_limit(time_limit)
     try:
         cwd = os.getcwd()
@@ -93,10 +114,11 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
         cwd = None
     return jobspecmod.build(
         list(command),
-        ntasks=ntasks or 1 if ntasks or not nodes else None,
+        # no -n (or -n0): one task per node with -N, else one task
+        ntasks=ntasks or (None if nodes is not None else 1),
         nnodes=nodes,
-        cores_per_task=cores_per_task,
-        gpus_per_task=gpus_per_task,
+        cores_per_task=1 if cores_per_task is None else cores_per_task,
+        gpus_per_task=gpus_per_task or 0,
         duration=duration,
         name=job_name,
         cwd=cwd,
@@ -104,6 +126,16 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
         exclusive=exclusive,
         queue=queue,
     )
+
+
+def _count(value, option):
+    """An integer option's value, converted after parsing as flux submit does."""
+    if value is None or isinstance(value, int):
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise FluxLiteError(f"--{option}: invalid int value '{value}'") from None
 
 
 def dependency_entries(uris, begin_times):
@@ -150,7 +182,7 @@ def parse_flags(flags):
     try:
         return job.parse_flags(flags)
     except ValueError as exc:
-        raise UsageError(f"unknown flag '{exc}'") from None
+        raise FluxLiteError(f"--flags: Unknown flag {exc}") from None
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -160,7 +192,7 @@ def parse_flags(flags):
 @click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting.")
 @click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code.")
 @click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none).")
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, urgency,
            setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event, wait,
            watch):
@@ -175,8 +207,8 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
     if cc is not None:
         try:
             copies = list(IDset.parse(cc))
-        except ValueError as exc:
-            raise UsageError(f"--cc: {exc}") from None
+        except ValueError:
+            raise FluxLiteError(f"IDset(): Invalid argument: {cc}") from None
     specs = []
     templated = any("{cc}" in arg for arg in command)
     for ccid in copies:
@@ -227,7 +259,7 @@ def _wait_all(inst, ids, name):
 
 @click.command(context_settings={"allow_interspersed_args": False})
 @job_options
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, urgency,
         setattrs, job_name, flags, dependencies, begin_times, dry_run):
     """Submit a job and wait for it to end; exit with the job's exit code.
@@ -271,8 +303,6 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
 
 def _job_prog():
     """flux-job's program name: run's reports come from flux job attach."""
-    try:
-        from flux_lite.cli.words import prog
-    except ImportError:  # pragma: no cover - before Flux's words are known
-        return "flux-lite job"
+    from flux_lite.cli.words import prog
+
     return prog("job")

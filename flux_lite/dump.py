@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 from flux_lite.archive import Entry
 
@@ -53,9 +54,12 @@ def unwrap_J(text: str) -> str | None:
     return payload
 
 
+_JOB_DIR = re.compile(r"job\.[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}(\.|$)")
+
+
 def is_job_dir(parts: list[str]) -> bool:
-    return len(parts) >= 5 and parts[0] == "job" and all(
-        len(p) == 4 and all(c in "0123456789abcdef" for c in p) for p in parts[1:5])
+    """Do the key's components start with a job directory (job.XXXX.XXXX.XXXX.XXXX)?"""
+    return len(parts) >= 5 and parts[0] == "job" and _JOB_DIR.match(".".join(parts[:5])) is not None
 
 
 def flux_path(key: str) -> str | None:
@@ -91,13 +95,16 @@ def _submit_userid(eventlog_text: str) -> int:
 
 
 def collect(broker, checkpoint: bool = False) -> list[Entry]:
-    """The archive entries for the instance as it is now (inside a session)."""
-    from flux_lite import __version__
+    """The archive entries for the instance as it is now (inside a session).
+
+    Only the instance owner may dump: the archive holds every user's jobs."""
+    from flux_lite import __version__, access
     from flux_lite.formats import eventlog
     from flux_lite.formats.jobid import kvs_namespace
     from flux_lite.instance import DERIVED_VERSION
     from flux_lite.job_manager.job import INACTIVE
 
+    access.require_owner(broker.instance.identity, "dump")
     kvs = broker.kvs
     now = broker.now
     kvs.flush()
@@ -230,11 +237,7 @@ def _exec_eventlog(entries) -> str:
 
 def queue_states(broker) -> list[dict]:
     """Queue enable/start states in checkpoint.job-manager's shape."""
-    ckpt = broker.kvs.get("checkpoint.job-manager") or {}
-    queues = ckpt.get("queue")
-    if isinstance(queues, list) and queues:
-        return queues
-    return [{"enable": True, "start": True}]
+    return broker.queues.checkpoint()
 
 
 def job_manager_checkpoint(broker) -> dict:
