@@ -13,7 +13,6 @@ from flux_lite.cli._complete import (
 )
 from flux_lite.errors import FluxLiteError
 
-SCHED_MODULES = ("sched-simple", "sched-backfill")
 
 
 @click.group()
@@ -22,8 +21,11 @@ def module():
 
 
 def _check(name):
-    if name not in SCHED_MODULES:
-        raise FluxLiteError(f"{name}: only the scheduler modules ({', '.join(SCHED_MODULES)}) can be managed")
+    from flux_lite.sched import registry
+
+    names = registry.module_names()
+    if name not in names:
+        raise FluxLiteError(f"{name}: only the scheduler modules ({', '.join(names)}) can be managed")
 
 
 @module.command("load")
@@ -90,13 +92,14 @@ def list_():
 @click.argument("name", shell_complete=complete_loaded_modules)
 def stats(name):
     """Print a module's stats as JSON (job-manager: housekeeping running/config)."""
+    from flux_lite import protocol
     from flux_lite.sched import loader
 
     with session() as broker:
         if name == "job-manager":
-            out = broker.jm.stats()
+            out = broker.rpc(protocol.JM_STATS, {})
         elif name == loader.loaded_name(broker):
-            out = broker.sched.stats()
+            out = broker.rpc(protocol.SCHED_STATS, {})
         else:
             raise FluxLiteError(f"{name}: module is not loaded")
     click.echo(json.dumps(out))
@@ -114,16 +117,20 @@ def debug(clear_all, set_, setbit, clearbit, name):
     sched-simple: 1 deny every alloc, 4 refuse sched.expiration;
     job-exec: 1 make expiration updates fail (non-fatal exec exception).
     """
+    from flux_lite import protocol
     from flux_lite.sched import loader
 
     with session() as broker:
         if name == "job-exec":
-            target = broker.exec
+            flags = broker.exec.debug_flags
+            set_flags = broker.exec.set_debug
         elif name == loader.loaded_name(broker):
-            target = broker.sched
+            flags = broker.rpc(protocol.SCHED_DEBUG, protocol.debug_request())["flags"]
+
+            def set_flags(flags):
+                broker.rpc(protocol.SCHED_DEBUG, protocol.debug_request(flags))
         else:
             raise FluxLiteError(f"{name}: module is not loaded")
-        flags = target.debug_flags
         changed = clear_all or set_ is not None or setbit is not None or clearbit is not None
         if clear_all:
             flags = 0
@@ -134,7 +141,7 @@ def debug(clear_all, set_, setbit, clearbit, name):
         if clearbit is not None:
             flags &= ~clearbit
         if changed:
-            target.set_debug(flags)
+            set_flags(flags)
     click.echo(f"0x{flags:x}")
 
 

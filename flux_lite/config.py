@@ -22,7 +22,16 @@ HOUSEKEEPING_KEYS = {
     "drain-on-failure",
 }
 
-POLICIES = ("fcfs", "easy", "hybrid", "conservative")
+
+
+def __getattr__(name):
+    # POLICIES: every scheduler module's policies (flux_lite.sched.registry),
+    # computed on first use: most commands never validate a configuration
+    if name == "POLICIES":
+        from flux_lite.sched import registry
+
+        return registry.policies()
+    raise AttributeError(name)
 
 
 def load_text(text, source="config"):
@@ -183,8 +192,12 @@ def validate(cfg):
             _bool(ud["owner-allow-any"], "job-manager.update-duration.owner-allow-any")
     sch = _section(cfg, "sched", ("policy", "queue-depth", "reservation-depth", "partial-ok"))
     if sch is not None:
-        if "policy" in sch and sch["policy"] not in POLICIES:
-            raise ConfigError(f"sched.policy: expected one of {', '.join(POLICIES)}, got {sch['policy']!r}")
+        if "policy" in sch:
+            from flux_lite.sched import registry
+
+            policies = registry.policies()
+            if sch["policy"] not in policies:
+                raise ConfigError(f"sched.policy: expected one of {', '.join(policies)}, got {sch['policy']!r}")
         if "queue-depth" in sch:
             _posint(sch["queue-depth"], "sched.queue-depth", allow_unlimited=True)
         if "reservation-depth" in sch:

@@ -117,10 +117,12 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
         bucket.append(Entry(path, data=data, mtime=mtime))
 
     # job states from the index: which jobs are running, which ran and ended
+    from flux_lite.job_manager import index
+
     states = {}
-    for jobid, state, data in kvs.conn.execute("SELECT id, state, data FROM jobs"):
+    for jobid, data in index.raw_rows(kvs.conn):
         rec = json.loads(data)
-        states[jobid] = (state, rec.get("started"), rec.get("finished"))
+        states[jobid] = (rec["state"], rec.get("started"), rec.get("finished"))
 
     own_kinds = {}  # flux-lite's keys that are not JSON documents
     guest_dirs = set()
@@ -243,9 +245,9 @@ def queue_states(broker) -> list[dict]:
 def job_manager_checkpoint(broker) -> dict:
     ckpt = broker.kvs.get("checkpoint.job-manager") or {}
     max_jobid = int(ckpt.get("max_jobid") or 0)
-    row = broker.kvs.conn.execute("SELECT MAX(id) FROM jobs").fetchone()
-    if row and row[0]:
-        max_jobid = max(max_jobid, row[0])
+    from flux_lite.job_manager import index
+
+    max_jobid = max(max_jobid, index.max_id(broker.kvs.conn))
     return {"version": 1, "max_jobid": max_jobid, "queue": queue_states(broker)}
 
 

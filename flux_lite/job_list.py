@@ -57,8 +57,10 @@ class _Rows(list):
 
 
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
-          name=None, since=0.0):
+          name=None, since=0.0, queues=None):
     """Job records in flux-core's job-list order.
+
+    queues keeps only jobs of those queues (a set of names).
 
     name keeps only jobs of that name; since keeps only inactive jobs that
     became inactive after it (active jobs always pass), as job-list's do.
@@ -81,6 +83,8 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
             f"SELECT id, data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))))
         if name is not None:
             pend = [r for r in pend if r.get("name") == name]
+        if queues is not None:
+            pend = [r for r in pend if _queue(r) in queues]
         pending = sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
         running = sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
         rows.extend(pending)
@@ -95,6 +99,8 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         for rec in good_rows(cur):
             if name is not None and rec.get("name") != name:
                 continue
+            if queues is not None and _queue(rec) not in queues:
+                continue
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:
                 continue
             rows.append(rec)
@@ -105,6 +111,12 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         rows = _Rows(rows[:max_entries])
         rows.truncated = True
     return rows
+
+
+def _queue(rec):
+    from flux_lite.queues import queue_of
+
+    return queue_of(rec.get("jobspec"))
 
 
 _DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M",

@@ -742,3 +742,27 @@ def test_garbage_is_one_line(flux, option, value):
         lines = [x for x in r.stderr.splitlines() if "is deprecated" not in x]
         assert r.stdout == "" and len(lines) == 1
     flux("jobs", "-a")
+
+
+# -- fsck ----------------------------------------------------------------------------------------------------
+
+
+def test_fsck_checks_and_rebuilds_the_dependency_tables(flux):
+    ids = workload(flux)
+    assert flux.out("fsck") == "fsck: ok\n"
+    conn = sqlite3.connect(str(Path(flux.state_dir) / "kvs.sqlite"), isolation_level=None)
+    try:
+        conn.execute("DELETE FROM depends WHERE description = 'singleton'")
+        conn.execute("DELETE FROM job_names WHERE jobid = (SELECT MIN(jobid) FROM job_names)")
+    finally:
+        conn.close()
+    r = flux.fails("fsck")
+    assert r.stdout.splitlines() == [
+        f"job index: {ids[3]}: outstanding dependencies differ from its eventlog",
+        f"job index: {ids[2]}: its name count differs from its jobspec",
+        "fsck: 2 problems",
+    ]
+    flux("fsck", "--rebuild")
+    assert flux.out("fsck") == "fsck: ok\n"
+    finish(flux, ids)
+    assert flux.out("jobs", "-no", "{status}", *ids) == "COMPLETED\n" * 4 + "COMPLETED\n"

@@ -56,7 +56,7 @@ def quarantined(kvs):
 def rebuild(broker):
     """Recreate the derived tables from the eventlogs (inside the caller's transaction)."""
     from flux_lite.instance import TABLES
-    from flux_lite.job_manager.manager import write_row
+    from flux_lite.job_manager.index import write_row
 
     kvs = broker.kvs
     # recreate them whole: an older layout may lack columns
