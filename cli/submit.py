@@ -6,7 +6,7 @@ import sys
 import click
 
 from flux_lite.cli.common import instance
-from flux_lite.errors import FluxLiteError
+from flux_lite.errors import FluxLiteError, UsageError
 
 URGENCY_NAMES = {"hold": 0, "default": 16, "expedite": 31}
 
