@@ -14,6 +14,7 @@ import base64
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
