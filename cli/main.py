@@ -79,7 +79,13 @@ class LazyGroup(click.Group):
         except sqlite3.DatabaseError as exc:
             _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
-            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: state database: {exc}", err=True)
+            if "readonly" in str(exc):
+                from flux_lite.kvs import ReadOnlyError
+
+                exc = ReadOnlyError()
+            else:
+                exc = f"state database: {exc}"
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: {exc}", err=True)
             ctx.exit(1)
         except UnicodeError:
             # argv and environment arrive surrogate-escaped when not UTF-8

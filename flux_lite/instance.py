@@ -155,7 +155,11 @@ class Instance:
                 "or select one with --state-dir or FLUX_LITE_STATE_DIR)"
             )
         check_private(state_dir, path)
-        return cls(state_dir, KVS(path))
+        if _writable(state_dir, path):
+            return cls(state_dir, KVS(path))
+        inst = cls(state_dir, KVS(path, readonly=True))
+        notice(f"{state_dir} is read-only: showing the last committed state (nothing is saved)")
+        return inst
 
     @classmethod
     def create(cls, state_dir, config=None, size=1, hosts=None, cores=4, gpus=0, clock=None, force=False,
@@ -295,15 +299,21 @@ class Instance:
     def virtual(self):
         return self.meta["clock"] == "virtual"
 
+    @property
+    def readonly(self):
+        return self.kvs.readonly
+
     def clock_now(self):
         """The instance's current time: stored for a virtual clock, wall time otherwise."""
         stored = self.kvs.get("instance.clock")["now"]
-        if self.virtual:
+        if self.virtual or self.readonly:
             return stored
         # never let time run backwards across commands
         return max(time.time(), stored)
 
     def set_clock(self, now):
+        if self.readonly and now == self.clock_now():
+            return  # a read-only command that changed nothing
         self.kvs.put("instance.clock", {"now": now})
 
     # -- the log ----------------------------------------------------------------
@@ -346,7 +356,8 @@ class Instance:
             with _gc_paused(), self.kvs.transaction():
                 ctx = self.context(self.clock_now())
                 self._check_derived(ctx)
-                self._check_rollback(ctx)
+                if not self.readonly:
+                    self._check_rollback(ctx)
                 yield ctx
                 ctx.save()
         except BaseException:
@@ -357,7 +368,7 @@ class Instance:
     def session(self, catch_up=True):
         """One command: a write transaction, brought up to now, saved at the end."""
         with self._step() as ctx:
-            if catch_up:
+            if catch_up and not self.readonly:  # read-only: the last committed state
                 ctx.advance_to(ctx.now)
             yield ctx
             ctx.run()
@@ -419,6 +430,8 @@ class Instance:
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
         if version == DERIVED_VERSION and DERIVED_NAMES <= present:
             return
+        if self.readonly:
+            raise FluxLiteError("the job index must be rebuilt, and the state directory is read-only")
         from flux_lite.job_manager import replay
 
         replay.rebuild(ctx)
@@ -485,6 +498,12 @@ def take_notices() -> list:
     out = list(_NOTICES)
     _NOTICES.clear()
     return out
+
+
+def _writable(state_dir, path):
+    """Can this process change the instance? (SQLite also needs the directory,
+    for the -wal and -shm files.)"""
+    return os.access(state_dir, os.W_OK) and os.access(path, os.W_OK)
 
 
 def _unlink(path):
