@@ -1,7 +1,6 @@
 """flux-lite config: print or replace the instance configuration."""
 
 import json
-import sys
 
 import click
 
@@ -37,7 +36,9 @@ def load(file):
     from flux_lite import admin
     from flux_lite import config as configmod
 
-    text = sys.stdin.read() if file == "-" else None
-    cfg = configmod.load_text(text, source="stdin") if text is not None else configmod.load_file(file)
+    if file == "-":
+        cfg = configmod.load_text(configmod.read_input("-", "config"), source="stdin")
+    else:
+        cfg = configmod.load_file(file)
     with session() as broker:
         admin.config_load(broker, cfg)

@@ -42,6 +42,13 @@ def load_text(text, source="config"):
             where = f": line {mark.line + 1}" if mark is not None else ""
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             raise ConfigError(f"{source}{where}: {problem}") from None
+        except (ValueError, TypeError, OverflowError) as exc:
+            # e.g. a date that does not exist (2026-02-30)
+            raise ConfigError(f"{source}: {exc}") from None
+        except RecursionError:
+            raise ConfigError(f"{source}: nested too deeply") from None
+        check_size(obj, source)
+        obj = _plain(obj, source)
     if obj is None:
         obj = {}
     if not isinstance(obj, dict):
@@ -49,13 +56,62 @@ def load_text(text, source="config"):
     return validate(obj)
 
 
-def load_file(path):
+# bounds on what one input may cost: bytes read, and values after YAML
+# alias expansion (563 bytes of aliases can name a billion strings)
+MAX_INPUT = 1 << 20
+MAX_VALUES = 100000
+
+
+def _plain(obj, source):
+    """YAML values as JSON can hold them: dates and times become their ISO
+    text, so that the stored config never holds what JSON cannot."""
+    import datetime
+
+    if isinstance(obj, dict):
+        return {str(k) if not isinstance(k, str) else k: _plain(v, source) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_plain(v, source) for v in obj]
+    if isinstance(obj, (datetime.date, datetime.datetime)):
+        return obj.isoformat()
+    if isinstance(obj, bytes):
+        raise ConfigError(f"{source}: binary values are not allowed")
+    if isinstance(obj, (set, tuple)):
+        return [_plain(v, source) for v in obj]
+    return obj
+
+
+def read_input(path, what="file", limit=MAX_INPUT):
+    """The UTF-8 text of path ('-' is stdin), refused past limit bytes
+    (/dev/zero included) or when it is not text."""
+    import sys
+
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        if path == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(limit + 1)
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
-    return load_text(text, source=str(path))
+    where = "stdin" if path == "-" else path
+    if len(data) > limit:
+        raise ConfigError(f"{where}: {what} larger than {limit // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+
+
+def check_size(obj, source, limit=MAX_VALUES):
+    """Refuse a parsed document with more than limit values, aliases expanded."""
+    from flux_lite.formats.bounds import count_values
+
+    if count_values(obj, limit) > limit:
+        raise ConfigError(f"{source}: more than {limit} values (YAML aliases expand to too much)")
+
+
+def load_file(path):
+    return load_text(read_input(path, "config"), source=str(path))
 
 
 def _table(obj, key):

@@ -448,24 +448,33 @@ class Instance:
         deadline = None
         while True:
             outcome = None
-            with self._step() as ctx:
-                now = ctx.now
-                ctx.advance_to(now)
-                if deadline is None and timeout is not None:
-                    deadline = now + timeout
-                result = check(ctx)
-                while result is None and self.virtual:
-                    nxt = ctx.next_event_time()
-                    if nxt is None or (deadline is not None and nxt > deadline):
-                        # the time waited has passed, even though nothing came
-                        if deadline is not None:
-                            ctx.advance_to(deadline)
-                            outcome = WaitTimeout("timeout")
-                        else:
-                            outcome = WaitStalled("nothing left to happen under the virtual clock")
-                        break
-                    ctx.advance_to(nxt)
+            start = None
+            try:
+                with self._step() as ctx:
+                    now = start = ctx.now
+                    ctx.advance_to(now)
+                    if deadline is None and timeout is not None:
+                        deadline = now + timeout
                     result = check(ctx)
+                    while result is None and self.virtual:
+                        nxt = ctx.next_event_time()
+                        if nxt is None or (deadline is not None and nxt > deadline):
+                            # the time waited has passed, even though nothing came
+                            if deadline is not None:
+                                ctx.advance_to(deadline)
+                                outcome = WaitTimeout("timeout")
+                            else:
+                                outcome = WaitStalled("nothing left to happen under the virtual clock")
+                            break
+                        ctx.advance_to(nxt)
+                        result = check(ctx)
+                    if self.virtual and deadline is None and ctx.now > start and (
+                            isinstance(outcome, WaitStalled) or isinstance(result, str)):
+                        # what was waited for never came: the simulated time it
+                        # took to find out is rolled back, not imposed on every job
+                        raise _Undo(outcome, result)
+            except _Undo as undo:
+                outcome, result = undo.args
             if outcome is not None:
                 raise outcome
             if result is not None:
@@ -547,6 +556,10 @@ def check_private(state_dir, *files):
             raise FluxLiteError(f"refusing to use {path}: it belongs to uid {st.st_uid}")
         if st.st_mode & 0o022:
             raise FluxLiteError(f"refusing to use {path}: other users can write it (chmod go-w {path})")
+
+
+class _Undo(Exception):
+    """Rolls a wait's transaction back, carrying its outcome out."""
 
 
 class WaitTimeout(FluxLiteError):

@@ -16,6 +16,10 @@ import sqlite3
 from contextlib import contextmanager
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import WideJobID
+
+# ids past SQLite's integer range match no row (see WideJobID)
+sqlite3.register_adapter(WideJobID, lambda v: f"jobid:{int(v)}")
 
 # kind of a stored value: 'json' (a JSON document) or 'eventlog' (RFC 18 text)
 JSON = "json"

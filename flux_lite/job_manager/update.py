@@ -16,6 +16,7 @@ from flux_lite import access
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
+from flux_lite.stored import MAX_TIME
 from flux_lite.job_manager.job import RUNNING
 
 DURATION = "attributes.system.duration"
@@ -148,7 +149,7 @@ def update_job(broker, jobid, updates):
         duration = updates[DURATION]
         if not job.R or job.starttime <= 0:
             raise FluxLiteError("unable to get job starttime", errno=EINVAL)
-        expiration = 0.0 if duration == 0 else job.starttime + duration
+        expiration = 0.0 if duration == 0 else min(job.starttime + duration, MAX_TIME)
         if duration != 0 and expiration <= broker.now:
             raise FluxLiteError("requested duration places job expiration in the past", errno=EINVAL)
         sched = broker.sched
@@ -196,5 +197,5 @@ def dry_run_report(broker, jobid, updates):
     if sched is None or not hasattr(sched, "preview_expiration"):
         return []
     duration = updates[DURATION]
-    expiration = 0.0 if duration == 0 else job.starttime + duration
+    expiration = 0.0 if duration == 0 else min(job.starttime + duration, MAX_TIME)
     return sched.preview_expiration(jobid, expiration)
