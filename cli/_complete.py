@@ -30,19 +30,6 @@ UPDATE_KEYS = (
 )
 UPDATE_VALUES = {"duration": (("inf", "unlimited"),)}
 
-# module load ARGS accepted by each scheduler module (flux_lite.sched.loader)
-MODULE_ARGS = {
-    "sched-simple": ("queue-depth=", "mode=", "log-level=", "test-hello-nopartial"),
-    "sched-backfill": ("queue-depth=", "mode=", "log-level=", "policy=", "reservation-depth="),
-}
-MODULE_ARG_VALUES = {
-    "mode": ("unlimited", "limited="),
-    "log-level": ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"),
-    "policy": ("easy", "hybrid", "conservative"),
-    "queue-depth": ("unlimited",),
-}
-
-
 def _state_dir(ctx):
     root = ctx.find_root() if ctx is not None else None
     if root is None:
@@ -300,10 +287,9 @@ def complete_housekeeping_jobids(ctx, param, incomplete):
 @_never_fail
 def complete_sched_modules(ctx, param, incomplete):
     """The scheduler modules that can be loaded, removed or reloaded."""
-    from flux_lite.sched.loader import MODULES
+    from flux_lite.sched import registry
 
-    helps = {"sched-simple": "FCFS (policy fcfs)", "sched-backfill": "backfill (easy, hybrid, conservative)"}
-    return _items(((name, helps.get(name, "")) for name in MODULES), incomplete)
+    return _items(((name, cls.description) for name, cls in registry.modules().items()), incomplete)
 
 
 @_never_fail
@@ -337,15 +323,18 @@ def complete_debug_modules(ctx, param, incomplete):
 
 @_never_fail
 def complete_module_args(ctx, param, incomplete):
-    """ARGS of module load/reload for the module named before them."""
+    """ARGS of module load/reload for the module named before them (as the module declares them)."""
+    from flux_lite.sched import registry
+
     name = (ctx.params or {}).get("name") if ctx is not None else None
-    keys = MODULE_ARGS.get(name, ())
+    args = [arg for arg in registry.module_args(name) if arg.complete] if name else []
     if "=" in incomplete:
         key, _eq, value = incomplete.partition("=")
-        if f"{key}=" not in keys:
+        spec = next((arg for arg in args if arg.key == key and not arg.flag), None)
+        if spec is None:
             return []
-        return [CompletionItem(f"{key}={v}") for v in MODULE_ARG_VALUES.get(key, ()) if v.startswith(value)]
-    return _items(((k, "") for k in keys), incomplete)
+        return [CompletionItem(f"{key}={v}") for v in spec.values if v.startswith(value)]
+    return _items(((arg.key if arg.flag else f"{arg.key}=", arg.help) for arg in args), incomplete)
 
 
 # -- shell scripts ---------------------------------------------------------------------------

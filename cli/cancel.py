@@ -3,6 +3,7 @@
 import click
 
 from flux_lite.cli.common import JOBID, session
+from flux_lite.cli.words import echo_error, prog
 from flux_lite.errors import FluxLiteError
 
 
@@ -15,7 +16,7 @@ from flux_lite.errors import FluxLiteError
 @click.option("-n", "--dry-run", is_flag=True, help="Only report how many jobs would be canceled.")
 @click.option("-m", "--message", metavar="NOTE", help="Exception note.")
 @click.option("-q", "--quiet", is_flag=True, help="Say nothing when no job matches.")
-@click.argument("jobids", nargs=-1, type=JOBID)
+@click.argument("jobids", nargs=-1, type=JOBID, metavar="JOBID...")
 def cancel(all_, user, states, dry_run, message, quiet, jobids):
     """Cancel JOBIDS, or with --all every matching job."""
     from flux_lite.formats.jobid import f58
@@ -39,11 +40,11 @@ def cancel(all_, user, states, dry_run, message, quiet, jobids):
         jobs = f"{count} job{'s' if count != 1 else ''}"
         if count == 0:
             if not quiet:  # -q only hides this one, as flux-cancel's does
-                click.echo("flux-lite cancel: Matched 0 jobs", err=True)
+                click.echo(f"{prog()}: Matched 0 jobs", err=True)
         elif dry_run:
-            click.echo(f"flux-lite cancel: Would cancel {jobs}", err=True)
+            click.echo(f"{prog()}: Would cancel {jobs}", err=True)
         else:
-            click.echo(f"flux-lite cancel: Canceled {jobs} ({errors} error{'s' if errors != 1 else ''})",
+            click.echo(f"{prog()}: Canceled {jobs} ({errors} error{'s' if errors != 1 else ''})",
                        err=True)
         return
     failed = False
@@ -53,7 +54,7 @@ def cancel(all_, user, states, dry_run, message, quiet, jobids):
                 broker.jm.request_raise(jobid, 0, "cancel", message or "")
                 broker.run()
             except FluxLiteError as exc:
-                click.echo(f"flux-lite cancel: ERROR: {f58(jobid)}: {exc}", err=True)
+                echo_error(f"{f58(jobid)}: {exc}")
                 failed = True
     if failed:
         raise SystemExit(1)

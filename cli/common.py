@@ -55,6 +55,21 @@ class JobIDType(click.ParamType):
 JOBID = JobIDType()
 
 
+class JobIDTextType(click.ParamType):
+    """A job id kept as typed: Flux's C tools echo it so in messages and
+    decode it themselves (`error parsing jobid: "X"`, exit 1)."""
+
+    name = "JOBID"
+
+    def shell_complete(self, ctx, param, incomplete):
+        from flux_lite.cli._complete import complete_jobids
+
+        return complete_jobids(ctx, incomplete)
+
+
+JOBID_TEXT = JobIDTextType()
+
+
 class FSDType(click.ParamType):
     name = "FSD"
 

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from flux_lite.cli.common import FSD, JOBID, instance, session
+from flux_lite.cli.common import FSD, JOBID, JOBID_TEXT, instance, session
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
 
@@ -63,13 +63,18 @@ def job_submit(urgency, flags, file):
     click.echo(f58(jobid))
 
 
-def _job_or_fail(broker, jobid):
+def _job_or_fail(broker, jobid, not_found=None, denied=None):
+    """The job, or Flux's error: not_found/denied are the texts flux job
+    prints for that subcommand."""
     from flux_lite import access
 
     job = broker.jm.load_any(jobid)
     if job is None:
-        raise FluxLiteError(f"job {f58(jobid)} not found")
-    access.require_job_access(broker.instance.identity, job.userid)
+        raise FluxLiteError(not_found or f"job {f58(jobid)} not found")
+    if denied is None:
+        access.require_job_access(broker.instance.identity, job.userid)
+    else:
+        access.require_job_access(broker.instance.identity, job.userid, denied)
     return job
 
 
@@ -81,14 +86,18 @@ def _job_or_fail(broker, jobid):
               help="Timestamp format.")
 @click.option("-H", "--human", is_flag=True, help="Same as --time-format=human.")
 @click.option("-p", "--path", default="eventlog", help="Eventlog under the job directory (default eventlog).")
-@click.argument("jobid", type=JOBID)
+@click.argument("jobid", type=JOBID_TEXT)
 def job_eventlog(fmt, time_format, human, path, jobid):
     """Print a job's eventlog."""
+    from flux_lite import access
     from flux_lite.formats import eventlog
     from flux_lite.formats.jobid import kvs_key
 
+    typed, jobid = jobid, _c_jobid(jobid)
     with session() as broker:
-        _job_or_fail(broker, jobid)
+        # flux job eventlog names the job as it was typed
+        _job_or_fail(broker, jobid, not_found=f"job {typed} not found",
+                     denied=access.EVENTLOG_ACCESS)
         entries = broker.kvs.get_eventlog(kvs_key(jobid, path))
     if entries is None:
         raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
@@ -110,15 +119,16 @@ def job_eventlog(fmt, time_format, human, path, jobid):
 
 @job.command("info")
 @click.option("-o", "--original", is_flag=True, help="Print the jobspec as submitted (from J).")
-@click.argument("jobid", type=JOBID)
+@click.argument("jobid", type=JOBID_TEXT)
 @click.argument("keys", nargs=-1, required=True)
 def job_info(original, jobid, keys):
     """Print job KEYS: jobspec, R, eventlog, J (current values: updates applied)."""
     from flux_lite.formats.jobid import kvs_key
 
+    jobid = _c_jobid(jobid)
     out = []
     with session() as broker:
-        job = _job_or_fail(broker, jobid)
+        job = _job_or_fail(broker, jobid, not_found="invalid job id")
         for key in keys:
             if key == "jobspec" and not original:
                 out.append(json.dumps(job.jobspec))
@@ -171,25 +181,56 @@ def job_wait_event(timeout, match, count, fmt, quiet, verbose, jobid, name):
 
 @job.command("urgency")
 @click.option("-v", "--verbose", is_flag=True, help="Print the old urgency.")
-@click.argument("jobid", type=JOBID)
+@click.argument("jobid", type=JOBID_TEXT)
 @click.argument("urgency")
 def job_urgency(verbose, jobid, urgency):
-    """Set a pending job's urgency: 0-31, hold, default or expedite."""
-    from flux_lite.cli.submit import parse_urgency
+    """Set a pending job's urgency: 0-31, hold, default or expedite.
 
-    value = parse_urgency(urgency)
+    A negative URGENCY is a value, not an option (it is out of range)."""
+    value = _c_urgency(urgency)
     with session() as broker:
-        old = broker.jm.set_urgency(jobid, value)
+        try:
+            old = broker.jm.set_urgency(_c_jobid(jobid), value)
+        except FluxLiteError as exc:
+            # flux job echoes the id as it was typed
+            raise FluxLiteError(f"{jobid}: {exc}") from None
     if verbose:
         names = {0: "job held", 31: "job expedited"}
         click.echo(f"old urgency: {names.get(old, old)}", err=True)
+
+
+def _c_jobid(text):
+    """A job id argument of Flux's C tools: `error parsing jobid: "X"`."""
+    from flux_lite.formats.jobid import decode
+
+    try:
+        return decode(text)
+    except ValueError:
+        raise FluxLiteError(f'error parsing jobid: "{text}"') from None
+
+
+def _c_urgency(text):
+    """flux job urgency's value: a name (any case), else strtoull() cast to int."""
+    import re
+
+    names = {"hold": 0, "default": 16, "expedite": 31}
+    if text.lower() in names:
+        return names[text.lower()]
+    match = re.fullmatch(r"\s*([+-]?)(\d+)", text)
+    value = int(match.group(2)) if match else None
+    if value is None or value >= 1 << 64:
+        raise FluxLiteError(f'error parsing urgency: "{text}"')
+    if match.group(1) == "-":
+        value = -value % (1 << 64)  # strtoull negates in unsigned arithmetic
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
 
 
 @job.command("raise", context_settings={"allow_interspersed_args": False})
 @click.option("-s", "--severity", type=int, default=0, show_default=True, help="0 (fatal) to 7.")
 @click.option("-t", "--type", "etype", default="cancel", show_default=True, help="Exception type.")
 @click.option("-m", "--message", default=None, metavar="NOTE", help="Exception note.")
-@click.argument("jobid", type=JOBID)
+@click.argument("jobid", type=JOBID_TEXT)
 @click.argument("note", nargs=-1)
 def job_raise(severity, etype, message, jobid, note):
     """Raise an exception on a job; words after JOBID are the note (options end at JOBID)."""
@@ -197,8 +238,12 @@ def job_raise(severity, etype, message, jobid, note):
     if words[:1] == ["--"]:
         words = words[1:]
     text = message if message is not None else " ".join(words)
+    typed, jobid = jobid, _c_jobid(jobid)
     with session() as broker:
-        broker.jm.request_raise(jobid, severity, etype, text)
+        try:
+            broker.jm.request_raise(jobid, severity, etype, text)
+        except FluxLiteError as exc:
+            raise FluxLiteError(f"raise {typed}: {exc}") from None
 
 
 @job.command("cancel")

@@ -12,24 +12,23 @@ from flux_lite.errors import FluxLiteError
 
 def _prog(sub=None):
     """flux-job's program name (flux-lite's spelling unless invoked as flux)."""
-    try:
-        from flux_lite.cli.words import prog
-    except ImportError:  # pragma: no cover - before Flux's words are known
-        name = "flux-lite job"
-        return f"{name} {sub}" if sub else name
+    from flux_lite.cli.words import prog
+
     return prog("job", sub=sub)
 
 
 def _fail(message, code=1):
     """flux-job's error line (no traceback), then exit with code."""
-    try:
-        from flux_lite.cli.words import error_line
-    except ImportError:  # pragma: no cover
-        line = f"flux-lite job: ERROR: {message}"
-    else:
-        line = error_line(message, "job")
-    click.echo(line, err=True)
+    from flux_lite.cli.words import error_line
+
+    click.echo(error_line(message, "job"), err=True)
     sys.exit(code)
+
+
+def _complete_jobids(ctx, param, incomplete):
+    from flux_lite.cli._complete import complete_jobids
+
+    return complete_jobids(ctx, incomplete)
 
 
 def _parse_jobid(text):
@@ -97,7 +96,7 @@ def _wait(inst, check, what):
 @click.option("-a", "--all", "all_", is_flag=True, help="Wait for all (waitable) jobs.")
 @click.option("-v", "--verbose", is_flag=True,
               help="Emit a line of output for all jobs, not just failing ones.")
-@click.argument("jobid", required=False)
+@click.argument("jobid", required=False, shell_complete=_complete_jobids)
 def job_wait(all_, verbose, jobid):
     """Wait for a waitable job (submitted with --flags=waitable) to end.
 
@@ -163,7 +162,7 @@ def _fsd(text):
 @click.option("--num-limit", metavar="COUNT", help="Purge oldest inactive jobs until COUNT are left.")
 @click.option("-f", "--force", is_flag=True, help="Perform the irreversible purge.")
 @click.option("--batch", metavar="COUNT", help="Limit number of jobs per request (default 50).")
-@click.argument("ids", nargs=-1, metavar="[ID...]")
+@click.argument("ids", nargs=-1, metavar="[ID...]", shell_complete=_complete_jobids)
 def job_purge(age_limit, num_limit, force, batch, ids):
     """Purge inactive jobs (instance owner only): by age, by count, or by id.
 
@@ -204,7 +203,73 @@ def job_stats():
     click.echo(json.dumps(doc, separators=(",", ":")))
 
 
-COMMANDS = (job_last, job_wait, job_purge, job_stats)
+# -- job status -----------------------------------------------------------------------
+
+@click.command("status")
+@click.option("-v", "--verbose", count=True, help="Increase verbosity.")
+@click.option("-e", "--exception-exit-code", "exception_code", type=int, default=1, metavar="N",
+              help="Exit code for jobs that end solely by an exception (default 1).")
+@click.option("-j", "--json", "as_json", is_flag=True,
+              help="Print the job result information gleaned from the eventlog.")
+@click.argument("ids", nargs=-1, metavar="ID...", shell_complete=_complete_jobids)
+def job_status(verbose, exception_code, as_json, ids):
+    """Wait for jobs to end; exit with the largest exit code (as a shell would
+    give it), or N for a job that ended by an exception only."""
+    from flux_lite.instance import WaitStalled, WaitTimeout
+    from flux_lite.job_manager import attach
+
+    if not ids:
+        click.echo(f"Usage: {_prog('status')} [OPTIONS...] ID [ID...]", err=True)
+        sys.exit(1)
+    targets = [(text, _parse_jobid(text)) for text in ids]
+    inst = instance()
+    if verbose and len(targets) > 1:
+        _log(f"fetching status for {len(targets)} jobs")
+    docs = []
+    for text, jobid in targets:
+        try:
+            entries = inst.wait(lambda b, j=jobid: attach.watched(b, j) or (
+                "unknown" if not b.kvs.exists(_eventlog_key(j)) else None))
+        except (WaitStalled, WaitTimeout):
+            raise FluxLiteError(f"{text}: the job cannot end under the virtual clock") from None
+        if entries == "unknown":
+            raise FluxLiteError(f"{text}: No such job")
+        docs.append((text, attach.result_doc(jobid, entries)))
+    if verbose and len(targets) > 1:
+        _log("all done.")
+    exit_code = 0
+    for text, doc in docs:
+        if as_json:
+            click.echo(attach.dumps_jansson(doc))
+        status = doc.get("waitstatus", -1)
+        code = 0 if status < 0 else attach.status_exitcode(status)
+        exit_code = max(exit_code, code)
+        fatal = doc["exception_occurred"] and doc.get("exception_severity") == 0
+        if fatal:
+            exit_code = max(exit_code, exception_code)
+        if verbose:
+            if status >= 0 and status & 0x7F:
+                _log(f"{text}: job shell died by signal {status & 0x7F}")
+            elif verbose > 1 or code != 0:
+                if fatal:
+                    _log(f"{text}: exception type={doc['exception_type']}")
+                else:
+                    _log(f"{text}: exited with exit code {code}")
+    sys.exit(exit_code)
+
+
+def _eventlog_key(jobid):
+    from flux_lite.formats.jobid import kvs_key
+
+    return kvs_key(jobid, "eventlog")
+
+
+def _log(message):
+    """flux-job's log_msg: the program name, then the message, on stderr."""
+    click.echo(f"{_prog()}: {message}", err=True)
+
+
+COMMANDS = (job_last, job_wait, job_purge, job_stats, job_status)
 
 
 def register(group):

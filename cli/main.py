@@ -31,6 +31,7 @@ COMMANDS = {
     "config": ("config", "config", "Get or load the instance configuration"),
     "clock": ("clock", "clock", "Show or advance the instance clock"),
     "dmesg": ("dmesg", "dmesg", "Print the instance log"),
+    "env": ("env", "env", "Print the exports that make `flux` reach the instance, or run a command with them"),
     "fsck": ("fsck", "fsck", "Check the state directory; repair what can be rebuilt"),
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
     "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
@@ -50,8 +51,10 @@ class LazyGroup(click.Group):
             return None
         import importlib
 
+        from flux_lite.cli.words import adopt
+
         module = importlib.import_module(f"flux_lite.cli.{spec[0]}")
-        return getattr(module, spec[1])
+        return adopt(getattr(module, spec[1]), name=name)
 
     def format_commands(self, ctx, formatter):
         # help lists every command without importing them all
@@ -66,15 +69,21 @@ class LazyGroup(click.Group):
             _print_notices(ctx)
 
     def _invoke(self, ctx):
+        from flux_lite.cli import words
+
         try:
             return super().invoke(ctx)
         except UsageError as exc:
             _print_notices(ctx)
-            click.echo(f"flux-lite {ctx.invoked_subcommand}: error: {exc}", err=True)
+            cmd = ctx.invoked_subcommand
+            if words.is_c_command(cmd):
+                words.echo_error(str(exc), cmd, ctx)
+                ctx.exit(1)
+            click.echo(f"{words.prog(cmd, ctx)}: error: {exc}", err=True)
             ctx.exit(2)
         except FluxLiteError as exc:
             _print_notices(ctx)
-            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: {exc}", err=True)
+            words.echo_error(str(exc), ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except sqlite3.DatabaseError as exc:
             _print_notices(ctx)
@@ -82,32 +91,55 @@ class LazyGroup(click.Group):
             if "readonly" in str(exc):
                 from flux_lite.kvs import ReadOnlyError
 
-                exc = ReadOnlyError()
+                words.echo_error(str(ReadOnlyError()), ctx.invoked_subcommand, ctx)
             else:
-                exc = f"state database: {exc}"
-            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: {exc}", err=True)
+                words.echo_error(f"state database: {exc}", ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except UnicodeError:
             # argv and environment arrive surrogate-escaped when not UTF-8
             _print_notices(ctx)
-            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: input is not valid UTF-8", err=True)
+            words.echo_error("input is not valid UTF-8", ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except RecursionError:
             _print_notices(ctx)
-            click.echo(f"flux-lite {ctx.invoked_subcommand}: ERROR: input nested too deeply", err=True)
+            words.echo_error("input nested too deeply", ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except BrokenPipeError:
             # output piped into head(1) and the like: not an error worth a traceback
             sys.stderr.close()
             ctx.exit(1)
 
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """click's main, with usage errors reported in Flux's words."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            from flux_lite.cli.words import usage_error
+
+            report = usage_error(exc)
+            if report is None:
+                exc.show()
+                sys.exit(exc.exit_code)
+            click.echo("\n".join(report[0]), err=True)
+            sys.exit(report[1])
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 def _print_notices(ctx):
     """Warnings the library raised for the user (a detected state rollback...)."""
+    from flux_lite.cli.words import prog
     from flux_lite.instance import take_notices
 
     for msg in take_notices():
-        click.echo(f"flux-lite {ctx.invoked_subcommand}: warning: {msg}", err=True)
+        click.echo(f"{prog(ctx.invoked_subcommand, ctx)}: warning: {msg}", err=True)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -124,15 +156,19 @@ def cli(ctx, state_dir):
     ctx.obj = {"state_dir": state_dir}
 
 
-def main(argv=None):
+def main(argv=None, prog_name=None):
+    """Entry point; as `flux` (program name or prog_name) it speaks as Flux."""
     import os
+
+    if prog_name is None:
+        prog_name = "flux" if os.path.basename(sys.argv[0]) == "flux" else "flux-lite"
 
     if "_FLUX_LITE_COMPLETE" in os.environ:
         # click 8.4.0/8.4.1 answer fish completion in a broken format
         from flux_lite.cli._complete import fix_fish_completion
 
         fix_fish_completion()
-    cli.main(args=argv, prog_name="flux-lite")
+    cli.main(args=argv, prog_name=prog_name)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """flux-lite module: Flux's spellings for the scheduler module and job-manager stats."""
 
+import contextlib
+import errno
 import json
+import os
 
 import click
 
@@ -10,7 +13,6 @@ from flux_lite.cli._complete import (
 )
 from flux_lite.errors import FluxLiteError
 
-SCHED_MODULES = ("sched-simple", "sched-backfill")
 
 
 @click.group()
@@ -19,8 +21,11 @@ def module():
 
 
 def _check(name):
-    if name not in SCHED_MODULES:
-        raise FluxLiteError(f"{name}: only the scheduler modules ({', '.join(SCHED_MODULES)}) can be managed")
+    from flux_lite.sched import registry
+
+    names = registry.module_names()
+    if name not in names:
+        raise FluxLiteError(f"{name}: only the scheduler modules ({', '.join(names)}) can be managed")
 
 
 @module.command("load")
@@ -32,7 +37,8 @@ def load(name, args):
 
     _check(name)
     with session() as broker:
-        admin.module_load(broker, name, args)
+        with _flux_words("load", name, errno.EINVAL):
+            admin.module_load(broker, name, args)
 
 
 @module.command("remove")
@@ -44,7 +50,8 @@ def remove(force, name):
 
     _check(name)
     with session() as broker:
-        admin.module_remove(broker, name, force=force)
+        with _flux_words("remove", name, errno.ENOENT):
+            admin.module_remove(broker, name, force=force)
 
 
 @module.command("reload")
@@ -61,7 +68,8 @@ def reload(force, name, args):
         # as in Flux, a failed load still removes the old module
         failure = admin.module_reload(broker, name, args, progress=report)
     if failure is not None:
-        raise failure
+        with _flux_words("load", name, errno.EINVAL):
+            raise failure
 
 
 @module.command("list")
@@ -84,13 +92,14 @@ def list_():
 @click.argument("name", shell_complete=complete_loaded_modules)
 def stats(name):
     """Print a module's stats as JSON (job-manager: housekeeping running/config)."""
+    from flux_lite import protocol
     from flux_lite.sched import loader
 
     with session() as broker:
         if name == "job-manager":
-            out = broker.jm.stats()
+            out = broker.rpc(protocol.JM_STATS, {})
         elif name == loader.loaded_name(broker):
-            out = broker.sched.stats()
+            out = broker.rpc(protocol.SCHED_STATS, {})
         else:
             raise FluxLiteError(f"{name}: module is not loaded")
     click.echo(json.dumps(out))
@@ -108,16 +117,20 @@ def debug(clear_all, set_, setbit, clearbit, name):
     sched-simple: 1 deny every alloc, 4 refuse sched.expiration;
     job-exec: 1 make expiration updates fail (non-fatal exec exception).
     """
+    from flux_lite import protocol
     from flux_lite.sched import loader
 
     with session() as broker:
         if name == "job-exec":
-            target = broker.exec
+            flags = broker.exec.debug_flags
+            set_flags = broker.exec.set_debug
         elif name == loader.loaded_name(broker):
-            target = broker.sched
+            flags = broker.rpc(protocol.SCHED_DEBUG, protocol.debug_request())["flags"]
+
+            def set_flags(flags):
+                broker.rpc(protocol.SCHED_DEBUG, protocol.debug_request(flags))
         else:
             raise FluxLiteError(f"{name}: module is not loaded")
-        flags = target.debug_flags
         changed = clear_all or set_ is not None or setbit is not None or clearbit is not None
         if clear_all:
             flags = 0
@@ -128,5 +141,20 @@ def debug(clear_all, set_, setbit, clearbit, name):
         if clearbit is not None:
             flags &= ~clearbit
         if changed:
-            target.set_debug(flags)
+            set_flags(flags)
     click.echo(f"0x{flags:x}")
+
+
+@contextlib.contextmanager
+def _flux_words(verb, name, errnum):
+    """As `flux`, a module that fails to load or remove says only
+    `load NAME: strerror`, as flux module does (Flux logs the reason);
+    as flux-lite the reason is the message."""
+    try:
+        yield
+    except FluxLiteError as exc:
+        from flux_lite.cli.words import is_flux
+
+        if not is_flux():
+            raise
+        raise FluxLiteError(f"{verb} {name}: {os.strerror(exc.errno or errnum)}") from None

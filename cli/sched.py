@@ -10,8 +10,14 @@ def sched():
     """Scheduler commands: reload with a policy, check against the eventlogs."""
 
 
+def _policies():
+    from flux_lite.sched import registry
+
+    return registry.policies()
+
+
 @sched.command()
-@click.option("--policy", type=click.Choice(["fcfs", "easy", "hybrid", "conservative"]),
+@click.option("--policy", type=click.Choice(_policies()),
               help="Scheduling policy (default: keep the current one).")
 @click.option("--queue-depth", metavar="N|unlimited", help="Outstanding alloc requests (limited mode) or unlimited.")
 @click.option("--reservation-depth", type=click.IntRange(min=1), help="Reservations per pass (hybrid).")
@@ -31,7 +37,7 @@ def reload(policy, queue_depth, reservation_depth, no_partial_ok):
 @click.option("-q", "--quiet", is_flag=True, help="Only the exit status.")
 def check(quiet):
     """Compare the scheduler's allocations with a fresh replay of the eventlogs."""
-    from flux_lite.sched import check as checkmod
+    from flux_lite import check as checkmod
 
     with session() as broker:
         problems = checkmod.check(broker)
@@ -48,6 +54,7 @@ def status():
     """Show the loaded scheduler, its policy and its queue and allocations."""
     import json
 
+    from flux_lite import protocol
     from flux_lite.sched import loader
 
     with session() as broker:
@@ -55,5 +62,5 @@ def status():
         if name is None:
             click.echo("no scheduler loaded")
             return
-        stats = broker.sched.stats()
+        stats = broker.rpc(protocol.SCHED_STATS, {})
     click.echo(json.dumps(dict(module=name, **stats)))

@@ -9,6 +9,7 @@ import tempfile
 import click
 
 from flux_lite.cli.common import state_dir
+from flux_lite.cli.words import flux_environment, prog
 
 # bounds that keep one start within seconds and megabytes
 MAX_NODES = 100000
@@ -23,7 +24,8 @@ MAX_PER_NODE = 4096
               help="Cores per node.")
 @click.option("--test-gpus", type=click.IntRange(min=0, max=MAX_PER_NODE), default=0, show_default=True,
               help="GPUs per node.")
-@click.option("-c", "--config", "config_file", metavar="FILE", help="Instance configuration (YAML).")
+@click.option("-c", "--config", "config_file", metavar="FILE|DIR", type=click.Path(),
+              help="Instance configuration: a TOML, YAML or JSON file, or a directory of *.toml files.")
 @click.option("--clock", type=click.Choice(["real", "virtual"]), default=None, help="Clock mode (default real).")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing instance.")
 @click.option("--restore", "restore", metavar="ARCHIVE", type=click.Path(dir_okay=False, allow_dash=True),
@@ -35,7 +37,8 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
 
     Without COMMAND the instance is created in the selected state directory.
     With COMMAND a temporary instance is created, COMMAND runs with
-    FLUX_LITE_STATE_DIR pointing at it, the instance is removed afterwards
+    FLUX_LITE_STATE_DIR pointing at it and a `flux` command (flux-lite
+    speaking as Flux) first on PATH, the instance is removed afterwards
     and flux-lite exits with COMMAND's status.
     """
     from flux_lite import config as configmod
@@ -71,11 +74,12 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
     tmp = tempfile.mkdtemp(prefix="flux-lite-")
     try:
         create(tmp, force=True).close()
-        env = dict(os.environ, FLUX_LITE_STATE_DIR=tmp)
+        # `flux` in COMMAND is flux-lite on this instance, as `flux start` makes it
+        env = dict(os.environ, **flux_environment(tmp))
         try:
             rc = subprocess.call(list(command), env=env)
         except OSError as exc:
-            click.echo(f"flux-lite start: {command[0]}: {exc.strerror}", err=True)
+            click.echo(f"{prog('start')}: {command[0]}: {exc.strerror}", err=True)
             rc = 127
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -15,6 +15,7 @@ MAX_CC = 100000
 
 
 def parse_urgency(text):
+    """--urgency as flux submit reads it: a name, else int() of the text."""
     if isinstance(text, int):
         return text
     if text in URGENCY_NAMES:
@@ -22,26 +23,39 @@ def parse_urgency(text):
     try:
         return int(text)
     except ValueError:
-        raise UsageError(f"invalid urgency '{text}': expected 0-31, hold, default or expedite") from None
+        raise FluxLiteError(f"invalid literal for int() with base 10: {text!r}") from None
+
+
+_FSD_UNITS = {"s": 1.0, "ms": 0.001, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def parse_time_limit(text):
-    """-t: minutes when no unit is given (as flux submit), else an FSD."""
-    from flux_lite.formats.fsd import parse
+    """-t: minutes when the text is a number (as flux submit), else an FSD.
+
+    Errors are Flux's: the FSD parser's, then the jobspec's range checks.
+    """
+    import math
+    import re
 
     if text is None:
         return None
     try:
-        value = float(text)
-        if value < 0 or value != value:
-            raise ValueError
-        return value * 60.0
+        value = float(text) * 60.0
     except ValueError:
-        pass
-    try:
-        return parse(text)
-    except ValueError:
-        raise UsageError(f"invalid time limit '{text}': expected minutes or an FSD") from None
+        if text in ("inf", "infinity", "INF", "INFINITY"):
+            value = math.inf
+        else:
+            match = re.match(r"(.*?)(s|m|h|d|ms)$", text)
+            try:
+                value = float(match.group(1) if match else text)
+            except ValueError:
+                raise FluxLiteError("invalid Flux standard duration") from None
+            value *= _FSD_UNITS[match.group(2) if match else "s"]
+    if value < 0:
+        raise FluxLiteError("duration must not be negative")
+    if math.isnan(value) or math.isinf(value):
+        raise FluxLiteError("duration must be a normal, finite value")
+    return value
 
 
 def complete_queue_option(ctx, param, incomplete):
@@ -58,14 +72,17 @@ def _complete_dependency(ctx, param, incomplete):
 
 def job_options(f):
     options = [
-        click.option("-n", "--ntasks", type=click.IntRange(min=1), default=None, help="Number of tasks."),
-        click.option("-N", "--nodes", type=click.IntRange(min=1), default=None, help="Number of nodes."),
-        click.option("-c", "--cores-per-task", type=click.IntRange(min=1), default=1, help="Cores per task."),
-        click.option("-g", "--gpus-per-task", type=click.IntRange(min=0), default=0, help="GPUs per task."),
+        # counts are checked after parsing, with flux submit's words (exit 1)
+        click.option("-n", "--ntasks", metavar="N", default=None, help="Number of tasks."),
+        click.option("-N", "--nodes", metavar="N", default=None, help="Number of nodes."),
+        click.option("-c", "--cores-per-task", metavar="N", default=None, help="Cores per task."),
+        click.option("-g", "--gpus-per-task", metavar="N", default=None, help="GPUs per task."),
         click.option("-x", "--exclusive", is_flag=True, default=None, help="Allocate whole nodes."),
         click.option("-t", "--time-limit", metavar="MIN|FSD", help="Time limit (minutes, or an FSD)."),
         click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queue_option,
                      help="Submit to queue NAME."),
+        click.option("--requires", "requires", multiple=True, metavar="CONSTRAINT",
+                     help="Specify job constraints in RFC 35 syntax"),
         click.option("--urgency", default="default", metavar="N", help="0-31, hold, default or expedite."),
         click.option("-S", "--setattr", "setattrs", multiple=True, metavar="KEY=VAL",
                      help="Set a jobspec attribute (system. prefix implied)."),
@@ -84,11 +101,17 @@ def job_options(f):
 
 
 def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
-                  setattrs, job_name, queue=None):
+                  setattrs, job_name, queue=None, requires=()):
     import os
 
     from flux_lite.formats import jobspec as jobspecmod
 
+    if not command:
+        raise FluxLiteError("job command and arguments are missing")
+    ntasks, nodes, cores_per_task, gpus_per_task = (
+        _count(value, option) for value, option in ((ntasks, "ntasks"), (nodes, "nodes"),
+                                                    (cores_per_task, "cores-per-task"),
+                                                    (gpus_per_task, "gpus-per-task")))
     duration = parse_time_limit(time_limit)
     try:
         cwd = os.getcwd()
@@ -96,17 +119,41 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
         cwd = None
     return jobspecmod.build(
         list(command),
-        ntasks=ntasks or 1 if ntasks or not nodes else None,
+        # no -n (or -n0): one task per node with -N, else one task
+        ntasks=ntasks or (None if nodes is not None else 1),
         nnodes=nodes,
-        cores_per_task=cores_per_task,
-        gpus_per_task=gpus_per_task,
+        cores_per_task=1 if cores_per_task is None else cores_per_task,
+        gpus_per_task=gpus_per_task or 0,
         duration=duration,
         name=job_name,
         cwd=cwd,
         setattrs=list(setattrs),  # KEY[=VAL], parsed as Flux does (no VAL: 1)
         exclusive=exclusive,
         queue=queue,
+        constraints=_constraints(requires),
     )
+
+
+def _constraints(requires):
+    """--requires (repeatable: the queries are joined, as flux submit does)."""
+    if not requires:
+        return None
+    from flux_lite.formats import constraint
+
+    try:
+        return constraint.parse(" ".join(requires))
+    except ValueError as exc:
+        raise FluxLiteError(str(exc)) from None
+
+
+def _count(value, option):
+    """An integer option's value, converted after parsing as flux submit does."""
+    if value is None or isinstance(value, int):
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise FluxLiteError(f"--{option}: invalid int value '{value}'") from None
 
 
 def dependency_entries(uris, begin_times):
@@ -153,7 +200,7 @@ def parse_flags(flags):
     try:
         return job.parse_flags(flags)
     except ValueError as exc:
-        raise UsageError(f"unknown flag '{exc}'") from None
+        raise FluxLiteError(f"--flags: Unknown flag {exc}") from None
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -163,8 +210,8 @@ def parse_flags(flags):
 @click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting.")
 @click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code.")
 @click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none).")
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, urgency,
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, requires, urgency,
            setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event, wait,
            watch):
     """Submit a job to run COMMAND; print its id (f58)."""
@@ -178,10 +225,10 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
     if cc is not None:
         try:
             ids = IDset.parse(cc)
-        except ValueError as exc:
-            raise UsageError(f"--cc: {exc}") from None
+        except ValueError:
+            raise FluxLiteError(f"IDset(): Invalid argument: {cc}") from None
         if not ids:
-            raise UsageError("--cc: empty idset")
+            raise FluxLiteError(f"IDset(): Invalid argument: {cc}")  # an empty --cc submits nothing
         if len(ids) > MAX_CC:
             raise UsageError(f"--cc: {len(ids)} copies is more than the limit of {MAX_CC} per command")
         copies = list(ids)
@@ -193,7 +240,7 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
         specs.append(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
-                                                    exclusive, time_limit, setattrs, job_name, queue), dep_entries))
+                                                    exclusive, time_limit, setattrs, job_name, queue, requires), dep_entries))
     if dry_run:
         for js in specs:
             click.echo(json.dumps(js))
@@ -201,17 +248,31 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
     from flux_lite.cli.output import progress
 
     inst = instance()
-    with inst.session() as broker:
-        ids = []
-        with progress(len(specs), "submitting") as advance:
-            for js in specs:
-                ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
-                broker.run()
-                advance(1)
+    try:
+        with inst.session() as broker:
+            ids = []
+            with progress(len(specs), "submitting") as advance:
+                for js in specs:
+                    ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
+                    broker.run()
+                    advance(1)
+    except FluxLiteError as exc:
+        _refused(exc)
     if not quiet:
         click.echo("\n".join(f58(i) for i in ids))
     if wait or watch or wait_event:
         sys.exit(_wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean"))
+
+
+def _refused(exc):
+    """A submission the job manager refused. As `flux`, flux submit prints
+    the RPC's error as Python shows an OSError (`[Errno 22] ...`)."""
+    from flux_lite.cli.words import is_flux
+
+    if exc.errno and not isinstance(exc, UsageError) and is_flux():
+        click.echo(f"[Errno {exc.errno}] {exc}", err=True)
+        sys.exit(1)
+    raise exc
 
 
 def _wait_all(inst, ids, name):
@@ -235,8 +296,8 @@ def _wait_all(inst, ids, name):
 
 @click.command(context_settings={"allow_interspersed_args": False})
 @job_options
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, urgency,
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, requires, urgency,
         setattrs, job_name, flags, dependencies, begin_times, dry_run):
     """Submit a job and wait for it to end; exit with the job's exit code.
 
@@ -248,7 +309,7 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     from flux_lite.job_manager import waiters
 
     js = build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
-                       setattrs, job_name, queue)
+                       setattrs, job_name, queue, requires)
     add_dependencies(js, dependency_entries(dependencies, begin_times))
     if dry_run:
         click.echo(json.dumps(js))
@@ -279,8 +340,6 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
 
 def _job_prog():
     """flux-job's program name: run's reports come from flux job attach."""
-    try:
-        from flux_lite.cli.words import prog
-    except ImportError:  # pragma: no cover - before Flux's words are known
-        return "flux-lite job"
+    from flux_lite.cli.words import prog
+
     return prog("job")

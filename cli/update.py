@@ -36,5 +36,7 @@ def update(dry_run, verbose, wait, jobid, updates):
         if wait:
             upd.check_posted(broker, jobid, values)
     if verbose:
+        from flux_lite.cli.words import info
+
         for key, value in values.items():
-            click.echo(f"flux-lite update: INFO: updated {key} to {value}", err=True)
+            info(f"updated {key} to {value}")

@@ -23,6 +23,8 @@ ROLE_USER = 2
 
 OWNER_ONLY = "Operation not permitted: {} is for the instance owner"
 JOB_ACCESS = "access is restricted to job/instance owner"  # job-info's wording
+# flux job eventlog reports job-info's refusal through its lookup call
+EVENTLOG_ACCESS = "flux_job_eventlog_lookup_get: Operation not permitted"
 
 
 class Identity:

@@ -95,26 +95,79 @@ def encode(entries: list[Entry], container: str, compression: str | None = None,
     return data
 
 
+def _ustar_header(name, size, mtime, uid, gid, symlink_target=None):
+    """One ustar header block, or None when the entry needs pax extensions."""
+    try:
+        raw = name.encode("ascii")
+        link = (symlink_target or "").encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    prefix = b""
+    if len(raw) > 100:
+        cut = raw.rfind(b"/", 0, 156)
+        if cut <= 0 or len(raw) - cut - 1 > 100:
+            return None
+        prefix, raw = raw[:cut], raw[cut + 1:]
+    if len(link) > 100 or not 0 <= uid < 0o777777 or not 0 <= gid < 0o777777 \
+            or not 0 <= mtime < 0o77777777777 or size >= 0o77777777777:
+        return None
+    # the spelling of libarchive's ustar writer: 6 octal digits, space, NUL;
+    # 11 digits and a space for size and time
+    header = b"".join([
+        raw.ljust(100, b"\0"),
+        b"000644 \0",
+        b"%06o \0" % uid,
+        b"%06o \0" % gid,
+        b"%011o " % size,
+        b"%011o " % mtime,
+        b"        ",
+        b"2" if symlink_target is not None else b"0",
+        link.ljust(100, b"\0"),
+        b"ustar\x0000",
+        bytes(64),  # uname, gname: numeric ids only, as flux dump writes
+        b"000000 \0" b"000000 \0",
+        prefix.ljust(155, b"\0"),
+        bytes(12),
+    ])
+    chksum = b"%06o\0 " % sum(header)
+    return header[:148] + chksum + header[156:]
+
+
 def _encode_tar(entries, uid, gid):
-    buf = io.BytesIO()
-    # PAX writes plain ustar headers unless a member needs more (libarchive's
-    # "pax restricted", which flux dump uses)
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for e in entries:
-            info = tarfile.TarInfo(e.path)
-            info.mode = 0o644
-            info.uid, info.gid = uid, gid
-            info.uname = info.gname = ""
-            if e.is_symlink:
-                info.type = tarfile.SYMTYPE
-                info.linkname = e.target
-                info.mtime = 0
-                tar.addfile(info)
-            else:
-                info.size = len(e.data)
-                info.mtime = int(e.mtime)
-                tar.addfile(info, io.BytesIO(e.data))
-    return buf.getvalue()
+    """A tar archive: plain ustar headers (pax only for entries that need
+    it), as libarchive's "pax restricted" format that flux dump writes."""
+    out = []
+    for e in entries:
+        if e.is_symlink:
+            header = _ustar_header(e.path, 0, 0, uid, gid, e.target)
+            body = b""
+        else:
+            header = _ustar_header(e.path, len(e.data), int(e.mtime), uid, gid)
+            body = e.data
+        if header is None:
+            header = _pax_header(e, uid, gid)
+        out.append(header)
+        if body:
+            out.append(body)
+            out.append(bytes(-len(body) % 512))
+    out.append(bytes(1024))
+    return b"".join(out)
+
+
+def _pax_header(e, uid, gid):
+    """Header blocks (a pax extended header first) for an entry ustar cannot hold."""
+    info = tarfile.TarInfo(e.path)
+    info.mode = 0o644
+    info.uid, info.gid = uid, gid
+    info.uname = info.gname = ""
+    if e.is_symlink:
+        info.type = tarfile.SYMTYPE
+        info.linkname = e.target
+        info.mtime = 0
+    else:
+        info.size = len(e.data)
+        info.mtime = int(e.mtime)
+    return info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
 
 
 def _encode_zip(entries):
@@ -218,8 +271,10 @@ def _decompress(data):
             except ImportError:
                 raise ArchiveError("zstd-compressed archives need Python 3.14 or newer") from None
             return zstd.decompress(data)
-    except (OSError, EOFError, ValueError) as exc:
+    except Exception as exc:  # each codec has its own error class (lzma.LZMAError, ...)
         # a compressed stream cut short or damaged
+        if isinstance(exc, ArchiveError):
+            raise
         raise ArchiveError(f"Truncated or damaged compressed archive: {exc}") from None
     return None
 
@@ -269,7 +324,60 @@ def _clean_path(name):
     return path
 
 
+_ZERO_BLOCK = bytes(512)
+
+
+def _parse_ustar(data):
+    """The entries of a plain ustar archive (what flux dump and flux-lite dump
+    write), read directly: several times faster than tarfile on archives of
+    tens of thousands of small entries. None for anything else (pax or GNU
+    extension headers, directories, ...), which tarfile then reads."""
+    entries = []
+    pos = 0
+    n = len(data)
+    while pos + 512 <= n:
+        h = data[pos:pos + 512]
+        if h == _ZERO_BLOCK:
+            return entries
+        try:
+            chksum = int(h[148:156].rstrip(b"\0 ").strip() or b"-1", 8)
+        except ValueError:
+            return None
+        if chksum != sum(h[:148]) + 256 + sum(h[156:]) or h[257:262] != b"ustar":
+            return None
+        flag = h[156:157]
+        if flag not in (b"0", b"\0", b"2") or h[124] & 0x80 or h[136] & 0x80:
+            return None
+        try:
+            size = int(h[124:136].rstrip(b"\0 ").strip() or b"0", 8)
+            mtime = int(h[136:148].rstrip(b"\0 ").strip() or b"0", 8)
+            name = h[0:100].split(b"\0", 1)[0].decode()
+            prefix = h[345:500].split(b"\0", 1)[0].decode()
+            linkname = h[157:257].split(b"\0", 1)[0].decode()
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if prefix:
+            name = f"{prefix}/{name}"
+        start = pos + 512
+        if flag == b"2":
+            entries.append(Entry(_clean_path(name), target=linkname, mtime=float(mtime)))
+            size = 0
+        else:
+            if start + size > n:
+                raise ArchiveError("Truncated tar archive")
+            entries.append(Entry(_clean_path(name), data=data[start:start + size], mtime=float(mtime)))
+        pos = start + ((size + 511) & ~511)
+        if pos > n:
+            raise ArchiveError("Truncated tar archive")  # the padding is cut off
+    if data[pos:].strip(b"\0"):
+        raise ArchiveError("Truncated tar archive")
+    return entries
+
+
 def _parse_tar(data):
+    fast = _parse_ustar(data)
+    if fast is not None:
+        return fast
     entries = []
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:

@@ -99,11 +99,40 @@ class Broker:
     def log(self, name, level, msg):
         self.instance.log(name, level, msg, t=self.now)
 
-    # -- messages -----------------------------------------------------------
+    # -- messages and requests (RFC 27: see flux_lite.protocol) ---------------
+
+    def _service(self, topic):
+        """The module serving topic's service, or None (not loaded)."""
+        service = topic.split(".", 1)[0]
+        if service == "sched":
+            return self.sched
+        if service == "job-manager":
+            return self.jm
+        return None
 
     def send(self, topic, payload):
         """Queue a message; it is delivered by run()."""
         self.messages.append((topic, payload))
+
+    def rpc(self, topic, payload, cred=None):
+        """A request, answered at once: the response payload, or the
+        handler's FluxLiteError (errno and message). cred: the requester's
+        credentials (default: the instance, as for a module's request)."""
+        module = self._service(topic)
+        if module is None:
+            from flux_lite import protocol
+
+            raise protocol.error(protocol.ENOSYS, f"{topic}: service is not loaded")
+        if cred is None:
+            cred = self.module_cred
+        return module.handle(topic, payload, cred)
+
+    @property
+    def module_cred(self):
+        """The credentials of the instance's own modules: the owner's."""
+        from flux_lite.protocol import Cred
+
+        return Cred(self.instance.owner, True)
 
     def run(self):
         """Deliver messages and run module work until everything is quiet."""
@@ -122,17 +151,14 @@ class Broker:
             break
 
     def _deliver(self, topic, payload):
-        if topic.startswith("sched."):
-            sched = self.sched
-            if sched is None:
+        module = self._service(topic)
+        if module is None:
+            if topic.startswith("sched."):
                 # the scheduler is unloaded: Flux's broker answers ENOSYS;
                 # the job manager never sends in that state, so this is a drop
                 return
-            sched.handle(topic, payload)
-        elif topic == "job-manager.alloc-response":
-            self.jm.alloc_response(payload)
-        else:
             raise RuntimeError(f"no handler for {topic}")
+        module.handle(topic, payload, None)
 
     # -- timers -------------------------------------------------------------
     # The queue is the ``timers`` table, loaded into a heap on first use and
@@ -292,6 +318,29 @@ class Broker:
         from flux_lite.sched import loader
 
         loader.load_from_config(self)
+
+    def insmod_scheduler(self, sched, progress=None):
+        """Host a new scheduler module; it then starts itself (hello, ready)."""
+        self._sched = sched
+        self._sched_loaded = True
+        sched.start(progress=progress)
+        self.run()
+
+    def drop_scheduler(self):
+        """Forget the scheduler object without telling anyone: its persisted
+        state is being discarded (fsck --repair reloads it afresh)."""
+        self._sched = None
+        self._sched_loaded = True
+
+    def rmmod_scheduler(self):
+        """Unload the scheduler: queued messages reach it first; then the job
+        manager hears that it went away, as Flux's disconnect tells it."""
+        from flux_lite import protocol
+
+        self.run()
+        self._sched = None
+        self._sched_loaded = True
+        self.rpc(protocol.JM_DISCONNECT, {})
 
     # -- persistence ---------------------------------------------------------
 

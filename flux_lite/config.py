@@ -1,4 +1,4 @@
-"""Instance configuration: YAML whose tables mirror Flux's TOML ones.
+"""Instance configuration: Flux's TOML tables, read from TOML, YAML or JSON.
 
 Validation is strict: an unknown key or a bad value is refused with the key's
 name, before anything is changed. The validated config is stored as JSON in
@@ -22,62 +22,126 @@ HOUSEKEEPING_KEYS = {
     "drain-on-failure",
 }
 
-POLICIES = ("fcfs", "easy", "hybrid", "conservative")
 
 
-def load_text(text, source="config"):
-    """Parse YAML (or JSON) text into a dict, then validate it."""
-    text = text.strip()
-    if not text:
-        return validate({})
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        import yaml  # only commands that read YAML pay for it
+def __getattr__(name):
+    # POLICIES: every scheduler module's policies (flux_lite.sched.registry),
+    # computed on first use: most commands never validate a configuration
+    if name == "POLICIES":
+        from flux_lite.sched import registry
 
+        return registry.policies()
+    raise AttributeError(name)
+
+
+# Tables of Flux's configuration that flux-lite has nothing to simulate with:
+# an admin's conf.d may hold them, and they are accepted and ignored.
+FLUX_ONLY_TABLES = (
+    "access", "archive", "bootstrap", "broker", "content", "cron", "heartbeat", "ingest",
+    "job-info", "kvs", "rexec", "sched-fluxion-qmanager", "sched-fluxion-resource", "systemd",
+    "tbon",
+)
+
+
+def load_text(text, source="config", fmt=None, check=True):
+    """Parse TOML, YAML or JSON text into a dict, then validate it (unless
+    check is false: then the caller validates, as a config.load request does).
+
+    fmt is "toml", "yaml" or "json"; None guesses: JSON, else TOML when the
+    text looks like TOML (tables or KEY = VALUE lines), else YAML.
+    """
+    if not text.strip():
+        return validate({}) if check else {}
+    if fmt is None:
         try:
-            obj = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f": line {mark.line + 1}" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise ConfigError(f"{source}{where}: {problem}") from None
-        except (ValueError, TypeError, OverflowError) as exc:
-            # e.g. a date that does not exist (2026-02-30)
-            raise ConfigError(f"{source}: {exc}") from None
-        except RecursionError:
-            raise ConfigError(f"{source}: nested too deeply") from None
-        check_size(obj, source)
-        obj = _plain(obj, source)
+            obj = json.loads(text)
+        except ValueError:
+            fmt = "toml" if _looks_like_toml(text) else "yaml"
+        else:
+            fmt = "json"
+    if fmt == "json":
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(f"{source}:{exc.lineno}: {exc.msg}") from None
+    elif fmt == "toml":
+        obj = parse_toml(text, source)
+    else:
+        obj = _parse_yaml(text, source)
     if obj is None:
         obj = {}
     if not isinstance(obj, dict):
         raise ConfigError(f"{source}: top level must be a table")
-    return validate(obj)
+    return validate(obj) if check else obj
+
+
+def _looks_like_toml(text):
+    import re
+
+    return re.search(r"^\s*(\[\[?[^\]]+\]\]?\s*(#.*)?|[A-Za-z0-9_.\"'-]+\s*=.*)$", text, re.M) is not None
+
+
+def parse_toml(text, source="config"):
+    """TOML text -> dict (tomllib; tomli before Python 3.11). Errors name the line."""
+    import re
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    try:
+        obj = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        match = re.search(r"\s*\(at line (\d+), column \d+\)$", msg)
+        if match:
+            raise ConfigError(f"{source}:{match.group(1)}: {msg[:match.start()]}") from None
+        raise ConfigError(f"{source}: {msg}") from None
+    return _plain(obj)
+
+
+def _plain(value):
+    """TOML and YAML dates and times as strings: the stored config is JSON."""
+    import datetime
+
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        raise ConfigError("binary values are not allowed")
+    return value
+
+
+def _parse_yaml(text, source):
+    import yaml  # only commands that read YAML pay for it
+
+    try:
+        obj = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f": line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{source}{where}: {problem}") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        # e.g. a date that does not exist (2026-02-30)
+        raise ConfigError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply") from None
+    check_size(obj, source)
+    try:
+        return _plain(obj)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
 
 
 # bounds on what one input may cost: bytes read, and values after YAML
 # alias expansion (563 bytes of aliases can name a billion strings)
 MAX_INPUT = 1 << 20
 MAX_VALUES = 100000
-
-
-def _plain(obj, source):
-    """YAML values as JSON can hold them: dates and times become their ISO
-    text, so that the stored config never holds what JSON cannot."""
-    import datetime
-
-    if isinstance(obj, dict):
-        return {str(k) if not isinstance(k, str) else k: _plain(v, source) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_plain(v, source) for v in obj]
-    if isinstance(obj, (datetime.date, datetime.datetime)):
-        return obj.isoformat()
-    if isinstance(obj, bytes):
-        raise ConfigError(f"{source}: binary values are not allowed")
-    if isinstance(obj, (set, tuple)):
-        return [_plain(v, source) for v in obj]
-    return obj
 
 
 def read_input(path, what="file", limit=MAX_INPUT):
@@ -110,8 +174,36 @@ def check_size(obj, source, limit=MAX_VALUES):
         raise ConfigError(f"{source}: more than {limit} values (YAML aliases expand to too much)")
 
 
-def load_file(path):
-    return load_text(read_input(path, "config"), source=str(path))
+def load_file(path, check=True):
+    """A config file (TOML, YAML or JSON, by extension or content) or, as
+    Flux reads a config directory, every DIR/*.toml merged in name order."""
+    from pathlib import Path
+
+    path = Path(path)
+    if path.is_dir():
+        merged = {}
+        try:
+            files = sorted(path.glob("*.toml"))
+        except OSError as exc:
+            raise ConfigError(f"{path}: {exc.strerror}") from None
+        for file in files:
+            _merge(merged, parse_toml(_read(file), str(file)))
+        return validate(merged) if check else merged
+    fmt = {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}.get(path.suffix.lower())
+    return load_text(_read(path), source=str(path), fmt=fmt, check=check)
+
+
+def _read(path):
+    return read_input(str(path), "config")
+
+
+def _merge(into, obj):
+    """Later files' tables update earlier ones key by key (as Flux merges conf.d)."""
+    for key, value in obj.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def _table(obj, key):
@@ -158,7 +250,8 @@ def _bool(value, key):
 
 def validate(cfg):
     """Check every table flux-lite knows; return cfg unchanged when valid."""
-    _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec"), "config")
+    _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec")
+             + FLUX_ONLY_TABLES, "config")
     if "resource" in cfg:
         res = _table(cfg["resource"], "resource")
         _unknown(res, ("config", "exclude", "noverify", "norestrict"), "resource")
@@ -225,7 +318,7 @@ def validate(cfg):
             if num < 0:
                 raise ConfigError("job-manager.inactive-num-limit: must be >= 0")
         if "housekeeping" in jm:
-            validate_housekeeping(jm["housekeeping"])
+            validate_housekeeping(jm["housekeeping"], imp=get_path(cfg, "exec.imp"))
         if "update-duration" in jm:
             ud = _table(jm["update-duration"], "job-manager.update-duration")
             _unknown(ud, ("owner-allow-any",), "job-manager.update-duration")
@@ -234,8 +327,12 @@ def validate(cfg):
     if "sched" in cfg:
         sch = _table(cfg["sched"], "sched")
         _unknown(sch, ("policy", "queue-depth", "reservation-depth", "partial-ok"), "sched")
-        if "policy" in sch and sch["policy"] not in POLICIES:
-            raise ConfigError(f"sched.policy: expected one of {', '.join(POLICIES)}, got {sch['policy']!r}")
+        if "policy" in sch:
+            from flux_lite.sched import registry
+
+            policies = registry.policies()
+            if sch["policy"] not in policies:
+                raise ConfigError(f"sched.policy: expected one of {', '.join(policies)}, got {sch['policy']!r}")
         if "queue-depth" in sch:
             _posint(sch["queue-depth"], "sched.queue-depth", allow_unlimited=True)
         if "reservation-depth" in sch:
@@ -253,7 +350,12 @@ def validate(cfg):
                 raise ConfigError("clock.start: expected seconds since the epoch (a positive number)")
     if "exec" in cfg:
         ex = _table(cfg["exec"], "exec")
-        _unknown(ex, ("imp",), "exec")
+        # Flux's job-exec keys: accepted, nothing to simulate with them
+        _unknown(ex, ("imp", "service", "service-override", "job-shell", "sdexec-properties",
+                      "max-start-delay-percent", "kill-timeout", "max-kill-count", "term-signal",
+                      "kill-signal", "barrier-timeout", "testexec", "default-run-duration"), "exec")
+        if "default-run-duration" in ex:
+            _fsd(ex["default-run-duration"], "exec.default-run-duration")
     return cfg
 
 
@@ -290,7 +392,10 @@ def _targets(value, key):
         raise ConfigError(f"{key}: must be a valid idset or hostlist") from None
 
 
-def validate_housekeeping(hk):
+SIMULATION_KEYS = {"duration", "rank-durations", "fail-ranks", "drain-on-failure"}
+
+
+def validate_housekeeping(hk, imp=None):
     prefix = "job-manager.housekeeping"
     if not isinstance(hk, dict):
         raise ConfigError(f"{prefix}: must be a table")
@@ -298,6 +403,10 @@ def validate_housekeeping(hk):
         if key not in HOUSEKEEPING_KEYS:
             # the wording of Flux's strict jansson unpack
             raise ConfigError(f"{prefix}: 1 object item(s) left unpacked: {key}")
+    if "command" not in hk and imp is None and not SIMULATION_KEYS & set(hk):
+        # without a command Flux runs housekeeping through the IMP; flux-lite's
+        # simulation keys stand in for a command
+        raise ConfigError(f"{prefix} implies IMP but exec.imp is undefined")
     if "command" in hk:
         cmd = hk["command"]
         if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) and c for c in cmd):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 from flux_lite.archive import Entry
 
@@ -53,9 +54,12 @@ def unwrap_J(text: str) -> str | None:
     return payload
 
 
+_JOB_DIR = re.compile(r"job\.[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}(\.|$)")
+
+
 def is_job_dir(parts: list[str]) -> bool:
-    return len(parts) >= 5 and parts[0] == "job" and all(
-        len(p) == 4 and all(c in "0123456789abcdef" for c in p) for p in parts[1:5])
+    """Do the key's components start with a job directory (job.XXXX.XXXX.XXXX.XXXX)?"""
+    return len(parts) >= 5 and parts[0] == "job" and _JOB_DIR.match(".".join(parts[:5])) is not None
 
 
 def flux_path(key: str) -> str | None:
@@ -91,13 +95,16 @@ def _submit_userid(eventlog_text: str) -> int:
 
 
 def collect(broker, checkpoint: bool = False) -> list[Entry]:
-    """The archive entries for the instance as it is now (inside a session)."""
-    from flux_lite import __version__
+    """The archive entries for the instance as it is now (inside a session).
+
+    Only the instance owner may dump: the archive holds every user's jobs."""
+    from flux_lite import __version__, access
     from flux_lite.formats import eventlog
     from flux_lite.formats.jobid import kvs_namespace
     from flux_lite.instance import DERIVED_VERSION
     from flux_lite.job_manager.job import INACTIVE
 
+    access.require_owner(broker.instance.identity, "dump")
     kvs = broker.kvs
     now = broker.now
     kvs.flush()
@@ -110,10 +117,12 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
         bucket.append(Entry(path, data=data, mtime=mtime))
 
     # job states from the index: which jobs are running, which ran and ended
+    from flux_lite.job_manager import index
+
     states = {}
-    for jobid, state, data in kvs.conn.execute("SELECT id, state, data FROM jobs"):
+    for jobid, data in index.raw_rows(kvs.conn):
         rec = json.loads(data)
-        states[jobid] = (state, rec.get("started"), rec.get("finished"))
+        states[jobid] = (rec["state"], rec.get("started"), rec.get("finished"))
 
     own_kinds = {}  # flux-lite's keys that are not JSON documents
     guest_dirs = set()
@@ -230,19 +239,15 @@ def _exec_eventlog(entries) -> str:
 
 def queue_states(broker) -> list[dict]:
     """Queue enable/start states in checkpoint.job-manager's shape."""
-    ckpt = broker.kvs.get("checkpoint.job-manager") or {}
-    queues = ckpt.get("queue")
-    if isinstance(queues, list) and queues:
-        return queues
-    return [{"enable": True, "start": True}]
+    return broker.queues.checkpoint()
 
 
 def job_manager_checkpoint(broker) -> dict:
     ckpt = broker.kvs.get("checkpoint.job-manager") or {}
     max_jobid = int(ckpt.get("max_jobid") or 0)
-    row = broker.kvs.conn.execute("SELECT MAX(id) FROM jobs").fetchone()
-    if row and row[0]:
-        max_jobid = max(max_jobid, row[0])
+    from flux_lite.job_manager import index
+
+    max_jobid = max(max_jobid, index.max_id(broker.kvs.conn))
     return {"version": 1, "max_jobid": max_jobid, "queue": queue_states(broker)}
 
 

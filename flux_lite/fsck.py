@@ -104,15 +104,15 @@ def _jobs(kvs, report):
 def _index(kvs, good, report):
     """The derived job index against the replay."""
     from flux_lite.formats.jobid import f58
-    from flux_lite.job_manager.manager import job_to_record
+    from flux_lite.job_manager import index
 
     present = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if "jobs" not in present:
+    if index.TABLE not in present:
         report.index_differs = True
         report.add("job index: missing (any command rebuilds it)")
         return
     seen = set()
-    for jobid, data in kvs.conn.execute("SELECT id, data FROM jobs"):
+    for jobid, data in index.raw_rows(kvs.conn):
         seen.add(jobid)
         try:
             rec = stored.decode_row(jobid, data)
@@ -126,7 +126,7 @@ def _index(kvs, good, report):
                 report.index_differs = True
                 report.add(f"job index: {f58(jobid)} has no eventlog")
             continue
-        want = job_to_record(job)
+        want = index.job_to_record(job)
         diff = [f for f in _COMPARED if rec.get(f) != want.get(f)]
         if diff:
             report.index_differs = True
@@ -134,6 +134,11 @@ def _index(kvs, good, report):
     for jobid in sorted(set(good) - seen):
         report.index_differs = True
         report.add(f"job index: {f58(jobid)} is missing")
+    from flux_lite.job_manager import dependency
+
+    for text in dependency.check_tables(kvs, good):
+        report.index_differs = True
+        report.add(text)
 
 
 def _hwm(inst, report):
@@ -245,7 +250,7 @@ def _mark(report, match, how):
 
 
 def _sched(inst, report):
-    from flux_lite.sched import check as checkmod
+    from flux_lite import check as checkmod
 
     ctx = inst.context(inst.clock_now())
     try:
@@ -273,7 +278,7 @@ def _rebuild(ctx, reload_sched):
         kvs.delete(loader.MODULE_KEY)
         if kvs.get_raw("job-manager.sched") is None:
             kvs.put("job-manager.sched", {"online": False, "mode": None, "limit": 0})
-        ctx._sched, ctx._sched_loaded = None, True
+        ctx.drop_scheduler()
         name, args = (rec["name"], rec.get("args") or {}) if rec else loader.config_module(ctx.config)
         replay.rebuild(ctx)
         loader.module_load(ctx, name, args)

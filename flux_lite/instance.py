@@ -14,6 +14,7 @@ from pathlib import Path
 
 from flux_lite import config as configmod
 from flux_lite.errors import ConfigError, FluxLiteError, NoInstanceError
+from flux_lite.job_manager import index as jobindex
 from flux_lite.kvs import KVS
 
 DB_NAME = "kvs.sqlite"
@@ -29,24 +30,7 @@ FLUID_EPOCH_OFFSET = 1.0
 
 MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last time the tools can print
 
-TABLES = """
-CREATE TABLE IF NOT EXISTS jobs (
-    id         INTEGER PRIMARY KEY,
-    userid     INTEGER NOT NULL,
-    state      INTEGER NOT NULL,
-    priority   INTEGER,
-    t_submit   REAL,
-    t_run      REAL,
-    t_inactive REAL,
-    has_resources INTEGER NOT NULL DEFAULT 0,
-    R          TEXT,
-    result     INTEGER,
-    data       TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
-CREATE INDEX IF NOT EXISTS jobs_inactive ON jobs(state, t_inactive, id);
-CREATE INDEX IF NOT EXISTS jobs_user ON jobs(userid, id);
-CREATE INDEX IF NOT EXISTS jobs_result ON jobs(state, result);
+TABLES = jobindex.SCHEMA + """
 CREATE TABLE IF NOT EXISTS waitable (
     id    INTEGER PRIMARY KEY
 );
@@ -89,8 +73,7 @@ CREATE TABLE IF NOT EXISTS dmesg (
 # missing or when SQLite's user_version says their layout is an older one
 # (jobs_user serves `job last`, jobs_result `jobs --stats`; waitable holds the
 # waitable jobs not yet waited on)
-DERIVED_NAMES = {"jobs", "timers", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result", "waitable",
-                 "depends", "job_names"}
+DERIVED_NAMES = jobindex.NAMES | {"timers", "waitable", "depends", "job_names"}
 DERIVED_VERSION = 4
 
 

@@ -445,7 +445,7 @@ class Queues:
         from flux_lite.job_manager.job import SCHED
 
         jm = self.b.jm
-        if not jm._any_active(SCHED):
+        if not jm.index.any_active(SCHED):
             return []
         return [j for j in jm.jobs.values()
                 if j.state == SCHED and (names is None or queue_of(j.jobspec) in names)]
@@ -454,28 +454,26 @@ class Queues:
         jm = self.b.jm
         for job in sorted(self._jobs_of(names), key=lambda j: j.id):
             if not job.queued and not job.alloc_pending and job.priority:
-                jm._enqueue(job)
+                jm.alloc.enqueue(job)
 
     def _stop_jobs(self, names):
         jm = self.b.jm
         for job in self._jobs_of(names):
             if job.queued:
                 job.queued = False  # its heap entry is now stale
-            elif job.alloc_pending and job.id not in jm._canceling:
-                # the CANCEL answer brings it back, and a stopped queue keeps it
-                jm._canceling.add(job.id)
-                self.b.send("sched.cancel", {"id": job.id})
+            elif job.alloc_pending:
+                jm.alloc.cancel_outstanding(job)
 
     def alloc_query(self):
         """job-manager.alloc-query: queued, pending-to-scheduler and running counts."""
         from flux_lite.job_manager.job import PENDING, RUNNING, SCHED
 
         jm = self.b.jm
-        if not jm._any_active(PENDING | RUNNING):
+        if not jm.index.any_active(PENDING | RUNNING):
             return {"queue_length": 0, "alloc_pending": 0, "running": 0}
         jobs = jm.jobs.values()
         queued = sum(1 for j in jobs if j.state == SCHED and j.queued and not j.alloc_pending and j.priority)
-        return {"queue_length": queued, "alloc_pending": jm.outstanding(),
+        return {"queue_length": queued, "alloc_pending": jm.alloc.outstanding(),
                 "running": sum(1 for j in jobs if j.has_resources)}
 
     # -- submission -------------------------------------------------------------------
@@ -572,6 +570,14 @@ class Queues:
         return {"properties": list(requires)} if requires else {}
 
 
+def with_virtual(cfg, names):
+    """names plus the virtual queues whose parent is among them (`jobs -q`)."""
+    qc = queue_config(cfg)
+    out = set(names)
+    out |= {q.name for q in qc.defs.values() if q.parent in out}
+    return out
+
+
 def queues_of_ranks(cfg, rset):
     """name -> IDset of the ranks each queue may use (requires all its properties)."""
     qc = queue_config(cfg)
@@ -592,7 +598,7 @@ def drained(broker):
     """True once no job is active, else None (a wait check)."""
     from flux_lite.job_manager.job import ACTIVE
 
-    return None if broker.jm._any_active(ACTIVE) else True
+    return None if broker.jm.index.any_active(ACTIVE) else True
 
 
 def idle(broker):
@@ -600,8 +606,8 @@ def idle(broker):
     from flux_lite.job_manager.job import PENDING, RUNNING
 
     jm = broker.jm
-    if jm._any_active(RUNNING):
+    if jm.index.any_active(RUNNING):
         return None
-    if not jm._any_active(PENDING):
+    if not jm.index.any_active(PENDING):
         return 0
     return sum(1 for j in jm.jobs.values() if j.state & PENDING)

@@ -224,9 +224,14 @@ class Resources:
         return IDset(self.drained)
 
     def _notify(self):
-        sched = self.b.sched
-        if sched is not None:
-            sched.resource_update(self.down_ranks())
+        """Tell the scheduler which ranks are down now (resource.acquire's updates in Flux)."""
+        from flux_lite import protocol
+
+        try:
+            self.b.rpc(protocol.SCHED_RESOURCE_UPDATE, protocol.resource_update(down=str(self.down_ranks())))
+        except FluxLiteError as exc:
+            if exc.errno != ENOSYS:  # no scheduler loaded: it acquires afresh when loaded
+                raise
 
     # -- status -------------------------------------------------------------
 
@@ -255,10 +260,14 @@ def resource_status(broker, source="job-manager"):
     everything = res.rset
     down = everything.copy_ranks(res.down_ranks())
     if source == "sched":
-        sched = broker.sched
-        if sched is None:
-            raise FluxLiteError("sched.resource-status: no scheduler is loaded", errno=ENOSYS)
-        allocated = sched.pool.allocated_rset()
+        from flux_lite import protocol
+
+        try:
+            allocated = broker.rpc(protocol.SCHED_RESOURCE_STATUS, {})["allocated"]
+        except FluxLiteError as exc:
+            if exc.errno != ENOSYS:
+                raise
+            raise FluxLiteError("sched.resource-status: no scheduler is loaded", errno=ENOSYS) from None
     else:
         allocated = res.allocated_rset()
     up = everything.difference(down)

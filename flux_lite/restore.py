@@ -77,8 +77,6 @@ def _key_of(path: str) -> str:
 def load(entries: list[Entry], on_entry=None) -> Snapshot:
     """Sort and check an archive's entries; on_entry(entry, keys, blobs) sees
     each one with the running counts (blobs lag by one, as Flux's do)."""
-    from flux_lite.formats import eventlog
-
     snap = Snapshot()
     dirs = set()
     blobs = 0
@@ -122,16 +120,7 @@ def load(entries: list[Entry], on_entry=None) -> Snapshot:
             if payload is not None:
                 snap.keys[key] = ("json", payload)
                 continue
-        kind, text = _kind_for(key, entry.data)
-        if kind == "eventlog":
-            try:
-                entries_ = eventlog.decode(text)
-            except ValueError as exc:
-                raise ArchiveError(f"{entry.path}: {exc}") from None
-            for e in entries_:
-                if isinstance(e.get("timestamp"), (int, float)):
-                    snap.max_timestamp = max(snap.max_timestamp, float(e["timestamp"]))
-        snap.keys[key] = (kind, text)
+        snap.keys[key] = _kind_for(key, entry.data)
     snap.nkeys = len(entries)
     snap.nblobs = blobs + len(dirs) + 1  # every directory is a blob, the root too
     # flux-lite's own keys: their kinds are recorded in the format record
@@ -156,18 +145,33 @@ def load(entries: list[Entry], on_entry=None) -> Snapshot:
             ts = json.loads(val[1]).get("timestamp") if name == "checkpoint.resource" else None
             if isinstance(ts, (int, float)):
                 snap.max_timestamp = max(snap.max_timestamp, float(ts))
-    _check_jobs(snap)
+    if not snap.from_flux_lite:
+        # a flux-lite dump brings its job index; a Flux archive is replayed
+        _check_jobs(snap)
     return snap
 
 
 def _check_jobs(snap):
-    """Every job the archive has must replay: eventlog, jobspec and R must parse."""
+    """Every job must replay: its eventlogs decode, jobspec and R parse; and
+    the last time the archive records is found."""
+    from flux_lite.formats import eventlog
+
+    latest = snap.max_timestamp
     for key, (kind, text) in snap.keys.items():
-        parts = key.split(".")
-        if not (is_job_dir(parts) and len(parts) == 6 and parts[5] in ("jobspec", "R")):
+        if kind == "eventlog":
+            try:
+                entries = eventlog.decode(text)
+            except ValueError as exc:
+                raise ArchiveError(f"{key.replace('.', '/')}: {exc}") from None
+            for e in entries:
+                ts = e.get("timestamp")
+                if isinstance(ts, (int, float)) and ts > latest:
+                    latest = float(ts)
             continue
-        if kind != "json" or not isinstance(json.loads(text), dict):
-            raise ArchiveError(f"{key.replace('.', '/')}: not a JSON object")
+        if key.endswith((".jobspec", ".R")) and is_job_dir(key.split(".")) and key.count(".") == 5:
+            if kind != "json" or not isinstance(json.loads(text), dict):
+                raise ArchiveError(f"{key.replace('.', '/')}: not a JSON object")
+    snap.max_timestamp = latest
 
 
 # -- restoring --------------------------------------------------------------------
@@ -340,8 +344,7 @@ def _prepare_flux(inst, ctx, snap, source):
     if isinstance(ckpt, dict):
         if isinstance(ckpt.get("max_jobid"), int):
             checkpoint["max_jobid"] = max(max_jobid, ckpt["max_jobid"])
-        if isinstance(ckpt.get("queue"), list):
-            checkpoint["queue"] = ckpt["queue"]
+        _restore_queues(kvs, ckpt.get("queue"))
     kvs.put("checkpoint.job-manager", checkpoint)
 
     _restore_drains(ctx, drain_ckpt)
@@ -362,6 +365,31 @@ def _prepare_flux(inst, ctx, snap, source):
             jm.post(job, "flux-restart")
     _fail_running(ctx, sorted(running, key=lambda j: j.id))
     ctx.run()
+
+
+def _restore_queues(kvs, entries):
+    """Queue states from checkpoint.job-manager: enable/start and their
+    reasons, by queue name (none for the anonymous queue). Queues the
+    configuration does not have are ignored when read, as Flux ignores them."""
+    from flux_lite.queues import STATE_KEY
+
+    if not isinstance(entries, list):
+        return
+    states = []
+    for ent in entries:
+        if not isinstance(ent, dict) or not isinstance(ent.get("enable"), bool):
+            continue
+        out = {} if not isinstance(ent.get("name"), str) else {"name": ent["name"]}
+        out["enable"] = ent["enable"]
+        # version 0 checkpoints have no start and call the disable reason "reason"
+        out["start"] = ent["start"] if isinstance(ent.get("start"), bool) else True
+        reason = ent.get("disable_reason") or ent.get("reason")
+        if not out["enable"]:
+            out["disable_reason"] = reason if isinstance(reason, str) else None
+        if not out["start"] and isinstance(ent.get("stop_reason"), str):
+            out["stop_reason"] = ent["stop_reason"]
+        states.append(out)
+    kvs.put(STATE_KEY, {"version": 1, "queue": states})
 
 
 def _json_or_none(text):
@@ -446,5 +474,8 @@ def _fail_running(ctx, running):
             ctx.log("job-exec", "info", f"job-exception: id={name}: {EXEC_RESTART_NOTE}")
             jm.post(job, "release", {"ranks": "all", "final": True})
         else:
+            if job.finished and not job.released:
+                # the exec system that would have released it is gone
+                jm.post(job, "release", {"ranks": "all", "final": True})
             # allocated but not started, or part way through cleanup: carry on
             jm.requeue_action(job)

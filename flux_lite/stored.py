@@ -14,7 +14,6 @@ from flux_lite.errors import FluxLiteError
 MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z
 MAX_ID = 2**64 - 1
 MAX_UID = 2**32 - 1
-SCHEDULERS = ("sched-simple", "sched-backfill")
 
 
 class DamagedError(FluxLiteError):
@@ -122,8 +121,11 @@ def check_R(v, deep=False):
 
 def check_sched_module(v):
     _obj(v)
-    if v.get("name") not in SCHEDULERS:
-        raise ValueError(f"name must be one of {', '.join(SCHEDULERS)}")
+    from flux_lite.sched import registry
+
+    name = v.get("name")
+    if not isinstance(name, str) or registry.module_class(name) is None:
+        raise ValueError(f"name must be one of {', '.join(registry.module_names())}")
     if v.get("args") is not None:
         _obj(v["args"], "args")
 

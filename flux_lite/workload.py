@@ -258,13 +258,11 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
 
 
 def _outcomes(inst) -> list[Outcome]:
-    import json
-
+    from flux_lite.job_manager import index
     from flux_lite.listing.jobs import make_info
 
     out = []
-    for (data,) in inst.kvs.conn.execute("SELECT data FROM jobs"):
-        rec = json.loads(data)
+    for rec in index.all_records(inst.kvs.conn):
         info = make_info(rec, rec.get("t_inactive") or 0.0, str)
         out.append(Outcome(t_submit=rec["t_submit"], t_run=rec.get("t_run") or None,
                            t_end=rec.get("t_cleanup") or None, ncores=rec.get("ncores") or 0,

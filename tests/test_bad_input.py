@@ -77,7 +77,7 @@ def test_hostile_files_are_one_line(flux, tmp_path, files, name, how):
     (["submit", "--setattr=exec.test.run_duration=nan", "true"], "invalid Flux standard duration 'nan'"),
     (["submit", "--setattr=exec.test.run_duration=-5s", "true"], "invalid Flux standard duration '-5s'"),
     (["submit", "--setattr=exec.test.run_duration=x", "true"], "invalid Flux standard duration 'x'"),
-    (["submit", "--cc=", "true"], "--cc: empty idset"),
+    (["submit", "--cc=", "true"], "IDset(): Invalid argument: "),
     (["submit", "--cc=0-999999999", "true"], "more than the limit of 100000"),
     (["resource", "drain", ""], "no targets given"),
     (["resource", "undrain", " "], "no targets given"),

@@ -293,3 +293,14 @@ def test_fix_fish_completion(monkeypatch):
     assert "\n" not in line and line.startswith("plain,fABC")
     source = fish(cli, {}, "flux-lite", "_FLUX_LITE_COMPLETE").source()
     assert source + "\n" == (COMPLETIONS / "flux-lite.fish").read_text(encoding="utf-8")
+
+
+def test_job_control_commands_offer_job_ids(flux, jobs):
+    for words in (["job", "wait"], ["job", "purge"], ["job", "status"], ["job", "purge", jobs["done"]]):
+        offered = values(["flux-lite", *words, ""], flux.state_dir)
+        assert set(offered) == set(jobs.values()), words
+    options = values(["flux-lite", "job", "purge", "--"], flux.state_dir)
+    assert {"--age-limit", "--num-limit", "--force", "--batch"} <= set(options)
+    assert {"--stats", "--stats-only", "--since"} <= set(values(["flux-lite", "jobs", "--s"], flux.state_dir))
+    assert "--name" in values(["flux-lite", "jobs", "--n"], flux.state_dir)
+    assert "pgrep" in values(["flux-lite", "pg"], flux.state_dir)

@@ -298,6 +298,10 @@ def test_inactive_prerequisite_that_never_ran(flux):
     ("afterok:bar", 'dependency: afterok: "bar" is not a valid jobid'),
     ("afterok", 'dependency: afterok: "" is not a valid jobid'),
     ("afterok:", 'dependency: afterok: "" is not a valid jobid'),
+    ("afterok:18446744073709551615", 'dependency: afterok: "18446744073709551615" is not a valid jobid'),
+    ("afterok:18446744073709551614", "dependency: afterok: id 18446744073709551614: job not found"),
+    ("afterok:%%%", 'dependency: afterok: "%%%" is not a valid jobid'),
+    ("1:2", 'Invalid dependency URI "1:2"'),
     ("foo:1", 'dependency scheme "foo" not supported'),
     ("foo", 'dependency scheme "foo" not supported'),
     ("", 'Invalid dependency URI ":"'),
@@ -384,6 +388,17 @@ def test_begin_time_in_the_past(flux):
     assert flux.eventlog(b)[2:5] == ["validate", "dependency-remove", "depend"]
 
 
+def test_begin_time_past_the_clock_range_waits_without_a_timer(flux):
+    a = flux.submit("--dependency=begin-time:1e20", RUN1MS, "true")
+    assert flux.state(a) == "DEPEND"
+    assert flux.out("clock", "next") == ""
+    r = flux.fails("job", "wait-event", a, "clean")
+    assert "nothing left to happen under the virtual clock" in r.stderr
+    assert flux.now() == 1767225600.0
+    flux("cancel", a)
+    assert flux.eventlog(a)[-1] == "clean"
+
+
 def test_cancel_of_begin_time_job_drops_its_timer(flux):
     a = flux.submit("--begin-time=+1m", RUN1MS, "true")
     flux("cancel", a)
@@ -413,7 +428,8 @@ def test_parse_datetime(text, expect):
     assert parse_datetime(text, now) == expect(now)
 
 
-@pytest.mark.parametrize("text", ["bad", "", "+", "+1x", "25:00", "13pm", "2030-13-01", "3pm 4pm"])
+@pytest.mark.parametrize("text", ["bad", "", "+", "+1x", "25:00", "13pm", "2030-13-01", "3pm 4pm", "+inf", "+1e20s",
+                                  "-1e20s"])
 def test_parse_datetime_rejects(text):
     from flux_lite.errors import FluxLiteError
     from flux_lite.job_manager.dependency import parse_datetime
@@ -710,3 +726,80 @@ def test_parse_timestamp_never_raises(text):
 
     value = parse_timestamp(text)
     assert value is None or value >= 0
+
+
+GARBAGE = ["", ":", "::", "?", "afterok:?", "afterok:ƒ", "after:\u0192\u0192", "afterok:18446744073709551616",
+           "afterok:-0", "begin-time:1e999", "begin-time:-0", "begin-time: ", "singleton?x=1", "a" * 300,
+           "afterok:[1-0]", "afterany:0x", "begin-time:1e20", "%", "afterstart:job.0000"]
+
+
+@pytest.mark.parametrize("value", GARBAGE)
+@pytest.mark.parametrize("option", ["--dependency", "--begin-time"])
+def test_garbage_is_one_line(flux, option, value):
+    r = flux("submit", f"{option}={value}", RUN1MS, "true", check=False)
+    assert r.exit_code in (0, 1), (r.exit_code, r.stderr)
+    if r.exit_code:
+        lines = [x for x in r.stderr.splitlines() if "is deprecated" not in x]
+        assert r.stdout == "" and len(lines) == 1
+    flux("jobs", "-a")
+
+
+# -- fsck ----------------------------------------------------------------------------------------------------
+
+
+def test_fsck_checks_and_rebuilds_the_dependency_tables(flux):
+    ids = workload(flux)
+    assert flux.out("fsck") == "fsck: ok\n"
+    conn = sqlite3.connect(str(Path(flux.state_dir) / "kvs.sqlite"), isolation_level=None)
+    try:
+        conn.execute("DELETE FROM depends WHERE description = 'singleton'")
+        conn.execute("DELETE FROM job_names WHERE jobid = (SELECT MIN(jobid) FROM job_names)")
+    finally:
+        conn.close()
+    r = flux.fails("fsck")
+    assert r.stdout.splitlines() == [
+        f"job index: {ids[3]}: outstanding dependencies differ from its eventlog",
+        f"job index: {ids[2]}: its name count differs from its jobspec",
+        "fsck: 2 problems",
+    ]
+    flux("fsck", "--rebuild")
+    assert flux.out("fsck") == "fsck: ok\n"
+    finish(flux, ids)
+    assert flux.out("jobs", "-no", "{status}", *ids) == "COMPLETED\n" * 4 + "COMPLETED\n"
+
+
+# -- as `flux`: Flux's exact words ---------------------------------------------------------------------------
+
+
+def as_flux(flux, *args, env=None):
+    from click.testing import CliRunner
+
+    from flux_lite.cli.main import cli
+
+    full_env = {"FLUX_LITE_STATE_DIR": flux.state_dir, "FLUX_F58_FORCE_ASCII": "1"}
+    full_env.update(env or {})
+    return CliRunner().invoke(cli, [str(a) for a in args], env=full_env, prog_name="flux",
+                              catch_exceptions=False)
+
+
+@pytest.mark.parametrize("args, stderr", [
+    (["submit", "--dependency=afterok:f1234"], "[Errno 22] dependency: afterok: id f1234: job not found\n"),
+    (["submit", "--dependency=afterok:-1"], '[Errno 22] dependency: afterok: "-1" is not a valid jobid\n'),
+    (["submit", "--dependency=foo:1"], '[Errno 22] dependency scheme "foo" not supported\n'),
+    (["submit", "--dependency=begin-time:bad"], "[Errno 22] Invalid begin-time=bad\n"),
+    (["submit", "--dependency=singleton"], "[Errno 22] singleton jobs require a job name\n"),
+    (["submit", "--dependency="], 'flux-submit: ERROR: Invalid dependency URI ":"\n'),
+    (["submit", "--begin-time=bad"], 'flux-submit: ERROR: Invalid datetime: "bad"\n'),
+    (["run", "--dependency=afterok:1234"], "flux-run: ERROR: dependency: afterok: id 1234: job not found\n"),
+])
+def test_refusals_in_flux_words(flux, args, stderr):
+    r = as_flux(flux, *args, RUN1MS, "true")
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", stderr)
+
+
+def test_failed_prerequisite_in_flux_words(flux, done):
+    _ok, bad = done
+    r = as_flux(flux, "submit", f"--dependency=afterok:{bad}", RUN1MS, "true")
+    assert r.stderr == f"[Errno 22] dependency: afterok: job {bad} failed or was canceled\n"
+    r = as_flux(flux, "run", f"--dependency=afterok:{bad}", RUN1MS, "true")
+    assert r.stderr == f"flux-run: ERROR: dependency: afterok: job {bad} failed or was canceled\n"

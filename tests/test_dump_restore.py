@@ -1,6 +1,14 @@
-"""flux-lite dump / restore: Flux's archive layout, the two archives real Flux
-0.88 wrote (tests/data/live.tar, shutdown.tar: see the README in
-../shared/data/flux-dump and reference/13-dump-restore.txt), and round trips."""
+"""flux-lite dump / restore: Flux's archive layout, two archives a real Flux
+0.88 wrote, and round trips.
+
+tests/data/live.tar is `flux dump` of a running 4-node instance: rank 3
+drained ("bad disk"), ƒPssvDd completed, ƒUAwqZZ failed (exit 1), ƒZA3RWo
+canceled while held, ƒfDQVJX running on ranks 0-2 (duration updated to 15m),
+ƒkGx36o pending, ƒo4YgpP held, ƒr41Enj waiting (afterok) on ƒfDQVJX.
+tests/data/shutdown.tar is the dump Flux writes at instance exit: rank 3
+drained, ƒNVpb11 completed, ƒRVH8yM canceled by the shutdown, ƒVro2AK pending,
+ƒZ75Sx7 held, the anonymous queue disabled ("maintenance"). The expected
+outcomes below are what Flux 0.88 did when it restarted on each."""
 
 import base64
 import io
@@ -122,6 +130,14 @@ def test_restore_live_archive_log_and_new_ids(tmp_path):
     assert decode(flux.submit("true")) > decode(new)
 
 
+def test_restore_live_archive_job_last(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    env = {"FLUX_HANDLE_USERID": "0"}  # the archive's jobs are root's
+    assert flux.out("job", "last", env=env).strip() == "fr41Enj"
+    new = flux.submit("true", env=env)
+    assert flux.out("job", "last", env=env).strip() == new
+
+
 def test_restore_virtual_clock_starts_after_archive(tmp_path):
     flux, _ = restored(tmp_path, LIVE)
     assert flux.now() == 1796102635.0  # the second after the archive's last event
@@ -153,7 +169,21 @@ def test_restore_shutdown_archive_keeps_checkpoint(tmp_path):
     flux, _ = restored(tmp_path, SHUTDOWN)
     ckpt = json.loads(flux.out("kvs", "get", "checkpoint.job-manager"))
     assert ckpt["max_jobid"] == 21072183296
-    assert ckpt["queue"] == [{"enable": False, "start": True, "disable_reason": "maintenance"}]
+    # the queue state: disabled with its reason, scheduling started
+    assert flux.out("queue", "status") == "Job submission is disabled: maintenance\nScheduling is started\n"
+    result = flux.fails("submit", "true")
+    assert "maintenance" in result.stderr
+    # and a shutdown dump of it carries the state on, as Flux writes it
+    out = tmp_path / "again.tar"
+    flux("dump", "-q", "--checkpoint", str(out))
+    again = json.loads(members(out.read_bytes())["checkpoint/job-manager"][1])
+    assert again == {"version": 1, "max_jobid": 21072183296,
+                     "queue": [{"enable": False, "start": True, "disable_reason": "maintenance"}]}
+
+
+def test_restore_live_archive_queue_enabled(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    assert flux.out("queue", "status") == "Job submission is enabled\nScheduling is started\n"
 
 
 def test_start_restore_runs_command(tmp_path):
@@ -307,6 +337,12 @@ def test_dump_errors(flux, tmp_path):
     assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*.tmp"))
 
 
+def test_dump_is_owner_only(flux, tmp_path):
+    result = flux.fails("dump", str(tmp_path / "x.tar"), env={"FLUX_HANDLE_ROLEMASK": "2"})
+    assert result.stderr.startswith("flux-lite dump: ERROR: ")
+    assert not (tmp_path / "x.tar").exists()
+
+
 def test_dump_to_stdout(flux):
     busy_instance(flux)
     result = flux("dump", "-q", "-")
@@ -366,6 +402,8 @@ def snapshot(flux):
         "hk": flux.out("housekeeping", "list"),
         "clock": flux.out("clock"),
         "resource_list": flux.out("resource", "list"),
+        "queues": flux.out("queue", "status", "-v"),
+        "queue_list": flux.out("queue", "list"),
     }
     ids = flux.out("jobs", "-a", "-no", "{id.f58}").split()
     out["eventlogs"] = {j: flux.out("job", "eventlog", j) for j in ids}
@@ -392,6 +430,7 @@ def every_kind_of_job(flux):
     flux("job", "urgency", flux.submit("-S", "exec.test.run_duration=2s", "true"), "20")
     flux("job", "raise", "--severity=3", running, "non-fatal")
     flux.submit(f"--dependency=afterok:{running}", "true")  # DEPEND
+    flux("queue", "disable", "-m", "maintenance")
     flux.advance("2s")
 
 
@@ -413,4 +452,217 @@ def test_round_trip_every_kind_of_job(flux_factory, tmp_path, checkpoint):
         flux.advance(step)
         copy.advance(step)
         assert snapshot(copy) == snapshot(flux)
+    flux("queue", "enable")
+    copy("queue", "enable")
     assert copy.submit("true") == flux.submit("true")
+
+
+# -- Flux archives with other states (made from live.tar) ------------------------------------
+
+
+def modified_live(tmp_path, change):
+    from flux_lite import archive
+
+    entries = {e.path: e for e in archive.read(str(LIVE))}
+    change(entries)
+    path = tmp_path / "modified.tar"
+    path.write_bytes(archive.encode(list(entries.values()), "tar"))
+    return path
+
+
+def _copy_job(entries, src, dst, edit):
+    from flux_lite.archive import Entry
+
+    for name in ("J", "jobspec", "eventlog"):
+        old = entries[f"{src}/{name}"]
+        entries[f"{dst}/{name}"] = Entry(f"{dst}/{name}", data=edit(name, old.data), mtime=old.mtime)
+
+
+def test_restore_afterany_dependent_of_running_job_runs(tmp_path):
+    """after-finish (afterany) on a job that was running: satisfied when it fails."""
+    src, dst = "job/0000/0007/7f00/0000", "job/0000/0007/7f00/0001"
+
+    def edit(name, data):
+        text = data.decode()
+        if name == "J":
+            return data
+        return text.replace("after-success", "after-finish").replace('"afterok"', '"afterany"').encode()
+
+    path = modified_live(tmp_path, lambda entries: _copy_job(entries, src, dst, edit))
+    flux, _ = restored(tmp_path, path)
+    from flux_lite.formats.jobid import encode
+
+    jobid = encode(int("000007" "7f000001", 16), "f58")
+    assert names(flux, jobid)[3:] == ["dependency-remove", "depend", "priority", "alloc", "start"]
+    assert flux.events(jobid)[3]["context"] == {"description": "after-finish=ƒfDQVJX"}
+    assert names(flux, "fr41Enj")[-2:] == ["exception", "clean"]
+
+
+def test_restore_job_allocated_not_started_and_finished_not_released(tmp_path):
+    """A job allocated but not yet started starts; one that finished but was
+    not released yet is released, freed and cleaned."""
+    from flux_lite.archive import Entry
+
+    def change(entries):
+        # ƒPssvDd (completed) cut after finish; ƒUAwqZZ cut after alloc
+        for jobdir, keep in (("job/0000/0003/7f00/0000", "finish"), ("job/0000/0004/2700/0000", "alloc")):
+            old = entries[f"{jobdir}/eventlog"]
+            lines = old.data.decode().splitlines(keepends=True)
+            n = next(i for i, line in enumerate(lines) if json.loads(line)["name"] == keep)
+            entries[f"{jobdir}/eventlog"] = Entry(old.path, data="".join(lines[:n + 1]).encode(), mtime=old.mtime)
+            entries.pop(f"{jobdir}/guest/exec/eventlog")
+
+    flux, _ = restored(tmp_path, modified_live(tmp_path, change))
+    assert names(flux, "fPssvDd")[-4:] == ["finish", "release", "free", "clean"]
+    assert flux.state("fPssvDd") == "INACTIVE"
+    assert names(flux, "fUAwqZZ")[-2:] == ["alloc", "start"]
+    assert "job-manager.info[0]: restart: 3 running jobs" in flux.dmesg()
+
+
+def test_restore_checkpointed_drains_win(tmp_path):
+    """checkpoint/resource's drain state, then the eventlog after it."""
+    from flux_lite.archive import Entry
+
+    def change(entries):
+        ck = {"timestamp": 1796102632.9, "drain_state": {
+            "1-2": {"timestamp": 1796102600.0, "reason": "fan", "nodelist": "vm,vm"}}}
+        entries["checkpoint/resource"] = Entry("checkpoint/resource", data=json.dumps(ck).encode())
+
+    flux, _ = restored(tmp_path, modified_live(tmp_path, change))
+    drain = flux.out("resource", "drain")
+    # rank 3 was drained before the checkpoint (and is not in it): not drained;
+    # ranks 1-2 are, with the checkpoint's reason
+    assert "fan" in drain and "bad disk" not in drain
+    assert "drained ✔      2 vm,vm" in flux.out("resource", "status")
+
+
+# -- the archive formats ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("archive_path", [LIVE, SHUTDOWN])
+def test_tar_writer_matches_flux_byte_for_byte(archive_path):
+    """Written back, the entries of a Flux archive give Flux's own bytes."""
+    from flux_lite import archive
+
+    data = archive_path.read_bytes()
+    assert archive.encode(archive.parse(data), "tar", uid=0, gid=0) == data
+
+
+def test_tar_long_and_non_ascii_names_use_pax(tmp_path):
+    from flux_lite import archive
+
+    entries = [archive.Entry("x/" + "y" * 150 + "/" + "z" * 120, data=b"hello"),
+               archive.Entry("é/b", data=b"1" * 700), archive.Entry("s", target="t" * 200),
+               archive.Entry("ok", data=b"ok", mtime=5)]
+    data = archive.encode(entries, "tar")
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        assert [m.name for m in tar] == [e.path for e in entries]
+    back = archive.parse(data)
+    assert [(e.path, e.data, e.target) for e in back] == [(e.path, e.data, e.target) for e in entries]
+
+
+@pytest.mark.parametrize("container, compression", [
+    ("tar", None), ("tar", "gz"), ("tar", "bz2"), ("tar", "xz"), ("zip", None), ("cpio", None)])
+def test_archive_formats_read_back(container, compression):
+    from flux_lite import archive
+
+    entries = archive.parse(LIVE.read_bytes())
+    data = archive.encode(entries, container, compression)
+    back = archive.parse(data)
+    assert [(e.path, e.data, e.target) for e in back] == [(e.path, e.data, e.target) for e in entries]
+    # cut short, every format fails in one error, never silently
+    for cut in (len(data) // 3, len(data) // 2):
+        with pytest.raises(archive.ArchiveError):
+            archive.parse(data[:cut])
+
+
+def test_cpio_newc_is_read():
+    from flux_lite import archive
+
+    def member(name, mode, body):
+        namebytes = name.encode() + b"\0"
+        head = b"070701" + b"".join(b"%08X" % v for v in (
+            1, mode, 0, 0, 1, 0, len(body), 0, 0, 0, 0, len(namebytes), 0))
+        out = head + namebytes
+        out += bytes(-len(out) % 4) + body
+        return out + bytes(-len(out) % 4)
+
+    data = member("a/b", 0o100644, b"{}") + member("a/c", 0o120644, b"x::.") + member("TRAILER!!!", 0, b"")
+    assert [(e.path, e.data, e.target) for e in archive.parse(data)] == [("a/b", b"{}", None), ("a/c", b"", "x::.")]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_LIVE_BYTES = LIVE.read_bytes()
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=2048) | st.builds(
+    lambda cut, pos, byte: _LIVE_BYTES[:cut][:pos] + bytes([byte]) + _LIVE_BYTES[:cut][pos + 1:],
+    st.integers(0, len(_LIVE_BYTES)), st.integers(0, len(_LIVE_BYTES)), st.integers(0, 255)))
+def test_archive_parse_garbage_fails_cleanly(data):
+    """Any bytes: entries, or the archive module's one-line error, nothing else."""
+    from flux_lite import archive
+    from flux_lite import restore as restoremod
+
+    try:
+        entries = archive.parse(data)
+    except archive.ArchiveError as exc:
+        assert "\n" not in str(exc)
+        return
+    try:
+        restoremod.load(entries)
+    except archive.ArchiveError as exc:
+        assert "\n" not in str(exc)
+
+
+@settings(max_examples=60)
+@given(pos=st.integers(0, len(_LIVE_BYTES) - 1), byte=st.sampled_from(b'{}[]":,.0a\x00\n'))
+def test_restore_damaged_archive_fails_cleanly(tmp_path_factory, pos, byte):
+    """A damaged value inside a well-formed archive: restored, or one error and
+    no instance; never a traceback."""
+    from flux_lite import archive
+    from flux_lite import restore as restoremod
+    from flux_lite.errors import FluxLiteError
+
+    data = _LIVE_BYTES[:pos] + bytes([byte]) + _LIVE_BYTES[pos + 1:]
+    state = tmp_path_factory.mktemp("damaged") / "state"
+    try:
+        snap = restoremod.load(archive.parse(data))
+        restoremod.restore(state, snap, clock="virtual").close()
+    except FluxLiteError as exc:
+        assert "\n" not in str(exc)
+        assert not (state / "kvs.sqlite").exists()
+
+
+NAMED_QUEUES = """
+queues:
+  batch: {}
+  debug: {}
+policy:
+  jobspec:
+    defaults:
+      system:
+        queue: batch
+"""
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_round_trip_named_queue_states(flux_factory, tmp_path, checkpoint):
+    flux = flux_factory("--test-size=2", config=NAMED_QUEUES)
+    flux("queue", "start", "--all")
+    flux("queue", "stop", "-m", "drain day", "debug")
+    flux("queue", "disable", "-m", "closed for the rehearsal", "batch")
+    flux.submit("--queue=debug", "true")
+    before = (flux.out("queue", "status", "-v"), flux.out("queue", "list"), flux.out("jobs", "-a"))
+    out = tmp_path / "q.tar"
+    flux("dump", "-q", *(["--checkpoint"] if checkpoint else []), str(out))
+    copy = Flux(tmp_path / "copy")
+    copy("restore", "-q", str(out))
+    assert (copy.out("queue", "status", "-v"), copy.out("queue", "list"), copy.out("jobs", "-a")) == before
+    if checkpoint:
+        ckpt = json.loads(members(out.read_bytes())["checkpoint/job-manager"][1])
+        assert sorted(ckpt["queue"], key=lambda q: q["name"]) == [
+            {"enable": False, "start": True, "name": "batch", "disable_reason": "closed for the rehearsal"},
+            {"enable": True, "start": False, "name": "debug", "stop_reason": "drain day"}]

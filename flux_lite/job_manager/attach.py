@@ -95,3 +95,56 @@ def watch_report(entries):
         elif name == "finish":
             exit_code = max(exit_code, status_exitcode(ctx.get("status", 0)))
     return lines, exit_code
+
+
+def result_doc(jobid: int, entries) -> dict:
+    """flux_job_result's document for an ended job (`flux job status --json`):
+    keys in the order libjob sets them while reading the eventlog."""
+    doc = {"id": jobid, "exception_occurred": False}
+    for entry in entries:
+        name = entry["name"]
+        ctx = entry.get("context") or {}
+        if name == "submit":
+            doc["t_submit"] = entry["timestamp"]
+        elif name == "alloc":
+            doc["t_run"] = entry["timestamp"]
+        elif name == "finish":
+            doc["t_cleanup"] = entry["timestamp"]
+            doc["waitstatus"] = ctx.get("status", 0)
+        elif name == "exception":
+            severity = ctx.get("severity", 0)
+            prev = doc.get("exception_severity")
+            if doc["exception_occurred"] and prev is not None and 0 < prev < severity:
+                continue  # only a more severe exception replaces the first
+            doc["exception_occurred"] = True
+            doc["exception_type"] = ctx.get("type")
+            doc["exception_note"] = ctx.get("note", "")
+            doc["exception_severity"] = severity
+    status = doc.get("waitstatus", -1)
+    if doc.get("t_run", -1.0) > 0 and status == 0:
+        result = 1  # COMPLETED
+    elif doc["exception_occurred"] and doc.get("exception_type") == "cancel":
+        result = 4
+    elif doc["exception_occurred"] and doc.get("exception_type") == "timeout":
+        result = 8
+    else:
+        result = 2
+    doc["result"] = result
+    return doc
+
+
+def dumps_jansson(doc: dict) -> str:
+    """Compact JSON with reals as jansson writes them (%.17g)."""
+    import json
+
+    def enc(value):
+        if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+            return json.dumps(value, ensure_ascii=False)
+        if isinstance(value, float):
+            text = "%.17g" % value
+            return text if any(c in text for c in ".eninf") else text + ".0"
+        if isinstance(value, dict):
+            return "{" + ",".join(f"{json.dumps(k)}:{enc(v)}" for k, v in value.items()) + "}"
+        return "[" + ",".join(enc(v) for v in value) + "]"
+
+    return enc(doc)

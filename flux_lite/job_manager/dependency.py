@@ -36,6 +36,9 @@ AFTER_TYPES = {
     "afterexcept": "after-except",
 }
 
+# FLUX_JOBID_ANY: jobtap's "current job", never a valid prerequisite
+ANY_JOBID = 2**64 - 1
+
 DEPRECATED_AFTER = "dependency scheme 'after' is deprecated, use 'afterstart'"
 
 # the same tables are listed in instance.TABLES (created with the others)
@@ -101,6 +104,7 @@ class Dependencies:
         self.b = broker
         self.conn = broker.kvs.conn
         self._any_rows = None  # does `depends` have rows? (asked once per command)
+        self._any_names = None  # and `job_names`?
         # jobs found running at a restart from a Flux archive: Flux's restarted
         # dependency plugin never saw them start (see restore.py)
         self.starts_unseen = set()
@@ -130,9 +134,12 @@ class Dependencies:
                 try:
                     target_id = decode(value)
                 except JobIDError:
+                    target_id = None
+                if target_id is None or target_id == ANY_JOBID:
                     raise FluxLiteError(f'dependency: {scheme}: "{value}" is not a valid jobid',
                                         errno=EINVAL) from None
-                target = self.jm.load_any(target_id)
+                # ids past SQLite's signed 64 bits cannot be in the index
+                target = self.jm.load_any(target_id) if target_id < 2**63 else None
                 if target is None:
                     raise FluxLiteError(f"dependency: {scheme}: id {value}: job not found", errno=EINVAL)
                 if target.userid != userid:
@@ -203,6 +210,7 @@ class Dependencies:
         if name is not None:
             self.conn.execute("INSERT OR REPLACE INTO job_names(jobid, key) VALUES (?, ?)",
                               (job.id, f"{job.userid}:{name}"))
+            self._any_names = True
 
     def validated(self, job, steps: list) -> None:
         """After `validate`: begin-times already past are satisfied at once
@@ -216,7 +224,16 @@ class Dependencies:
             if ts <= self.b.now:
                 self._remove(job, desc)
             else:
-                self.b.add_timer(ts, "depend.begin-time", job.id, desc)
+                self._arm(job.id, ts, desc)
+
+    def _arm(self, jobid, ts, desc):
+        """The begin-time timer; none past the last time the clock can reach
+        (such a job waits until it is canceled, and a virtual clock is never
+        moved there)."""
+        from flux_lite.instance import MAX_TIME
+
+        if ts <= MAX_TIME:
+            self.b.add_timer(ts, "depend.begin-time", jobid, desc)
 
     # -- releasing -------------------------------------------------------------
 
@@ -234,6 +251,11 @@ class Dependencies:
             return  # Flux refuses dependency events once a job has left DEPEND
         self.jm.post(job, "dependency-remove", {"description": desc})
         self.conn.execute("DELETE FROM depends WHERE jobid = ? AND description = ?", (job.id, desc))
+
+    def _has_names(self):
+        if self._any_names is None:
+            self._any_names = self.conn.execute("SELECT 1 FROM job_names LIMIT 1").fetchone() is not None
+        return self._any_names
 
     def _has_rows(self):
         if self._any_rows is None:
@@ -266,9 +288,12 @@ class Dependencies:
             self.b.cancel_timers(job.id, "depend.")
         if self._has_rows():
             self._release_dependents(job)
-        name = _job_name(job.jobspec or {})
-        if name is not None:
-            self._singleton_inactive(job, f"{job.userid}:{name}")
+        if self._has_names():
+            # the key the job was counted under at submission (an update
+            # may have renamed it since)
+            row = self.conn.execute("SELECT key FROM job_names WHERE jobid = ?", (job.id,)).fetchone()
+            if row is not None:
+                self._singleton_inactive(job, row[0])
 
     def _release_dependents(self, job):
         rows = self._dependents(job.id)
@@ -332,11 +357,14 @@ class Dependencies:
         were just recreated empty)."""
         from flux_lite.formats.jobid import JobIDError, decode
 
+        from flux_lite.formats.jobid import kvs_key
+
         for job in sorted(jobs, key=lambda j: j.id):
             if not job.active:
                 continue
             js = job.jobspec or {}
-            name = _job_name(js)
+            # counted under the name it was submitted with
+            name = _job_name(self.b.kvs.get(kvs_key(job.id, "jobspec")) or js)
             if name is not None:
                 self.conn.execute("INSERT INTO job_names(jobid, key) VALUES (?, ?)",
                                   (job.id, f"{job.userid}:{name}"))
@@ -358,7 +386,38 @@ class Dependencies:
                 elif scheme == "begin-time":
                     ts = parse_timestamp(entry.get("value"))
                     self._insert(job.id, desc, {"scheme": "begin-time", "t": ts})
-                    self.b.add_timer(ts, "depend.begin-time", job.id, desc)
+                    self._arm(job.id, ts, desc)
+
+
+def check_tables(kvs, jobs: dict) -> list[str]:
+    """How the dependency tables differ from the replayed jobs (fsck): one
+    line per job whose rows are wrong."""
+    from flux_lite.formats.jobid import f58, kvs_key
+
+    present = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not set(TABLE_NAMES) <= present:
+        return ["job index: dependency tables missing (any command rebuilds them)"]
+    have, names = {}, {}
+    for jobid, desc in kvs.conn.execute("SELECT jobid, description FROM depends"):
+        have.setdefault(jobid, set()).add(desc)
+    for jobid, key in kvs.conn.execute("SELECT jobid, key FROM job_names"):
+        names[jobid] = key
+    problems = []
+    for jobid in sorted(set(have) | {j.id for j in jobs.values() if j.active and j.dependencies}):
+        job = jobs.get(jobid)
+        want = set(job.dependencies) if job is not None and job.active else set()
+        if have.get(jobid, set()) != want:
+            problems.append(f"job index: {f58(jobid)}: outstanding dependencies differ from its eventlog")
+    for job in jobs.values():
+        if not job.active:
+            continue
+        name = _job_name(kvs.get(kvs_key(job.id, "jobspec")) or {})
+        want = None if name is None else f"{job.userid}:{name}"
+        if names.pop(job.id, None) != want:
+            problems.append(f"job index: {f58(job.id)}: its name count differs from its jobspec")
+    for jobid in sorted(names):
+        problems.append(f"job index: {f58(jobid)}: counted by name but not active")
+    return problems
 
 
 def _ended_by_exception(job) -> bool:
@@ -416,9 +475,11 @@ def parse_datetime(text: str, now: float) -> float:
     if text[:1] in "+-" and text:
         try:
             delta = parse_fsd(text[1:])
-        except ValueError:
+            ts = now + delta if text[0] == "+" else now - delta
+            datetime.fromtimestamp(ts)  # a time a calendar can show
+        except (ValueError, OverflowError, OSError):
             raise bad from None
-        return now + delta if text[0] == "+" else now - delta
+        return ts
     base = datetime.fromtimestamp(now)
     words = text.strip().lower().split()
     day = base.replace(hour=0, minute=0, second=0, microsecond=0)

@@ -96,12 +96,12 @@ def slice_indices(spec, length: int):
 def last(conn, userid: int, text: str = "[:1]"):
     """Job ids of userid's history selected by a slice expression, newest first."""
     spec = parse_slice(text)
-    length = conn.execute("SELECT count(*) FROM jobs WHERE userid = ?", (userid,)).fetchone()[0]
+    from flux_lite.job_manager import index
+
+    length = index.user_count(conn, userid)
     indices = slice_indices(spec, length)
     if not indices:
         return []
     lo, hi = min(indices), max(indices)
-    ids = [row[0] for row in conn.execute(
-        "SELECT id FROM jobs WHERE userid = ? ORDER BY id DESC LIMIT ? OFFSET ?",
-        (userid, hi - lo + 1, lo))]
+    ids = index.user_ids_newest(conn, userid, hi - lo + 1, lo)
     return [ids[i - lo] for i in indices if i - lo < len(ids)]

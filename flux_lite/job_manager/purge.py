@@ -14,14 +14,15 @@ heartbeat, so a long rehearsal does not grow without bound.
 from errno import EINVAL, ENOENT
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.job_manager import index
+from flux_lite.job_manager.job import INACTIVE
 
-INACTIVE = 64
 BATCH_MAX = 100  # Flux's limit on KVS unlinks per purge request
 UNLIMITED = -1
 
 
 def inactive_count(conn) -> int:
-    return conn.execute("SELECT count(*) FROM jobs WHERE state = ?", (INACTIVE,)).fetchone()[0]
+    return index.inactive_count(conn)
 
 
 def eligible(conn, now: float, age_limit: float = UNLIMITED, num_limit: int = UNLIMITED):
@@ -36,13 +37,11 @@ def eligible(conn, now: float, age_limit: float = UNLIMITED, num_limit: int = UN
         total = inactive_count(conn)
         count = max(total - num_limit, 0)
     if age_limit != UNLIMITED:
-        old = conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND t_inactive < ?",
-                           (INACTIVE, now - age_limit)).fetchone()[0]
+        old = index.inactive_count(conn, before=now - age_limit)
         count = max(count, old)
     if count == 0:
         return []
-    return [row[0] for row in conn.execute(
-        "SELECT id FROM jobs WHERE state = ? ORDER BY t_inactive, id LIMIT ?", (INACTIVE, count))]
+    return index.oldest_inactive(conn, count)
 
 
 def remove(broker, ids) -> None:
@@ -55,7 +54,7 @@ def remove(broker, ids) -> None:
     kvs = broker.kvs
     for jobid in ids:
         kvs.delete(kvs_key(jobid))
-    kvs.conn.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
+    index.delete(kvs.conn, ids)
     wait.forget(kvs, ids)
     stats.add_purged(kvs, len(ids))
 
@@ -95,10 +94,10 @@ def purge_ids(broker, ids, force: bool = False):
     broker.flush()
     conn = broker.kvs.conn
     for jobid in ids:
-        row = conn.execute("SELECT state FROM jobs WHERE id = ?", (jobid,)).fetchone()
-        if row is None:
+        state = index.state_of(conn, jobid)
+        if state is None:
             raise FluxLiteError("id not found", errno=ENOENT)
-        if row[0] != INACTIVE:
+        if state != INACTIVE:
             raise FluxLiteError("cannot purge active job", errno=EINVAL)
     unique = list(dict.fromkeys(ids))
     if force:

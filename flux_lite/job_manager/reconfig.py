@@ -10,6 +10,8 @@ expiration follows the instance's).
 import math
 
 from flux_lite import config as configmod
+from flux_lite import protocol as rfc27
+from flux_lite.errors import FluxLiteError
 from flux_lite.errors import ConfigError
 from flux_lite.formats.jobid import f58
 from flux_lite.job_manager.job import RUN
@@ -52,9 +54,7 @@ def set_instance_expiration(broker, expiration):
     if abs(previous - expiration) < 1e-5:
         return
     res.set_expiration(expiration)
-    sched = broker.sched
-    if sched is not None:
-        sched.set_instance_expiration(expiration)
+    sched_loaded = _tell_sched(broker, rfc27.SCHED_RESOURCE_UPDATE, rfc27.resource_update(expiration=expiration))
     jm = broker.jm
     running = [j for j in jm.jobs.values() if j.state == RUN]
     if not running:
@@ -67,7 +67,19 @@ def set_instance_expiration(broker, expiration):
         old = job.expiration
         jm.post(job, "resource-update", {"expiration": expiration})
         broker.exec.update_expiration(job, expiration)
-        if sched is not None:
-            sched.job_expiration_changed(job.id, expiration)
+        if sched_loaded:
+            _tell_sched(broker, rfc27.SCHED_EXPIRATION, rfc27.expiration_request(job.id, expiration))
         broker.log("job-manager", "info",
                    f"updated expiration of {f58(job.id)} from {old:.2f} to {expiration:.2f} ({_delta(old, expiration)})")
+
+
+def _tell_sched(broker, topic, payload):
+    """A request to the scheduler whose refusal changes nothing here; False
+    when no scheduler is loaded."""
+    try:
+        broker.rpc(topic, payload)
+    except FluxLiteError as exc:
+        if exc.errno == rfc27.ENOSYS:
+            return False
+        broker.log("job-manager", "err", f"{topic}: {exc}")
+    return True

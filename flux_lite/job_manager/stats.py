@@ -28,9 +28,9 @@ def job_stats(broker) -> dict:
     broker.flush()  # this command's own changes must be visible
     states = {NEW: 0, DEPEND: 0, PRIORITY: 0, SCHED: 0, RUN: 0, CLEANUP: 0, INACTIVE: 0}
     results = {COMPLETED: 0, FAILED: 0, CANCELED: 0, TIMEOUT: 0}
-    for state, result, count in broker.kvs.conn.execute(
-        "SELECT state, result, count(*) FROM jobs GROUP BY state, result"
-    ):
+    from flux_lite.job_manager import index
+
+    for state, result, count in index.counts_by_state_result(broker.kvs.conn):
         states[state] = states.get(state, 0) + count
         if state == INACTIVE and result in results:
             results[result] += count

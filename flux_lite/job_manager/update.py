@@ -10,10 +10,11 @@ updated jobspec unless the instance owner bypasses it, asks the scheduler
 
 import json
 import math
-from errno import EINVAL, ENOENT, ENOSYS, EPROTO
+from errno import EINVAL, ENOENT, EPROTO
 
 from flux_lite import access
 from flux_lite import config as configmod
+from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
 from flux_lite.stored import MAX_TIME
@@ -152,13 +153,11 @@ def update_job(broker, jobid, updates):
         expiration = 0.0 if duration == 0 else min(job.starttime + duration, MAX_TIME)
         if duration != 0 and expiration <= broker.now:
             raise FluxLiteError("requested duration places job expiration in the past", errno=EINVAL)
-        sched = broker.sched
-        if sched is not None:
-            try:
-                sched.expiration(job.id, expiration)
-            except FluxLiteError as exc:
-                if exc.errno != ENOSYS:
-                    raise FluxLiteError("scheduler refused expiration update", errno=exc.errno) from None
+        try:
+            broker.rpc(rfc27.SCHED_EXPIRATION, rfc27.expiration_request(job.id, expiration))
+        except FluxLiteError as exc:
+            if exc.errno != rfc27.ENOSYS:  # no scheduler (or one without the method) is fine
+                raise FluxLiteError("scheduler refused expiration update", errno=exc.errno) from None
     # posting
     if validated and access.freezes_job(ident, job.userid):
         jm.post(job, "set-flags", {"flags": ["immutable"]})
@@ -193,9 +192,11 @@ def dry_run_report(broker, jobid, updates):
     job = broker.jm.lookup(jobid)
     if job is None or not job.state & RUNNING or not job.R:
         return []
-    sched = broker.sched
-    if sched is None or not hasattr(sched, "preview_expiration"):
-        return []
     duration = updates[DURATION]
     expiration = 0.0 if duration == 0 else min(job.starttime + duration, MAX_TIME)
-    return sched.preview_expiration(jobid, expiration)
+    try:
+        return broker.rpc(rfc27.SCHED_EXPIRATION_PREVIEW, rfc27.expiration_request(jobid, expiration))["moves"]
+    except FluxLiteError as exc:
+        if exc.errno != rfc27.ENOSYS:
+            raise
+        return []

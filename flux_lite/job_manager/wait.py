@@ -8,7 +8,6 @@ removed when a wait reaps them; a wait on a job that is not (or no longer)
 there fails with ECHILD, as wait(2) does.
 """
 
-import json
 from errno import ECHILD
 
 from flux_lite.errors import FluxLiteError
@@ -68,8 +67,9 @@ def outcome(record: dict):
 
 
 def _record(broker, jobid):
-    row = broker.kvs.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-    return None if row is None else json.loads(row[0])
+    from flux_lite.job_manager import index
+
+    return index.record(broker.kvs.conn, jobid)
 
 
 def _is_waitable(broker, jobid):
@@ -112,15 +112,14 @@ def check_any(broker):
     conn = broker.kvs.conn
     if conn.execute("SELECT 1 FROM waitable LIMIT 1").fetchone() is None:
         _refuse(NO_MORE)
-    row = conn.execute(
-        "SELECT j.id, j.data FROM waitable w JOIN jobs j ON j.id = w.id "
-        "WHERE j.state = ? ORDER BY j.t_inactive, j.id LIMIT 1", (INACTIVE,)
-    ).fetchone()
-    if row is None:
+    from flux_lite.job_manager import index
+
+    found = index.first_inactive_of(conn, "waitable")
+    if found is None:
         return None
-    jobid, data = row
+    jobid, record = found
     _reap(broker, jobid)
-    success, errstr = outcome(json.loads(data))
+    success, errstr = outcome(record)
     return jobid, success, errstr
 
 

@@ -27,8 +27,10 @@ Annotations: on SUCCESS ``resource_summary`` and ``selection_type``
 import math
 from bisect import bisect_left, bisect_right, insort
 
+from flux_lite.errors import UsageError
 from flux_lite.formats.jobid import f58
-from flux_lite.sched.base import PendingJob, Scheduler
+from flux_lite.sched.base import COMMON_ARGS, ModuleArg, PendingJob, Scheduler, posint
+from flux_lite.sched.registry import register
 
 INF = math.inf
 _BIG = 1 << 62  # sorts after every rank index / sequence number
@@ -583,10 +585,35 @@ class _Pass:
                     planner.reserved_parts, planner.ranks)
 
 
+def _parse_policy(value):
+    if value not in DEPTHS:
+        raise UsageError(f"policy='{value}' is invalid: expected easy, hybrid or conservative")
+    return {"policy": value}
+
+
+@register
 class BackfillScheduler(Scheduler):
     name = "sched-backfill"
+    policies = ("easy", "hybrid", "conservative")
+    description = "backfill (easy, hybrid, conservative)"
+    module_args = COMMON_ARGS + (
+        ModuleArg("policy", _parse_policy, "easy, hybrid or conservative", tuple(DEPTHS)),
+        ModuleArg("reservation-depth", lambda v: {"reservation-depth": posint(v, "reservation-depth")},
+                  "reservations per pass (hybrid; a cap for conservative)"),
+    )
     queue_depth = "unlimited"
     policy = "easy"
+
+    @classmethod
+    def policy_args(cls, policy, cfg=None):
+        args = {"policy": policy}
+        if cfg is not None:
+            from flux_lite import config as configmod
+
+            rdepth = configmod.get_path(cfg, "sched.reservation-depth")
+            if rdepth is not None:
+                args["reservation-depth"] = rdepth
+        return args
 
     def __init__(self, broker, args=None, state=None):
         self.plan = None
@@ -623,37 +650,13 @@ class BackfillScheduler(Scheduler):
 
     # -- the plan is stale as soon as anything changes ---------------------------
 
-    def _stale(self):
+    def changed(self, what, msg=None):
         self.plan = None
-        self._live = None
-
-    def handle(self, topic, msg):
-        if topic == "sched.alloc":
-            self.plan = None
+        if what == "alloc":
+            # a new arrival: the last pass may still be continued (see schedule)
             self._arrivals.append(msg["id"])
         else:
-            self._stale()
-        super().handle(topic, msg)
-
-    def job_expiration_changed(self, jobid, expiration):
-        self._stale()
-        super().job_expiration_changed(jobid, expiration)
-
-    def resource_update(self, down):
-        self._stale()
-        super().resource_update(down)
-
-    def set_instance_expiration(self, expiration):
-        self._stale()
-        super().set_instance_expiration(expiration)
-
-    def set_debug(self, flags):
-        self._stale()
-        super().set_debug(flags)
-
-    def timer(self, what, jobid, arg):
-        self._stale()
-        super().timer(what, jobid, arg)
+            self._live = None
 
     # -- the pass -----------------------------------------------------------------
 

@@ -1,21 +1,112 @@
 """The scheduler side of RFC 27, shared by every policy.
 
-A scheduler owns its resource pool and pending-request queue, persisted under
-its own KVS key (``sched.state``) and discarded when the module is removed. It
-talks to the job manager only through protocol messages: it answers
-``sched.alloc`` with SUCCESS (after writing ``job.<id>.R``), ANNOTATE, DENY or
-CANCEL, and takes ``sched.free``, ``sched.cancel``, ``sched.prioritize`` and
-``sched.expiration``. Policies override ``schedule()`` and ``forecast()``.
+A scheduler module owns its resource pool and pending-request queue,
+persisted under its own KVS key (``sched.state``) and discarded when the
+module is removed. It talks to the job manager only through the messages and
+requests of :mod:`flux_lite.protocol`, carried by the broker: once loaded it
+drives its own start-up (``job-manager.sched-hello``, re-registering each
+job's allocation through :meth:`Scheduler.hello`, then
+``job-manager.sched-ready``); it answers ``sched.alloc`` with
+``job-manager.alloc-response`` messages (SUCCESS after writing
+``job.<id>.R``, ANNOTATE, DENY or CANCEL), and takes ``sched.free``,
+``sched.cancel``, ``sched.prioritize``, and the requests
+``sched.expiration``, ``sched.resource-update``, ``sched.resource-status``,
+``sched.stats-get`` and ``sched.debug``.
+
+A policy is a subclass in a file of its own under flux_lite/sched/ (see
+:mod:`flux_lite.sched.registry`): it declares its module name, policies and
+module arguments, and overrides ``schedule()`` and ``forecast()``; one that
+keeps state derived from the queue or the pool overrides ``changed()``.
 """
 
-import json
-from errno import EINVAL
+from __future__ import annotations
 
-from flux_lite.errors import FluxLiteError
+import json
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from flux_lite import protocol as rfc27
+from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.formats.jobid import f58, kvs_key
 
-SUCCESS, ANNOTATE, DENY, CANCEL = 0, 1, 2, 3
 STATE_KEY = "sched.state"
+
+# debug bits, as flux-core's sched-simple names them (flux module debug --setbit N)
+DEBUG_FAIL_ALLOC = 1  # while set, alloc requests are denied
+DEBUG_ANNOTATE_REASON_PENDING = 2  # while set, pending jobs say why they wait, not when they start
+DEBUG_EXPIRATION_UPDATE_DENY = 4  # while set, sched.expiration requests are refused
+
+LOG_LEVELS = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
+
+
+class ModuleArg(NamedTuple):
+    """One `flux module load` argument a scheduler module accepts.
+
+    ``parse(value)`` turns the text after ``key=`` (None for a flag) into
+    entries of the module's args dict, raising UsageError when invalid.
+    ``values`` are completion candidates for the value; ``complete`` False
+    keeps the argument out of completion (accepted, but not offered).
+    """
+
+    key: str
+    parse: Callable[[str | None], dict[str, Any]]
+    help: str
+    values: tuple[str, ...] = ()
+    flag: bool = False
+    complete: bool = True
+
+
+def posint(value: str, key: str, extra: str = "") -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise UsageError(f"{key}='{value}' is invalid: expected a positive integer{extra}")
+    return n
+
+
+def parse_depth(value: str) -> int | str:
+    if value == "unlimited":
+        return "unlimited"
+    return posint(value, "queue-depth", extra=" or 'unlimited'")
+
+
+def _parse_mode(value):
+    if value == "unlimited":
+        return {"queue-depth": "unlimited"}
+    if value.startswith("limited="):
+        n = value[len("limited="):]
+        try:
+            limit = int(n)
+        except ValueError:
+            limit = 0
+        if limit <= 0:
+            raise UsageError(f"mode=limited= requires a positive integer, got '{n}'")
+        return {"queue-depth": limit}
+    raise UsageError(f"unknown argument 'mode={value}': built-in options are queue-depth, log-level, pool-class")
+
+
+def _parse_log_level(value):
+    if value not in LOG_LEVELS:
+        raise UsageError(f"log-level='{value}' is invalid")
+    return {"log-level": value}
+
+
+def _parse_pool_class(value):
+    if value not in ("Rv1Pool",):
+        raise UsageError(f"pool-class='{value}' is invalid")
+    return {}
+
+
+# the arguments every scheduler module takes (Flux's built-in options)
+COMMON_ARGS = (
+    ModuleArg("queue-depth", lambda v: {"queue-depth": parse_depth(v)},
+              "outstanding alloc requests (limited mode), or unlimited", ("unlimited",)),
+    ModuleArg("mode", _parse_mode, "unlimited, or limited=N", ("unlimited", "limited=")),
+    ModuleArg("log-level", _parse_log_level, "the module's log level", LOG_LEVELS),
+    ModuleArg("pool-class", _parse_pool_class, "resource pool class (Rv1Pool)", ("Rv1Pool",), complete=False),
+)
 
 
 class PendingJob:
@@ -56,15 +147,33 @@ def request_from_jobspec(jobspec):
         gpu_per_slot=req["gpu_per_slot"],
         exclusive=req["exclusive"],
         duration=float(req["duration"]),
-        properties=tuple(req.get("constraints") or ()),
+        constraint=req.get("constraint") or None,
     )
 
 
 class Scheduler:
+    """Base of every scheduler module. Subclasses declare:
+
+    ``name``         the module name (``flux module load NAME``)
+    ``policies``     the ``sched.policy`` values it implements (the first is its default)
+    ``description``  one line, for completion and listings
+    ``module_args``  the ModuleArg tuple it accepts (COMMON_ARGS plus its own)
+    ``queue_depth``  its default queue depth (an int: limited mode; or "unlimited")
+    """
+
     name = "sched-simple"
-    queue_depth = 8
+    policies: tuple[str, ...] = ()
+    description = ""
+    module_args: tuple[ModuleArg, ...] = COMMON_ARGS
+    queue_depth: int | str = 8
     hello_partial_ok = True
     policy = "fcfs"
+
+    @classmethod
+    def policy_args(cls, policy: str, cfg: dict | None = None) -> dict[str, Any]:
+        """Module args that select `policy`, plus what the instance
+        configuration (cfg, if given) says about it."""
+        return {}
 
     def __init__(self, broker, args=None, state=None):
         from flux_lite.sched.pool import Pool
@@ -137,17 +246,15 @@ class Scheduler:
     def log(self, level, msg):
         self.b.log(self.name, level, msg)
 
-    # -- startup: hello and ready ------------------------------------------------
+    # -- start-up: hello, then ready (the module drives it) ------------------------
 
-    def hello(self, records, progress=None):
-        """Re-register every allocation the job manager reports.
+    def start(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Synchronise with the job manager and tell it alloc requests may flow.
 
         progress(done, total) is called now and then (a bar for large reloads).
         """
-        from flux_lite.formats.idset import IDset
-        from flux_lite.formats.rset import nodes_summary, rlite_nodes, rlite_without
-
-        jm = self.b.jm
+        b = self.b
+        records = b.rpc(rfc27.JM_HELLO, rfc27.hello_request(self.hello_partial_ok))
         total = len(records)
         for count, rec in enumerate(records, 1):
             if progress is not None and count % 500 == 0:
@@ -158,94 +265,157 @@ class Scheduler:
                 self.log("err", f"hello: failed to look up R for job {f58(jobid)}")
                 continue
             try:
-                if "free" in rec:
-                    R = rlite_without(R, IDset.parse(rec["free"]))
-                nodes = rlite_nodes(R)
-                summary = nodes_summary(nodes)
-                self.pool.register_alloc(jobid, R, nodes)
-                idf58 = f58(jobid)
-                self.log("info", f"hello: {idf58}: {summary}")
-                self.log("debug", f"hello: id={idf58} priority={rec['priority']} "
-                                  f"userid={rec['userid']} t_submit={rec['t_submit']:.1f}")
+                self.hello(jobid, rec["priority"], rec["userid"], rec["t_submit"], R, rec.get("free"))
             except Exception as exc:  # a job that cannot be re-allocated
                 self.log("err", f"hello callback failed for job {f58(jobid)}: {exc}")
                 self.log("err", f"raising fatal exception on running job id={f58(jobid)}")
-                job = jm.lookup(jobid)
-                if job is not None:
-                    jm.raise_exception(job, "scheduler-restart", 0, "failed to reallocate R for running job",
-                                       userid=self.b.instance.owner)
+                try:
+                    b.rpc(rfc27.JM_RAISE, rfc27.raise_request(jobid, "scheduler-restart", 0,
+                                                                "failed to reallocate R for running job"))
+                except FluxLiteError:
+                    pass  # the job is gone meanwhile
         self.dirty = True
+        mode, limit = self.ready_args()
+        b.rpc(rfc27.JM_READY, rfc27.ready_request(mode, limit))
+        self.ready_log()
+        self.request_pass()
 
-    def hello_R(self, jobid):
-        """R of a hello record that came without one: the job's current R, else
-        the KVS R (hello records from the job manager normally carry it)."""
-        R = self.b.housekeeping.R_of(jobid)
-        if R is not None:
-            return R
-        job = self.b.jm.lookup(jobid)
-        if job is not None and job.R:
-            return job.R
+    def hello(self, jobid: int, priority: int, userid: int, t_submit: float, R: dict,
+              free: str | None = None) -> None:
+        """Re-register one allocation the job manager reports (minus the
+        ranks in the `free` idset, already released). Raising makes the job
+        manager kill the job (scheduler-restart)."""
+        from flux_lite.formats.idset import IDset
+        from flux_lite.formats.rset import nodes_summary, rlite_nodes, rlite_without
+
+        if free:
+            R = rlite_without(R, IDset.parse(free))
+        nodes = rlite_nodes(R)
+        summary = nodes_summary(nodes)
+        self.pool.register_alloc(jobid, R, nodes)
+        idf58 = f58(jobid)
+        self.log("info", f"hello: {idf58}: {summary}")
+        self.log("debug", f"hello: id={idf58} priority={priority} userid={userid} t_submit={t_submit:.1f}")
+
+    def hello_R(self, jobid: int) -> dict | None:
+        """R of a hello record that came without one: the KVS R, as a Flux
+        scheduler reads it (the job manager's records normally carry it)."""
         return self.b.kvs.get(kvs_key(jobid, "R"))
 
-    def ready_args(self):
+    def ready_args(self) -> tuple[str, int | None]:
         if self.queue_depth == "unlimited":
-            return "unlimited", None
-        return "limited", int(self.queue_depth)
+            return rfc27.UNLIMITED, None
+        return rfc27.LIMITED, int(self.queue_depth)
 
-    def ready_log(self):
+    def ready_log(self) -> None:
         depth = self.queue_depth
         self.log("info", f"ready: queue-depth={depth} log-level=info pool-class=Rv1Pool Rv1 "
                          f"{self.rset.summary()}")
 
     # -- message dispatch -------------------------------------------------------------
 
-    def handle(self, topic, msg):
-        method = topic.split(".", 1)[1]
-        if method == "alloc":
-            self.alloc(msg)
-        elif method == "free":
-            self.free(msg)
-        elif method == "cancel":
-            self.cancel(msg)
-        elif method == "prioritize":
-            self.prioritize(msg)
-        else:
-            raise RuntimeError(f"sched: unknown method {method}")
-        self.dirty = True
+    # messages (no response) and requests (a response payload, or an error)
+    MESSAGES = {rfc27.SCHED_ALLOC: "alloc", rfc27.SCHED_FREE: "free", rfc27.SCHED_CANCEL: "cancel",
+                rfc27.SCHED_PRIORITIZE: "prioritize"}
+    REQUESTS = {rfc27.SCHED_EXPIRATION: "handle_expiration", rfc27.SCHED_RESOURCE_UPDATE: "handle_resource_update",
+                rfc27.SCHED_RESOURCE_STATUS: "handle_resource_status", rfc27.SCHED_STATS: "handle_stats",
+                rfc27.SCHED_DEBUG: "handle_debug", rfc27.SCHED_EXPIRATION_PREVIEW: "handle_expiration_preview",
+                rfc27.SCHED_ALLOCATIONS: "handle_allocations"}
 
-    def request_pass(self):
+    def handle(self, topic: str, msg: dict, cred: rfc27.Cred | None = None) -> Any:
+        method = self.MESSAGES.get(topic)
+        if method is not None:
+            self.changed(method, msg)
+            getattr(self, method)(msg)
+            self.dirty = True
+            return None
+        method = self.REQUESTS.get(topic)
+        if method is None:
+            raise rfc27.error(rfc27.ENOSYS, f"{topic}: unknown method")
+        return getattr(self, method)(msg)
+
+    def changed(self, what: str, msg: dict | None = None) -> None:
+        """Hook: something a pass depends on is about to change.
+
+        what: a message ("alloc", "free", "cancel", "prioritize"), or
+        "expiration" (a job's end), "resources" (ranks up or down),
+        "instance-expiration", "debug", "timer". Policies that keep state
+        derived from the queue or the pool (a plan) drop it here.
+        """
+
+    def request_pass(self) -> None:
         self.needs_pass = True
 
-    def respond(self, jobid, rtype, **payload):
-        payload.update({"id": jobid, "type": rtype})
-        self.b.send("job-manager.alloc-response", payload)
+    def respond(self, jobid: int, rtype: int, **payload: Any) -> None:
+        self.b.send(rfc27.JM_ALLOC_RESPONSE, rfc27.alloc_response(jobid, rtype, **payload))
+
+    # -- requests ------------------------------------------------------------------------
+
+    def handle_expiration(self, msg: dict) -> dict:
+        jobid, expiration = rfc27.check_expiration(msg)
+        self.expiration(jobid, expiration)
+        return {}
+
+    def handle_resource_update(self, msg: dict) -> dict:
+        if "down" in msg:
+            from flux_lite.formats.idset import IDset
+
+            self.resource_update(IDset.parse(msg["down"]))
+        if "expiration" in msg:
+            self.set_instance_expiration(msg["expiration"])
+        return {}
+
+    def handle_resource_status(self, msg: dict) -> dict:
+        """sched.resource-status; R travels as Rset objects within the process."""
+        return {"allocated": self.pool.allocated_rset()}
+
+    def handle_allocations(self, msg: dict) -> dict:
+        """flux-lite's `sched check`: every allocation the scheduler holds (jobid -> Rset)."""
+        return {"allocations": self.check()}
+
+    def handle_stats(self, msg: dict) -> dict:
+        return self.stats()
+
+    def handle_debug(self, msg: dict) -> dict:
+        if "flags" in msg:
+            self.set_debug(msg["flags"])
+        return {"flags": self.debug_flags}
+
+    def handle_expiration_preview(self, msg: dict) -> dict:
+        """flux-lite's `update --dry-run`: how queued jobs would move (lines)."""
+        preview = getattr(self, "preview_expiration", None)
+        if preview is None:
+            raise rfc27.error(rfc27.ENOSYS, f"{self.name} cannot preview expiration updates")
+        jobid, expiration = rfc27.check_expiration(msg)
+        return {"moves": preview(jobid, expiration)}
 
     # -- protocol handlers ------------------------------------------------------------
 
-    def set_debug(self, flags):
+    def set_debug(self, flags: int) -> None:
+        self.changed("debug")
         self.debug_flags = flags
         self.dirty = True
         self.request_pass()
 
-    def stats(self):
+    def stats(self) -> dict:
         return {"policy": self.policy, "queue-depth": self.queue_depth, "pending_jobs": len(self.queue),
                 "allocated_jobs": len(self.pool), "sched_passes": self.passes,
                 "debug": self.debug_flags}
 
-    def alloc(self, msg):
+    def alloc(self, msg: dict) -> None:
         jobid = msg["id"]
-        if self.debug_flags & 1:
-            self.respond(jobid, DENY, note="DEBUG_FAIL_ALLOC")
+        if self.debug_flags & DEBUG_FAIL_ALLOC:
+            self.respond(jobid, rfc27.DENY, note="DEBUG_FAIL_ALLOC")
             return
         try:
             request = request_from_jobspec(msg["jobspec"])
         except Exception as exc:
-            self.respond(jobid, DENY, note=f"cannot parse jobspec: {exc}")
+            self.respond(jobid, rfc27.DENY, note=f"cannot parse jobspec: {exc}")
             return
         self.queue[jobid] = PendingJob(jobid, msg["priority"], msg["userid"], msg["t_submit"], request)
         self.request_pass()
 
-    def free(self, msg):
+    def free(self, msg: dict) -> None:
         from flux_lite.formats.rset import Rset
 
         jobid = msg["id"]
@@ -255,37 +425,37 @@ class Scheduler:
         self.pool.free(jobid, rset, final)
         self.request_pass()
 
-    def cancel(self, msg):
+    def cancel(self, msg: dict) -> None:
         jobid = msg["id"]
         pj = self.queue.pop(jobid, None)
         if pj is None:
             return
-        self.respond(jobid, CANCEL)
+        self.respond(jobid, rfc27.CANCEL)
         self.request_pass()
 
-    def prioritize(self, msg):
+    def prioritize(self, msg: dict) -> None:
         for jobid, priority in msg.get("jobs", []):
             pj = self.queue.get(jobid)
             if pj is not None:
                 pj.priority = priority
         self.request_pass()
 
-    def expiration(self, jobid, expiration):
+    def expiration(self, jobid: int, expiration: float) -> None:
         """sched.expiration: every flux-lite policy moves the job's end in its pool
         (flux-core's FIFO accepts without tracking; Fluxion answers ENOSYS)."""
-        if expiration < 0:
-            raise FluxLiteError(f"invalid expiration {expiration}", errno=EINVAL)
-        if self.debug_flags & 4:
-            raise FluxLiteError("Rejecting expiration update for testing", errno=EINVAL)
+        if self.debug_flags & DEBUG_EXPIRATION_UPDATE_DENY:
+            raise rfc27.error(rfc27.EINVAL, "Rejecting expiration update for testing")
         self.job_expiration_changed(jobid, expiration)
 
-    def job_expiration_changed(self, jobid, expiration):
+    def job_expiration_changed(self, jobid: int, expiration: float) -> None:
+        self.changed("expiration")
         if jobid in self.pool:
             self.pool.update_expiration(jobid, expiration)
         self.dirty = True
         self.request_pass()
 
-    def resource_update(self, down):
+    def resource_update(self, down) -> None:
+        self.changed("resources")
         down = down & self.rset.ranks
         self.pool.set_up(self.pool.ranks - down)
         if down:
@@ -293,11 +463,13 @@ class Scheduler:
         self.dirty = True
         self.request_pass()
 
-    def set_instance_expiration(self, expiration):
+    def set_instance_expiration(self, expiration: float) -> None:
+        self.changed("instance-expiration")
         self.log("info", f"resource expiration updated to {expiration:.2f}")
         self.request_pass()
 
-    def timer(self, what, jobid, arg):
+    def timer(self, what: str, jobid: int | None, arg: Any) -> None:
+        self.changed("timer")
         self.request_pass()
 
     # -- helpers for policies -------------------------------------------------------------
@@ -324,12 +496,12 @@ class Scheduler:
             ann["sched"] = sched_ann
         self.queue.pop(pj.jobid, None)
         self.log("debug", f"alloc: {f58(pj.jobid)}: {rset.summary()}")
-        self.respond(pj.jobid, SUCCESS, R=R, annotations=ann)
+        self.respond(pj.jobid, rfc27.SUCCESS, R=R, annotations=ann)
         self.dirty = True
 
     def deny(self, pj, note):
         self.queue.pop(pj.jobid, None)
-        self.respond(pj.jobid, DENY, note=note)
+        self.respond(pj.jobid, rfc27.DENY, note=note)
         self.dirty = True
 
     def annotate(self, pj, sched_annotations):
@@ -344,7 +516,7 @@ class Scheduler:
                 changed[key] = value
                 pj.annotations[key] = value
         if changed:
-            self.respond(pj.jobid, ANNOTATE, annotations={"sched": changed})
+            self.respond(pj.jobid, rfc27.ANNOTATE, annotations={"sched": changed})
             self.dirty = True
 
     # -- the pass ------------------------------------------------------------------------------

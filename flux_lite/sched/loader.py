@@ -1,9 +1,10 @@
 """Loading, removing and reloading the scheduler module.
 
-Load: build the pool from the instance R, hello (replayed allocations from
-the job manager), ready; then alloc requests flow. Remove: the scheduler's
-state is discarded and the job manager's interface is torn down. The chosen
-module and its arguments persist in ``sched.module``.
+Load: instantiate the module (see :mod:`flux_lite.sched.registry`) and hand
+it to the broker; the module then starts itself (hello, ready) and alloc
+requests flow. Remove: the broker unloads it (the job manager hears of it)
+and its state is discarded. The chosen module and its arguments persist in
+``sched.module``.
 """
 
 from errno import EEXIST, ENOENT
@@ -13,28 +14,19 @@ from flux_lite.errors import FluxLiteError, UsageError
 MODULE_KEY = "sched.module"
 STATE_KEY = "sched.state"
 
-MODULES = ("sched-simple", "sched-backfill")
-POLICY_MODULE = {"fcfs": "sched-simple", "easy": "sched-backfill", "hybrid": "sched-backfill",
-                 "conservative": "sched-backfill"}
-
 
 def scheduler_class(name):
-    if name == "sched-simple":
-        from flux_lite.sched.simple import SimpleScheduler
+    from flux_lite.sched import registry
 
-        return SimpleScheduler
-    if name == "sched-backfill":
-        from flux_lite.sched.backfill import BackfillScheduler
-
-        return BackfillScheduler
-    raise FluxLiteError(f"{name}: no such scheduler module (known: {', '.join(MODULES)})")
+    cls = registry.module_class(name)
+    if cls is None:
+        raise FluxLiteError(f"{name}: no such scheduler module (known: {', '.join(registry.module_names())})")
+    return cls
 
 
 def parse_module_args(name, argv):
-    """Flux's module arguments: queue-depth=, mode=, log-level=, test-hello-nopartial, ...
-
-    A bad argument makes the module load fail (exit 1), as in Flux.
-    """
+    """Flux's module arguments, as the module declares them (queue-depth=,
+    mode=, log-level=, ...). A bad argument makes the load fail (exit 1), as in Flux."""
     try:
         return _parse_module_args(name, argv)
     except UsageError as exc:
@@ -42,59 +34,23 @@ def parse_module_args(name, argv):
 
 
 def _parse_module_args(name, argv):
+    from flux_lite.sched import registry
+
+    known = {arg.key: arg for arg in registry.module_args(name)}
     args = {}
     for arg in argv:
         key, eq, value = arg.partition("=")
-        if key == "queue-depth" and eq:
-            args["queue-depth"] = _depth(value)
-        elif key == "mode" and eq:
-            if value == "unlimited":
-                args["queue-depth"] = "unlimited"
-            elif value.startswith("limited="):
-                n = value[len("limited="):]
-                try:
-                    limit = int(n)
-                except ValueError:
-                    limit = 0
-                if limit <= 0:
-                    raise UsageError(f"mode=limited= requires a positive integer, got '{n}'")
-                args["queue-depth"] = limit
-            else:
-                raise UsageError(f"unknown argument '{arg}': built-in options are queue-depth, log-level, pool-class")
-        elif key == "log-level" and eq:
-            if value not in ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"):
-                raise UsageError(f"log-level='{value}' is invalid")
-            args["log-level"] = value
-        elif key == "pool-class" and eq:
-            if value not in ("Rv1Pool",):
-                raise UsageError(f"pool-class='{value}' is invalid")
-        elif key == "test-hello-nopartial" and not eq and name == "sched-simple":
-            args["test-hello-nopartial"] = True
-        elif key == "policy" and eq and name == "sched-backfill":
-            if value not in ("easy", "hybrid", "conservative"):
-                raise UsageError(f"policy='{value}' is invalid: expected easy, hybrid or conservative")
-            args["policy"] = value
-        elif key == "reservation-depth" and eq and name == "sched-backfill":
-            args["reservation-depth"] = _posint(value, "reservation-depth")
-        else:
+        spec = known.get(key)
+        if spec is None or spec.flag == bool(eq):
             raise UsageError(f"unknown argument '{arg}': built-in options are queue-depth, log-level, pool-class")
+        args.update(spec.parse(value if eq else None))
     return args
 
 
 def _depth(value):
-    if value == "unlimited":
-        return "unlimited"
-    return _posint(value, "queue-depth", extra=" or 'unlimited'")
+    from flux_lite.sched.base import parse_depth
 
-
-def _posint(value, key, extra=""):
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n <= 0:
-        raise UsageError(f"{key}='{value}' is invalid: expected a positive integer{extra}")
-    return n
+    return parse_depth(value)
 
 
 def load_persisted(broker):
@@ -117,22 +73,19 @@ def load_persisted(broker):
 def config_module(cfg):
     """The module and args the instance config asks for."""
     from flux_lite import config as configmod
+    from flux_lite.sched import registry
 
-    policy = configmod.get_path(cfg, "sched.policy", "fcfs")
-    name = POLICY_MODULE[policy]
+    policy = configmod.get_path(cfg, "sched.policy", registry.default_policy())
+    cls = registry.policy_module(policy)
     args = {}
     depth = configmod.get_path(cfg, "sched.queue-depth")
     if depth is not None:
         args["queue-depth"] = depth
-    if name == "sched-backfill":
-        args["policy"] = policy
-        rdepth = configmod.get_path(cfg, "sched.reservation-depth")
-        if rdepth is not None:
-            args["reservation-depth"] = rdepth
+    args.update(cls.policy_args(policy, cfg))
     partial = configmod.get_path(cfg, "sched.partial-ok")
     if partial is False:
         args["partial-ok"] = False
-    return name, args
+    return cls.name, args
 
 
 def load_from_config(broker):
@@ -145,7 +98,14 @@ def loaded_name(broker):
     return None if rec is None else rec["name"]
 
 
+def loaded_args(broker):
+    rec = broker.kvs.get(MODULE_KEY)
+    return {} if rec is None else rec.get("args", {})
+
+
 def module_load(broker, name, args, progress=None):
+    """Instantiate scheduler module NAME and hand it to the broker; it then
+    synchronises with the job manager itself (hello, ready)."""
     if broker.kvs.get(MODULE_KEY) is not None:
         current = broker.kvs.get(MODULE_KEY)["name"]
         raise FluxLiteError(f"{name}: a scheduler is already loaded ({current}): service sched is already registered",
@@ -153,18 +113,8 @@ def module_load(broker, name, args, progress=None):
     cls = scheduler_class(name)
     broker.log("broker", "debug", f"insmod {name}")
     sched = cls(broker, args, state=None)
-    broker._sched = sched
-    broker._sched_loaded = True
     broker.kvs.put(MODULE_KEY, {"name": name, "args": args})
-    jm = broker.jm
-    records = jm.hello(sched.hello_partial_ok)
-    sched.hello(records, progress=progress)
-    mode, limit = sched.ready_args()
-    jm.ready(mode, limit)
-    sched.ready_log()
-    sched.dirty = True
-    sched.request_pass()
-    broker.run()
+    broker.insmod_scheduler(sched, progress=progress)
     return sched
 
 
@@ -174,12 +124,9 @@ def module_remove(broker):
         raise FluxLiteError("no scheduler module is loaded", errno=ENOENT)
     name = rec["name"]
     broker.log("broker", "debug", f"rmmod {name}")
-    broker.run()  # let queued messages reach the old scheduler first
-    broker._sched = None
-    broker._sched_loaded = True
+    broker.rmmod_scheduler()
     broker.kvs.delete(MODULE_KEY)
     broker.kvs.delete(STATE_KEY)
-    broker.jm.sched_teardown()
     broker.log("broker", "debug", f"module {name} exited")
     return name
 
@@ -197,23 +144,32 @@ def module_reload(broker, name=None, args=None, progress=None):
     return module_load(broker, name, args, progress=progress)
 
 
+def _and_list(items):
+    items = list(items)
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def reload_args(broker, policy=None, queue_depth=None, reservation_depth=None, partial_ok=True):
     """Module name and args for `sched reload`, starting from what is loaded now."""
+    from flux_lite.sched import registry
+
     rec = broker.kvs.get(MODULE_KEY)
     current = dict(rec["args"]) if rec else {}
     name = rec["name"] if rec else config_module(broker.config)[0]
     if policy is not None:
-        new_name = POLICY_MODULE[policy]
-        if new_name != name:
+        cls = registry.policy_module(policy)
+        if cls.name != name:
             current = {}
-        name = new_name
-        if name == "sched-backfill":
-            current["policy"] = policy
+        name = cls.name
+        current.update(cls.policy_args(policy))
     if queue_depth is not None:
         current["queue-depth"] = _depth(queue_depth)
     if reservation_depth is not None:
-        if name != "sched-backfill":
-            raise UsageError("--reservation-depth applies to the easy, hybrid and conservative policies")
+        takes = [cls for cls in registry.modules().values()
+                 if any(a.key == "reservation-depth" for a in cls.module_args)]
+        if name not in {cls.name for cls in takes}:
+            policies = [p for cls in takes for p in cls.policies]
+            raise UsageError(f"--reservation-depth applies to the {_and_list(policies)} policies")
         current["reservation-depth"] = reservation_depth
     current.pop("test-hello-nopartial", None)
     current.pop("partial-ok", None)

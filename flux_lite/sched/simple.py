@@ -8,11 +8,19 @@ running jobs' end times.
 
 import heapq
 
-from flux_lite.sched.base import Scheduler
+from flux_lite.sched.base import COMMON_ARGS, DEBUG_ANNOTATE_REASON_PENDING, ModuleArg, Scheduler
+from flux_lite.sched.registry import register
 
 
+@register
 class SimpleScheduler(Scheduler):
     name = "sched-simple"
+    policies = ("fcfs",)
+    description = "FCFS (policy fcfs)"
+    module_args = COMMON_ARGS + (
+        ModuleArg("test-hello-nopartial", lambda _v: {"test-hello-nopartial": True},
+                  "hello without partial-ok (Flux's test option)", flag=True),
+    )
     queue_depth = 8
     policy = "fcfs"
 
@@ -30,8 +38,8 @@ class SimpleScheduler(Scheduler):
             self.success(pj, rset, {"sched": {"resource_summary": rset.summary()}})
 
     def forecast(self):
-        if self.debug_flags & 2:
-            # debug bit 2: why each job waits, instead of when it may start
+        if self.debug_flags & DEBUG_ANNOTATE_REASON_PENDING:
+            # why each job waits, instead of when it may start
             for ahead, pj in enumerate(self.sorted_queue()):
                 self.annotate(pj, {"reason_pending": "insufficient resources", "jobs_ahead": ahead,
                                    "t_estimate": None})

@@ -1,0 +1,276 @@
+"""The job manager's scheduler interface (flux-core job-manager/alloc.c).
+
+The job manager's half of RFC 27 (:mod:`flux_lite.protocol`): the queue of
+SCHED jobs awaiting a ``sched.alloc``, the pump that sends them (at most
+``limit`` outstanding in limited mode, preempting the lowest-priority request
+with ``sched.cancel`` for a better head), the handlers of the alloc
+responses, ``sched.free``, and the hello / ready / disconnect handshake the
+scheduler drives. The interface state (online, mode, limit) persists under
+``job-manager.sched``.
+"""
+
+import heapq
+
+from flux_lite import protocol as rfc27
+from flux_lite.job_manager.job import CLEANUP, FLAG_DEBUG, PENDING, PRIORITY, SCHED
+
+STATE_KEY = "job-manager.sched"
+
+
+class SchedInterface:
+    def __init__(self, jm):
+        self.jm = jm
+        self.b = jm.b
+        self.kvs = jm.b.kvs
+        self.queue = []  # heap of (-priority, id) for SCHED jobs awaiting an alloc send
+        self._canceling = set()  # limited-mode preemption cancels in flight
+        self._pending_ids = set()  # jobs with a sched.alloc outstanding
+        st = self.kvs.get(STATE_KEY)
+        self.state = st if st is not None else {"online": False, "mode": None, "limit": 0}
+        self._state_dirty = False
+
+    def adopt(self, jobs):
+        """The active jobs were just loaded: rebuild the queue and the outstanding set."""
+        for job in jobs.values():
+            if job.alloc_pending:
+                self._pending_ids.add(job.id)
+            elif job.state == SCHED and job.priority:
+                self.enqueue(job)
+
+    def save(self):
+        if self._state_dirty:
+            self.kvs.put(STATE_KEY, self.state)
+            self._state_dirty = False
+
+    def _set_state(self, online, mode, limit):
+        self.state = {"online": online, "mode": mode, "limit": limit}
+        self._state_dirty = True
+
+    # -- outstanding requests ---------------------------------------------------
+
+    def _set_pending(self, job, flag):
+        job.alloc_pending = flag
+        if flag:
+            self._pending_ids.add(job.id)
+        else:
+            self._pending_ids.discard(job.id)
+
+    def _pending_jobs(self):
+        jobs = self.jm.index.jobs
+        return [jobs[i] for i in self._pending_ids if i in jobs]
+
+    def outstanding(self):
+        return len(self._pending_jobs())
+
+    def after_event(self, job, old_state):
+        """An event was posted to a job with a request outstanding."""
+        if not job.alloc_pending:
+            self._pending_ids.discard(job.id)
+        if old_state == SCHED and job.state == PRIORITY:
+            # back to PRIORITY: the outstanding request is canceled, and the
+            # job is re-sent with its new jobspec/priority once SCHED again
+            self.b.send(rfc27.SCHED_CANCEL, rfc27.cancel_request(job.id))
+
+    def withdraw(self, job):
+        """CLEANUP with a request outstanding: finalized at once; the
+        scheduler's CANCEL answer is ignored, and the annotations of the
+        request are cleared (as alloc.c does)."""
+        self.b.send(rfc27.SCHED_CANCEL, rfc27.cancel_request(job.id))
+        self._set_pending(job, False)
+        job.annotations = {}
+        self.jm.index.changed(job.id)
+
+    # -- the queue and the pump ---------------------------------------------------
+
+    def enqueue(self, job):
+        if not self.b.queues.job_started(job):
+            job.queued = False  # a stopped queue keeps its jobs in SCHED
+            return
+        job.queued = True
+        heapq.heappush(self.queue, (-job.priority, job.id))
+
+    def cancel_outstanding(self, job):
+        """Withdraw a job's outstanding request (its queue stopped): the
+        CANCEL answer brings it back, and a stopped queue keeps it."""
+        if job.id not in self._canceling:
+            self._canceling.add(job.id)
+            self.b.send(rfc27.SCHED_CANCEL, rfc27.cancel_request(job.id))
+
+    def _queue_head(self):
+        """The valid head of the alloc queue (stale heap entries are dropped)."""
+        jobs = self.jm.index.jobs
+        queue = self.queue
+        while queue:
+            negprio, jobid = queue[0]
+            job = jobs.get(jobid)
+            if (job is None or not job.queued or job.state != SCHED or job.alloc_pending
+                    or not job.priority or -negprio != job.priority):
+                heapq.heappop(queue)
+                if job is not None and job.queued and job.state == SCHED and job.priority \
+                        and not job.alloc_pending and -negprio != job.priority:
+                    heapq.heappush(queue, (-job.priority, job.id))
+                continue
+            return job
+        return None
+
+    def pump_ready(self):
+        state = self.state
+        if not state.get("online"):
+            return False
+        if not self.jm.index.loaded and not self.queue:
+            # nothing can be queued unless the jobs were loaded
+            return False
+        head = self._queue_head()
+        if head is None:
+            return False
+        if state.get("mode") == rfc27.LIMITED:
+            pending = self._pending_jobs()
+            if len(pending) >= state["limit"]:
+                # preempt the lowest-priority outstanding request for a better head
+                low = max(pending, key=lambda j: (-j.priority, j.id))
+                return low.priority < head.priority and low.id not in self._canceling
+        return True
+
+    def pump(self):
+        limited = self.state.get("mode") == rfc27.LIMITED
+        limit = self.state.get("limit", 0)
+        count = self.outstanding()
+        while True:
+            head = self._queue_head()
+            if head is None:
+                return
+            if limited and count >= limit:
+                pending = [j for j in self._pending_jobs() if j.id not in self._canceling]
+                if pending:
+                    low = max(pending, key=lambda j: (-j.priority, j.id))
+                    if low.priority < head.priority:
+                        self._canceling.add(low.id)
+                        self.b.send(rfc27.SCHED_CANCEL, rfc27.cancel_request(low.id))
+                return
+            heapq.heappop(self.queue)
+            head.queued = False
+            self.send_alloc(head)
+            count += 1
+
+    def send_alloc(self, job):
+        self._set_pending(job, True)
+        self.jm.index.changed(job.id)
+        if job.flags & FLAG_DEBUG:
+            self.jm.post(job, "debug.alloc-request")
+        self.b.send(rfc27.SCHED_ALLOC, rfc27.alloc_request(job.id, job.priority, job.userid, job.t_submit, job.jobspec))
+
+    def send_free(self, jobid, R, final):
+        """sched.free, silently dropped while no scheduler is online (RFC 27)."""
+        if not self.state.get("online"):
+            return
+        self.b.send(rfc27.SCHED_FREE, rfc27.free_request(jobid, R, final))
+
+    # -- job-manager.alloc-response -------------------------------------------------
+
+    def alloc_response(self, msg, cred=None):
+        jobid = msg["id"]
+        rtype = msg["type"]
+        job = self.jm.index.jobs.get(jobid)
+        if rtype == rfc27.SUCCESS:
+            R = dict(msg["R"])
+            R.pop("scheduling", None)
+            if job is None or job.state != SCHED or not job.alloc_pending:
+                # no longer waiting (e.g. canceled meanwhile): give it back
+                self.send_free(jobid, R, final=True)
+                return
+            self._set_pending(job, False)
+            self._canceling.discard(jobid)
+            job.R = R
+            if msg.get("annotations"):
+                merge_annotations(job.annotations, msg["annotations"])
+            self.jm.post(job, "alloc", {"annotations": job.annotations} if job.annotations else None)
+        elif rtype == rfc27.ANNOTATE:
+            if job is not None and job.alloc_pending:
+                merge_annotations(job.annotations, msg.get("annotations") or {})
+                self.jm.index.changed(jobid)
+        elif rtype == rfc27.DENY:
+            if job is None or not job.alloc_pending:
+                return
+            self._set_pending(job, False)
+            job.annotations = {}
+            self.jm.raise_exception(job, "alloc", 0, msg.get("note", ""), userid=self.b.instance.owner)
+        elif rtype == rfc27.CANCEL:
+            self._canceling.discard(jobid)
+            if job is None or not job.alloc_pending:
+                return
+            self._set_pending(job, False)
+            job.annotations.pop("sched", None)
+            self.jm.index.changed(jobid)
+            if job.state == SCHED and job.priority:
+                self.enqueue(job)
+        else:
+            raise rfc27.error(rfc27.EPROTO, f"unknown alloc response type {rtype}")
+
+    # -- the handshake ------------------------------------------------------------------
+
+    def hello(self, msg, cred=None):
+        """job-manager.sched-hello: one record per job holding resources,
+        then housekeeping's (with the ranks already freed, if partial-ok)."""
+        partial_ok = bool(msg.get("partial-ok"))
+        self.b.log("job-manager", "debug", "scheduler: hello" + (" +partial-ok" if partial_ok else ""))
+        index = self.jm.index
+        if index.loaded:
+            self.jm.save()  # the index must show this command's changes
+        # flux-lite hands the scheduler the job's current R (resource-update
+        # events applied); Flux's scheduler re-reads the original from the KVS
+        records = [rfc27.hello_record(jobid, priority, userid, t_submit, R)
+                   for jobid, priority, userid, t_submit, R in index.holding_resources()]
+        records.extend(self.b.housekeeping.hello_records(partial_ok))
+        return records
+
+    def ready(self, msg, cred=None):
+        """job-manager.sched-ready: alloc requests may flow."""
+        mode, limit = rfc27.check_ready(msg)
+        self._set_state(True, mode, limit)
+        self.b.log("job-manager", "debug", f"scheduler: ready {mode}")
+        index = self.jm.index
+        if not index.any_active(PENDING | CLEANUP):
+            return {"count": 0}  # nothing to send or re-send: no need to load every job
+        jobs = index.jobs
+        # re-run cleanup actions so that interrupted frees are re-sent
+        for job in jobs.values():
+            if job.state == CLEANUP:
+                self.jm.event.actions.append(job.id)
+        return {"count": sum(1 for j in jobs.values() if j.state == SCHED and j.priority and not j.alloc_pending)}
+
+    def disconnect(self, msg=None, cred=None):
+        """The scheduler went away: outstanding requests go back to the queue."""
+        self._set_state(False, None, 0)
+        self._canceling.clear()
+        index = self.jm.index
+        if not index.any_active(PENDING):
+            return {}  # only pending jobs can have requests or sched annotations
+        for job in index.jobs.values():
+            if job.alloc_pending:
+                self._set_pending(job, False)
+                job.annotations.pop("sched", None)
+                index.changed(job.id)
+                if job.state == SCHED and job.priority:
+                    self.enqueue(job)
+            elif job.annotations.get("sched") and job.state == SCHED:
+                job.annotations.pop("sched", None)
+                index.changed(job.id)
+        return {}
+
+
+def merge_annotations(dst, src):
+    """RFC 27 annotation merge: recursive, null deletes a key."""
+    for key, value in src.items():
+        if value is None:
+            dst.pop(key, None)
+        elif isinstance(value, dict):
+            sub = dst.get(key)
+            if not isinstance(sub, dict):
+                sub = {}
+            merge_annotations(sub, value)
+            if sub:
+                dst[key] = sub
+            else:
+                dst.pop(key, None)
+        else:
+            dst[key] = value

@@ -1,0 +1,85 @@
+"""Events and state actions (flux-core job-manager/event.c).
+
+Jobs change only by events appended to their eventlogs (``post``); each post
+queues the job for its state action (Flux's ``event_job_action``), run when
+the broker lets the job manager work. Actions post more events, start or kill
+the simulated execution, hand resources to housekeeping, or ask the
+scheduler interface (:mod:`.alloc`) to queue, cancel or free.
+"""
+
+import collections
+
+from flux_lite.formats import eventlog
+from flux_lite.formats.jobid import kvs_key
+from flux_lite.job_manager.job import CLEANUP, DEPEND, INACTIVE, PRIORITY, RUN, SCHED
+
+
+class Events:
+    def __init__(self, jm):
+        self.jm = jm
+        self.b = jm.b
+        self.kvs = jm.b.kvs
+        self.actions = collections.deque()  # job ids whose state action is due
+
+    def post(self, job, name, context=None):
+        """Append an event to the job's eventlog and apply it."""
+        b = self.b
+        ts = b.now
+        line = eventlog.encode_entry(ts, name, context)
+        self.kvs.append(kvs_key(job.id, "eventlog"), line)
+        entry = {"timestamp": ts, "name": name}
+        if context:
+            entry["context"] = context
+        old_state = job.state
+        was_pending = job.alloc_pending
+        job.apply(entry)
+        if was_pending:
+            self.jm.alloc.after_event(job, old_state)
+        self.jm.index.changed(job.id)
+        self.actions.append(job.id)
+        if job.state == INACTIVE:
+            self.jm.index.deactivate(job)
+            b.cancel_timers(job.id, "exec.")
+            b.deps.job_inactive(job)
+        elif name == "start":
+            b.deps.job_started(job)
+
+    def run_actions(self):
+        jobs = self.jm.index.jobs
+        actions = self.actions
+        while actions:
+            job = jobs.get(actions.popleft())
+            if job is not None:
+                self._action(job)
+
+    def _action(self, job):
+        state = job.state
+        if state == DEPEND:
+            if not job.dependencies:
+                self.post(job, "depend")
+        elif state == PRIORITY:
+            self.post(job, "priority", {"priority": self.jm.urgency.compute_priority(job)})
+        elif state == SCHED:
+            if job.priority and not job.alloc_pending and not job.queued:
+                self.jm.alloc.enqueue(job)
+        elif state == RUN:
+            if not job.started:
+                self.b.exec.start(job)
+        elif state == CLEANUP:
+            self._cleanup_action(job)
+
+    def _cleanup_action(self, job):
+        if job.alloc_pending:
+            self.jm.alloc.withdraw(job)
+        job.queued = False
+        if job.started and not job.finished and not job.released:
+            # (a job the exec system already released, as one it could not
+            # recover at restart, has nothing left to kill)
+            self.b.exec.kill(job)
+            return
+        if job.has_resources and not job.freed and (job.released or not job.started):
+            self.b.housekeeping.hand_off(job)
+            self.post(job, "free")
+            return
+        if not job.has_resources:
+            self.post(job, "clean")

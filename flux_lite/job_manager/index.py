@@ -1,0 +1,346 @@
+"""The job index: the ``jobs`` table, its rows, and every query on it.
+
+This is the only module that knows how jobs are stored (flux-core keeps its
+active jobs in a hash and its inactive ones in job-list; flux-lite keeps both
+in one SQLite table, rebuilt from the eventlogs when missing). A row holds a
+few columns that queries filter or sort on, plus the whole record as JSON
+(``data``). Everything that reads or writes job rows goes through here:
+:class:`JobIndex` for the job manager's working set of active jobs, and the
+query functions below for everyone else (purge, history, stats, wait,
+listings). Changing how jobs are stored means changing this file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from errno import ENOENT
+from typing import Any
+
+from flux_lite.errors import FluxLiteError
+from flux_lite.job_manager.job import INACTIVE, Job
+
+TABLE = "jobs"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id         INTEGER PRIMARY KEY,
+    userid     INTEGER NOT NULL,
+    state      INTEGER NOT NULL,
+    priority   INTEGER,
+    t_submit   REAL,
+    t_run      REAL,
+    t_inactive REAL,
+    has_resources INTEGER NOT NULL DEFAULT 0,
+    R          TEXT,
+    result     INTEGER,
+    data       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
+CREATE INDEX IF NOT EXISTS jobs_inactive ON jobs(state, t_inactive, id);
+CREATE INDEX IF NOT EXISTS jobs_user ON jobs(userid, id);
+CREATE INDEX IF NOT EXISTS jobs_result ON jobs(state, result);
+"""
+# the table and indexes above, for the derived-table check
+NAMES = {"jobs", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result"}
+
+# attributes kept in the record, besides the job's id
+RECORD_SLOTS = (
+    "userid", "urgency", "priority", "t_submit", "state", "flags", "jobspec", "R",
+    "has_resources", "alloc_pending", "annotations", "end_event", "exception",
+    "t_depend", "t_run", "t_cleanup", "t_inactive", "waitstatus", "started",
+    "finished", "released", "freed", "immutable", "set_flags", "nevents", "dependencies",
+)
+
+Record = dict[str, Any]
+
+
+# -- record <-> job <-> row ----------------------------------------------------------
+
+
+def job_to_record(job: Job) -> Record:
+    rec = {slot: getattr(job, slot) for slot in RECORD_SLOTS}
+    rec["id"] = job.id
+    return rec
+
+
+def job_from_record(rec: Record) -> Job:
+    job = Job(rec["id"])
+    for slot in RECORD_SLOTS:
+        setattr(job, slot, rec.get(slot, getattr(job, slot, None)))
+    return job
+
+
+_LISTING_CACHE: dict[int, tuple[Any, Any, dict]] = {}
+
+
+def listing_fields(job: Job) -> dict[str, Any]:
+    """Values `jobs` shows that are costly to derive at listing time.
+
+    Cached per job while its jobspec and R objects stay the same (updates
+    replace them, so identity is a safe key).
+    """
+    hit = _LISTING_CACHE.get(job.id)
+    if hit is not None and hit[0] is job.jobspec and hit[1] is job.R:
+        return hit[2]
+    out = _listing_fields(job)
+    if len(_LISTING_CACHE) > 100000:
+        _LISTING_CACHE.clear()
+    _LISTING_CACHE[job.id] = (job.jobspec, job.R, out)  # holding them keeps identity meaningful
+    return out
+
+
+def _listing_fields(job: Job) -> dict[str, Any]:
+    from flux_lite.formats import jobspec as jobspecmod
+
+    out: dict[str, Any] = {}
+    js = job.jobspec or {}
+    try:
+        out["name"] = jobspecmod.name(js)
+    except Exception:
+        out["name"] = ""
+    try:
+        out["ntasks"] = jobspecmod.ntasks(js)
+    except Exception:
+        out["ntasks"] = 1
+    if job.R:
+        from flux_lite.formats.rset import Rset
+
+        rs = Rset.from_dict(job.R)
+        out["nnodes"] = rs.nnodes
+        out["ranks"] = str(rs.ranks)
+        out["nodelist"] = str(rs.nodelist)
+        out["ncores"] = rs.ncores
+    else:
+        try:
+            out["nnodes"] = jobspecmod.nnodes_requested(js) or ""
+        except Exception:
+            out["nnodes"] = ""
+        out["ranks"] = ""
+        out["nodelist"] = ""
+    return out
+
+
+def write_row(conn: sqlite3.Connection, job: Job) -> None:
+    """The job's row. has_resources and R are columns of their own so that
+    hello can read them without parsing whole records."""
+    rec = job_to_record(job)
+    rec.update(listing_fields(job))
+    R = json.dumps(job.R, separators=(",", ":")) if job.has_resources and job.R else None
+    conn.execute(
+        "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
+        "has_resources, R, result, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
+         1 if job.has_resources else 0, R, job.result, json.dumps(rec, separators=(",", ":"))),
+    )
+
+
+def create(conn: sqlite3.Connection) -> None:
+    """Create the table (and its indexes) if missing."""
+    for stmt in SCHEMA.split(";"):
+        if stmt.strip():
+            conn.execute(stmt)
+
+
+def drop(conn: sqlite3.Connection) -> None:
+    conn.execute("DROP TABLE IF EXISTS jobs")
+
+
+# -- the job manager's working set ---------------------------------------------------
+
+
+class JobIndex:
+    """Active jobs by id, loaded on first use, written back by save().
+
+    ``on_load(jobs)`` is called once the active jobs are loaded (the alloc
+    queue is rebuilt from them). Jobs that go inactive during the command
+    stay reachable (``load_any``) until the end of it.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, on_load: Callable[[dict[int, Job]], None] | None = None) -> None:
+        self.conn = conn
+        self._on_load = on_load
+        self._jobs: dict[int, Job] | None = None
+        self._dirty: set[int] = set()
+        self._removed: dict[int, Job] = {}
+
+    @property
+    def loaded(self) -> bool:
+        return self._jobs is not None
+
+    @property
+    def jobs(self) -> dict[int, Job]:
+        """Active jobs by id (loaded on first use)."""
+        if self._jobs is None:
+            from flux_lite.stored import good_rows
+
+            self._jobs = {}
+            # a damaged row leaves its job out (quarantined), not every other job
+            for rec in good_rows(self.conn.execute("SELECT id, data FROM jobs WHERE state < ?", (INACTIVE,))):
+                job = job_from_record(rec)
+                self._jobs[job.id] = job
+            if self._on_load is not None:
+                self._on_load(self._jobs)
+        return self._jobs
+
+    def add(self, job: Job) -> None:
+        self.jobs[job.id] = job
+
+    def lookup(self, jobid: int) -> Job | None:
+        """An active job, or None."""
+        return self.jobs.get(jobid)
+
+    def require_active(self, jobid: int, unknown: str = "unknown job id", inactive_errno: int = ENOENT) -> Job:
+        """The active job, or Flux's refusal: inactive, or unknown (each
+        job-manager service words and numbers these its own way)."""
+        job = self.lookup(jobid)
+        if job is None:
+            if self.load_any(jobid) is not None:
+                raise FluxLiteError("job is inactive", errno=inactive_errno)
+            raise FluxLiteError(unknown, errno=ENOENT)
+        return job
+
+    def load_any(self, jobid: int) -> Job | None:
+        """Any job (active or inactive), or None."""
+        job = self.jobs.get(jobid)
+        if job is None:
+            job = self._removed.get(jobid)
+        if job is not None:
+            return job
+        rec = record(self.conn, jobid)
+        return None if rec is None else job_from_record(rec)
+
+    def changed(self, jobid: int) -> None:
+        """The job's row must be rewritten at save()."""
+        self._dirty.add(jobid)
+
+    def deactivate(self, job: Job) -> None:
+        if self._jobs is not None:
+            self._jobs.pop(job.id, None)
+        self._removed[job.id] = job
+
+    def any_active(self, state_mask: int) -> bool:
+        """Is any active job in these states? (without loading them all)"""
+        if self._jobs is not None:
+            return any(j.state & state_mask for j in self._jobs.values())
+        row = self.conn.execute(
+            "SELECT 1 FROM jobs WHERE state < ? AND (state & ?) != 0 LIMIT 1", (INACTIVE, state_mask)
+        ).fetchone()
+        return row is not None
+
+    def save(self) -> None:
+        conn = self.conn
+        for jobid in self._dirty:
+            job = self._jobs.get(jobid) if self._jobs is not None else None
+            if job is None:
+                job = self._removed.get(jobid)
+            if job is None:
+                continue
+            write_row(conn, job)
+        self._dirty.clear()
+
+    def holding_resources(self) -> Iterator[tuple[int, int, int, float, dict | None]]:
+        """(id, priority, userid, t_submit, current R) of every active job
+        holding resources, by id, from the index's own columns (call save()
+        first). Jobs whose rows are damaged (quarantined) are left out, and
+        so are damaged Rs, with a notice."""
+        for jobid, priority, userid, t_submit, R in self.conn.execute(
+            "SELECT id, priority, userid, t_submit, R FROM jobs "
+            "WHERE state < ? AND has_resources = 1 ORDER BY id", (INACTIVE,)
+        ):
+            if jobid not in self.jobs:
+                continue  # quarantined: its row is damaged
+            try:
+                R = json.loads(R) if R else None
+                if R is not None:
+                    from flux_lite.stored import check_R
+
+                    check_R(R)
+            except (ValueError, RecursionError):
+                from flux_lite.instance import notice
+
+                notice(f"job {jobid}: damaged R in the jobs index: left out of hello "
+                       "(rebuild it with 'flux-lite fsck --repair')")
+                continue
+            yield jobid, priority, userid, t_submit, R
+
+
+# -- queries for everyone else ----------------------------------------------------------
+
+
+def record(conn: sqlite3.Connection, jobid: int) -> Record | None:
+    """One job's record (active or inactive), or None; a damaged row is DamagedError."""
+    row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
+    if row is None:
+        return None
+    from flux_lite.stored import decode_row
+
+    return decode_row(jobid, row[0])
+
+
+def raw_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, str]]:
+    """(id, stored record text) of every row, unchecked (fsck)."""
+    yield from conn.execute("SELECT id, data FROM jobs")
+
+
+def all_records(conn: sqlite3.Connection) -> Iterator[Record]:
+    for (data,) in conn.execute("SELECT data FROM jobs"):
+        yield json.loads(data)
+
+
+def state_of(conn: sqlite3.Connection, jobid: int) -> int | None:
+    row = conn.execute("SELECT state FROM jobs WHERE id = ?", (jobid,)).fetchone()
+    return None if row is None else row[0]
+
+
+def max_id(conn: sqlite3.Connection) -> int:
+    """The highest job id in the index (0 when empty)."""
+    row = conn.execute("SELECT MAX(id) FROM jobs").fetchone()
+    return row[0] if row and row[0] else 0
+
+
+def active_count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM jobs WHERE state < ?", (INACTIVE,)).fetchone()[0]
+
+
+def inactive_count(conn: sqlite3.Connection, before: float | None = None) -> int:
+    """Inactive jobs (those that went inactive before `before`, if given)."""
+    if before is None:
+        return conn.execute("SELECT count(*) FROM jobs WHERE state = ?", (INACTIVE,)).fetchone()[0]
+    return conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND t_inactive < ?",
+                        (INACTIVE, before)).fetchone()[0]
+
+
+def oldest_inactive(conn: sqlite3.Connection, count: int) -> list[int]:
+    """Ids of the `count` jobs inactive the longest, oldest first."""
+    return [row[0] for row in conn.execute(
+        "SELECT id FROM jobs WHERE state = ? ORDER BY t_inactive, id LIMIT ?", (INACTIVE, count))]
+
+
+def first_inactive_of(conn: sqlite3.Connection, table: str) -> tuple[int, Record] | None:
+    """(id, record) of the job inactive the longest among the ids of `table`
+    (a table with an ``id`` column, e.g. waitable), or None."""
+    row = conn.execute(
+        f"SELECT j.id, j.data FROM {table} w JOIN jobs j ON j.id = w.id "
+        "WHERE j.state = ? ORDER BY j.t_inactive, j.id LIMIT 1", (INACTIVE,)
+    ).fetchone()
+    return None if row is None else (row[0], json.loads(row[1]))
+
+
+def delete(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    conn.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
+
+
+def user_count(conn: sqlite3.Connection, userid: int) -> int:
+    return conn.execute("SELECT count(*) FROM jobs WHERE userid = ?", (userid,)).fetchone()[0]
+
+
+def user_ids_newest(conn: sqlite3.Connection, userid: int, limit: int, offset: int = 0) -> list[int]:
+    """userid's job ids, newest first, from `offset` on."""
+    return [row[0] for row in conn.execute(
+        "SELECT id FROM jobs WHERE userid = ? ORDER BY id DESC LIMIT ? OFFSET ?", (userid, limit, offset))]
+
+
+def counts_by_state_result(conn: sqlite3.Connection) -> Iterator[tuple[int, int | None, int]]:
+    """(state, result, count) over every job."""
+    yield from conn.execute("SELECT state, result, count(*) FROM jobs GROUP BY state, result")

@@ -1,0 +1,105 @@
+"""Submission (flux-core job-manager/submit.c and job-ingest): FLUIDs and new jobs.
+
+Job ids are FLUIDs generated from the instance clock; the highest one issued
+is checkpointed (``checkpoint.job-manager``) and, outside the database, kept
+by the instance so that ids never repeat even after a state rollback.
+"""
+
+import json
+from errno import EINVAL
+
+from flux_lite import access
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
+from flux_lite.job_manager.job import FLAG_NOVALIDATE, FLAG_WAITABLE, Job
+
+CHECKPOINT_KEY = "checkpoint.job-manager"
+
+
+class Submit:
+    def __init__(self, jm):
+        self.jm = jm
+        self.b = jm.b
+        self.kvs = jm.b.kvs
+        self.checkpoint = self.kvs.get(CHECKPOINT_KEY) or {"version": 1, "max_jobid": 0}
+        self._dirty = False
+
+    @property
+    def max_jobid(self):
+        return self.checkpoint.get("max_jobid", 0)
+
+    def save(self):
+        if self._dirty:
+            self.kvs.put(CHECKPOINT_KEY, self.checkpoint)
+            self._dirty = False
+            # outside the database too: a lost WAL must not roll job ids back
+            self.kvs.after_commit(self.b.instance.hwm_writer(self.checkpoint["max_jobid"]))
+
+    def raise_jobid_floor(self, jobid):
+        """Never issue an id at or below jobid again (ids seen before a state rollback)."""
+        if jobid > self.max_jobid:
+            self.checkpoint["max_jobid"] = jobid
+            self._dirty = True
+
+    def next_jobid(self):
+        meta = self.b.instance.meta
+        ts = int((self.b.now - meta["fluid_epoch"]) * 1000)
+        last = self.max_jobid
+        last_ts, last_seq = fluid_timestamp(last), last & 0x3FF
+        if last and ts <= last_ts:
+            ts, seq = last_ts, last_seq + 1
+            if seq > 1023:  # Flux's generator spins to the next millisecond
+                ts, seq = ts + 1, 0
+        else:
+            seq = 0
+        jobid = fluid(ts, 0, seq)
+        self.checkpoint["max_jobid"] = jobid
+        self._dirty = True
+        return jobid
+
+    def submit(self, jobspec, urgency=16, flags=0, original=None):
+        """Validate and ingest one job; returns its id."""
+        from flux_lite.job_manager import validate
+
+        b = self.b
+        jm = self.jm
+        ident = b.instance.identity
+        if not isinstance(urgency, int) or not 0 <= urgency <= 31:
+            raise FluxLiteError("urgency range is [0:31]", errno=EINVAL)
+        novalidate = bool(flags & FLAG_NOVALIDATE)
+        access.check_submit(ident, urgency, novalidate)
+        jobspec = dict(jobspec)
+        attrs = jobspec.get("attributes", {})
+        system = attrs.get("system", {}) if isinstance(attrs, dict) else {}
+        if not isinstance(system, dict):
+            system = {}
+        if "environment" in system:
+            jobspec = json.loads(json.dumps(jobspec))
+            del jobspec["attributes"]["system"]["environment"]
+        jobspec = b.queues.frobnicate(jobspec)  # job-ingest: default queue, constraints
+        if not novalidate:  # the instance owner may skip ingest validation
+            validate.validate_jobspec(b, jobspec)
+        b.queues.submit_check(jobspec)
+        # dependencies are checked before the job exists: a rejection leaves no trace
+        dep_steps = b.deps.check(jobspec, ident.userid) if system.get("dependencies") else None
+        jobid = self.next_jobid()
+        job = Job(jobid, jobspec)
+        jm.index.add(job)
+        key = kvs_key(jobid)
+        text = json.dumps(jobspec)
+        self.kvs.put_text(key + ".J", json.dumps(original) if original is not None else text)
+        self.kvs.put_text(key + ".jobspec", text)
+        if flags & FLAG_WAITABLE:  # `job wait` may reap it once
+            from flux_lite.job_manager import wait
+
+            wait.add(self.kvs, jobid)
+        post = jm.event.post
+        post(job, "submit", {"userid": ident.userid, "urgency": urgency, "flags": flags, "version": 1})
+        if dep_steps:
+            b.deps.apply(job, dep_steps)
+        if "job" in system:
+            b.deps.job_new(job)
+        post(job, "validate")
+        if dep_steps:
+            b.deps.validated(job, dep_steps)
+        return jobid

@@ -1,0 +1,42 @@
+"""The README's job-control script runs verbatim, with the outputs it describes."""
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def readme_script():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Scripting job control", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"\n\n((?:    .*\n)+)", section).group(1)
+    return "".join(line[4:] + "\n" for line in block.splitlines())
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_readme_job_control_script(tmp_path):
+    exe = shutil.which("flux-lite") or str(pathlib.Path(sys.executable).parent / "flux-lite")
+    if not os.path.exists(exe):
+        pytest.skip("flux-lite is not installed")
+    env = dict(os.environ, FLUX_LITE_STATE_DIR=str(tmp_path / "state"), FLUX_F58_FORCE_ASCII="1",
+               PATH=os.path.dirname(exe) + os.pathsep + os.environ.get("PATH", ""))
+    subprocess.run([exe, "start", "--test-size=4", "--clock=virtual"], env=env, check=True,
+                   capture_output=True)
+    script = readme_script()
+    assert "job last" in script and "jobs --stats-only" in script and "job wait" in script
+    r = subprocess.run(["sh", "-e", "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    ids = out[:4]
+    assert all(i.startswith("f") for i in ids)
+    assert out[4] == "4 running, 0 completed, 0 failed, 0 pending, 0 inactive purged"
+    assert out[-3] == "0 running, 3 completed, 1 failed, 0 pending, 0 inactive purged"
+    assert out[-2:] == ["some jobs failed", "purged 2 inactive jobs, 2 remaining"]
+    assert r.stderr.splitlines() == [f"{ids[3]}: task(s) exited with exit code 1"] + [
+        f"{i}: job completed successfully" for i in ids[:3]]
