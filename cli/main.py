@@ -89,7 +89,12 @@ class LazyGroup(click.Group):
         except sqlite3.DatabaseError as exc:
             _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
-            words.echo_error(f"state database: {exc}", ctx.invoked_subcommand, ctx)
+            if "readonly" in str(exc):
+                from flux_lite.kvs import ReadOnlyError
+
+                words.echo_error(str(ReadOnlyError()), ctx.invoked_subcommand, ctx)
+            else:
+                words.echo_error(f"state database: {exc}", ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except UnicodeError:
             # argv and environment arrive surrogate-escaped when not UTF-8

@@ -50,8 +50,8 @@ class Identity:
                     self.rolemask = ROLE_USER
             except ValueError:
                 raise FluxLiteError("FLUX_HANDLE_USERID and FLUX_HANDLE_ROLEMASK must be integers") from None
-            if self.userid < 0:
-                raise FluxLiteError("FLUX_HANDLE_USERID must not be negative")
+            if not 0 <= self.userid <= 0xFFFFFFFF:
+                raise FluxLiteError("FLUX_HANDLE_USERID must be a user id between 0 and 4294967295")
 
     @property
     def is_owner(self) -> bool:

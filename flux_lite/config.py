@@ -102,15 +102,17 @@ def parse_toml(text, source="config"):
 
 
 def _plain(value):
-    """TOML dates and times as strings: the stored config is JSON."""
+    """TOML and YAML dates and times as strings: the stored config is JSON."""
     import datetime
 
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
+        return {k if isinstance(k, str) else str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
         return [_plain(v) for v in value]
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
+    if isinstance(value, bytes):
+        raise ConfigError("binary values are not allowed")
     return value
 
 
@@ -118,12 +120,58 @@ def _parse_yaml(text, source):
     import yaml  # only commands that read YAML pay for it
 
     try:
-        return yaml.safe_load(text)
+        obj = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f": line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{source}{where}: {problem}") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        # e.g. a date that does not exist (2026-02-30)
+        raise ConfigError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply") from None
+    check_size(obj, source)
+    try:
+        return _plain(obj)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+# bounds on what one input may cost: bytes read, and values after YAML
+# alias expansion (563 bytes of aliases can name a billion strings)
+MAX_INPUT = 1 << 20
+MAX_VALUES = 100000
+
+
+def read_input(path, what="file", limit=MAX_INPUT):
+    """The UTF-8 text of path ('-' is stdin), refused past limit bytes
+    (/dev/zero included) or when it is not text."""
+    import sys
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    where = "stdin" if path == "-" else path
+    if len(data) > limit:
+        raise ConfigError(f"{where}: {what} larger than {limit // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+
+
+def check_size(obj, source, limit=MAX_VALUES):
+    """Refuse a parsed document with more than limit values, aliases expanded."""
+    from flux_lite.formats.bounds import count_values
+
+    if count_values(obj, limit) > limit:
+        raise ConfigError(f"{source}: more than {limit} values (YAML aliases expand to too much)")
 
 
 def load_file(path, check=True):
@@ -146,13 +194,7 @@ def load_file(path, check=True):
 
 
 def _read(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
+    return read_input(str(path), "config")
 
 
 def _merge(into, obj):

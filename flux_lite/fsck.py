@@ -168,7 +168,7 @@ def _move_aside(kvs, jobid):
 
 def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
     """Check (and with repair/rebuild, fix) the instance at state_dir."""
-    from flux_lite.instance import DB_NAME, Instance, NoInstanceError, check_private, resolve_state_dir
+    from flux_lite.instance import DB_NAME, Instance, NoInstanceError, _writable, check_private, resolve_state_dir
     from flux_lite.kvs import KVS
 
     state_dir = resolve_state_dir(state_dir)
@@ -176,7 +176,10 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
     if not path.exists():
         raise NoInstanceError(f"no flux-lite instance at {state_dir}")
     check_private(state_dir, path)
-    kvs = KVS(path)
+    readonly = not _writable(state_dir, path)
+    if readonly and (repair or rebuild):
+        raise FluxLiteError("the state directory is read-only: fsck can check it, not repair it")
+    kvs = KVS(path, readonly=readonly)
     report = Report()
     try:
         with kvs.transaction():

@@ -92,7 +92,9 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
     only as far as the caller reads (pgrep stops at its first matches)."""
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
-    user_clause = "" if userid is None else " AND userid = %d" % int(userid)
+    # +userid: filter rows, never pick the (userid, id) index for this, which
+    # would walk the user's whole history to find a few active jobs
+    user_clause = "" if userid is None else " AND +userid = %d" % int(userid)
     active_mask = states & ACTIVE
     if active_mask:
         pend = list(good_rows(conn.execute(

@@ -528,7 +528,17 @@ def decode(text):
     value = _decode(text)
     if value is None:
         raise JobIDError(f"{text} is not a valid Flux jobid", errno=EINVAL)
-    return value
+    return WideJobID(value) if value > MAX_STORED else value
+
+
+# SQLite integers are signed 64-bit: an id above this is valid syntax but no
+# job can have it. Decoded as WideJobID, an int that SQLite stores as text
+# (adapter in flux_lite.kvs), so every lookup finds nothing instead of failing.
+MAX_STORED = 2**63 - 1
+
+
+class WideJobID(int):
+    __slots__ = ()
 
 
 def parse_jobid_arg(text):

@@ -92,6 +92,11 @@ class _Datetime(datetime):
         return result
 
 
+# a column is at most this wide: {id:>999999999} would build a gigabyte per row
+MAX_WIDTH = 1000
+_NUMBER = re.compile(r"\d+")
+
+
 class _Spec:
     """A format spec split into its parts (Flux adds 'hyphen' and 'truncate')."""
 
@@ -320,7 +325,10 @@ class OutputFormat:
                 self.set_sort_keys(keys)
         self.fmt = fmt
         self.tokens = tokens
-        for _, field, _, _ in tokens:
+        for _, field, spec, _ in tokens:
+            for number in _NUMBER.findall(spec or ""):
+                if len(number) > 4 or int(number) > MAX_WIDTH:
+                    raise FormatError(f"field width or precision {number} is larger than {MAX_WIDTH}")
             if field and field not in self.headings:
                 heading = heading_fallback(field) if heading_fallback else None
                 if heading is None:
