@@ -225,7 +225,8 @@ def test_start_restore_runs_command(tmp_path):
 
 def test_start_restore_with_test_size_overrides_resources(tmp_path):
     flux = Flux(tmp_path / "s")
-    flux("start", "--clock=virtual", "--test-size=2", "--test-cores=8", f"--restore={LIVE}")
+    result = flux("start", "--clock=virtual", "--test-size=2", "--test-cores=8", f"--restore={LIVE}")
+    assert (result.stdout, result.stderr) == ("", "")  # no progress line, as flux start
     R = json.loads(flux.out("kvs", "get", "resource.R"))
     assert R["execution"]["R_lite"] == [{"rank": "0-1", "children": {"core": "0-7"}}]
 
