@@ -31,6 +31,12 @@ def session(ctx=None):
     return instance(ctx).session()
 
 
+def read_session(ctx=None):
+    """A read-only command's transaction: the committed state, no write lock
+    (a full session when something has come due since the last command)."""
+    return instance(ctx).read_session()
+
+
 class JobIDType(click.ParamType):
     """A job id in any of Flux's encodings; bad ones are usage errors (exit 2)."""
 

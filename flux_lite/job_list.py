@@ -57,6 +57,13 @@ class _Rows(list):
     truncated = False
 
 
+def _rows_by_id(conn, ids):
+    for jobid in ids:
+        row = conn.execute("SELECT id, data FROM jobs WHERE id = ?", (jobid,)).fetchone()
+        if row is not None:
+            yield row
+
+
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
           name=None, since=0.0):
     """Job records in flux-core's job-list order.
@@ -77,17 +84,24 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         return _Rows(found[j] for j in ids)
     user_clause = "" if userid is None else " AND userid = %d" % int(userid)
     active_mask = states & ACTIVE
-    if active_mask:
-        pend = list(good_rows(conn.execute(
-            f"SELECT id, data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))))
-        if name is not None:
-            pend = [r for r in pend if r.get("name") == name]
-        pending = sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
-        running = sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
-        rows.extend(pending)
-        rows.extend(running)
-    if states & INACTIVE or results:
-        limit = max_entries if max_entries else -1
+    limit = max_entries if max_entries else -1
+    # sorted and cut in SQL: only the rows printed (plus one, to tell the
+    # caller the output is truncated) are decoded
+    for mask, order in ((PENDING, "COALESCE(priority, 0) DESC, id"), (RUNNING, "COALESCE(t_run, 0) DESC, id")):
+        if not active_mask & mask or 0 <= limit < len(rows):
+            continue
+        # sort the ids alone (sorting whole records copies every one), then
+        # read records one by one until enough are printed
+        ids = [r[0] for r in conn.execute(
+            f"SELECT id FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause} ORDER BY {order}",
+            (active_mask & mask,))]
+        for rec in good_rows(_rows_by_id(conn, ids)):
+            if name is not None and rec.get("name") != name:
+                continue
+            rows.append(rec)
+            if 0 <= limit < len(rows):
+                break
+    if (states & INACTIVE or results) and not 0 <= limit < len(rows):
         since_clause = " AND t_inactive > ?" if since else ""
         cur = conn.execute(
             f"SELECT id, data FROM jobs WHERE state = 64{user_clause}{since_clause} "
