@@ -62,7 +62,9 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
         parent = os.path.dirname(os.path.abspath(outfile))
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(outfile):
             raise archive.ArchiveError(f"Failed to open '{outfile}'")
-    progress = _Progress("flux-lite dump", quiet, verbose)
+    from flux_lite.cli.words import prog
+
+    progress = _Progress(prog("dump", ctx), quiet, verbose)
     with session(ctx) as broker:
         entries = collect(broker, checkpoint=checkpoint)
     for n, entry in enumerate(entries, 1):
@@ -83,7 +85,9 @@ def restore_archive(ctx, path, *, quiet=False, verbose=False, force=False, clock
     from flux_lite import archive
     from flux_lite import restore as restoremod
 
-    progress = _Progress("flux-lite restore", quiet, verbose)
+    from flux_lite.cli.words import prog
+
+    progress = _Progress(prog("restore", ctx), quiet, verbose)
 
     def on_entry(entry, keys, blobs):
         if verbose:

@@ -49,14 +49,9 @@ def job_submit(urgency, flags, file):
     from flux_lite.formats import jobspec as jobspecmod
     from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
 
-    if file == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            with open(file, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as exc:
-            raise FluxLiteError(f"{file}: {exc.strerror}") from None
+    from flux_lite.config import read_input
+
+    text = read_input(file, "jobspec", limit=16 << 20)
     try:
         flagbits = parse_flags(flags)
     except ValueError as exc:

@@ -1,4 +1,4 @@
-"""Instance configuration: YAML whose tables mirror Flux's TOML ones.
+"""Instance configuration: Flux's TOML tables, read from TOML, YAML or JSON.
 
 Validation is strict: an unknown key or a bad value is refused with the key's
 name, before anything is changed. The validated config is stored as JSON in
@@ -34,37 +34,176 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-def load_text(text, source="config"):
-    """Parse YAML (or JSON) text into a dict, then validate it."""
-    text = text.strip()
-    if not text:
-        return validate({})
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        import yaml  # only commands that read YAML pay for it
+# Tables of Flux's configuration that flux-lite has nothing to simulate with:
+# an admin's conf.d may hold them, and they are accepted and ignored.
+FLUX_ONLY_TABLES = (
+    "access", "archive", "bootstrap", "broker", "content", "cron", "heartbeat", "ingest",
+    "job-info", "kvs", "rexec", "sched-fluxion-qmanager", "sched-fluxion-resource", "systemd",
+    "tbon",
+)
 
+
+def load_text(text, source="config", fmt=None, check=True):
+    """Parse TOML, YAML or JSON text into a dict, then validate it (unless
+    check is false: then the caller validates, as a config.load request does).
+
+    fmt is "toml", "yaml" or "json"; None guesses: JSON, else TOML when the
+    text looks like TOML (tables or KEY = VALUE lines), else YAML.
+    """
+    if not text.strip():
+        return validate({}) if check else {}
+    if fmt is None:
         try:
-            obj = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f": line {mark.line + 1}" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise ConfigError(f"{source}{where}: {problem}") from None
+            obj = json.loads(text)
+        except ValueError:
+            fmt = "toml" if _looks_like_toml(text) else "yaml"
+        else:
+            fmt = "json"
+    if fmt == "json":
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(f"{source}:{exc.lineno}: {exc.msg}") from None
+    elif fmt == "toml":
+        obj = parse_toml(text, source)
+    else:
+        obj = _parse_yaml(text, source)
     if obj is None:
         obj = {}
     if not isinstance(obj, dict):
         raise ConfigError(f"{source}: top level must be a table")
-    return validate(obj)
+    return validate(obj) if check else obj
 
 
-def load_file(path):
+def _looks_like_toml(text):
+    import re
+
+    return re.search(r"^\s*(\[\[?[^\]]+\]\]?\s*(#.*)?|[A-Za-z0-9_.\"'-]+\s*=.*)$", text, re.M) is not None
+
+
+def parse_toml(text, source="config"):
+    """TOML text -> dict (tomllib; tomli before Python 3.11). Errors name the line."""
+    import re
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        obj = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        match = re.search(r"\s*\(at line (\d+), column \d+\)$", msg)
+        if match:
+            raise ConfigError(f"{source}:{match.group(1)}: {msg[:match.start()]}") from None
+        raise ConfigError(f"{source}: {msg}") from None
+    return _plain(obj)
+
+
+def _plain(value):
+    """TOML and YAML dates and times as strings: the stored config is JSON."""
+    import datetime
+
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        raise ConfigError("binary values are not allowed")
+    return value
+
+
+def _parse_yaml(text, source):
+    import yaml  # only commands that read YAML pay for it
+
+    try:
+        obj = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f": line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{source}{where}: {problem}") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        # e.g. a date that does not exist (2026-02-30)
+        raise ConfigError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply") from None
+    check_size(obj, source)
+    try:
+        return _plain(obj)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+# bounds on what one input may cost: bytes read, and values after YAML
+# alias expansion (563 bytes of aliases can name a billion strings)
+MAX_INPUT = 1 << 20
+MAX_VALUES = 100000
+
+
+def read_input(path, what="file", limit=MAX_INPUT):
+    """The UTF-8 text of path ('-' is stdin), refused past limit bytes
+    (/dev/zero included) or when it is not text."""
+    import sys
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(limit + 1)
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
-    return load_text(text, source=str(path))
+    where = "stdin" if path == "-" else path
+    if len(data) > limit:
+        raise ConfigError(f"{where}: {what} larger than {limit // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+
+
+def check_size(obj, source, limit=MAX_VALUES):
+    """Refuse a parsed document with more than limit values, aliases expanded."""
+    from flux_lite.formats.bounds import count_values
+
+    if count_values(obj, limit) > limit:
+        raise ConfigError(f"{source}: more than {limit} values (YAML aliases expand to too much)")
+
+
+def load_file(path, check=True):
+    """A config file (TOML, YAML or JSON, by extension or content) or, as
+    Flux reads a config directory, every DIR/*.toml merged in name order."""
+    from pathlib import Path
+
+    path = Path(path)
+    if path.is_dir():
+        merged = {}
+        try:
+            files = sorted(path.glob("*.toml"))
+        except OSError as exc:
+            raise ConfigError(f"{path}: {exc.strerror}") from None
+        for file in files:
+            _merge(merged, parse_toml(_read(file), str(file)))
+        return validate(merged) if check else merged
+    fmt = {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}.get(path.suffix.lower())
+    return load_text(_read(path), source=str(path), fmt=fmt, check=check)
+
+
+def _read(path):
+    return read_input(str(path), "config")
+
+
+def _merge(into, obj):
+    """Later files' tables update earlier ones key by key (as Flux merges conf.d)."""
+    for key, value in obj.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def _table(obj, key):
@@ -77,6 +216,19 @@ def _unknown(obj, allowed, prefix):
     for key in obj:
         if key not in allowed:
             raise ConfigError(f"{prefix}: unknown key '{key}'")
+
+
+def _checked(value, key, allowed):
+    """value, checked to be a table whose keys are all in allowed."""
+    _unknown(_table(value, key), allowed, key)
+    return value
+
+
+def _section(parent, name, allowed, prefix=""):
+    """The table parent[name], checked (None when absent)."""
+    if name not in parent:
+        return None
+    return _checked(parent[name], prefix + name, allowed)
 
 
 def _fsd(value, key, c_syntax=True):
@@ -111,18 +263,17 @@ def _bool(value, key):
 
 def validate(cfg):
     """Check every table flux-lite knows; return cfg unchanged when valid."""
-    _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec"), "config")
-    if "resource" in cfg:
-        res = _table(cfg["resource"], "resource")
-        _unknown(res, ("config", "exclude", "noverify", "norestrict"), "resource")
+    _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec")
+             + FLUX_ONLY_TABLES, "config")
+    res = _section(cfg, "resource", ("config", "exclude", "noverify", "norestrict"))
+    if res is not None:
         if "config" in res:
             entries = res["config"]
             if not isinstance(entries, list) or not entries:
                 raise ConfigError("resource.config: must be a non-empty list of tables")
             for i, ent in enumerate(entries):
                 key = f"resource.config[{i}]"
-                _table(ent, key)
-                _unknown(ent, ("hosts", "cores", "gpus", "properties"), key)
+                _checked(ent, key, ("hosts", "cores", "gpus", "properties"))
                 if not isinstance(ent.get("hosts"), str):
                     raise ConfigError(f"{key}.hosts: required hostlist string")
                 from flux_lite.formats.hostlist import Hostlist
@@ -139,11 +290,9 @@ def validate(cfg):
                     raise ConfigError(f"{key}.properties: must be a list of strings")
         if "exclude" in res:
             _targets(res["exclude"], "resource.exclude")
-    if "instance" in cfg:
-        inst = _table(cfg["instance"], "instance")
-        _unknown(inst, ("expiration",), "instance")
-        if "expiration" in inst:
-            _fsd(inst["expiration"], "instance.expiration")
+    inst = _section(cfg, "instance", ("expiration",))
+    if inst is not None and "expiration" in inst:
+        _fsd(inst["expiration"], "instance.expiration")
     if "policy" in cfg:
         pol = _table(cfg["policy"], "policy")
         if "limits" in pol:
@@ -157,10 +306,9 @@ def validate(cfg):
         from flux_lite import queues
 
         queues.validate_queues(cfg)
-    if "job-manager" in cfg:
-        jm = _table(cfg["job-manager"], "job-manager")
-        _unknown(jm, ("housekeeping", "update-duration", "inactive-age-limit", "inactive-num-limit"),
-                 "job-manager")
+    jm = _section(cfg, "job-manager", ("housekeeping", "update-duration", "inactive-age-limit",
+                                        "inactive-num-limit"))
+    if jm is not None:
         if "inactive-age-limit" in jm:
             age = jm["inactive-age-limit"]
             try:
@@ -178,15 +326,12 @@ def validate(cfg):
             if num < 0:
                 raise ConfigError("job-manager.inactive-num-limit: must be >= 0")
         if "housekeeping" in jm:
-            validate_housekeeping(jm["housekeeping"])
-        if "update-duration" in jm:
-            ud = _table(jm["update-duration"], "job-manager.update-duration")
-            _unknown(ud, ("owner-allow-any",), "job-manager.update-duration")
-            if "owner-allow-any" in ud:
-                _bool(ud["owner-allow-any"], "job-manager.update-duration.owner-allow-any")
-    if "sched" in cfg:
-        sch = _table(cfg["sched"], "sched")
-        _unknown(sch, ("policy", "queue-depth", "reservation-depth", "partial-ok"), "sched")
+            validate_housekeeping(jm["housekeeping"], imp=get_path(cfg, "exec.imp"))
+        ud = _section(jm, "update-duration", ("owner-allow-any",), "job-manager.")
+        if ud is not None and "owner-allow-any" in ud:
+            _bool(ud["owner-allow-any"], "job-manager.update-duration.owner-allow-any")
+    sch = _section(cfg, "sched", ("policy", "queue-depth", "reservation-depth", "partial-ok"))
+    if sch is not None:
         if "policy" in sch:
             from flux_lite.sched import registry
 
@@ -199,18 +344,20 @@ def validate(cfg):
             _posint(sch["reservation-depth"], "sched.reservation-depth")
         if "partial-ok" in sch:
             _bool(sch["partial-ok"], "sched.partial-ok")
-    if "clock" in cfg:
-        clk = _table(cfg["clock"], "clock")
-        _unknown(clk, ("mode", "start"), "clock")
+    clk = _section(cfg, "clock", ("mode", "start"))
+    if clk is not None:
         if "mode" in clk and clk["mode"] not in ("real", "virtual"):
             raise ConfigError(f"clock.mode: expected 'real' or 'virtual', got {clk['mode']!r}")
         if "start" in clk:
             start = clk["start"]
             if isinstance(start, bool) or not isinstance(start, (int, float)) or start <= 0:
                 raise ConfigError("clock.start: expected seconds since the epoch (a positive number)")
-    if "exec" in cfg:
-        ex = _table(cfg["exec"], "exec")
-        _unknown(ex, ("imp",), "exec")
+    # Flux's job-exec keys: accepted, nothing to simulate with them
+    ex = _section(cfg, "exec", ("imp", "service", "service-override", "job-shell", "sdexec-properties",
+                                "max-start-delay-percent", "kill-timeout", "max-kill-count", "term-signal",
+                                "kill-signal", "barrier-timeout", "testexec", "default-run-duration"))
+    if ex is not None and "default-run-duration" in ex:
+        _fsd(ex["default-run-duration"], "exec.default-run-duration")
     return cfg
 
 
@@ -247,7 +394,10 @@ def _targets(value, key):
         raise ConfigError(f"{key}: must be a valid idset or hostlist") from None
 
 
-def validate_housekeeping(hk):
+SIMULATION_KEYS = {"duration", "rank-durations", "fail-ranks", "drain-on-failure"}
+
+
+def validate_housekeeping(hk, imp=None):
     prefix = "job-manager.housekeeping"
     if not isinstance(hk, dict):
         raise ConfigError(f"{prefix}: must be a table")
@@ -255,6 +405,10 @@ def validate_housekeeping(hk):
         if key not in HOUSEKEEPING_KEYS:
             # the wording of Flux's strict jansson unpack
             raise ConfigError(f"{prefix}: 1 object item(s) left unpacked: {key}")
+    if "command" not in hk and imp is None and not SIMULATION_KEYS & set(hk):
+        # without a command Flux runs housekeeping through the IMP; flux-lite's
+        # simulation keys stand in for a command
+        raise ConfigError(f"{prefix} implies IMP but exec.imp is undefined")
     if "command" in hk:
         cmd = hk["command"]
         if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) and c for c in cmd):

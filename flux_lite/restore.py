@@ -46,6 +46,7 @@ class Snapshot:
     nkeys: int = 0
     nblobs: int = 0
     max_timestamp: float = 0.0
+    mtime: float = 0.0  # the newest entry's time: when the dump was made
 
     @property
     def from_flux_lite(self) -> bool:
@@ -88,6 +89,8 @@ def load(entries: list[Entry], on_entry=None) -> Snapshot:
             dirs.add(tuple(parts[:n]))
         if on_entry is not None:
             on_entry(entry, i, blobs)
+        if entry.mtime > snap.mtime:
+            snap.mtime = entry.mtime
         if not entry.is_symlink and len(entry.data) >= BLOBREF_MAX_STRING_SIZE:
             blobs += 1
         if parts[0] == PREFIX:
@@ -334,7 +337,8 @@ def _prepare_flux(inst, ctx, snap, source):
             kvs.put_text(key, text, kind=kind)
         else:
             kvs.put_text(f"{FOREIGN}.{key}", text, kind=kind)
-    inst.log("broker", "info", f"restored KVS from {source}")
+    inst.log("broker", "info", f"restoring {source}")
+    inst.log("kvs", "info", f"restored KVS from checkpoint on {_iso(snap.mtime)}")
     _append_admin_start(kvs, ctx.now)
 
     # job ids continue above the archive's; queue states come from the checkpoint
@@ -390,6 +394,12 @@ def _restore_queues(kvs, entries):
             out["stop_reason"] = ent["stop_reason"]
         states.append(out)
     kvs.put(STATE_KEY, {"version": 1, "queue": states})
+
+
+def _iso(t):
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 def _json_or_none(text):

@@ -103,6 +103,18 @@ def test_restore_live_archive_eventlogs(tmp_path):
     assert flux.out("kvs", "get", "job.0000.0003.7f00.0000.eventlog").strip() == original.strip()
 
 
+def test_restore_live_archive_end_reasons(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    out = flux.out("jobs", "-a", "-o", "{id.f58} {returncode} {inactive_reason}")
+    assert out.splitlines()[3:] == [
+        "fr41Enj 1 Exception: type=dependency note=dependency after-success=ƒfDQVJX job never started",
+        "ffDQVJX 1 Exit 1",
+        "fZA3RWo -128 Canceled",
+        "fUAwqZZ 1 Exit 1",
+        "fPssvDd 0 Exit 0",
+    ]
+
+
 def test_restore_live_archive_resources_and_drain(tmp_path):
     flux, _ = restored(tmp_path, LIVE)
     R = json.loads(flux.out("kvs", "get", "resource.R"))
@@ -119,7 +131,8 @@ def test_restore_live_archive_log_and_new_ids(tmp_path):
 
     flux, _ = restored(tmp_path, LIVE)
     log = flux.dmesg()
-    for line in ("job-manager.info[0]: restart: 7 jobs",
+    for line in ("kvs.info[0]: restored KVS from checkpoint on 2026-12-01T05:23:54Z",
+                 "job-manager.info[0]: restart: 7 jobs",
                  "job-manager.info[0]: restart: 1 running jobs",
                  "job-manager.info[0]: restart: checkpoint.job-manager not found",
                  "job-exec.err[0]: could not recover guest namespace for ffDQVJX",
@@ -341,6 +354,23 @@ def test_dump_is_owner_only(flux, tmp_path):
     result = flux.fails("dump", str(tmp_path / "x.tar"), env={"FLUX_HANDLE_ROLEMASK": "2"})
     assert result.stderr.startswith("flux-lite dump: ERROR: ")
     assert not (tmp_path / "x.tar").exists()
+
+
+def test_dump_as_flux_speaks_flux(flux, tmp_path):
+    """Invoked as `flux`, the messages are flux dump's own."""
+    from flux_lite.cli.main import cli
+
+    def run(*args):
+        return flux.runner.invoke(cli, list(args), prog_name="flux", catch_exceptions=False,
+                                  env={"FLUX_LITE_STATE_DIR": flux.state_dir})
+
+    result = run("dump", "/nonexistent/dir/x.tar")
+    assert (result.exit_code, result.stderr) == (1, "flux-dump: Failed to open '/nonexistent/dir/x.tar'\n")
+    result = run("dump", str(tmp_path / "x.tar"))
+    assert result.exit_code == 0
+    assert result.stderr.startswith("\rflux-dump: archived 1 keys\rflux-dump: archived 2 keys")
+    result = run("dump")
+    assert result.exit_code == 1 and result.stderr.startswith("Usage: ")  # liboptparse: exit 1
 
 
 def test_dump_to_stdout(flux):
@@ -666,3 +696,85 @@ def test_round_trip_named_queue_states(flux_factory, tmp_path, checkpoint):
         assert sorted(ckpt["queue"], key=lambda q: q["name"]) == [
             {"enable": False, "start": True, "name": "batch", "disable_reason": "closed for the rehearsal"},
             {"enable": True, "start": False, "name": "debug", "stop_reason": "drain day"}]
+
+
+# -- a flux-lite dump restored by a real Flux --------------------------------------------------
+
+
+def _real_flux():
+    path = os.environ.get("FLUX_LITE_REAL_FLUX") or shutil.which("flux")
+    if not path:
+        return None
+    try:
+        out = subprocess.run([path, "version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return path if "libflux-core" in out else None
+
+
+REAL_FLUX = _real_flux()
+
+
+@pytest.mark.skipif(REAL_FLUX is None, reason="no real Flux (flux on PATH, or FLUX_LITE_REAL_FLUX)")
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_real_flux_restores_a_flux_lite_dump(flux_factory, tmp_path, checkpoint):
+    """`flux start --test-size=4 -Scontent.restore=DUMP` lists the same jobs:
+    inactive ones identical, pending ones pending; the running one fails and
+    its dependent too, as after any Flux restart; drain and queue state kept."""
+    import socket
+
+    host = socket.gethostname()  # Flux's test instance names its ranks after this host
+    flux = flux_factory(f"--test-hosts={host},{host},{host},{host}", "--test-cores=2")
+    flux("resource", "drain", "3", "bad disk")
+    flux.submit("-S", "exec.test.run_duration=1s", "true")
+    flux.submit("-S", "exec.test.run_duration=1h", "-t", "2s", "true")
+    failed = flux.submit("-S", "exec.test.run_duration=1h", "true")
+    held = flux.submit("--urgency=hold", "true")
+    flux.advance("1s")
+    flux("job", "raise", "-t", "test", failed)
+    flux("cancel", held)
+    flux.advance("5s")
+    running = flux.submit("-N3", "-t", "10m", "-S", "exec.test.run_duration=600s", "true")
+    flux("update", running, "duration=+5m")
+    flux.submit("-N1", "-S", "exec.test.run_duration=1s", "true")
+    flux.submit("--urgency=hold", "-S", "exec.test.run_duration=1s", "true")
+    dependent = flux.submit(f"--dependency=afterok:{running}", "-S", "exec.test.run_duration=1s", "true")
+    flux("queue", "disable", "-m", "maintenance")
+    fields = "{id.f58} {status} {ntasks} {nnodes} {runtime:0.3f} {nodelist} {exception.type} {exception.note}"
+    lite = {line.split()[0]: line for line in flux.out("jobs", "-a", "-no", fields).splitlines()}
+    lite_logs = {j: flux.out("job", "eventlog", j) for j in lite}
+    out = tmp_path / "dump.tar"
+    flux("dump", "-q", *(["--checkpoint"] if checkpoint else []), str(out))
+
+    script = tmp_path / "inside.sh"
+    script.write_text(
+        f"flux jobs -a -no '{fields}'\necho @@\n"
+        + "".join(f"flux job eventlog {j}; echo @@\n" for j in lite)
+        + "flux resource drain -no '{ranks} {reason}'\necho @@\nflux queue status\n")
+    env = dict(os.environ, FLUX_F58_FORCE_ASCII="1", LANG="C.UTF-8")
+    proc = subprocess.run([REAL_FLUX, "start", "--test-size=4", f"-Scontent.restore={out}", "sh", str(script)],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    parts = proc.stdout.split("@@\n")
+    real = {line.split()[0]: line for line in parts[0].splitlines()}
+    assert set(real) == set(lite)
+    for jobid, line in lite.items():
+        status = line.split()[1]
+        if status in ("COMPLETED", "FAILED", "CANCELED", "TIMEOUT"):
+            assert real[jobid] == line  # inactive: identical
+            assert parts[1 + list(lite).index(jobid)] == lite_logs[jobid]
+    assert real[running].split()[1:2] == ["FAILED"]
+    assert "failed to create guest ns" in real[running]
+    assert real[dependent].split()[1] == "FAILED" and "job never started" in real[dependent]
+    held_now = [j for j, line in lite.items() if line.split()[1] == "SCHED" and "held" not in line]
+    for jobid in lite:
+        if lite[jobid].split()[1] == "SCHED" and jobid not in (running, dependent):
+            log = parts[1 + list(lite).index(jobid)]
+            assert "flux-restart" in log  # pending at the dump: restarted by Flux
+    assert held_now  # (the scenario has pending jobs)
+    assert parts[-2].split(None, 1) == ["3", "bad disk\n"]
+    queue = parts[-1]
+    if checkpoint:
+        assert queue.startswith("Job submission is disabled: maintenance\n")
+    else:
+        assert queue.startswith("Job submission is enabled\n")  # a live dump has no checkpoint

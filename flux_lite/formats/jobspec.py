@@ -132,6 +132,7 @@ def build(
     exclusive=False,
     queue=None,
     bank=None,
+    constraints=None,
 ):
     """Jobspec dict as ``flux submit`` builds it.
 
@@ -201,6 +202,8 @@ def build(
         system["queue"] = queue
     if bank is not None:
         system["bank"] = bank
+    if constraints is not None:
+        system["constraints"] = constraints
     for item in setattrs:
         key, value = parse_setattr(item) if isinstance(item, str) else item
         key = _setattr_key(key)
@@ -286,6 +289,10 @@ def _yaml_load(text):
         raise JobspecError("jobspec: nesting too deep") from None
     except Exception as exc:  # constructor errors, e.g. impossible dates
         raise JobspecError("jobspec: " + " ".join(str(exc).split())) from None
+    from flux_lite.formats.bounds import MAX_VALUES, count_values
+
+    if count_values(obj) > MAX_VALUES:
+        raise JobspecError(f"jobspec: more than {MAX_VALUES} values (YAML aliases expand to too much)")
     # keep only JSON-representable data (YAML has dates, sets, bytes, NaN)
     try:
         return json.loads(json.dumps(obj, allow_nan=False))
