@@ -240,17 +240,31 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
     from flux_lite.cli.output import progress
 
     inst = instance()
-    with inst.session() as broker:
-        ids = []
-        with progress(len(specs), "submitting") as advance:
-            for js in specs:
-                ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
-                broker.run()
-                advance(1)
+    try:
+        with inst.session() as broker:
+            ids = []
+            with progress(len(specs), "submitting") as advance:
+                for js in specs:
+                    ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
+                    broker.run()
+                    advance(1)
+    except FluxLiteError as exc:
+        _refused(exc)
     if not quiet:
         click.echo("\n".join(f58(i) for i in ids))
     if wait or watch or wait_event:
         sys.exit(_wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean"))
+
+
+def _refused(exc):
+    """A submission the job manager refused. As `flux`, flux submit prints
+    the RPC's error as Python shows an OSError (`[Errno 22] ...`)."""
+    from flux_lite.cli.words import is_flux
+
+    if exc.errno and not isinstance(exc, UsageError) and is_flux():
+        click.echo(f"[Errno {exc.errno}] {exc}", err=True)
+        sys.exit(1)
+    raise exc
 
 
 def _wait_all(inst, ids, name):

@@ -390,7 +390,8 @@ def test_no_queues_update_refused(flux):
 ])
 def test_bad_queue_configs_refused(flux, text, msg):
     r = flux.fails("config", "load", input=text)
-    assert r.stderr == f"flux-lite config: ERROR: {msg}\n"
+    # config.load names the module that refused the table, as Flux's does
+    assert r.stderr == f"flux-lite config: ERROR: load: error updating job-ingest: {msg}\n"
     assert flux.out("config", "get") == "{}\n"
 
 
