@@ -1,10 +1,9 @@
-"""Damaged stored data (issue 11): every read is checked, a damaged key is one
+"""Damaged stored data: every read is checked, a damaged key is one
 line naming the key (and job), and one damaged job does not take the rest down.
 
 Damage is written straight into SQLite, as a bit flip or a stray tool would.
 """
 
-import json
 import sqlite3
 
 import pytest
