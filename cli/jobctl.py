@@ -166,7 +166,7 @@ def job_purge(age_limit, num_limit, force, batch, ids):
     """Purge inactive jobs (instance owner only): by age, by count, or by id.
 
     Without --force, only says how many would be purged. Purged jobs leave
-    the KVS, `jobs`, `job last` and `job wait`.
+    the KVS, `jobs` and `job last`.
     """
     from flux_lite.job_manager import purge
 

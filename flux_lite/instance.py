@@ -32,7 +32,9 @@ MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last time the tools can p
 
 TABLES = jobindex.SCHEMA + """
 CREATE TABLE IF NOT EXISTS waitable (
-    id    INTEGER PRIMARY KEY
+    id         INTEGER PRIMARY KEY,
+    t_inactive REAL,
+    outcome    TEXT
 );
 CREATE TABLE IF NOT EXISTS timers (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -72,9 +74,9 @@ CREATE TABLE IF NOT EXISTS dmesg (
 # derived tables: each can be rebuilt from the eventlogs alone, and is when
 # missing or when SQLite's user_version says their layout is an older one
 # (jobs_user serves `job last`, jobs_result `jobs --stats`; waitable holds the
-# waitable jobs not yet waited on)
+# waitable jobs not yet waited on, with the outcome of those already purged)
 DERIVED_NAMES = jobindex.NAMES | {"timers", "waitable", "depends", "job_names"}
-DERIVED_VERSION = 4
+DERIVED_VERSION = 5
 
 
 @contextmanager
