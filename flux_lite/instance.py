@@ -358,6 +358,39 @@ class Instance:
             yield ctx
             ctx.run()
 
+    @contextmanager
+    def read_session(self):
+        """A command that only reads: the committed state, without the write lock.
+
+        Every command leaves the instance settled, so when no timer has come
+        due since (always, under a virtual clock) there is nothing to catch
+        up: the command reads what it prints, through a broker that loads
+        nothing it is not asked for, and no job manager or scheduler state
+        is read or saved. Otherwise it runs as a full session, so that what
+        it shows includes what has happened by now.
+        """
+        with _gc_paused(), self.kvs.read_transaction():
+            now = self.clock_now()
+            if self._settled(now):
+                ctx = self.context(now)
+                ctx.reading = True
+                yield ctx
+                return
+        with self.session() as ctx:
+            yield ctx
+
+    def _settled(self, now):
+        """Current derived tables, no job id rollback to report, no timer due."""
+        conn = self.kvs.conn
+        if conn.execute("PRAGMA user_version").fetchone()[0] != DERIVED_VERSION:
+            return False
+        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+        if not DERIVED_NAMES <= present:
+            return False
+        if self.read_hwm() > self._known_max_jobid():
+            return False
+        return conn.execute("SELECT 1 FROM timers WHERE t <= ? LIMIT 1", (now,)).fetchone() is None
+
     # -- the job id high-water mark ------------------------------------------------
 
     def _tag(self):
@@ -389,15 +422,17 @@ class Instance:
         except (OSError, ValueError):
             return 0
 
+    def _known_max_jobid(self):
+        """The highest job id the database knows it issued."""
+        ckpt = self.kvs.get("checkpoint.job-manager")
+        known = ckpt.get("max_jobid", 0) if isinstance(ckpt, dict) else 0
+        return known if isinstance(known, int) else 0
+
     def _check_rollback(self, ctx):
         """Report a database that lost committed transactions (a deleted WAL),
         and keep new job ids above every id already handed out."""
         hwm = self.read_hwm()
-        if not hwm:
-            return
-        ckpt = self.kvs.get("checkpoint.job-manager")
-        known = ckpt.get("max_jobid", 0) if isinstance(ckpt, dict) else 0
-        if isinstance(known, int) and known >= hwm:
+        if not hwm or self._known_max_jobid() >= hwm:
             return
         from flux_lite.formats.jobid import encode
 
