@@ -76,7 +76,7 @@ CREATE TABLE IF NOT EXISTS dmesg (
 # (jobs_user serves `job last`, jobs_result `jobs --stats`; waitable holds the
 # waitable jobs not yet waited on, with the outcome of those already purged)
 DERIVED_NAMES = jobindex.NAMES | {"timers", "waitable", "depends", "job_names"}
-DERIVED_VERSION = 5
+DERIVED_VERSION = 6
 
 
 @contextmanager

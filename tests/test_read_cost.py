@@ -102,3 +102,21 @@ def test_real_clock_reader_catches_up(tmp_path):
     jobid = flux.submit("-n1", "-S", "exec.test.run_duration=0.1s", "true")
     time.sleep(0.3)
     assert flux.out("jobs", "-no", "{state}", jobid).strip() == "INACTIVE"
+
+
+def test_writers_touch_only_the_jobs_they_need(flux, monkeypatch):
+    """submit, urgency and cancel with a long queue: the alloc queue reads its
+    candidates from the index (limited mode sends the best 8), so no command
+    loads every active job, and the order is still priority, then id."""
+    blocker = flux.submit("-N4", "--exclusive", "-S", "exec.test.run_duration=1h", "true")
+    queued = [flux.submit("-n1", "-S", "exec.test.run_duration=1m", "true") for _ in range(12)]
+    _no_working_set(monkeypatch)
+    urgent = flux.submit("--urgency=20", "-n1", "-S", "exec.test.run_duration=1m", "true")
+    flux("job", "urgency", queued[-1], "18")
+    flux("cancel", queued[0])
+    flux("cancel", blocker)  # 8 cores free: the urgent, the raised, then the oldest
+    running = {j for j in [urgent, *queued] if flux.state(j) == "RUN"}
+    assert running == {urgent, queued[-1], *queued[1:7]}
+    monkeypatch.undo()  # queue status -v counts over every job
+    assert flux.out("queue", "status", "-v").splitlines()[2:4] == [
+        "0 alloc requests queued", "4 alloc requests pending to scheduler"]

@@ -25,6 +25,10 @@ class SchedInterface:
         self.queue = []  # heap of (-priority, id) for SCHED jobs awaiting an alloc send
         self._canceling = set()  # limited-mode preemption cancels in flight
         self._pending_ids = set()  # jobs with a sched.alloc outstanding
+        # until every job is loaded, the queue's candidates come from the
+        # index, (id, priority) best first, merged into the heap as needed
+        self._candidates = None
+        self._next_candidate = 0
         st = self.kvs.get(STATE_KEY)
         self.state = st if st is not None else {"online": False, "mode": None, "limit": 0}
         self._state_dirty = False
@@ -56,8 +60,16 @@ class SchedInterface:
             self._pending_ids.discard(job.id)
 
     def _pending_jobs(self):
-        jobs = self.jm.index.jobs
-        return [jobs[i] for i in self._pending_ids if i in jobs]
+        index = self.jm.index
+        if index.loaded:
+            jobs = index.jobs
+            return [jobs[i] for i in self._pending_ids if i in jobs]
+        out = []
+        for jobid in index.outstanding_ids() | self._pending_ids:
+            job = index.get(jobid)
+            if job is not None and job.alloc_pending:
+                out.append(job)
+        return out
 
     def outstanding(self):
         return len(self._pending_jobs())
@@ -96,13 +108,35 @@ class SchedInterface:
             self._canceling.add(job.id)
             self.b.send(rfc27.SCHED_CANCEL, rfc27.cancel_request(job.id))
 
+    def _merge_candidates(self):
+        """Move index candidates into the heap while one could be its head."""
+        index = self.jm.index
+        if index.loaded:
+            self._candidates = None  # adopt() queued every job
+            return
+        if self._candidates is None:
+            self._candidates = index.alloc_candidates(SCHED)
+        cands, queue = self._candidates, self.queue
+        while self._next_candidate < len(cands):
+            jobid, priority = cands[self._next_candidate]
+            if queue and queue[0] <= (-priority, jobid):
+                return
+            self._next_candidate += 1
+            job = index.get(jobid)
+            if job is not None and job.state == SCHED and job.priority and not job.alloc_pending \
+                    and not job.queued:
+                self.enqueue(job)
+
     def _queue_head(self):
         """The valid head of the alloc queue (stale heap entries are dropped)."""
-        jobs = self.jm.index.jobs
+        get = self.jm.index.get
         queue = self.queue
-        while queue:
+        while True:
+            self._merge_candidates()
+            if not queue:
+                return None
             negprio, jobid = queue[0]
-            job = jobs.get(jobid)
+            job = get(jobid)
             if (job is None or not job.queued or job.state != SCHED or job.alloc_pending
                     or not job.priority or -negprio != job.priority):
                 heapq.heappop(queue)
@@ -111,19 +145,14 @@ class SchedInterface:
                     heapq.heappush(queue, (-job.priority, job.id))
                 continue
             return job
-        return None
 
     def pump_ready(self):
         state = self.state
         if not state.get("online"):
             return False
         index = self.jm.index
-        if not index.loaded:
-            # the queue is built from every active job: read them only when
-            # some job could be waiting for an alloc request
-            if not index.any_active(SCHED):
-                return False
-            index.jobs
+        if not index.loaded and not self.queue and not index.any_active(SCHED):
+            return False  # no job could be waiting for an alloc request
         head = self._queue_head()
         if head is None:
             return False
@@ -138,7 +167,7 @@ class SchedInterface:
     def pump(self):
         limited = self.state.get("mode") == rfc27.LIMITED
         limit = self.state.get("limit", 0)
-        count = self.outstanding()
+        count = self.outstanding() if limited else 0  # unlimited: the count never matters
         while True:
             head = self._queue_head()
             if head is None:

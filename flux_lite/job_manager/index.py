@@ -34,15 +34,17 @@ CREATE TABLE IF NOT EXISTS jobs (
     has_resources INTEGER NOT NULL DEFAULT 0,
     R          TEXT,
     result     INTEGER,
+    alloc_pending INTEGER NOT NULL DEFAULT 0,
     data       TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 CREATE INDEX IF NOT EXISTS jobs_inactive ON jobs(state, t_inactive, id);
 CREATE INDEX IF NOT EXISTS jobs_user ON jobs(userid, id);
 CREATE INDEX IF NOT EXISTS jobs_result ON jobs(state, result);
+CREATE INDEX IF NOT EXISTS jobs_allocq ON jobs(state, alloc_pending, priority, id);
 """
 # the table and indexes above, for the derived-table check
-NAMES = {"jobs", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result"}
+NAMES = {"jobs", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result", "jobs_allocq"}
 
 # attributes kept in the record, besides the job's id
 RECORD_SLOTS = (
@@ -129,9 +131,10 @@ def write_row(conn: sqlite3.Connection, job: Job) -> None:
     R = json.dumps(job.R, separators=(",", ":")) if job.has_resources and job.R else None
     conn.execute(
         "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
-        "has_resources, R, result, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "has_resources, R, result, alloc_pending, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
-         1 if job.has_resources else 0, R, job.result, json.dumps(rec, separators=(",", ":"))),
+         1 if job.has_resources else 0, R, job.result, 1 if job.alloc_pending else 0,
+         json.dumps(rec, separators=(",", ":"))),
     )
 
 
@@ -269,6 +272,24 @@ class JobIndex:
                 continue
             write_row(conn, job)
         self._dirty.clear()
+
+    def alloc_candidates(self, sched_state: int) -> list[tuple[int, int]]:
+        """(id, priority) of the jobs that may await an alloc request (SCHED,
+        a priority, none outstanding), best first, from the index's columns:
+        the alloc queue reads the records of only those it gets to."""
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT id, priority FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0 "
+            "ORDER BY priority DESC, id", (sched_state,))]
+
+    def outstanding_ids(self) -> set[int]:
+        """Ids of the active jobs with an alloc request outstanding (this
+        command's objects answer for the jobs they hold)."""
+        ids = {j.id for j in self._cache.values() if j.alloc_pending}
+        if not self._all:
+            known = self._cache.keys() | self._removed.keys()
+            ids.update(r[0] for r in self.conn.execute(
+                "SELECT id FROM jobs WHERE state < ? AND alloc_pending = 1", (INACTIVE,)) if r[0] not in known)
+        return ids
 
     def held_Rs(self) -> Iterator[dict]:
         """The current R of every active job holding resources, reading only
