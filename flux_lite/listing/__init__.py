@@ -37,11 +37,15 @@ class Listing:
     unless -o names another or gives a format string.
     """
 
-    def __init__(self, progname: str, formats: dict, headings: dict, heading_fallback=None) -> None:
+    def __init__(self, progname: str, formats: dict, headings: dict, heading_fallback=None,
+                 user_format_errors: bool = True) -> None:
         self.progname = progname
         self.formats = formats
         self.headings = headings
         self.heading_fallback = heading_fallback
+        # flux-jobs and flux-housekeeping say "Error in user format: ..." of a
+        # bad format; flux-resource and flux-queue give the error plainly
+        self.user_format_errors = user_format_errors
 
     @property
     def default(self) -> str:
