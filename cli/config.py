@@ -41,7 +41,7 @@ def load(path):
 
     if path is None or path == "-":
         try:
-            cfg = configmod.load_text(sys.stdin.read(), source="stdin", check=False)
+            cfg = configmod.load_text(configmod.read_input("-", "config"), source="stdin", check=False)
         except ConfigError as exc:
             raise FluxLiteError(f"parse error: {exc}") from None
     else:

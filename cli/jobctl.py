@@ -5,30 +5,23 @@ import sys
 from errno import ECHILD
 
 import click
-from flux_lite.cli.common import instance, session
 
+from flux_lite.cli.common import instance, session
 from flux_lite.errors import FluxLiteError
 
 
 def _prog(sub=None):
     """flux-job's program name (flux-lite's spelling unless invoked as flux)."""
-    try:
-        from flux_lite.cli.words import prog
-    except ImportError:  # pragma: no cover - before Flux's words are known
-        name = "flux-lite job"
-        return f"{name} {sub}" if sub else name
+    from flux_lite.cli.words import prog
+
     return prog("job", sub=sub)
 
 
 def _fail(message, code=1):
     """flux-job's error line (no traceback), then exit with code."""
-    try:
-        from flux_lite.cli.words import error_line
-    except ImportError:  # pragma: no cover
-        line = f"flux-lite job: ERROR: {message}"
-    else:
-        line = error_line(message, "job")
-    click.echo(line, err=True)
+    from flux_lite.cli.words import error_line
+
+    click.echo(error_line(message, "job"), err=True)
     sys.exit(code)
 
 
@@ -112,6 +105,7 @@ def job_wait(all_, verbose, jobid):
     Each job can be waited on once. Under a virtual clock the clock advances.
     """
     from flux_lite.formats.jobid import f58
+    from flux_lite.instance import WaitStalled, WaitTimeout
     from flux_lite.job_manager import wait
 
     target = _parse_jobid(jobid) if jobid is not None else None
@@ -122,15 +116,13 @@ def job_wait(all_, verbose, jobid):
         rc = 0
         while True:
             try:
-                got = inst.wait(lambda b: wait.check_any(b))
+                got = inst.wait(wait.check_any)
+            except (WaitStalled, WaitTimeout):
+                raise FluxLiteError("waitable jobs cannot end under the virtual clock "
+                                    "(advance the clock or cancel them)") from None
             except FluxLiteError as exc:
                 if exc.errno == ECHILD:
-                    break
-                from flux_lite.instance import WaitStalled, WaitTimeout
-
-                if isinstance(exc, (WaitStalled, WaitTimeout)):
-                    raise FluxLiteError("waitable jobs cannot end under the virtual clock "
-                                        "(advance the clock or cancel them)") from None
+                    break  # none left: every waitable job was reaped
                 raise
             jid, success, errstr = got
             if not success:

@@ -5,7 +5,6 @@ start, inactive by end), filtered by user, state and result. What the listing
 makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
-import json
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
@@ -59,17 +58,16 @@ class _Rows(list):
 
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
           name=None, since=0.0, queues=None):
-    """Job records in flux-core's job-list order.
+    """Job records in flux-core's job-list order (at most max_entries; the
+    list's ``truncated`` says whether more matched).
 
-    queues keeps only jobs of those queues (a set of names).
-
-    name keeps only jobs of that name; since keeps only inactive jobs that
-    became inactive after it (active jobs always pass), as job-list's do.
+    queues keeps only jobs of those queues (a set of names); name keeps only
+    jobs of that name; since keeps only inactive jobs that became inactive
+    after it (active jobs always pass), as job-list's do.
     """
-    broker.flush()  # this command's own changes must be visible
-    conn = broker.kvs.conn
-    rows = _Rows()
     if ids:
+        broker.flush()  # this command's own changes must be visible
+        conn = broker.kvs.conn
         found = {}
         for jobid in ids:
             row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
@@ -77,7 +75,26 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
                 raise FluxLiteError(f"JobID {f58(jobid)} unknown")
             found[jobid] = decode_row(jobid, row[0])
         return _Rows(found[j] for j in ids)
-    user_clause = "" if userid is None else " AND userid = %d" % int(userid)
+    rows = _Rows()
+    for rec in iter_rows(broker, userid=userid, states=states, results=results, name=name, since=since,
+                         queues=queues):
+        rows.append(rec)
+        if max_entries and len(rows) > max_entries:
+            break  # one more than asked: the output is truncated
+    if max_entries and len(rows) > max_entries:
+        rows = _Rows(rows[:max_entries])
+        rows.truncated = True
+    return rows
+
+
+def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=None, since=0.0, queues=None):
+    """The records query() lists, one at a time: inactive jobs are decoded
+    only as far as the caller reads (pgrep stops at its first matches)."""
+    broker.flush()  # this command's own changes must be visible
+    conn = broker.kvs.conn
+    # +userid: filter rows, never pick the (userid, id) index for this, which
+    # would walk the user's whole history to find a few active jobs
+    user_clause = "" if userid is None else " AND +userid = %d" % int(userid)
     active_mask = states & ACTIVE
     if active_mask:
         pend = list(good_rows(conn.execute(
@@ -86,17 +103,20 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
             pend = [r for r in pend if r.get("name") == name]
         if queues is not None:
             pend = [r for r in pend if _queue(r) in queues]
-        pending = sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
-        running = sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
-        rows.extend(pending)
-        rows.extend(running)
+        yield from sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
+        yield from sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
     if states & INACTIVE or results:
-        limit = max_entries if max_entries else -1
-        since_clause = " AND t_inactive > ?" if since else ""
+        clauses, args = "", []
+        if since:
+            clauses += " AND t_inactive > ?"
+            args.append(since)
+        if results and not states & INACTIVE:
+            # the index's result column: no need to decode the jobs left out
+            clauses += " AND (result & ?) != 0"
+            args.append(results)
         cur = conn.execute(
-            f"SELECT id, data FROM jobs WHERE state = 64{user_clause}{since_clause} "
-            "ORDER BY t_inactive DESC, id DESC", (since,) if since else ())
-        count = 0
+            f"SELECT id, data FROM jobs WHERE state = 64{user_clause}{clauses} "
+            "ORDER BY t_inactive DESC, id DESC", args)
         for rec in good_rows(cur):
             if name is not None and rec.get("name") != name:
                 continue
@@ -104,14 +124,7 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
                 continue
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:
                 continue
-            rows.append(rec)
-            count += 1
-            if limit >= 0 and len(rows) > limit:
-                break  # one more than asked: tells the caller the output is truncated
-    if max_entries and len(rows) > max_entries:
-        rows = _Rows(rows[:max_entries])
-        rows.truncated = True
-    return rows
+            yield rec
 
 
 def _queue(rec):

@@ -78,14 +78,23 @@ def targets_to_ranks(rset, text, invalid=None):
     from flux_lite.formats.hostlist import Hostlist
     from flux_lite.formats.idset import IDset
 
+    # more targets than the instance has nodes cannot all name one of them:
+    # refused before anything is expanded ("0-999999999" is a gigabyte)
+    size = len(rset.ranks)
     try:
-        return IDset.parse(text)
+        ids = IDset.parse(text)
     except FormatError:
-        pass
+        ids = None
+    if ids is not None:
+        if len(ids) > size:
+            raise FluxLiteError(f"{text}: more ranks than the instance has ({size})", errno=EINVAL)
+        return ids
     try:
         hosts = Hostlist.parse(text)
     except FormatError:
         raise FluxLiteError(invalid or f"{text}: must be a valid idset or hostlist", errno=EINVAL) from None
+    if len(hosts) > size:
+        raise FluxLiteError(f"{text}: more hosts than the instance has nodes ({size})", errno=EINVAL)
     wanted = set(hosts)
     ranks = [r for r in rset.ranks if rset.hostname(r) in wanted]
     missing = wanted - {rset.hostname(r) for r in ranks}
@@ -138,6 +147,8 @@ class Resources:
     # -- targets ------------------------------------------------------------
 
     def targets_to_ranks(self, text):
+        if not text.strip():
+            raise FluxLiteError("no targets given (an idset of ranks or a hostlist)", errno=EINVAL)
         return targets_to_ranks(self.rset, text)
 
     def hostlist_of(self, ranks):
@@ -187,7 +198,7 @@ class Resources:
     def _post(self, name, context):
         entry = {"timestamp": self.b.now, "name": name, "context": context}
         self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, name, context))
-        self.drained  # load before applying
+        _ = self.drained  # load the replayed state before applying to it
         self._apply(entry)
 
     def drain_targets(self, text):
@@ -196,23 +207,26 @@ class Resources:
         from flux_lite.formats.idset import IDset
         from flux_lite.formats.rset import Rset
 
+        if not text.strip():
+            raise FluxLiteError("no targets given (an idset of ranks or a hostlist)", errno=EINVAL)
         full = Rset.from_dict(self.instance_R)
         try:
             ranks = IDset.parse(text)
+            # checked before anything is expanded ("0-999999999" is a gigabyte)
+            if len(ranks) and ranks.last() > max(full.ranks):
+                raise FluxLiteError("idset is out of range", errno=EINVAL)
         except FormatError:
             try:
                 hosts = Hostlist.parse(text)
             except FormatError:
                 raise FluxLiteError("invalid targets: Hostlist cannot be decoded", errno=EINVAL) from None
-            names = {full.hostname(r): r for r in reversed(list(full.ranks))}
+            names = {full.hostname(r) for r in full.ranks}
             missing = [h for h in hosts if h not in names]
             if missing:
                 raise FluxLiteError(f"invalid targets: invalid hosts: {Hostlist(missing)}", errno=EINVAL)
             ranks = IDset(r for r in full.ranks if full.hostname(r) in set(hosts))
         if not len(ranks):
             raise FluxLiteError("idset is empty", errno=EINVAL)
-        if max(ranks) > max(full.ranks):
-            raise FluxLiteError("idset is out of range", errno=EINVAL)
         return ranks
 
     def drain(self, ranks, reason=None, mode=None, force=False):
