@@ -15,10 +15,8 @@ def _complete_queue(ctx, param, incomplete):
 
 
 def _fields(listing, fmt):
-    from flux_lite.formats import outputformat
-
     try:
-        return outputformat.OutputFormat(fmt, listing.headings).fields
+        return listing.fields(fmt)
     except ValueError:
         return ()  # reported when the rows are rendered
 

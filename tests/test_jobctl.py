@@ -204,7 +204,7 @@ def test_waitable_survives_rebuild_while_active(flux):
 
 
 def test_submit_flags_bogus(flux):
-    # 12-job-wait-last-stats.txt: a value checked after parsing, exit 1
+    # Flux 0.88: a value checked after parsing, exit 1
     r = flux.fails("submit", "--flags=bogus", RUN + "0.1s", "true", code=1)
     assert r.stderr == "flux-lite submit: ERROR: --flags: Unknown flag bogus\n"
 
