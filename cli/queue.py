@@ -5,7 +5,7 @@ import sys
 import click
 
 from flux_lite.cli.listing import format_string, listing_options
-from flux_lite.cli.common import instance, session
+from flux_lite.cli.common import instance, read_session, session
 from flux_lite.errors import FluxLiteError
 
 
@@ -45,7 +45,7 @@ def queue_list(queues, no_header, fmt):
         fields = outputformat.OutputFormat(fmt, qlist.HEADINGS).fields
     except ValueError as exc:
         raise FluxLiteError(str(exc)) from None
-    with session() as broker:
+    with read_session() as broker:
         rows = qlist.list_rows(broker, names or None, color=sys.stdout.isatty(), fields=fields)
     try:
         lines = qlist.QUEUE_LIST.lines(fmt, rows, no_header=no_header)
@@ -121,7 +121,7 @@ def _pick(name, old_queue):
 def queue_status(verbose, old_queue, name):
     """Report whether submission is enabled and scheduling started."""
     name = _pick(name, old_queue)
-    with session() as broker:
+    with read_session() as broker:
         _report(broker, name, verbose, _echo_both)
         if verbose:
             _alloc_query(broker)
