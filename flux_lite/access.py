@@ -61,8 +61,10 @@ class Identity:
 
 
 def require_owner(identity: Identity, operation: str) -> None:
-    """Owner-only requests: module load/remove/reload, sched reload, drain,
-    undrain, housekeeping kill, config load, kvs put."""
+    """Owner-only requests: module load/remove/reload/debug, sched reload, drain,
+    undrain, housekeeping kill, config load, kvs put, dmesg (reading and
+    clearing: Flux's log service is the owner's), clock advance (the clock is
+    every job's)."""
     if not identity.is_owner:
         raise FluxLiteError(OWNER_ONLY.format(operation), errno=EPERM)
 
@@ -79,6 +81,20 @@ def require_job_access(identity: Identity, userid: int, message: str = JOB_ACCES
     """A request about a job owned by userid; message is the receiving service's."""
     if not may_access(identity, userid):
         raise FluxLiteError(message, errno=EPERM)
+
+
+def check_kvs_read(identity: Identity, key: str, job_userid) -> None:
+    """kvs get / kvs eventlog get: a job's keys are its owner's and the
+    instance owner's (as job-info.lookup); job_userid(jobid) names the owner."""
+    if identity.is_owner:
+        return
+    from flux_lite.stored import jobid_of_key
+
+    jobid = jobid_of_key(key)
+    if jobid is not None:
+        userid = job_userid(jobid)
+        if userid is not None:
+            require_job_access(identity, userid)
 
 
 def visible_userid(identity: Identity) -> int | None:
