@@ -3,7 +3,6 @@
 import sys
 
 import click
-
 from flux_lite.cli.common import state_dir
 
 
@@ -53,8 +52,9 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
     """
     import os
 
-    from flux_lite import archive
     from flux_lite.cli.common import session
+
+    from flux_lite import archive
     from flux_lite.dump import collect
 
     archive.write_format(outfile)  # an unknown extension fails before anything is read
@@ -82,10 +82,10 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
 def restore_archive(ctx, path, *, quiet=False, verbose=False, force=False, clock=None, config=None,
                     resources=None, target=None):
     """Read ARCHIVE (with Flux's progress line) and create the instance at target."""
+    from flux_lite.cli.words import prog
+
     from flux_lite import archive
     from flux_lite import restore as restoremod
-
-    from flux_lite.cli.words import prog
 
     progress = _Progress(prog("restore", ctx), quiet, verbose)
 

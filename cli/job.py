@@ -142,6 +142,12 @@ def job_info(original, jobid, keys):
                 raw = broker.kvs.get_raw(kvs_key(jobid, key))
                 if raw is None:
                     raise FluxLiteError(f"job {f58(jobid)}: {key}: No such file or directory")
+                if key == "J" and raw[0] == "json":
+                    from flux_lite.dump import sign_none
+
+                    # J as Flux stores it: the submitted jobspec, signed (mechanism none)
+                    out.append(sign_none(raw[1], job.userid))
+                    continue
                 out.append(raw[1].rstrip("\n"))
     click.echo("\n".join(out))
 

@@ -240,7 +240,8 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
         specs.append(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
-                                                    exclusive, time_limit, setattrs, job_name, queue, requires), dep_entries))
+                                                    exclusive, time_limit, setattrs, job_name, queue, requires),
+                                      dep_entries))
     if dry_run:
         for js in specs:
             click.echo(json.dumps(js))

@@ -218,6 +218,19 @@ def _unknown(obj, allowed, prefix):
             raise ConfigError(f"{prefix}: unknown key '{key}'")
 
 
+def _checked(value, key, allowed):
+    """value, checked to be a table whose keys are all in allowed."""
+    _unknown(_table(value, key), allowed, key)
+    return value
+
+
+def _section(parent, name, allowed, prefix=""):
+    """The table parent[name], checked (None when absent)."""
+    if name not in parent:
+        return None
+    return _checked(parent[name], prefix + name, allowed)
+
+
 def _fsd(value, key, c_syntax=True):
     from flux_lite.formats import fsd
 
@@ -252,17 +265,15 @@ def validate(cfg):
     """Check every table flux-lite knows; return cfg unchanged when valid."""
     _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec")
              + FLUX_ONLY_TABLES, "config")
-    if "resource" in cfg:
-        res = _table(cfg["resource"], "resource")
-        _unknown(res, ("config", "exclude", "noverify", "norestrict"), "resource")
+    res = _section(cfg, "resource", ("config", "exclude", "noverify", "norestrict"))
+    if res is not None:
         if "config" in res:
             entries = res["config"]
             if not isinstance(entries, list) or not entries:
                 raise ConfigError("resource.config: must be a non-empty list of tables")
             for i, ent in enumerate(entries):
                 key = f"resource.config[{i}]"
-                _table(ent, key)
-                _unknown(ent, ("hosts", "cores", "gpus", "properties"), key)
+                _checked(ent, key, ("hosts", "cores", "gpus", "properties"))
                 if not isinstance(ent.get("hosts"), str):
                     raise ConfigError(f"{key}.hosts: required hostlist string")
                 from flux_lite.formats.hostlist import Hostlist
@@ -279,11 +290,9 @@ def validate(cfg):
                     raise ConfigError(f"{key}.properties: must be a list of strings")
         if "exclude" in res:
             _targets(res["exclude"], "resource.exclude")
-    if "instance" in cfg:
-        inst = _table(cfg["instance"], "instance")
-        _unknown(inst, ("expiration",), "instance")
-        if "expiration" in inst:
-            _fsd(inst["expiration"], "instance.expiration")
+    inst = _section(cfg, "instance", ("expiration",))
+    if inst is not None and "expiration" in inst:
+        _fsd(inst["expiration"], "instance.expiration")
     if "policy" in cfg:
         pol = _table(cfg["policy"], "policy")
         if "limits" in pol:
@@ -297,10 +306,9 @@ def validate(cfg):
         from flux_lite import queues
 
         queues.validate_queues(cfg)
-    if "job-manager" in cfg:
-        jm = _table(cfg["job-manager"], "job-manager")
-        _unknown(jm, ("housekeeping", "update-duration", "inactive-age-limit", "inactive-num-limit"),
-                 "job-manager")
+    jm = _section(cfg, "job-manager", ("housekeeping", "update-duration", "inactive-age-limit",
+                                        "inactive-num-limit"))
+    if jm is not None:
         if "inactive-age-limit" in jm:
             age = jm["inactive-age-limit"]
             try:
@@ -319,14 +327,11 @@ def validate(cfg):
                 raise ConfigError("job-manager.inactive-num-limit: must be >= 0")
         if "housekeeping" in jm:
             validate_housekeeping(jm["housekeeping"], imp=get_path(cfg, "exec.imp"))
-        if "update-duration" in jm:
-            ud = _table(jm["update-duration"], "job-manager.update-duration")
-            _unknown(ud, ("owner-allow-any",), "job-manager.update-duration")
-            if "owner-allow-any" in ud:
-                _bool(ud["owner-allow-any"], "job-manager.update-duration.owner-allow-any")
-    if "sched" in cfg:
-        sch = _table(cfg["sched"], "sched")
-        _unknown(sch, ("policy", "queue-depth", "reservation-depth", "partial-ok"), "sched")
+        ud = _section(jm, "update-duration", ("owner-allow-any",), "job-manager.")
+        if ud is not None and "owner-allow-any" in ud:
+            _bool(ud["owner-allow-any"], "job-manager.update-duration.owner-allow-any")
+    sch = _section(cfg, "sched", ("policy", "queue-depth", "reservation-depth", "partial-ok"))
+    if sch is not None:
         if "policy" in sch:
             from flux_lite.sched import registry
 
@@ -339,23 +344,20 @@ def validate(cfg):
             _posint(sch["reservation-depth"], "sched.reservation-depth")
         if "partial-ok" in sch:
             _bool(sch["partial-ok"], "sched.partial-ok")
-    if "clock" in cfg:
-        clk = _table(cfg["clock"], "clock")
-        _unknown(clk, ("mode", "start"), "clock")
+    clk = _section(cfg, "clock", ("mode", "start"))
+    if clk is not None:
         if "mode" in clk and clk["mode"] not in ("real", "virtual"):
             raise ConfigError(f"clock.mode: expected 'real' or 'virtual', got {clk['mode']!r}")
         if "start" in clk:
             start = clk["start"]
             if isinstance(start, bool) or not isinstance(start, (int, float)) or start <= 0:
                 raise ConfigError("clock.start: expected seconds since the epoch (a positive number)")
-    if "exec" in cfg:
-        ex = _table(cfg["exec"], "exec")
-        # Flux's job-exec keys: accepted, nothing to simulate with them
-        _unknown(ex, ("imp", "service", "service-override", "job-shell", "sdexec-properties",
-                      "max-start-delay-percent", "kill-timeout", "max-kill-count", "term-signal",
-                      "kill-signal", "barrier-timeout", "testexec", "default-run-duration"), "exec")
-        if "default-run-duration" in ex:
-            _fsd(ex["default-run-duration"], "exec.default-run-duration")
+    # Flux's job-exec keys: accepted, nothing to simulate with them
+    ex = _section(cfg, "exec", ("imp", "service", "service-override", "job-shell", "sdexec-properties",
+                                "max-start-delay-percent", "kill-timeout", "max-kill-count", "term-signal",
+                                "kill-signal", "barrier-timeout", "testexec", "default-run-duration"))
+    if ex is not None and "default-run-duration" in ex:
+        _fsd(ex["default-run-duration"], "exec.default-run-duration")
     return cfg
 
 

@@ -47,7 +47,7 @@ def _integrity(kvs, report):
 
 
 def _instance_keys(kvs, report):
-    for key, check in stored.CHECKS.items():
+    for key in stored.CHECKS:
         try:
             value = kvs.get(key)
             if key == "resource.R" and value is not None:
@@ -195,8 +195,10 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
                         text[0] += " (not repairable: restore it from a backup or recreate the instance)"
                 return report
             inst = Instance(state_dir, kvs)
-            if (repair or rebuild) and not inst.identity.is_owner:
-                raise FluxLiteError("fsck --repair and --rebuild are for the instance owner")
+            if repair or rebuild:
+                from flux_lite import access
+
+                access.require_owner(inst.identity, "fsck --repair" if repair else "fsck --rebuild")
             hwm = 0 if "checkpoint.job-manager" in report.damaged_keys else _hwm(inst, report)
             if not report.damaged_keys and not report.damaged_jobs and not report.index_differs:
                 _sched(inst, report)
@@ -230,7 +232,6 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
 
 
 def _lost_ids(kvs):
-    from flux_lite.job_manager import replay
 
     return [stored.jobid_of_key(k[len(LOST) + 1:]) or 0 for k in kvs.keys_under(LOST)
             if k.endswith(".eventlog")] if kvs.isdir(LOST) else []

@@ -5,7 +5,6 @@ start, inactive by end), filtered by user, state and result. What the listing
 makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
-import json
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
@@ -62,8 +61,9 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     """Job records in flux-core's job-list order (at most max_entries; the
     list's ``truncated`` says whether more matched).
 
-    queues keeps only jobs of those queues (a set of names); name keeps only jobs of that name; since keeps only inactive jobs that
-    became inactive after it (active jobs always pass), as job-list's do.
+    queues keeps only jobs of those queues (a set of names); name keeps only
+    jobs of that name; since keeps only inactive jobs that became inactive
+    after it (active jobs always pass), as job-list's do.
     """
     if ids:
         broker.flush()  # this command's own changes must be visible
@@ -92,7 +92,9 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
     only as far as the caller reads (pgrep stops at its first matches)."""
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
-    user_clause = "" if userid is None else " AND userid = %d" % int(userid)
+    # +userid: filter rows, never pick the (userid, id) index for this, which
+    # would walk the user's whole history to find a few active jobs
+    user_clause = "" if userid is None else " AND +userid = %d" % int(userid)
     active_mask = states & ACTIVE
     if active_mask:
         pend = list(good_rows(conn.execute(

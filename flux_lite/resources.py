@@ -188,7 +188,7 @@ class Resources:
     def _post(self, name, context):
         entry = {"timestamp": self.b.now, "name": name, "context": context}
         self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, name, context))
-        self.drained  # load before applying
+        _ = self.drained  # load the replayed state before applying to it
         self._apply(entry)
 
     def drain(self, ranks, reason="", force=False):

@@ -21,8 +21,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
-
 from conftest import Flux
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 DATA = Path(__file__).parent / "data"
 LIVE = DATA / "live.tar"
@@ -115,6 +116,17 @@ def test_restore_live_archive_end_reasons(tmp_path):
     ]
 
 
+def test_job_info_J_is_flux_s(tmp_path):
+    """`job info ID J` prints J as Flux stores it: for a restored job, the archive's bytes."""
+    flux, _ = restored(tmp_path, LIVE)
+    with tarfile.open(LIVE) as tar:
+        J = tar.extractfile("job/0000/0005/d700/0000/J").read().decode()
+    assert flux.out("job", "info", "ffDQVJX", "J") == J + "\n"
+    jobid = flux.submit("true")
+    _header, payload, mech = flux.out("job", "info", jobid, "J").strip().split(".")
+    assert mech == "none" and json.loads(base64.b64decode(payload))["version"] == 1
+
+
 def test_restore_live_archive_resources_and_drain(tmp_path):
     flux, _ = restored(tmp_path, LIVE)
     R = json.loads(flux.out("kvs", "get", "resource.R"))
@@ -205,7 +217,7 @@ def test_start_restore_runs_command(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "flux_lite", "start", f"--restore={SHUTDOWN}", "-q" if False else "--clock=virtual",
          sys.executable, "-m", "flux_lite", "jobs", "-a", "-o", "{id.f58} {status}"],
-        capture_output=True, text=True, env=env, cwd=tmp_path)
+        check=False, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[1:5] == ["fZ75Sx7 SCHED", "fVro2AK RUN", "fRVH8yM CANCELED",
                                             "fNVpb11 COMPLETED"]
@@ -621,8 +633,6 @@ def test_cpio_newc_is_read():
     assert [(e.path, e.data, e.target) for e in archive.parse(data)] == [("a/b", b"{}", None), ("a/c", b"", "x::.")]
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _LIVE_BYTES = LIVE.read_bytes()
 
@@ -706,7 +716,7 @@ def _real_flux():
     if not path:
         return None
     try:
-        out = subprocess.run([path, "version"], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run([path, "version"], check=False, capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
     return path if "libflux-core" in out else None
@@ -753,7 +763,7 @@ def test_real_flux_restores_a_flux_lite_dump(flux_factory, tmp_path, checkpoint)
         + "flux resource drain -no '{ranks} {reason}'\necho @@\nflux queue status\n")
     env = dict(os.environ, FLUX_F58_FORCE_ASCII="1", LANG="C.UTF-8")
     proc = subprocess.run([REAL_FLUX, "start", "--test-size=4", f"-Scontent.restore={out}", "sh", str(script)],
-                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+                          check=False, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     parts = proc.stdout.split("@@\n")
     real = {line.split()[0]: line for line in parts[0].splitlines()}
@@ -778,3 +788,32 @@ def test_real_flux_restores_a_flux_lite_dump(flux_factory, tmp_path, checkpoint)
         assert queue.startswith("Job submission is disabled: maintenance\n")
     else:
         assert queue.startswith("Job submission is enabled\n")  # a live dump has no checkpoint
+
+
+def test_restore_older_layout_rebuilds_from_eventlogs(flux, tmp_path):
+    """A flux-lite dump whose job index layout is not this version's: the
+    index and timers are rebuilt from the eventlogs, as at a restart."""
+    from flux_lite import archive
+
+    busy_instance(flux)
+    out = tmp_path / "x.tar"
+    flux("dump", "-q", str(out))
+    entries = archive.read(str(out))
+    for e in entries:
+        if e.path == "flux-lite/format":
+            fmt = json.loads(e.data)
+            fmt["derived_version"] = 1
+            e.data = json.dumps(fmt).encode()
+    entries = [e for e in entries if e.path != "flux-lite/tables/jobs"]
+    old = tmp_path / "old.tar"
+    old.write_bytes(archive.encode(entries, "tar"))
+    copy = Flux(tmp_path / "copy")
+    copy("restore", "-q", str(old))
+    fields = ("-o", "{id.f58} {status} {nodelist} {t_submit} {t_run} {expiration}")
+    assert copy.out("jobs", "-a", *fields) == flux.out("jobs", "-a", *fields)
+    for jobid in flux.out("jobs", "-a", "-no", "{id.f58}").split():
+        assert copy.out("job", "eventlog", jobid) == flux.out("job", "eventlog", jobid)
+    assert "job-manager.info[0]: restart: job index and timers rebuilt from eventlogs" in copy.dmesg()
+    flux.advance("20m")
+    copy.advance("20m")
+    assert copy.out("jobs", "-a", *fields) == flux.out("jobs", "-a", *fields)

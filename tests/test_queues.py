@@ -385,8 +385,10 @@ def test_no_queues_update_refused(flux):
      "error parsing [queues.x] config table: a virtual queue must not set 'requires'"),
     ("queues:\n  debug: {}\npolicy:\n  jobspec:\n    defaults:\n      system:\n        queue: nope\n",
      "the [policy] config table defines a default queue nope that is not in [queues] table"),
-    ("queues:\n  debug:\n    foo: 1\n", "error parsing [queues.debug] config table: 1 object item(s) left unpacked: foo"),
-    ("queues:\n  x:\n    parent: nope\n", "error parsing [queues.x] config table: parent queue 'nope' is not configured"),
+    ("queues:\n  debug:\n    foo: 1\n",
+     "error parsing [queues.debug] config table: 1 object item(s) left unpacked: foo"),
+    ("queues:\n  x:\n    parent: nope\n",
+     "error parsing [queues.x] config table: parent queue 'nope' is not configured"),
 ])
 def test_bad_queue_configs_refused(flux, text, msg):
     r = flux.fails("config", "load", input=text)
@@ -552,11 +554,24 @@ def test_resource_config_entries_add_properties(flux_factory, tmp_path):
         "      free debug           1      2     0 vm",
         " allocated                 0      0     0 ",
         "      down                 0      0     0 "]
-    bad = "resource:\n  config:\n    - hosts: node[0-1]\n      cores: 2\n    - hosts: node1\n      cores: 4\n"
-    r = flux_factory(config=bad, name="other") if False else None
     from flux_lite.errors import ConfigError
     from flux_lite.resources import build_instance_R
 
     with pytest.raises(ConfigError, match="cores for host node1 already given"):
         build_instance_R({"resource": {"config": [{"hosts": "node[0-1]", "cores": 2},
                                                    {"hosts": "node1", "cores": 4}]}})
+
+
+def test_config_load_of_queues_moves_pending_requests(flux):
+    flux.submit("-N4", RUN300, "true")
+    blocked = flux.submit("-N4", RUN300, "true")
+    assert lines(flux.out("queue", "status", "-v"))[2:] == [
+        "0 alloc requests queued", "1 alloc requests pending to scheduler", "1 running jobs"]
+    flux("config", "load", input="queues:\n  a: {}\n")
+    # the job has no queue: nothing may be scheduled for it now
+    assert lines(flux.out("queue", "status", "-v"))[2:] == [
+        "0 alloc requests queued", "0 alloc requests pending to scheduler", "1 running jobs"]
+    flux("config", "load", input="")
+    assert lines(flux.out("queue", "status", "-v"))[2:] == [
+        "0 alloc requests queued", "1 alloc requests pending to scheduler", "1 running jobs"]
+    assert flux.state(blocked) == "SCHED"

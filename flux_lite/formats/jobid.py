@@ -79,7 +79,7 @@ _MN_BASE = 1626  # number of regular mnemonicode words
 _MN_REMAINDER = 7  # extra words used only for 24-bit remainders
 _MN_WORDBUF = 24  # longest word prefix the C decoder looks at
 
-_cache = {}
+_cache: dict = {}
 
 
 def _check_id(jobid):
@@ -173,7 +173,7 @@ def f58_prefix(environ=None):
     return _f58_prefix(os.environ if environ is None else environ)
 
 
-_PREFIX_CACHE = {}
+_PREFIX_CACHE: dict = {}
 
 
 def _f58_prefix(env):

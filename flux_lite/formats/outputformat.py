@@ -59,7 +59,7 @@ def fsd(secs):
     return format_fsd(secs)
 
 
-_EMPTY_CACHE = {}
+_EMPTY_CACHE: dict = {}
 
 
 def empty_outputs():
@@ -150,7 +150,7 @@ class _Spec:
 
 
 _MISSING = object()
-_SPLIT = {}
+_SPLIT: dict[str, list] = {}
 
 
 def lookup(obj, path):

@@ -39,6 +39,10 @@ def apply(broker, cfg):
     new_exp = configmod.get_path(cfg, "instance.expiration")
     broker.instance.set_config(cfg)
     broker.resources.config_changed()
+    if (old.get("queues") or None) != (cfg.get("queues") or None):
+        from flux_lite.queues import reconfigured
+
+        reconfigured(broker)
     if old_exp != new_exp:
         start = broker.instance.meta["start"]
         expiration = 0.0
@@ -70,7 +74,8 @@ def set_instance_expiration(broker, expiration):
         if sched_loaded:
             _tell_sched(broker, rfc27.SCHED_EXPIRATION, rfc27.expiration_request(job.id, expiration))
         broker.log("job-manager", "info",
-                   f"updated expiration of {f58(job.id)} from {old:.2f} to {expiration:.2f} ({_delta(old, expiration)})")
+                   f"updated expiration of {f58(job.id)} from {old:.2f} to {expiration:.2f} "
+                   f"({_delta(old, expiration)})")
 
 
 def _tell_sched(broker, topic, payload):

@@ -170,7 +170,6 @@ def update_job(broker, jobid, updates):
 
 def check_posted(broker, jobid, updates):
     """--wait: the matching jobspec-update must be in the eventlog."""
-    from flux_lite.formats import eventlog
     from flux_lite.formats.jobid import kvs_key
 
     for entry in reversed(broker.kvs.get_eventlog(kvs_key(jobid, "eventlog")) or []):

@@ -39,11 +39,9 @@ DEPTHS = {"easy": 1, "hybrid": 64, "conservative": INF}
 
 def shape_key(request):
     """Requests with equal keys are interchangeable for the pool's selection."""
-    import json
-
     cons = request.constraint
     return (request.nnodes, request.nslots, request.slot_size, request.gpu_per_slot, bool(request.exclusive),
-            tuple(request.properties or ()), json.dumps(cons, sort_keys=True) if cons else None)
+            tuple(request.properties or ()), request.constraint_key if cons else None)
 
 
 def _job_records(pool):
@@ -225,8 +223,8 @@ class _Planner:
         if res:
             # sorted by start: nothing that starts before t - (longest one here) reaches t
             span = self.res_span[i]
-            k = bisect_left(res, (t - span,)) if span != INF else 0
-            for k in range(k, len(res)):
+            first = bisect_left(res, (t - span,)) if span != INF else 0
+            for k in range(first, len(res)):
                 s, e, c, g = res[k]
                 if s >= ew:
                     break
