@@ -1,7 +1,6 @@
 """flux-lite config: print or replace the instance configuration."""
 
 import json
-import sys
 
 import click
 

@@ -96,15 +96,20 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
     # would walk the user's whole history to find a few active jobs
     user_clause = "" if userid is None else " AND +userid = %d" % int(userid)
     active_mask = states & ACTIVE
-    if active_mask:
-        pend = list(good_rows(conn.execute(
-            f"SELECT id, data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))))
-        if name is not None:
-            pend = [r for r in pend if r.get("name") == name]
-        if queues is not None:
-            pend = [r for r in pend if _queue(r) in queues]
-        yield from sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
-        yield from sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
+    # sorted in SQL on the ids alone (sorting whole records would copy every
+    # one), then read one by one: only what the caller consumes is decoded
+    for mask, order in ((PENDING, "COALESCE(priority, 0) DESC, id"), (RUNNING, "COALESCE(t_run, 0) DESC, id")):
+        if not active_mask & mask:
+            continue
+        ids = [r[0] for r in conn.execute(
+            f"SELECT id FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause} ORDER BY {order}",
+            (active_mask & mask,))]
+        for rec in good_rows(_rows_by_id(conn, ids)):
+            if name is not None and rec.get("name") != name:
+                continue
+            if queues is not None and _queue(rec) not in queues:
+                continue
+            yield rec
     if states & INACTIVE or results:
         clauses, args = "", []
         if since:
@@ -125,6 +130,13 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:
                 continue
             yield rec
+
+
+def _rows_by_id(conn, ids):
+    for jobid in ids:
+        row = conn.execute("SELECT id, data FROM jobs WHERE id = ?", (jobid,)).fetchone()
+        if row is not None:
+            yield row
 
 
 def _queue(rec):

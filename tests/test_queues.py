@@ -1,5 +1,5 @@
 """Named queues (RFC 33) and `flux-lite queue`, checked against Flux 0.88's
-recorded behaviour (reference/10-queues.txt): messages, orders, exit codes."""
+recorded behaviour: messages, orders, exit codes."""
 
 import json
 
