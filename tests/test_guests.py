@@ -1,4 +1,4 @@
-"""Guests (issue 11): what Flux keeps for the instance owner, flux-lite does too.
+"""Guests: what Flux keeps for the instance owner, flux-lite does too.
 
 A guest is simulated as the tests elsewhere do: the owner's process with
 FLUX_HANDLE_USERID set to another uid.
