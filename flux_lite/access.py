@@ -123,10 +123,13 @@ def check_set_urgency(identity: Identity, userid: int, urgency: int) -> None:
         raise FluxLiteError("guests can only adjust urgency <= default", errno=EPERM)
 
 
-def check_submit(identity: Identity, urgency: int, novalidate: bool) -> None:
-    """job-ingest: urgency above the default and FLUX_JOB_NOVALIDATE are the owner's."""
+def check_submit(identity: Identity, urgency: int, novalidate: bool, waitable: bool = False) -> None:
+    """job-ingest: urgency above the default, FLUX_JOB_WAITABLE and
+    FLUX_JOB_NOVALIDATE are the owner's."""
     if urgency > 16 and not identity.is_owner:
         raise FluxLiteError("only the instance owner can submit with urgency >16", errno=EINVAL)
+    if waitable and not identity.is_owner:
+        raise FluxLiteError("only the instance owner can submit with FLUX_JOB_WAITABLE", errno=EINVAL)
     if novalidate and not identity.is_owner:
         raise FluxLiteError("only the instance owner can submit with FLUX_JOB_NOVALIDATE", errno=EPERM)
 
