@@ -27,7 +27,6 @@ are already allocated is refused; frees for unknown jobs are ignored.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left, insort
 
 from flux_lite.errors import FluxLiteError
