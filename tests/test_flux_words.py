@@ -465,7 +465,7 @@ def test_drain_listing_and_errors(flux):
     assert flux.out("resource", "drain", "-no", "{timestamp!d:%H:%M} {reason} {nodelist}") == \
         "02:00 again node1\n02:00 upd node2\n"
     r = flux.fails("resource", "undrain", "3")
-    assert r.stderr == "flux-lite resource: ERROR: rank 3 not drained\n"  # 04-housekeeping.txt
+    assert r.stderr == "flux-lite resource: ERROR: rank 3 not drained\n"  # as real Flux 0.88 says it
 
 
 def test_resource_format_errors_are_plain(flux):
