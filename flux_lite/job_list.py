@@ -57,24 +57,31 @@ class _Rows(list):
 
 
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
-          name=None, since=0.0, queues=None):
+          name=None, since=0.0, queues=None, missing_ok=False):
     """Job records in flux-core's job-list order (at most max_entries; the
     list's ``truncated`` says whether more matched).
 
     queues keeps only jobs of those queues (a set of names); name keeps only
     jobs of that name; since keeps only inactive jobs that became inactive
-    after it (active jobs always pass), as job-list's do.
+    after it (active jobs always pass), as job-list's do. An unknown id in
+    ids raises, unless missing_ok: then the rows' ``missing`` lists them.
     """
     if ids:
         broker.flush()  # this command's own changes must be visible
         conn = broker.kvs.conn
         found = {}
+        missing = []
         for jobid in ids:
             row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
             if row is None:
-                raise FluxLiteError(f"JobID {f58(jobid)} unknown")
+                missing.append(jobid)
+                continue
             found[jobid] = decode_row(jobid, row[0])
-        return _Rows(found[j] for j in ids)
+        if missing and missing_ok is False:
+            raise FluxLiteError(f"JobID {f58(missing[0])} unknown")
+        rows = _Rows(found[j] for j in ids if j in found)
+        rows.missing = missing  # job-list answers each unknown id with an error
+        return rows
     rows = _Rows()
     for rec in iter_rows(broker, userid=userid, states=states, results=results, name=name, since=since,
                          queues=queues):
