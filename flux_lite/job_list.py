@@ -5,11 +5,9 @@ start, inactive by end), filtered by user, state and result. What the listing
 makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
-import json
-
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
-from flux_lite.stored import decode_row, good_rows
+from flux_lite.job_manager import index
 from flux_lite.job_manager.job import (
     ACTIVE, CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, PENDING, PRIORITY, RUN, RUNNING,
     SCHED, TIMEOUT,
@@ -70,16 +68,14 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     if ids:
         found = {}
         for jobid in ids:
-            row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-            if row is None:
+            rec = index.record(conn, jobid)
+            if rec is None:
                 raise FluxLiteError(f"JobID {f58(jobid)} unknown")
-            found[jobid] = decode_row(jobid, row[0])
+            found[jobid] = rec
         return _Rows(found[j] for j in ids)
-    user_clause = "" if userid is None else " AND userid = %d" % int(userid)
     active_mask = states & ACTIVE
     if active_mask:
-        pend = list(good_rows(conn.execute(
-            f"SELECT id, data FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause}", (active_mask,))))
+        pend = index.active_records(conn, active_mask, userid)
         if name is not None:
             pend = [r for r in pend if r.get("name") == name]
         pending = sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
@@ -88,12 +84,8 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         rows.extend(running)
     if states & INACTIVE or results:
         limit = max_entries if max_entries else -1
-        since_clause = " AND t_inactive > ?" if since else ""
-        cur = conn.execute(
-            f"SELECT id, data FROM jobs WHERE state = 64{user_clause}{since_clause} "
-            "ORDER BY t_inactive DESC, id DESC", (since,) if since else ())
         count = 0
-        for rec in good_rows(cur):
+        for rec in index.inactive_records(conn, userid, since):
             if name is not None and rec.get("name") != name:
                 continue
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:

@@ -278,6 +278,42 @@ def record(conn: sqlite3.Connection, jobid: int) -> Record | None:
     return decode_row(jobid, row[0])
 
 
+def active_records(conn: sqlite3.Connection, state_mask: int, userid: int | None = None) -> list[Record]:
+    """Records of the active jobs in state_mask (of userid's only, if given),
+    in no particular order; damaged rows are left out with a notice."""
+    from flux_lite.stored import good_rows
+
+    user_clause = "" if userid is None else " AND userid = %d" % int(userid)
+    return list(good_rows(conn.execute(
+        f"SELECT id, data FROM jobs WHERE state < {INACTIVE} AND (state & ?) != 0{user_clause}", (state_mask,))))
+
+
+def inactive_records(conn: sqlite3.Connection, userid: int | None = None, since: float = 0.0) -> Iterator[Record]:
+    """Records of the inactive jobs (of userid's only; gone inactive after
+    `since`, if given), most recently inactive first; damaged rows are left
+    out with a notice. Read lazily: stop early to read less."""
+    from flux_lite.stored import good_rows
+
+    user_clause = "" if userid is None else " AND userid = %d" % int(userid)
+    since_clause = " AND t_inactive > ?" if since else ""
+    yield from good_rows(conn.execute(
+        f"SELECT id, data FROM jobs WHERE state = {INACTIVE}{user_clause}{since_clause} "
+        "ORDER BY t_inactive DESC, id DESC", (since,) if since else ()))
+
+
+def newest_rows(conn: sqlite3.Connection, userid: int | None = None,
+                inactive_limit: int = -1) -> Iterator[tuple[int, int, str]]:
+    """(id, state, stored record text) of the active jobs, newest first, then
+    of up to inactive_limit inactive ones, most recently inactive first
+    (completion: unchecked and read-only)."""
+    where, args = ("", ()) if userid is None else (" AND userid = ?", (userid,))
+    yield from conn.execute(f"SELECT id, state, data FROM jobs WHERE state != ?{where} ORDER BY id DESC",
+                            (INACTIVE, *args))
+    yield from conn.execute(
+        f"SELECT id, state, data FROM jobs WHERE state = ?{where} ORDER BY t_inactive DESC, id DESC LIMIT ?",
+        (INACTIVE, *args, inactive_limit))
+
+
 def raw_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, str]]:
     """(id, stored record text) of every row, unchecked (fsck)."""
     yield from conn.execute("SELECT id, data FROM jobs")
