@@ -16,7 +16,8 @@ import sys
 import time
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
-BENCHMARKS = ("startup", "submit_jobs", "vclock", "swf_replay", "replay_trace", "reload", "backfill_pass", "scaling")
+BENCHMARKS = ("startup", "submit_jobs", "vclock", "swf_replay", "replay_trace", "reload", "backfill_pass", "scaling",
+              "jobctl")
 
 
 def main():

@@ -11,7 +11,7 @@ from flux_lite.errors import FluxLiteError
 
 @click.group()
 def config():
-    """Instance configuration (YAML tables mirroring Flux's TOML ones)."""
+    """Instance configuration (Flux's TOML tables; TOML, YAML or JSON)."""
 
 
 @config.command()
@@ -26,18 +26,43 @@ def get(key):
         if value is None:
             raise FluxLiteError(f"{key} is not set")
         cfg = value
-    # strings print raw, everything else as compact JSON (as flux config get)
-    click.echo(cfg if isinstance(cfg, str) else json.dumps(cfg, separators=(",", ":")))
+    # strings print raw, everything else as compact JSON, in UTF-8 (as flux config get)
+    click.echo(cfg if isinstance(cfg, str) else json.dumps(cfg, separators=(",", ":"), ensure_ascii=False))
 
 
 @config.command()
-@click.argument("file", required=False, default="-")
-def load(file):
-    """Replace the live configuration with FILE (or stdin), validated first."""
+@click.argument("path", required=False, type=click.Path())
+def load(path):
+    """Replace the live configuration with PATH (a TOML, YAML or JSON file, or
+    a directory of *.toml files) or stdin, validated first."""
     from flux_lite import admin
     from flux_lite import config as configmod
+    from flux_lite.errors import ConfigError
 
-    text = sys.stdin.read() if file == "-" else None
-    cfg = configmod.load_text(text, source="stdin") if text is not None else configmod.load_file(file)
-    with session() as broker:
-        admin.config_load(broker, cfg)
+    if path is None or path == "-":
+        try:
+            cfg = configmod.load_text(sys.stdin.read(), source="stdin", check=False)
+        except ConfigError as exc:
+            raise FluxLiteError(f"parse error: {exc}") from None
+    else:
+        try:
+            cfg = configmod.load_file(path, check=False)
+        except ConfigError as exc:
+            raise FluxLiteError(f"Error parsing config: {exc}") from None
+    try:
+        with session() as broker:
+            admin.config_load(broker, cfg)
+    except ConfigError as exc:
+        # the module whose table was refused, as Flux's config.load reports it
+        raise FluxLiteError(f"load: error updating {_module_of(str(exc))}: {exc}") from None
+
+
+def _module_of(message):
+    """The Flux module that would refuse a table (named in its message)."""
+    for prefix, module in (("job-manager", "job-manager"), ("resource", "resource"),
+                           ("queues", "job-ingest"), ("[queues", "job-ingest"), ("policy", "job-ingest"),
+                           ("the [policy]", "job-ingest"), ("error parsing [", "job-ingest"),
+                           ("instance", "job-manager"), ("sched", "sched-simple")):
+        if message.startswith(prefix):
+            return module
+    return "config"

@@ -12,23 +12,16 @@ from flux_lite.errors import FluxLiteError
 
 def _prog(sub=None):
     """flux-job's program name (flux-lite's spelling unless invoked as flux)."""
-    try:
-        from flux_lite.cli.words import prog
-    except ImportError:  # pragma: no cover - before Flux's words are known
-        name = "flux-lite job"
-        return f"{name} {sub}" if sub else name
+    from flux_lite.cli.words import prog
+
     return prog("job", sub=sub)
 
 
 def _fail(message, code=1):
     """flux-job's error line (no traceback), then exit with code."""
-    try:
-        from flux_lite.cli.words import error_line
-    except ImportError:  # pragma: no cover
-        line = f"flux-lite job: ERROR: {message}"
-    else:
-        line = error_line(message, "job")
-    click.echo(line, err=True)
+    from flux_lite.cli.words import error_line
+
+    click.echo(error_line(message, "job"), err=True)
     sys.exit(code)
 
 

@@ -7,6 +7,12 @@ from flux_lite.cli.listing import listing_options
 from flux_lite.errors import FluxLiteError
 
 
+def _complete_queues(ctx, param, incomplete):
+    from flux_lite.cli._complete import complete_queues
+
+    return complete_queues(ctx, incomplete)
+
+
 @click.command()
 @click.option("-a", "show_all_states", is_flag=True, help="List jobs in all states, including inactive.")
 @click.option("-A", "all_users", is_flag=True, help="List jobs of all users.")
@@ -18,12 +24,14 @@ from flux_lite.errors import FluxLiteError
 @click.option("--since", metavar="WHEN",
               help="Include jobs that became inactive since WHEN (implies -a without -f).")
 @click.option("--name", "job_name", metavar="JOB-NAME", help="Limit output to jobs named JOB-NAME.")
+@click.option("-q", "--queue", "queues", multiple=True, metavar="QUEUE,...", shell_complete=_complete_queues,
+              help="Limit output to jobs in QUEUE(s) (a queue's virtual queues included).")
 @click.option("--stats", is_flag=True, help="Print job statistics before the header.")
 @click.option("--stats-only", is_flag=True,
               help="Print job statistics only; exit 1 if no job is active.")
 @click.argument("jobids", nargs=-1, type=JOBID)
 def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, since, job_name,
-         stats, stats_only, jobids):
+         queues, stats, stats_only, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
     from flux_lite import job_list, users
     from flux_lite.cli import listing
@@ -54,7 +62,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         since_t = job_list.parse_since(since, broker.now) if since is not None else 0.0
         records = job_list.query(broker, userid=userid, states=states, results=results,
                                  ids=list(jobids) or None, max_entries=count, name=job_name,
-                                 since=since_t)
+                                 since=since_t, queues=_queue_filter(broker, queues))
         now = broker.now
         stats_line = _stats_line(broker)[0] if stats else None
     if stats_line is not None:
@@ -70,6 +78,15 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         return
     colorize = (lambda lines: _colorizer(lines, no_header)) if fmt == jobs_listing.JOBS.default else None
     listing.emit(jobs_listing.JOBS, fmt, items, no_header=no_header, colorize=colorize)
+
+
+def _queue_filter(broker, queues):
+    names = [n for item in queues for n in item.split(",") if n]
+    if not names:
+        return None
+    from flux_lite.queues import with_virtual
+
+    return with_virtual(broker.config, names)
 
 
 def _stats_line(broker):

@@ -36,6 +36,14 @@ def format_string(listing, fmt):
     if fmt == "help":
         click.echo(listing.help())
         click.get_current_context().exit(0)
+    if "{" not in fmt and fmt.startswith("get-config="):
+        # the named format as a config table, as Flux's UtilConfig prints it
+        name = fmt.split("=", 1)[1]
+        entry = listing.formats.get(name)
+        if entry is None:
+            raise FluxLiteError(f"--format: No such format {name}")
+        click.echo(f"[formats.{name}]\ndescription = \"{entry[0]}\"\nformat = \"{entry[1]}\"")
+        click.get_current_context().exit(0)
     return listing.format_string(fmt)
 
 

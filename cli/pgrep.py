@@ -4,17 +4,10 @@ import sys
 
 import click
 
+from flux_lite.cli import words
 from flux_lite.cli.common import instance, session
 from flux_lite.cli.listing import listing_options
 from flux_lite.errors import FluxLiteError
-
-
-def _prog(cmd):
-    try:
-        from flux_lite.cli.words import prog
-    except ImportError:  # pragma: no cover - before Flux's words are known
-        return f"flux-lite {cmd}"
-    return prog(cmd)
 
 
 def _selection_options(f):
@@ -55,7 +48,7 @@ def _select(broker, cmd, expressions, all_states, all_users, user, filter_, queu
         return pgrep.select(broker, expressions, userid=userid, states=states, results=results,
                             queues=queues, max_entries=max_entries, count=count)
     except pgrep.ExpressionError as exc:
-        click.echo(f"{_prog(cmd)}: ERROR: {exc}", err=True)
+        words.echo_error(str(exc), cmd)
         sys.exit(2)
 
 
@@ -113,7 +106,7 @@ def pkill(all_users, user, filter_, queue, count, max_entries, wait, expression)
                 broker.run()
                 canceled.append(rec["id"])
             except FluxLiteError as exc:
-                errors.append(f"{_prog('pkill')}: ERROR: {f58(rec['id'])}: cancel: {exc}")
+                errors.append(f"{f58(rec['id'])}: cancel: {exc}")
     if wait and canceled:
         from flux_lite.job_manager import waiters
 
@@ -123,8 +116,8 @@ def pkill(all_users, user, filter_, queue, count, max_entries, wait, expression)
                 inst.wait(lambda b, j=jobid: waiters.inactive(b, j))
             except FluxLiteError:
                 pass  # canceled jobs always end; nothing else to wait for
-    for line in errors:
-        click.echo(line, err=True)
+    for message in errors:
+        words.echo_error(message, "pkill")
     n = len(canceled)
-    click.echo(f"{_prog('pkill')}: INFO: Canceled {n} job{'s' if n != 1 else ''}", err=True)
+    words.info(f"Canceled {n} job{'s' if n != 1 else ''}", "pkill")
     sys.exit(1 if errors else 0)

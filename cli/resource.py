@@ -8,6 +8,21 @@ from flux_lite.cli.common import session
 from flux_lite.cli.listing import listing_options
 
 
+def _complete_queue(ctx, param, incomplete):
+    from flux_lite.cli._complete import complete_queues
+
+    return complete_queues(ctx, incomplete)
+
+
+def _fields(listing, fmt):
+    from flux_lite.formats import outputformat
+
+    try:
+        return outputformat.OutputFormat(fmt, listing.headings).fields
+    except ValueError:
+        return ()  # reported when the rows are rendered
+
+
 @click.group()
 def resource():
     """Resource commands (as flux resource)."""
@@ -18,8 +33,10 @@ def resource():
               help="Comma-separated states: free, allocated, down, up, all.")
 @click.option("--from-sched", is_flag=True,
               help="Ask the scheduler instead of the job manager (as FLUX_RESOURCE_LIST_RPC=sched.resource-status).")
+@click.option("-q", "--queue", metavar="QUEUE", shell_complete=_complete_queue,
+              help="Only the resources of QUEUE.")
 @listing_options(json_help="Print JSON instead of a table.")
-def resource_list(states, from_sched, no_header, fmt, as_json):
+def resource_list(states, from_sched, queue, no_header, fmt, as_json):
     """Show free, allocated and down resources."""
     from flux_lite.cli import listing
     from flux_lite.listing import resources as res_listing
@@ -28,7 +45,8 @@ def resource_list(states, from_sched, no_header, fmt, as_json):
     source = "sched" if from_sched or os.environ.get("FLUX_RESOURCE_LIST_RPC") == "sched.resource-status" \
         else "job-manager"
     with session() as broker:
-        rows = res_listing.list_rows(broker, [s for s in states.split(",") if s], source=source)
+        rows = res_listing.list_rows(broker, [s for s in states.split(",") if s], source=source,
+                                     fields=_fields(res_listing.RESOURCE_LIST, fmt), queue=queue)
     if as_json:
         listing.emit_json({"resources": rows})
         return

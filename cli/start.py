@@ -17,7 +17,8 @@ from flux_lite.cli.words import flux_environment, prog
 @click.option("--test-hosts", metavar="HOSTLIST", help="Host names of the nodes (default node[0-N-1]).")
 @click.option("--test-cores", type=click.IntRange(min=1), default=4, show_default=True, help="Cores per node.")
 @click.option("--test-gpus", type=click.IntRange(min=0), default=0, show_default=True, help="GPUs per node.")
-@click.option("-c", "--config", "config_file", metavar="FILE", help="Instance configuration (YAML).")
+@click.option("-c", "--config", "config_file", metavar="FILE|DIR", type=click.Path(),
+              help="Instance configuration: a TOML, YAML or JSON file, or a directory of *.toml files.")
 @click.option("--clock", type=click.Choice(["real", "virtual"]), default=None, help="Clock mode (default real).")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing instance.")
 @click.option("--restore", "restore", metavar="ARCHIVE", type=click.Path(dir_okay=False, allow_dash=True),

@@ -78,6 +78,8 @@ def job_options(f):
         click.option("-t", "--time-limit", metavar="MIN|FSD", help="Time limit (minutes, or an FSD)."),
         click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queue_option,
                      help="Submit to queue NAME."),
+        click.option("--requires", "requires", multiple=True, metavar="CONSTRAINT",
+                     help="Specify job constraints in RFC 35 syntax"),
         click.option("--urgency", default="default", metavar="N", help="0-31, hold, default or expedite."),
         click.option("-S", "--setattr", "setattrs", multiple=True, metavar="KEY=VAL",
                      help="Set a jobspec attribute (system. prefix implied)."),
@@ -96,7 +98,7 @@ def job_options(f):
 
 
 def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
-                  setattrs, job_name, queue=None):
+                  setattrs, job_name, queue=None, requires=()):
     import os
 
     from flux_lite.formats import jobspec as jobspecmod
@@ -125,7 +127,20 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
         setattrs=list(setattrs),  # KEY[=VAL], parsed as Flux does (no VAL: 1)
         exclusive=exclusive,
         queue=queue,
+        constraints=_constraints(requires),
     )
+
+
+def _constraints(requires):
+    """--requires (repeatable: the queries are joined, as flux submit does)."""
+    if not requires:
+        return None
+    from flux_lite.formats import constraint
+
+    try:
+        return constraint.parse(" ".join(requires))
+    except ValueError as exc:
+        raise FluxLiteError(str(exc)) from None
 
 
 def _count(value, option):
@@ -193,7 +208,7 @@ def parse_flags(flags):
 @click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code.")
 @click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, urgency,
+def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, requires, urgency,
            setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event, wait,
            watch):
     """Submit a job to run COMMAND; print its id (f58)."""
@@ -217,7 +232,7 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
         specs.append(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
-                                                    exclusive, time_limit, setattrs, job_name, queue), dep_entries))
+                                                    exclusive, time_limit, setattrs, job_name, queue, requires), dep_entries))
     if dry_run:
         for js in specs:
             click.echo(json.dumps(js))
@@ -225,17 +240,31 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
     from flux_lite.cli.output import progress
 
     inst = instance()
-    with inst.session() as broker:
-        ids = []
-        with progress(len(specs), "submitting") as advance:
-            for js in specs:
-                ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
-                broker.run()
-                advance(1)
+    try:
+        with inst.session() as broker:
+            ids = []
+            with progress(len(specs), "submitting") as advance:
+                for js in specs:
+                    ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
+                    broker.run()
+                    advance(1)
+    except FluxLiteError as exc:
+        _refused(exc)
     if not quiet:
         click.echo("\n".join(f58(i) for i in ids))
     if wait or watch or wait_event:
         sys.exit(_wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean"))
+
+
+def _refused(exc):
+    """A submission the job manager refused. As `flux`, flux submit prints
+    the RPC's error as Python shows an OSError (`[Errno 22] ...`)."""
+    from flux_lite.cli.words import is_flux
+
+    if exc.errno and not isinstance(exc, UsageError) and is_flux():
+        click.echo(f"[Errno {exc.errno}] {exc}", err=True)
+        sys.exit(1)
+    raise exc
 
 
 def _wait_all(inst, ids, name):
@@ -260,7 +289,7 @@ def _wait_all(inst, ids, name):
 @click.command(context_settings={"allow_interspersed_args": False})
 @job_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, urgency,
+def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, requires, urgency,
         setattrs, job_name, flags, dependencies, begin_times, dry_run):
     """Submit a job and wait for it to end; exit with the job's exit code.
 
@@ -272,7 +301,7 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     from flux_lite.job_manager import waiters
 
     js = build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
-                       setattrs, job_name, queue)
+                       setattrs, job_name, queue, requires)
     add_dependencies(js, dependency_entries(dependencies, begin_times))
     if dry_run:
         click.echo(json.dumps(js))

@@ -1,4 +1,4 @@
-"""Instance configuration: YAML whose tables mirror Flux's TOML ones.
+"""Instance configuration: Flux's TOML tables, read from TOML, YAML or JSON.
 
 Validation is strict: an unknown key or a bad value is refused with the key's
 name, before anything is changed. The validated config is stored as JSON in
@@ -34,37 +34,134 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-def load_text(text, source="config"):
-    """Parse YAML (or JSON) text into a dict, then validate it."""
-    text = text.strip()
-    if not text:
-        return validate({})
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        import yaml  # only commands that read YAML pay for it
+# Tables of Flux's configuration that flux-lite has nothing to simulate with:
+# an admin's conf.d may hold them, and they are accepted and ignored.
+FLUX_ONLY_TABLES = (
+    "access", "archive", "bootstrap", "broker", "content", "cron", "heartbeat", "ingest",
+    "job-info", "kvs", "rexec", "sched-fluxion-qmanager", "sched-fluxion-resource", "systemd",
+    "tbon",
+)
 
+
+def load_text(text, source="config", fmt=None, check=True):
+    """Parse TOML, YAML or JSON text into a dict, then validate it (unless
+    check is false: then the caller validates, as a config.load request does).
+
+    fmt is "toml", "yaml" or "json"; None guesses: JSON, else TOML when the
+    text looks like TOML (tables or KEY = VALUE lines), else YAML.
+    """
+    if not text.strip():
+        return validate({}) if check else {}
+    if fmt is None:
         try:
-            obj = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f": line {mark.line + 1}" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise ConfigError(f"{source}{where}: {problem}") from None
+            obj = json.loads(text)
+        except ValueError:
+            fmt = "toml" if _looks_like_toml(text) else "yaml"
+        else:
+            fmt = "json"
+    if fmt == "json":
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(f"{source}:{exc.lineno}: {exc.msg}") from None
+    elif fmt == "toml":
+        obj = parse_toml(text, source)
+    else:
+        obj = _parse_yaml(text, source)
     if obj is None:
         obj = {}
     if not isinstance(obj, dict):
         raise ConfigError(f"{source}: top level must be a table")
-    return validate(obj)
+    return validate(obj) if check else obj
 
 
-def load_file(path):
+def _looks_like_toml(text):
+    import re
+
+    return re.search(r"^\s*(\[\[?[^\]]+\]\]?\s*(#.*)?|[A-Za-z0-9_.\"'-]+\s*=.*)$", text, re.M) is not None
+
+
+def parse_toml(text, source="config"):
+    """TOML text -> dict (tomllib; tomli before Python 3.11). Errors name the line."""
+    import re
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    try:
+        obj = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        match = re.search(r"\s*\(at line (\d+), column \d+\)$", msg)
+        if match:
+            raise ConfigError(f"{source}:{match.group(1)}: {msg[:match.start()]}") from None
+        raise ConfigError(f"{source}: {msg}") from None
+    return _plain(obj)
+
+
+def _plain(value):
+    """TOML dates and times as strings: the stored config is JSON."""
+    import datetime
+
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    return value
+
+
+def _parse_yaml(text, source):
+    import yaml  # only commands that read YAML pay for it
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f": line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{source}{where}: {problem}") from None
+
+
+def load_file(path, check=True):
+    """A config file (TOML, YAML or JSON, by extension or content) or, as
+    Flux reads a config directory, every DIR/*.toml merged in name order."""
+    from pathlib import Path
+
+    path = Path(path)
+    if path.is_dir():
+        merged = {}
+        try:
+            files = sorted(path.glob("*.toml"))
+        except OSError as exc:
+            raise ConfigError(f"{path}: {exc.strerror}") from None
+        for file in files:
+            _merge(merged, parse_toml(_read(file), str(file)))
+        return validate(merged) if check else merged
+    fmt = {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}.get(path.suffix.lower())
+    return load_text(_read(path), source=str(path), fmt=fmt, check=check)
+
+
+def _read(path):
     try:
         with open(path, encoding="utf-8") as f:
-            text = f.read()
+            return f.read()
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
-    return load_text(text, source=str(path))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+
+
+def _merge(into, obj):
+    """Later files' tables update earlier ones key by key (as Flux merges conf.d)."""
+    for key, value in obj.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def _table(obj, key):
@@ -111,7 +208,8 @@ def _bool(value, key):
 
 def validate(cfg):
     """Check every table flux-lite knows; return cfg unchanged when valid."""
-    _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec"), "config")
+    _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec")
+             + FLUX_ONLY_TABLES, "config")
     if "resource" in cfg:
         res = _table(cfg["resource"], "resource")
         _unknown(res, ("config", "exclude", "noverify", "norestrict"), "resource")
@@ -178,7 +276,7 @@ def validate(cfg):
             if num < 0:
                 raise ConfigError("job-manager.inactive-num-limit: must be >= 0")
         if "housekeeping" in jm:
-            validate_housekeeping(jm["housekeeping"])
+            validate_housekeeping(jm["housekeeping"], imp=get_path(cfg, "exec.imp"))
         if "update-duration" in jm:
             ud = _table(jm["update-duration"], "job-manager.update-duration")
             _unknown(ud, ("owner-allow-any",), "job-manager.update-duration")
@@ -210,7 +308,12 @@ def validate(cfg):
                 raise ConfigError("clock.start: expected seconds since the epoch (a positive number)")
     if "exec" in cfg:
         ex = _table(cfg["exec"], "exec")
-        _unknown(ex, ("imp",), "exec")
+        # Flux's job-exec keys: accepted, nothing to simulate with them
+        _unknown(ex, ("imp", "service", "service-override", "job-shell", "sdexec-properties",
+                      "max-start-delay-percent", "kill-timeout", "max-kill-count", "term-signal",
+                      "kill-signal", "barrier-timeout", "testexec", "default-run-duration"), "exec")
+        if "default-run-duration" in ex:
+            _fsd(ex["default-run-duration"], "exec.default-run-duration")
     return cfg
 
 
@@ -247,7 +350,10 @@ def _targets(value, key):
         raise ConfigError(f"{key}: must be a valid idset or hostlist") from None
 
 
-def validate_housekeeping(hk):
+SIMULATION_KEYS = {"duration", "rank-durations", "fail-ranks", "drain-on-failure"}
+
+
+def validate_housekeeping(hk, imp=None):
     prefix = "job-manager.housekeeping"
     if not isinstance(hk, dict):
         raise ConfigError(f"{prefix}: must be a table")
@@ -255,6 +361,10 @@ def validate_housekeeping(hk):
         if key not in HOUSEKEEPING_KEYS:
             # the wording of Flux's strict jansson unpack
             raise ConfigError(f"{prefix}: 1 object item(s) left unpacked: {key}")
+    if "command" not in hk and imp is None and not SIMULATION_KEYS & set(hk):
+        # without a command Flux runs housekeeping through the IMP; flux-lite's
+        # simulation keys stand in for a command
+        raise ConfigError(f"{prefix} implies IMP but exec.imp is undefined")
     if "command" in hk:
         cmd = hk["command"]
         if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) and c for c in cmd):

@@ -56,16 +56,16 @@ class _Rows(list):
 
 
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
-          name=None, since=0.0):
-    """Job records in flux-core's job-list order.
+          name=None, since=0.0, queues=None):
+    """Job records in flux-core's job-list order (at most max_entries; the
+    list's ``truncated`` says whether more matched).
 
-    name keeps only jobs of that name; since keeps only inactive jobs that
+    queues keeps only jobs of those queues (a set of names); name keeps only jobs of that name; since keeps only inactive jobs that
     became inactive after it (active jobs always pass), as job-list's do.
     """
-    broker.flush()  # this command's own changes must be visible
-    conn = broker.kvs.conn
-    rows = _Rows()
     if ids:
+        broker.flush()  # this command's own changes must be visible
+        conn = broker.kvs.conn
         found = {}
         for jobid in ids:
             rec = index.record(conn, jobid)
@@ -73,31 +73,49 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
                 raise FluxLiteError(f"JobID {f58(jobid)} unknown")
             found[jobid] = rec
         return _Rows(found[j] for j in ids)
+    rows = _Rows()
+    for rec in iter_rows(broker, userid=userid, states=states, results=results, name=name, since=since,
+                         queues=queues):
+        rows.append(rec)
+        if max_entries and len(rows) > max_entries:
+            break  # one more than asked: the output is truncated
+    if max_entries and len(rows) > max_entries:
+        rows = _Rows(rows[:max_entries])
+        rows.truncated = True
+    return rows
+
+
+def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=None, since=0.0, queues=None):
+    """The records query() lists, one at a time: inactive jobs are decoded
+    only as far as the caller reads (pgrep stops at its first matches)."""
+    broker.flush()  # this command's own changes must be visible
+    conn = broker.kvs.conn
     active_mask = states & ACTIVE
     if active_mask:
         pend = index.active_records(conn, active_mask, userid)
         if name is not None:
             pend = [r for r in pend if r.get("name") == name]
-        pending = sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
-        running = sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
-        rows.extend(pending)
-        rows.extend(running)
+        if queues is not None:
+            pend = [r for r in pend if _queue(r) in queues]
+        yield from sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
+        yield from sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
     if states & INACTIVE or results:
-        limit = max_entries if max_entries else -1
-        count = 0
-        for rec in index.inactive_records(conn, userid, since):
+        # the index's result column: no need to decode the jobs left out
+        only = results if results and not states & INACTIVE else 0
+        for rec in index.inactive_records(conn, userid, since, results=only):
             if name is not None and rec.get("name") != name:
+                continue
+            if queues is not None and _queue(rec) not in queues:
                 continue
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:
                 continue
-            rows.append(rec)
-            count += 1
-            if limit >= 0 and len(rows) > limit:
-                break  # one more than asked: tells the caller the output is truncated
-    if max_entries and len(rows) > max_entries:
-        rows = _Rows(rows[:max_entries])
-        rows.truncated = True
-    return rows
+            yield rec
+
+
+def _queue(rec):
+    from flux_lite.queues import queue_of
+
+    return queue_of(rec.get("jobspec"))
 
 
 _DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M",

@@ -570,6 +570,14 @@ class Queues:
         return {"properties": list(requires)} if requires else {}
 
 
+def with_virtual(cfg, names):
+    """names plus the virtual queues whose parent is among them (`jobs -q`)."""
+    qc = queue_config(cfg)
+    out = set(names)
+    out |= {q.name for q in qc.defs.values() if q.parent in out}
+    return out
+
+
 def queues_of_ranks(cfg, rset):
     """name -> IDset of the ranks each queue may use (requires all its properties)."""
     qc = queue_config(cfg)

@@ -119,7 +119,8 @@ def test_bad_configs_are_refused(flux):
     before = flux.out("config", "get")
     r = flux.fails("config", "load", input=json.dumps(
         {"job-manager": {"housekeeping": {"command": ["hk.sh"], "release-after": "foo"}}}))
-    assert r.stderr == "flux-lite config: ERROR: job-manager.housekeeping.release-after FSD parse error\n"
+    assert r.stderr == ("flux-lite config: ERROR: load: error updating job-manager: "
+                        "job-manager.housekeeping.release-after FSD parse error\n")
     r = flux.fails("config", "load", input=json.dumps({"job-manager": {"housekeeping": {"xyz": 42}}}))
     assert "left unpacked" in r.stderr
     assert flux.out("config", "get") == before

@@ -766,3 +766,40 @@ def test_fsck_checks_and_rebuilds_the_dependency_tables(flux):
     assert flux.out("fsck") == "fsck: ok\n"
     finish(flux, ids)
     assert flux.out("jobs", "-no", "{status}", *ids) == "COMPLETED\n" * 4 + "COMPLETED\n"
+
+
+# -- as `flux`: Flux's exact words ---------------------------------------------------------------------------
+
+
+def as_flux(flux, *args, env=None):
+    from click.testing import CliRunner
+
+    from flux_lite.cli.main import cli
+
+    full_env = {"FLUX_LITE_STATE_DIR": flux.state_dir, "FLUX_F58_FORCE_ASCII": "1"}
+    full_env.update(env or {})
+    return CliRunner().invoke(cli, [str(a) for a in args], env=full_env, prog_name="flux",
+                              catch_exceptions=False)
+
+
+@pytest.mark.parametrize("args, stderr", [
+    (["submit", "--dependency=afterok:f1234"], "[Errno 22] dependency: afterok: id f1234: job not found\n"),
+    (["submit", "--dependency=afterok:-1"], '[Errno 22] dependency: afterok: "-1" is not a valid jobid\n'),
+    (["submit", "--dependency=foo:1"], '[Errno 22] dependency scheme "foo" not supported\n'),
+    (["submit", "--dependency=begin-time:bad"], "[Errno 22] Invalid begin-time=bad\n"),
+    (["submit", "--dependency=singleton"], "[Errno 22] singleton jobs require a job name\n"),
+    (["submit", "--dependency="], 'flux-submit: ERROR: Invalid dependency URI ":"\n'),
+    (["submit", "--begin-time=bad"], 'flux-submit: ERROR: Invalid datetime: "bad"\n'),
+    (["run", "--dependency=afterok:1234"], "flux-run: ERROR: dependency: afterok: id 1234: job not found\n"),
+])
+def test_refusals_in_flux_words(flux, args, stderr):
+    r = as_flux(flux, *args, RUN1MS, "true")
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", stderr)
+
+
+def test_failed_prerequisite_in_flux_words(flux, done):
+    _ok, bad = done
+    r = as_flux(flux, "submit", f"--dependency=afterok:{bad}", RUN1MS, "true")
+    assert r.stderr == f"[Errno 22] dependency: afterok: job {bad} failed or was canceled\n"
+    r = as_flux(flux, "run", f"--dependency=afterok:{bad}", RUN1MS, "true")
+    assert r.stderr == f"flux-run: ERROR: dependency: afterok: job {bad} failed or was canceled\n"

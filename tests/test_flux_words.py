@@ -274,3 +274,108 @@ def test_flux_script_runs_unchanged(tmp_path, name):
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert out.stdout == (SCRIPTS / f"{name}.expected").read_text()
     assert out.returncode == 0
+
+
+# -- TOML configuration, where Flux reads it ----------------------------------------------
+
+
+@pytest.mark.parametrize("toml, message", [
+    # 04-housekeeping.txt
+    ('[job-manager.housekeeping]\nxyz = 42\n',
+     "load: error updating job-manager: job-manager.housekeeping: 1 object item(s) left unpacked: xyz"),
+    ('[job-manager.housekeeping]\n',
+     "load: error updating job-manager: job-manager.housekeeping implies IMP but exec.imp is undefined"),
+    ('[job-manager.housekeeping]\ncommand = [ "/bin/echo" ]\nrelease-after = "foo"\n',
+     "load: error updating job-manager: job-manager.housekeeping.release-after FSD parse error"),
+    # 10-queues.txt
+    ('[queues.debug]\nrequires = "debug"\n',
+     "load: error updating job-ingest: error parsing [queues.debug] config table: "
+     "'requires' must be an array of property strings (RFC 20)"),
+    ('[queues]\ndebug = 1\n',
+     "load: error updating job-ingest: error parsing [queues.debug] config table: Expected object, got integer"),
+    ('[queues.debug]\npolicy.limits.duration = "xyz"\n',
+     "load: error updating job-ingest: error parsing [queues.debug.policy.limits] config table: "
+     "'duration' is not a valid FSD"),
+    ('[queues.debug]\n[policy.jobspec.defaults.system]\nqueue = "nope"\n',
+     "load: error updating job-ingest: the [policy] config table defines a default queue nope "
+     "that is not in [queues] table"),
+])
+def test_toml_config_load_errors_as_flux(flux, toml, message):
+    assert outcome(as_flux(flux, "config", "load", input=toml)) == (1, "", f"flux-config: {message}\n")
+    assert flux.out("config", "get") == "{}\n"
+
+
+def test_toml_config_load_from_stdin_and_get_as_json(flux):
+    toml = '[job-manager.housekeeping]\ncommand = [ "hk.sh" ]\nrelease-after = "0"\n'
+    assert outcome(as_flux(flux, "config", "load", input=toml)) == (0, "", "")
+    assert flux.out("config", "get", "job-manager.housekeeping") == '{"command":["hk.sh"],"release-after":"0"}\n'
+    assert flux.out("config", "get", "job-manager.housekeeping.release-after") == "0\n"
+    toml = '[policy.limits]\nduration = "1m"\n'
+    flux("config", "load", input=toml)
+    assert flux.out("config", "get", "policy") == '{"limits":{"duration":"1m"}}\n'  # 02-update.txt
+    assert flux.out("config", "get") == '{"policy":{"limits":{"duration":"1m"}}}\n'
+
+
+def test_toml_config_from_a_path_file_or_directory(flux, tmp_path):
+    confd = tmp_path / "conf.d"
+    confd.mkdir()
+    (confd / "a.toml").write_text('[policy.limits]\nduration = "1h"\n[access]\nallow-guest-user = true\n')
+    (confd / "b.toml").write_text('[policy.limits]\nduration = "2h"\n')
+    (confd / "ignored.yaml").write_text("policy: {limits: {duration: 9h}}\n")
+    flux("config", "load", confd)
+    # files merge in name order; Flux-only tables are kept and ignored
+    assert flux.out("config", "get", "policy.limits.duration") == "2h\n"
+    assert flux.out("config", "get", "access") == '{"allow-guest-user":true}\n'
+    one = tmp_path / "one.toml"
+    one.write_text('[policy.limits]\nduration = "3h"\n')
+    flux("config", "load", one)
+    assert flux.out("config", "get") == '{"policy":{"limits":{"duration":"3h"}}}\n'
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[policy.limits]\nduration = \n')
+    r = as_flux(flux, "config", "load", bad)
+    assert r.exit_code == 1 and r.stderr.startswith(f"flux-config: Error parsing config: {bad}:2: ")
+    r = as_flux(flux, "config", "load", tmp_path / "missing.toml")
+    assert outcome(r) == (1, "", f"flux-config: Error parsing config: {tmp_path}/missing.toml: "
+                                 "No such file or directory\n")
+
+
+def test_start_reads_a_toml_config_directory(tmp_path):
+    confd = tmp_path / "conf.d"
+    confd.mkdir()
+    (confd / "resource.toml").write_text('[[resource.config]]\nhosts = "vm[0-1]"\ncores = "0-3"\n')
+    (confd / "limits.toml").write_text('[policy.limits]\nduration = "1h"\n')
+    from conftest import Flux
+
+    flux = Flux(tmp_path / "state")
+    flux("start", "--clock=virtual", "-c", confd)
+    assert flux.out("resource", "list", "-no", "{nnodes} {ncores} {nodelist}").splitlines()[0] == "2 8 vm[0-1]"
+    r = flux.fails("submit", "-t", "2h", "true")
+    assert r.stderr == "flux-lite submit: ERROR: requested duration (2h) exceeds policy limit of 1h\n"
+
+
+# -- exec.default-run-duration: ordinary commands in a rehearsed Flux script ------------
+
+
+def test_default_run_duration_lets_plain_jobs_finish(flux_factory):
+    flux = flux_factory("--test-size=2", config="exec:\n  default-run-duration: 5s\n", name="rd")
+    start = flux.now()
+    r = flux("run", "true")
+    assert r.exit_code == 0
+    jobid = flux.out("jobs", "-a", "-no", "{id.f58}").strip()
+    events = flux.events(jobid)
+    finish = next(e for e in events if e["name"] == "finish")
+    assert finish["context"] == {"status": 0}
+    assert finish["timestamp"] - next(e["timestamp"] for e in events if e["name"] == "start") == 5.0
+    assert flux.now() - start >= 5.0
+    # a job with exec.test keeps its own run time
+    other = flux.submit("-S", "exec.test.run_duration=60s", "true")
+    flux.advance("10s")
+    assert flux.state(other) == "RUN"
+
+
+def test_without_default_run_duration_plain_jobs_run_to_their_limit(flux):
+    jobid = flux.submit("-t", "1m", "true")
+    flux.advance("59s")
+    assert flux.state(jobid) == "RUN"
+    flux.advance("2s")
+    assert flux.out("jobs", "-no", "{result}", jobid).strip() == "TIMEOUT"

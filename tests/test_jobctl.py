@@ -483,3 +483,39 @@ def test_jansson_reals():
     from flux_lite.job_manager.attach import dumps_jansson
 
     assert dumps_jansson({"t": 1796102578.2409143, "n": 2, "z": 3.0}) == '{"t":1796102578.2409143,"n":2,"z":3.0}'
+
+
+def test_since_parser_garbage_is_one_error():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from flux_lite import job_list
+    from flux_lite.errors import FluxLiteError
+
+    now = 1796102581.0
+
+    @given(st.text(max_size=20))
+    def check(text):
+        try:
+            when = job_list.parse_since(text, now)
+        except FluxLiteError as exc:
+            assert str(exc).startswith("could not convert string to float") or \
+                str(exc) == f"--since={text} appears to be in the future"
+            return
+        assert not when > now  # (nan passes, as float("nan") does in flux-jobs)
+
+    check()
+
+
+def test_named_format_get_config(flux):
+    assert flux.out("jobs", "-o", "get-config=cute") == (
+        "[formats.cute]\n"
+        'description = "Cute flux-jobs format string (default with emojis)"\n'
+        'format = "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_emoji:>5.5} '
+        '{ntasks:>6} {nnodes:>6h} {contextual_time!F:>8h} {contextual_info}"\n')
+    assert flux.out("jobs", "-o", "get-config=endreason") == (
+        "[formats.endreason]\n"
+        'description = "Show why each job ended"\n'
+        'format = "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_abbrev:>2.2} '
+        '{t_inactive!d:%b%d %R::>12h} {inactive_reason}"\n')
+    assert flux.fails("jobs", "-o", "get-config=nope").stderr.endswith("--format: No such format nope\n")

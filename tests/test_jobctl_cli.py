@@ -260,3 +260,34 @@ def test_submit_wait_event_canceled_before_start(flux):
                                                                     "note": ""}},
                {"timestamp": 3.0, "name": "clean"}]
     assert attach.watch_report(entries) == (["job.exception: type=cancel severity=0"], 1)
+
+
+def test_dmesg_follow(flux, monkeypatch):
+    """-f prints the backlog, then what is logged, until interrupted; -n skips
+    the backlog. (The poll's sleep is where the interrupt arrives.)"""
+    import time
+
+    flux.submit(RUN + "1s", "true")
+    full = flux.out("dmesg")
+    calls = []
+
+    def interrupt(seconds):
+        calls.append(seconds)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(time, "sleep", interrupt)
+    r = flux("dmesg", "-f")
+    assert r.stdout == full and calls == [0.2]
+    r = flux("dmesg", "-f", "-n")
+    assert r.stdout == ""
+
+
+def test_pgrep_pkill_queue_filter(flux_factory):
+    flux = flux_factory("--test-size=2", config="queues:\n  batch: {}\n  debug: {}\n")
+    debug = flux.submit("-q", "debug", RUN + "1s", "true")
+    batch = flux.submit("-q", "batch", RUN + "1s", "true")
+    assert flux.out("pgrep", "-q", "debug", ".") == f"{debug}\n"
+    assert lines(flux.out("pgrep", "-q", "debug,batch", ".")) == sorted([debug, batch], key=lines(
+        flux.out("pgrep", ".")).index)
+    assert flux("pkill", "-q", "debug", ".").stderr == "flux-lite pkill: INFO: Canceled 1 job\n"
+    assert flux.out("jobs", "-a", "-no", "{id.f58} {status}") == f"{batch} SCHED\n{debug} CANCELED\n"

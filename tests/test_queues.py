@@ -390,7 +390,8 @@ def test_no_queues_update_refused(flux):
 ])
 def test_bad_queue_configs_refused(flux, text, msg):
     r = flux.fails("config", "load", input=text)
-    assert r.stderr == f"flux-lite config: ERROR: {msg}\n"
+    # config.load names the module that refused the table, as Flux's does
+    assert r.stderr == f"flux-lite config: ERROR: load: error updating job-ingest: {msg}\n"
     assert flux.out("config", "get") == "{}\n"
 
 
@@ -416,3 +417,146 @@ def test_zhashx_order_matches_flux():
     assert zhashx_order(["debug", "batch"]) == ["batch", "debug"]
     assert zhashx_order(["a", "b"]) == ["a", "b"]
     assert zhashx_order(["debug", "batch", "expedite"]) == ["debug", "batch", "expedite"]
+
+
+# -- constraints (--requires, RFC 31/35) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("query,expected", [
+    ("debug", {"properties": ["debug"]}),
+    ("debug,batch", {"properties": ["debug", "batch"]}),
+    ("debug and batch", {"properties": ["debug", "batch"]}),
+    ("host:node3", {"hostlist": ["node3"]}),
+    ("rank:2", {"ranks": ["2"]}),
+    ("rank:2 or rank:3", {"or": [{"ranks": ["2"]}, {"ranks": ["3"]}]}),
+    ("-debug", {"not": [{"properties": ["debug"]}]}),
+    ("not (host:node0 | host:node1)", {"not": [{"or": [{"hostlist": ["node0"]}, {"hostlist": ["node1"]}]}]}),
+    ("batch host:node[2-3]", {"and": [{"properties": ["batch"]}, {"hostlist": ["node[2-3]"]}]}),
+])
+def test_requires_parses_rfc35(query, expected):
+    from flux_lite.formats import constraint
+
+    assert constraint.parse(query) == expected
+
+
+@pytest.mark.parametrize("query", ["", "(a|b", "foo:bar", "rank:x", "a|", "host:node[", "a)"])
+def test_requires_syntax_errors(flux, query):
+    r = flux.fails("submit", f"--requires={query}", "true")
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("flux-lite submit: ERROR: ")
+
+
+def test_requires_unknown_host_refused_at_submit(flux):
+    r = flux.fails("run", "--requires=host:nosuchhost", RUN1, "true")
+    assert r.stderr == "flux-lite run: ERROR: host constraint contains invalid hosts: host 'nosuchhost' not found\n"
+    assert flux.out("jobs", "-a", "-n") == ""
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "hybrid", "conservative"])
+def test_constraints_place_jobs_on_matching_nodes(flux, policy):
+    flux("sched", "reload", f"--policy={policy}")
+    on3 = flux.submit("--requires=host:node3", RUN300, "true")
+    on2 = flux.submit("--requires=rank:2", RUN300, "true")
+    not01 = flux.submit("-N1", "--requires=-rank:0-2", RUN300, "true")
+    assert flux.out("jobs", "-no", "{nodelist}", on3, on2) == "node3\nnode2\n"
+    assert flux.state(not01) == "SCHED"  # node3 is busy; nothing else qualifies
+    flux("cancel", on3)
+    assert flux.out("jobs", "-no", "{state} {nodelist}", not01) == "RUN node3\n"
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
+def test_queue_constraints_under_every_policy(flux_factory, policy):
+    flux = flux_factory(config=PROPS)
+    flux("sched", "reload", f"--policy={policy}")
+    flux("queue", "start", "--all")
+    debug = [flux.submit("-q", "debug", "-t", "1m", RUN300, "true") for _ in range(5)]
+    batch = [flux.submit("-q", "batch", "-t", "1m", RUN300, "true") for _ in range(5)]
+    placed = flux.out("jobs", "-a", "-no", "{queue} {state} {nodelist}", *debug, *batch).splitlines()
+    assert placed[:4] == [f"debug RUN node{n}" for n in (0, 1, 0, 1)]
+    assert placed[4] == "debug SCHED "
+    if policy == "fcfs":
+        # sched-simple is one FIFO for all queues: the blocked debug job holds up batch
+        assert placed[5:] == ["batch SCHED "] * 5
+        flux("cancel", debug[0])
+        placed = flux.out("jobs", "-a", "-no", "{queue} {state} {nodelist}", *debug, *batch).splitlines()
+        assert placed[4] == "debug RUN node0"
+    assert placed[5:9] == [f"batch RUN node{n}" for n in (2, 3, 2, 3)]
+    assert placed[9] == "batch SCHED "
+
+
+def test_infeasible_request_fails_as_recorded(fluxq):
+    fluxq("queue", "start", "--all")
+    three = fluxq.submit("-q", "debug", "-N3", RUN1, "true")
+    both = fluxq.submit("-q", "batch", "--requires=debug", RUN1, "true")
+    assert fluxq.out("jobs", "-no", "{status} {exception.note}", three, both) == (
+        "FAILED unsatisfiable request: need 3 exclusive node(s), only 2 eligible\n"
+        "FAILED unsatisfiable request: need 1 slot(s) of 1 core(s), only 0 such slot(s) available "
+        "(total cores: 0)\n")
+    assert json.loads(fluxq.out("job", "info", both, "jobspec"))["attributes"]["system"]["constraints"] == \
+        {"properties": ["debug", "batch"]}
+
+
+def test_jobs_queue_filter(flux_factory):
+    flux = flux_factory(config=VQ)
+    a = flux.submit("-q", "debug", RUN1, "true")
+    b = flux.submit("-q", "batch", RUN1, "true")
+    c = flux.submit("-q", "expedite", "-t", "30m", RUN1, "true")
+    assert flux.out("jobs", "-q", "debug", "-no", "{id.f58}") == f"{a}\n"
+    assert flux.out("jobs", "--queue=batch", "-no", "{id.f58} {queue}") == f"{b} batch\n{c} expedite\n"
+    assert flux.out("jobs", "-q", "debug,expedite", "-no", "{id.f58}") == f"{a}\n{c}\n"
+    # an unknown queue lists nothing, and no QUEUE column
+    assert flux.out("jobs", "-q", "nope") == "       JOBID USER     NAME       ST NTASKS NNODES     TIME INFO\n"
+
+
+def test_resource_list_by_queue(fluxq):
+    assert lines(fluxq.out("resource", "list")) == [
+        "     STATE QUEUE NNODES NCORES NGPUS NODELIST",
+        "      free debug      2      4     0 node[0-1]",
+        "      free batch      2      4     0 node[2-3]",
+        " allocated debug      0      0     0 ",
+        " allocated batch      0      0     0 ",
+        "      down debug      0      0     0 ",
+        "      down batch      0      0     0 "]
+    assert lines(fluxq.out("resource", "list", "-o", "{state} {properties} {nnodes} {ncores} {ranks} {nodelist}")) \
+        == ["STATE PROPERTIES NNODES NCORES RANKS NODELIST", "free debug 2 4 0-1 node[0-1]",
+            "free batch 2 4 2-3 node[2-3]", "allocated  0 0  ", "down  0 0  "]
+    assert lines(fluxq.out("resource", "list", "-o", "rlist"))[:2] == [
+        "     STATE QUEUE NNODES NCORES +NGPUS LIST",
+        "      free debug      2      4 +    0 rank[0-1]/core[0-1]"]
+    assert lines(fluxq.out("resource", "list", "-q", "debug")) == [
+        "     STATE QUEUE NNODES NCORES NGPUS NODELIST",
+        "      free debug      2      4     0 node[0-1]",
+        " allocated debug      0      0     0 ",
+        "      down debug      0      0     0 "]
+    assert fluxq.fails("resource", "list", "-q", "nope").stderr.endswith("ERROR: --queue: nope: no such queue\n")
+    fluxq("queue", "start", "--all")
+    fluxq.submit("-q", "batch", RUN300, "true")
+    assert lines(fluxq.out("resource", "list"))[2:4] == [
+        "      free batch      2      3     0 node[2-3]", " allocated batch      1      1     0 node2"]
+
+
+def test_resource_list_queues_without_requires_share_lines(flux):
+    flux("config", "load", input="queues:\n  a: {}\n  b: {}\n")
+    assert lines(flux.out("resource", "list")) == [
+        "     STATE QUEUE NNODES NCORES NGPUS NODELIST",
+        "      free a,b        4      8     0 node[0-3]",
+        " allocated a          0      0     0 ",
+        " allocated b          0      0     0 ",
+        "      down a          0      0     0 ",
+        "      down b          0      0     0 "]
+
+
+def test_resource_config_entries_add_properties(flux_factory, tmp_path):
+    flux = flux_factory(config="resource:\n  config:\n    - hosts: vm\n      cores: 0-1\n      properties: [debug]\n")
+    assert lines(flux.out("resource", "list")) == [
+        "     STATE PROPERTIES NNODES NCORES NGPUS NODELIST",
+        "      free debug           1      2     0 vm",
+        " allocated                 0      0     0 ",
+        "      down                 0      0     0 "]
+    bad = "resource:\n  config:\n    - hosts: node[0-1]\n      cores: 2\n    - hosts: node1\n      cores: 4\n"
+    r = flux_factory(config=bad, name="other") if False else None
+    from flux_lite.errors import ConfigError
+    from flux_lite.resources import build_instance_R
+
+    with pytest.raises(ConfigError, match="cores for host node1 already given"):
+        build_instance_R({"resource": {"config": [{"hosts": "node[0-1]", "cores": 2},
+                                                   {"hosts": "node1", "cores": 4}]}})

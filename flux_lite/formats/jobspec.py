@@ -132,6 +132,7 @@ def build(
     exclusive=False,
     queue=None,
     bank=None,
+    constraints=None,
 ):
     """Jobspec dict as ``flux submit`` builds it.
 
@@ -201,6 +202,8 @@ def build(
         system["queue"] = queue
     if bank is not None:
         system["bank"] = bank
+    if constraints is not None:
+        system["constraints"] = constraints
     for item in setattrs:
         key, value = parse_setattr(item) if isinstance(item, str) else item
         key = _setattr_key(key)

@@ -16,6 +16,23 @@ SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
 DEBUG_KEY = "job-exec.debug"
 
 
+def simulated_run_duration(broker, jobspec):
+    """How long a started job runs: its exec.test run time (jobspec.run_duration),
+    else the instance's exec.default-run-duration for jobs that give no
+    exec.test at all; None runs the job until canceled or its time limit."""
+    from flux_lite import config as configmod
+    from flux_lite.formats import jobspec as jobspecmod
+
+    run_duration = jobspecmod.run_duration(jobspec or {})
+    if run_duration is None:
+        default = configmod.get_path(broker.config, "exec.default-run-duration")
+        if default is not None:
+            seconds = configmod._fsd(default, "exec.default-run-duration")
+            # 0 or inf: as the default, run until canceled or the time limit
+            run_duration = seconds if 0 < seconds < float("inf") else None
+    return run_duration
+
+
 def _test_conf(jobspec):
     """attributes.system.exec.test (validated by jobspec.run_duration)."""
     system = ((jobspec or {}).get("attributes") or {}).get("system") or {}
@@ -29,13 +46,12 @@ class Exec:
 
     def start(self, job):
         from flux_lite.errors import JobspecError
-        from flux_lite.formats import jobspec as jobspecmod
 
         jm = self.b.jm
         if job.flags & FLAG_DEBUG:  # the exec start request is visible
             jm.post(job, "debug.start-request")
         try:
-            run_duration = jobspecmod.run_duration(job.jobspec or {})
+            run_duration = simulated_run_duration(self.b, job.jobspec)
         except JobspecError as exc:
             # as Flux's test exec: a bad run_duration fails the job before start
             jm.raise_exception(job, "exec", 0, str(exc))

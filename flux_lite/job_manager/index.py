@@ -288,17 +288,24 @@ def active_records(conn: sqlite3.Connection, state_mask: int, userid: int | None
         f"SELECT id, data FROM jobs WHERE state < {INACTIVE} AND (state & ?) != 0{user_clause}", (state_mask,))))
 
 
-def inactive_records(conn: sqlite3.Connection, userid: int | None = None, since: float = 0.0) -> Iterator[Record]:
+def inactive_records(conn: sqlite3.Connection, userid: int | None = None, since: float = 0.0,
+                     results: int = 0) -> Iterator[Record]:
     """Records of the inactive jobs (of userid's only; gone inactive after
-    `since`, if given), most recently inactive first; damaged rows are left
-    out with a notice. Read lazily: stop early to read less."""
+    `since`; with a result among the `results` bits: each if given), most
+    recently inactive first; damaged rows are left out with a notice. Read
+    lazily: stop early to read less."""
     from flux_lite.stored import good_rows
 
-    user_clause = "" if userid is None else " AND userid = %d" % int(userid)
-    since_clause = " AND t_inactive > ?" if since else ""
+    clauses = "" if userid is None else " AND userid = %d" % int(userid)
+    args: list[Any] = []
+    if since:
+        clauses += " AND t_inactive > ?"
+        args.append(since)
+    if results:
+        clauses += " AND (result & ?) != 0"
+        args.append(results)
     yield from good_rows(conn.execute(
-        f"SELECT id, data FROM jobs WHERE state = {INACTIVE}{user_clause}{since_clause} "
-        "ORDER BY t_inactive DESC, id DESC", (since,) if since else ()))
+        f"SELECT id, data FROM jobs WHERE state = {INACTIVE}{clauses} ORDER BY t_inactive DESC, id DESC", args))
 
 
 def newest_rows(conn: sqlite3.Connection, userid: int | None = None,

@@ -68,9 +68,8 @@ def rebuild(broker):
         if stmt.strip():
             kvs.conn.execute(stmt)
     broker.reset_timers()
-    from flux_lite.formats import jobspec as jobspecmod
-
     from flux_lite.instance import notice
+    from flux_lite.job_manager.exec import simulated_run_duration
     from flux_lite.job_manager import dependency
     from flux_lite.stored import DamagedError
 
@@ -97,7 +96,7 @@ def rebuild(broker):
         if job.state == RUN and job.started and not job.finished:
             start = _event_time(kvs, jobid, "start")
             try:
-                run_duration = jobspecmod.run_duration(job.jobspec or {})
+                run_duration = simulated_run_duration(broker, job.jobspec)
             except Exception:
                 run_duration = None
             if run_duration:

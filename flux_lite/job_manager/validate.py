@@ -31,6 +31,11 @@ def validate_jobspec(broker, jobspec):
         jobspecmod.validate(jobspec)
     except JobspecError as exc:
         raise FluxLiteError(str(exc), errno=EINVAL) from None
+    constraint = (jobspec.get("attributes") or {}).get("system", {}).get("constraints")
+    if constraint:
+        from flux_lite.sched.constraints import check_hosts
+
+        check_hosts(broker, constraint)
     duration = jobspecmod.duration(jobspec)
     queue = None
     if broker.config.get("queues"):

@@ -74,19 +74,13 @@ def select(broker, expressions, userid=None, states=None, results=0, queues=None
     matcher = Matcher(expressions)
     if states is None:
         states = job_list.PENDING | job_list.RUNNING
-    records = job_list.query(broker, userid=userid, states=states, results=results,
-                             max_entries=max_entries)
     out = []
-    for rec in records:
-        if queues and _queue(rec) not in queues:
-            continue
+    rows = job_list.iter_rows(broker, userid=userid, states=states, results=results, queues=queues)
+    for searched, rec in enumerate(rows):
+        if searched >= max_entries > 0:
+            break
         if matcher.match(rec):
             out.append(rec)
             if len(out) >= count:
                 break
     return out
-
-
-def _queue(rec):
-    js = rec.get("jobspec") or {}
-    return ((js.get("attributes") or {}).get("system") or {}).get("queue", "") or ""

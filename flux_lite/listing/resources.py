@@ -7,13 +7,16 @@ RESOURCE_LIST = Listing(
     "flux-resource list",
     {
         "default": ("Default flux-resource list format string",
-                    "{state:>10} {nnodes:>6} {ncores:>6} {ngpus:>5} {nodelist}"),
-        "rlist": ("Format including resource list details", "{state:>10} ?:{queue:<8.8} {properties:<10.10+} "
-                  "{nnodes:>6} {ncores:>6} {ngpus:>5} {rlist}"),
+                    "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} {ncores:>6} {ngpus:>5} "
+                    "{nodelist}"),
+        "rlist": ("Format including resource list details",
+                  # the stray "+" before NGPUS is Flux 0.88's own
+                  "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} {ncores:>6} +{ngpus:>5} "
+                  "{rlist}"),
     },
     {
         "state": "STATE", "nnodes": "NNODES", "ncores": "NCORES", "ngpus": "NGPUS", "nodelist": "NODELIST",
-        "ranks": "RANKS", "rlist": "LIST", "properties": "PROPERTIES", "queue": "QUEUE",
+        "ranks": "RANKS", "rlist": "LIST", "properties": "PROPERTIES", "propertiesx": "PROPERTIES", "queue": "QUEUE",
     },
 )
 
@@ -25,25 +28,67 @@ RESOURCE_STATUS = Listing(
 )
 
 
-def _row(state, rset):
+def _row(state, rset, queue=""):
+    props = sorted(rset.properties) if rset.properties else []
+    qnames = set(queue.split(",")) if queue else set()
     return Row(
         state=state, nnodes=rset.nnodes, ncores=rset.ncores, ngpus=rset.ngpus,
         nodelist=str(rset.nodelist) if rset.nnodes else "", ranks=str(rset.ranks),
-        rlist=rset.summary(), properties=",".join(sorted(rset.properties)) if rset.properties else "",
-        queue="",
+        rlist=rset.summary(), properties=",".join(props),
+        # properties that are not also the name of a queue the resources belong to
+        propertiesx=",".join(p for p in props if p not in qnames),
+        queue=queue,
     )
 
 
-def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"):
-    """`resource list`: one row per state asked for."""
+# fields whose values split a state's resources into several lines
+UNIQ_FIELDS = ("state", "properties", "propertiesx", "queue")
+
+
+def list_rows(broker, states=("free", "allocated", "down"), source="job-manager", fields=None, queue=None):
+    """`resource list`: one row per state asked for, split, as flux resource
+    list does, into one row per distinct value of the uniq fields the
+    format shows (queue, properties); queue restricts to one queue's lines."""
+    from flux_lite.queues import queue_config, queues_of_ranks
     from flux_lite.resources import resource_status
 
+    qc = queue_config(broker.config)
+    if queue is not None and queue not in qc.defs:
+        raise FluxLiteError(f"--queue: {queue}: no such queue")
     status = resource_status(broker, source)
-    out = []
     for state in states:
         if state not in status:
             raise FluxLiteError(f"Invalid resource state {state} specified")
-        out.append(_row(state, status[state]))
+    fields = set(fields or ())
+    split = [f for f in UNIQ_FIELDS if f in fields and f != "state"]
+    if len(fields) <= 1 and "state" not in fields:
+        split = []  # `-no {properties}` lists each value once, as in Flux
+    per_queue = queues_of_ranks(broker.config, status["all"]) if qc.named else {}
+    out = []
+    for state in states:
+        rset = status[state]
+        if queue is not None:
+            rset = rset.copy_ranks(rset.ranks & per_queue[queue])
+        if not split:
+            out.append(_row(state, rset))
+            continue
+        if not rset.nnodes:
+            if "queue" in split and qc.named:
+                names = [queue] if queue is not None else qc.names()
+                out.extend(_row(state, rset, name) for name in names)
+            else:
+                out.append(_row(state, rset))
+            continue
+        groups = {}  # key -> (queue string, [ranks])
+        for rank in rset.ranks:
+            qs = ",".join(n for n in qc.names() if rank in per_queue[n])
+            props = tuple(sorted(p for p, ids in rset.properties.items() if rank in ids))
+            key = tuple(qs if f == "queue" else props for f in split)
+            groups.setdefault(key, (qs, []))[1].append(rank)
+        from flux_lite.formats.idset import IDset
+
+        for qs, ranks in groups.values():
+            out.append(_row(state, rset.copy_ranks(IDset(ranks)), qs))
     return out
 
 

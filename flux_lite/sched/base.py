@@ -153,7 +153,7 @@ def request_from_jobspec(jobspec: dict) -> ResourceRequest:
         gpu_per_slot=req["gpu_per_slot"],
         exclusive=req["exclusive"],
         duration=float(req["duration"]),
-        properties=tuple(req.get("constraints") or ()),
+        constraint=req.get("constraint") or None,
     )
 
 
