@@ -280,33 +280,28 @@ def complete_sched_modules(ctx, param, incomplete):
     return _items(((name, cls.description) for name, cls in registry.modules().items()), incomplete)
 
 
+def _loaded_scheduler(ctx):
+    """[(name, "scheduler")] for the loaded scheduler module; [] without one
+    or without an instance (the other candidates are still offered)."""
+    try:
+        with _instance(ctx) as inst:
+            rec = inst.kvs.get("sched.module")
+    except Exception:  # noqa: BLE001 - no instance
+        return []
+    return [(rec["name"], "scheduler")] if rec else []
+
+
 @_never_fail
 def complete_loaded_modules(ctx, param, incomplete):
     """Modules that are loaded: job-manager, resource and the scheduler, if any."""
     pairs = [("job-manager", "job manager"), ("resource", "resource module")]
-    try:
-        with _instance(ctx) as inst:
-            rec = inst.kvs.get("sched.module")
-        if rec:
-            pairs.append((rec["name"], "scheduler"))
-    except Exception:  # noqa: BLE001 - no instance: still offer the built-in modules
-        pass
-    return _items(pairs, incomplete)
+    return _items(pairs + _loaded_scheduler(ctx), incomplete)
 
 
 @_never_fail
 def complete_debug_modules(ctx, param, incomplete):
     """Modules with debug flags: the loaded scheduler and job-exec."""
-    pairs = []
-    try:
-        with _instance(ctx) as inst:
-            rec = inst.kvs.get("sched.module")
-        if rec:
-            pairs.append((rec["name"], "scheduler"))
-    except Exception:  # noqa: BLE001 - no instance: still offer job-exec
-        pass
-    pairs.append(("job-exec", "simulated execution system"))
-    return _items(pairs, incomplete)
+    return _items(_loaded_scheduler(ctx) + [("job-exec", "simulated execution system")], incomplete)
 
 
 @_never_fail

@@ -31,20 +31,36 @@ def session(ctx=None):
     return instance(ctx).session()
 
 
-class JobIDType(click.ParamType):
-    """A job id in any of Flux's encodings; bad ones are usage errors (exit 2)."""
+class _ParsedType(click.ParamType):
+    """An argument parsed by a library parser; a bad one is a usage error (exit 2).
 
-    name = "JOBID"
+    parse names the parser as "module:function" (imported on first use, so
+    that declaring an option costs nothing); values already parsed pass.
+    """
+
+    def __init__(self, name, parse, parsed_type, message):
+        self.name = name
+        self._parse = parse
+        self._parsed_type = parsed_type
+        self._message = message
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int):
+        if isinstance(value, self._parsed_type):
             return value
-        from flux_lite.formats.jobid import decode
+        import importlib
 
+        module, _, func = self._parse.partition(":")
         try:
-            return decode(value)
+            return getattr(importlib.import_module(module), func)(value)
         except ValueError:
-            self.fail(f"invalid JobID value: '{value}'", param, ctx)
+            self.fail(self._message.format(value), param, ctx)
+
+
+class JobIDType(_ParsedType):
+    """A job id in any of Flux's encodings."""
+
+    def __init__(self):
+        super().__init__("JOBID", "flux_lite.formats.jobid:decode", int, "invalid JobID value: '{}'")
 
     def shell_complete(self, ctx, param, incomplete):
         from flux_lite.cli._complete import complete_jobids
@@ -53,6 +69,7 @@ class JobIDType(click.ParamType):
 
 
 JOBID = JobIDType()
+FSD = _ParsedType("FSD", "flux_lite.formats.fsd:parse", float, "invalid Flux standard duration: '{}'")
 
 
 class JobIDTextType(click.ParamType):
@@ -60,29 +77,8 @@ class JobIDTextType(click.ParamType):
     decode it themselves (`error parsing jobid: "X"`, exit 1)."""
 
     name = "JOBID"
-
-    def shell_complete(self, ctx, param, incomplete):
-        from flux_lite.cli._complete import complete_jobids
-
-        return complete_jobids(ctx, incomplete)
+    shell_complete = JobIDType.shell_complete
 
 
 JOBID_TEXT = JobIDTextType()
-
-
-class FSDType(click.ParamType):
-    name = "FSD"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, float):
-            return value
-        from flux_lite.formats.fsd import parse
-
-        try:
-            return parse(value)
-        except ValueError:
-            self.fail(f"invalid Flux standard duration: '{value}'", param, ctx)
-
-
-FSD = FSDType()
 

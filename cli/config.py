@@ -1,7 +1,6 @@
 """flux-lite config: print or replace the instance configuration."""
 
 import json
-import sys
 
 import click
 
@@ -41,7 +40,7 @@ def load(path):
 
     if path is None or path == "-":
         try:
-            cfg = configmod.load_text(sys.stdin.read(), source="stdin", check=False)
+            cfg = configmod.load_text(configmod.read_input("-", "config"), source="stdin", check=False)
         except ConfigError as exc:
             raise FluxLiteError(f"parse error: {exc}") from None
     else:

@@ -3,7 +3,6 @@
 import sys
 
 import click
-
 from flux_lite.cli.common import state_dir
 
 
@@ -53,8 +52,9 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
     """
     import os
 
-    from flux_lite import archive
     from flux_lite.cli.common import session
+
+    from flux_lite import archive
     from flux_lite.dump import collect
 
     archive.write_format(outfile)  # an unknown extension fails before anything is read
@@ -62,7 +62,9 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
         parent = os.path.dirname(os.path.abspath(outfile))
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(outfile):
             raise archive.ArchiveError(f"Failed to open '{outfile}'")
-    progress = _Progress("flux-lite dump", quiet, verbose)
+    from flux_lite.cli.words import prog
+
+    progress = _Progress(prog("dump", ctx), quiet, verbose)
     with session(ctx) as broker:
         entries = collect(broker, checkpoint=checkpoint)
     for n, entry in enumerate(entries, 1):
@@ -80,10 +82,12 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
 def restore_archive(ctx, path, *, quiet=False, verbose=False, force=False, clock=None, config=None,
                     resources=None, target=None):
     """Read ARCHIVE (with Flux's progress line) and create the instance at target."""
+    from flux_lite.cli.words import prog
+
     from flux_lite import archive
     from flux_lite import restore as restoremod
 
-    progress = _Progress("flux-lite restore", quiet, verbose)
+    progress = _Progress(prog("restore", ctx), quiet, verbose)
 
     def on_entry(entry, keys, blobs):
         if verbose:

@@ -49,14 +49,9 @@ def job_submit(urgency, flags, file):
     from flux_lite.formats import jobspec as jobspecmod
     from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
 
-    if file == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            with open(file, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as exc:
-            raise FluxLiteError(f"{file}: {exc.strerror}") from None
+    from flux_lite.config import read_input
+
+    text = read_input(file, "jobspec", limit=16 << 20)
     try:
         flagbits = parse_flags(flags)
     except ValueError as exc:
@@ -147,6 +142,12 @@ def job_info(original, jobid, keys):
                 raw = broker.kvs.get_raw(kvs_key(jobid, key))
                 if raw is None:
                     raise FluxLiteError(f"job {f58(jobid)}: {key}: No such file or directory")
+                if key == "J" and raw[0] == "json":
+                    from flux_lite.dump import sign_none
+
+                    # J as Flux stores it: the submitted jobspec, signed (mechanism none)
+                    out.append(sign_none(raw[1], job.userid))
+                    continue
                 out.append(raw[1].rstrip("\n"))
     click.echo("\n".join(out))
 

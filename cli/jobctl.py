@@ -5,8 +5,8 @@ import sys
 from errno import ECHILD
 
 import click
-from flux_lite.cli.common import instance, session
 
+from flux_lite.cli.common import instance, session
 from flux_lite.errors import FluxLiteError
 
 
@@ -105,6 +105,7 @@ def job_wait(all_, verbose, jobid):
     Each job can be waited on once. Under a virtual clock the clock advances.
     """
     from flux_lite.formats.jobid import f58
+    from flux_lite.instance import WaitStalled, WaitTimeout
     from flux_lite.job_manager import wait
 
     target = _parse_jobid(jobid) if jobid is not None else None
@@ -115,15 +116,13 @@ def job_wait(all_, verbose, jobid):
         rc = 0
         while True:
             try:
-                got = inst.wait(lambda b: wait.check_any(b))
+                got = inst.wait(wait.check_any)
+            except (WaitStalled, WaitTimeout):
+                raise FluxLiteError("waitable jobs cannot end under the virtual clock "
+                                    "(advance the clock or cancel them)") from None
             except FluxLiteError as exc:
                 if exc.errno == ECHILD:
-                    break
-                from flux_lite.instance import WaitStalled, WaitTimeout
-
-                if isinstance(exc, (WaitStalled, WaitTimeout)):
-                    raise FluxLiteError("waitable jobs cannot end under the virtual clock "
-                                        "(advance the clock or cancel them)") from None
+                    break  # none left: every waitable job was reaped
                 raise
             jid, success, errstr = got
             if not success:

@@ -20,7 +20,8 @@ COMMANDS = {
     "cancel": ("cancel", "cancel", "Cancel jobs"),
     "pgrep": ("pgrep", "pgrep", "List jobs by name pattern or id range"),
     "pkill": ("pgrep", "pkill", "Cancel jobs by name pattern or id range"),
-    "job": ("job", "job", "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
+    "job": ("job", "job",
+            "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
@@ -88,7 +89,12 @@ class LazyGroup(click.Group):
         except sqlite3.DatabaseError as exc:
             _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
-            words.echo_error(f"state database: {exc}", ctx.invoked_subcommand, ctx)
+            if "readonly" in str(exc):
+                from flux_lite.kvs import ReadOnlyError
+
+                words.echo_error(str(ReadOnlyError()), ctx.invoked_subcommand, ctx)
+            else:
+                words.echo_error(f"state database: {exc}", ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except UnicodeError:
             # argv and environment arrive surrogate-escaped when not UTF-8

@@ -11,12 +11,19 @@ import click
 from flux_lite.cli.common import state_dir
 from flux_lite.cli.words import flux_environment, prog
 
+# bounds that keep one start within seconds and megabytes
+MAX_NODES = 100000
+MAX_PER_NODE = 4096
+
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("-s", "--test-size", type=click.IntRange(min=1), default=None, help="Number of nodes (default 1).")
+@click.option("-s", "--test-size", type=click.IntRange(min=1, max=MAX_NODES), default=None,
+              help=f"Number of nodes (default 1, at most {MAX_NODES}).")
 @click.option("--test-hosts", metavar="HOSTLIST", help="Host names of the nodes (default node[0-N-1]).")
-@click.option("--test-cores", type=click.IntRange(min=1), default=4, show_default=True, help="Cores per node.")
-@click.option("--test-gpus", type=click.IntRange(min=0), default=0, show_default=True, help="GPUs per node.")
+@click.option("--test-cores", type=click.IntRange(min=1, max=MAX_PER_NODE), default=4, show_default=True,
+              help="Cores per node.")
+@click.option("--test-gpus", type=click.IntRange(min=0, max=MAX_PER_NODE), default=0, show_default=True,
+              help="GPUs per node.")
 @click.option("-c", "--config", "config_file", metavar="FILE|DIR", type=click.Path(),
               help="Instance configuration: a TOML, YAML or JSON file, or a directory of *.toml files.")
 @click.option("--clock", type=click.Choice(["real", "virtual"]), default=None, help="Clock mode (default real).")
@@ -45,6 +52,8 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
             from flux_lite.formats.hostlist import Hostlist
 
             size = len(Hostlist.parse(test_hosts))
+            if size > MAX_NODES:
+                raise click.BadParameter(f"{size} hosts is more than {MAX_NODES}", param_hint="'--test-hosts'")
     kwargs = dict(config=cfg, size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus, clock=clock)
 
     def create(path, force=False):

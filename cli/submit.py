@@ -10,6 +10,9 @@ from flux_lite.errors import FluxLiteError, UsageError
 
 URGENCY_NAMES = {"hold": 0, "default": 16, "expedite": 31}
 
+# one command is one transaction: a bound on what it may hold (about 30 s of submits)
+MAX_CC = 100000
+
 
 def parse_urgency(text):
     """--urgency as flux submit reads it: a name, else int() of the text."""
@@ -221,9 +224,14 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
     copies = [None]
     if cc is not None:
         try:
-            copies = list(IDset.parse(cc))
+            ids = IDset.parse(cc)
         except ValueError:
             raise FluxLiteError(f"IDset(): Invalid argument: {cc}") from None
+        if not ids:
+            raise FluxLiteError(f"IDset(): Invalid argument: {cc}")  # an empty --cc submits nothing
+        if len(ids) > MAX_CC:
+            raise UsageError(f"--cc: {len(ids)} copies is more than the limit of {MAX_CC} per command")
+        copies = list(ids)
     specs = []
     templated = any("{cc}" in arg for arg in command)
     for ccid in copies:
@@ -232,7 +240,8 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
         specs.append(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
-                                                    exclusive, time_limit, setattrs, job_name, queue, requires), dep_entries))
+                                                    exclusive, time_limit, setattrs, job_name, queue, requires),
+                                      dep_entries))
     if dry_run:
         for js in specs:
             click.echo(json.dumps(js))

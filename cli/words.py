@@ -16,7 +16,7 @@ import click
 
 # Flux's commands written in C (liboptparse): errors are `flux-CMD: MESSAGE`,
 # without argparse's `ERROR:` level, and bad usage exits 1.
-C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env"})
+C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env", "dump", "restore"})
 
 # Hidden aliases FluxArgumentParser commands accept (alias -> option).
 HIDDEN_ALIASES = {"--state": "--states", "--dry": "--dry-run", "--require": "--requires",

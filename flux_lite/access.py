@@ -21,7 +21,8 @@ from flux_lite.errors import FluxLiteError
 ROLE_OWNER = 1
 ROLE_USER = 2
 
-OWNER_ONLY = "Operation not permitted: {} is for the instance owner"
+NOT_PERMITTED = "Operation not permitted"  # strerror(EPERM), as Flux's services answer
+OWNER_ONLY = NOT_PERMITTED + ": {} is for the instance owner"
 JOB_ACCESS = "access is restricted to job/instance owner"  # job-info's wording
 # flux job eventlog reports job-info's refusal through its lookup call
 EVENTLOG_ACCESS = "flux_job_eventlog_lookup_get: Operation not permitted"
@@ -49,8 +50,8 @@ class Identity:
                     self.rolemask = ROLE_USER
             except ValueError:
                 raise FluxLiteError("FLUX_HANDLE_USERID and FLUX_HANDLE_ROLEMASK must be integers") from None
-            if self.userid < 0:
-                raise FluxLiteError("FLUX_HANDLE_USERID must not be negative")
+            if not 0 <= self.userid <= 0xFFFFFFFF:
+                raise FluxLiteError("FLUX_HANDLE_USERID must be a user id between 0 and 4294967295")
 
     @property
     def is_owner(self) -> bool:
@@ -60,11 +61,16 @@ class Identity:
 # -- instance administration -------------------------------------------------------
 
 
-def require_owner(identity: Identity, operation: str) -> None:
+def require_owner(identity: Identity, operation: str | None) -> None:
     """Owner-only requests: module load/remove/reload, sched reload, drain,
-    undrain, housekeeping kill, config load, kvs put."""
+    undrain, housekeeping kill, config load, kvs put, purge, fsck --repair,
+    queue enable/disable/start/stop.
+
+    The message names the operation; with operation None it is the bare
+    strerror, for services whose callers already name it as Flux's do
+    (``flux queue start``: "start: Operation not permitted")."""
     if not identity.is_owner:
-        raise FluxLiteError(OWNER_ONLY.format(operation), errno=EPERM)
+        raise FluxLiteError(NOT_PERMITTED if operation is None else OWNER_ONLY.format(operation), errno=EPERM)
 
 
 # -- jobs ---------------------------------------------------------------------------------

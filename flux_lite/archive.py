@@ -125,7 +125,8 @@ def _ustar_header(name, size, mtime, uid, gid, symlink_target=None):
         link.ljust(100, b"\0"),
         b"ustar\x0000",
         bytes(64),  # uname, gname: numeric ids only, as flux dump writes
-        b"000000 \0" b"000000 \0",
+        b"000000 \0",  # devmajor
+        b"000000 \0",  # devminor
         prefix.ljust(155, b"\0"),
         bytes(12),
     ])

@@ -191,6 +191,10 @@ class Broker:
     def add_timer(self, t, kind, jobid=None, arg=None):
         import heapq
 
+        from flux_lite.instance import MAX_TIME
+
+        if not t < MAX_TIME:
+            return  # at the end of 9999 (where longer times are clamped), or nan: never
         queue = self._timerq()
         self._timer_seq += 1
         entry = [t, self._timer_seq, kind, jobid, arg, True]

@@ -102,15 +102,17 @@ def parse_toml(text, source="config"):
 
 
 def _plain(value):
-    """TOML dates and times as strings: the stored config is JSON."""
+    """TOML and YAML dates and times as strings: the stored config is JSON."""
     import datetime
 
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
+        return {k if isinstance(k, str) else str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
         return [_plain(v) for v in value]
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
+    if isinstance(value, bytes):
+        raise ConfigError("binary values are not allowed")
     return value
 
 
@@ -118,12 +120,58 @@ def _parse_yaml(text, source):
     import yaml  # only commands that read YAML pay for it
 
     try:
-        return yaml.safe_load(text)
+        obj = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f": line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{source}{where}: {problem}") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        # e.g. a date that does not exist (2026-02-30)
+        raise ConfigError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply") from None
+    check_size(obj, source)
+    try:
+        return _plain(obj)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+# bounds on what one input may cost: bytes read, and values after YAML
+# alias expansion (563 bytes of aliases can name a billion strings)
+MAX_INPUT = 1 << 20
+MAX_VALUES = 100000
+
+
+def read_input(path, what="file", limit=MAX_INPUT):
+    """The UTF-8 text of path ('-' is stdin), refused past limit bytes
+    (/dev/zero included) or when it is not text."""
+    import sys
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    where = "stdin" if path == "-" else path
+    if len(data) > limit:
+        raise ConfigError(f"{where}: {what} larger than {limit // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+
+
+def check_size(obj, source, limit=MAX_VALUES):
+    """Refuse a parsed document with more than limit values, aliases expanded."""
+    from flux_lite.formats.bounds import count_values
+
+    if count_values(obj, limit) > limit:
+        raise ConfigError(f"{source}: more than {limit} values (YAML aliases expand to too much)")
 
 
 def load_file(path, check=True):
@@ -146,13 +194,7 @@ def load_file(path, check=True):
 
 
 def _read(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
+    return read_input(str(path), "config")
 
 
 def _merge(into, obj):
@@ -174,6 +216,19 @@ def _unknown(obj, allowed, prefix):
     for key in obj:
         if key not in allowed:
             raise ConfigError(f"{prefix}: unknown key '{key}'")
+
+
+def _checked(value, key, allowed):
+    """value, checked to be a table whose keys are all in allowed."""
+    _unknown(_table(value, key), allowed, key)
+    return value
+
+
+def _section(parent, name, allowed, prefix=""):
+    """The table parent[name], checked (None when absent)."""
+    if name not in parent:
+        return None
+    return _checked(parent[name], prefix + name, allowed)
 
 
 def _fsd(value, key, c_syntax=True):
@@ -210,17 +265,15 @@ def validate(cfg):
     """Check every table flux-lite knows; return cfg unchanged when valid."""
     _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec")
              + FLUX_ONLY_TABLES, "config")
-    if "resource" in cfg:
-        res = _table(cfg["resource"], "resource")
-        _unknown(res, ("config", "exclude", "noverify", "norestrict"), "resource")
+    res = _section(cfg, "resource", ("config", "exclude", "noverify", "norestrict"))
+    if res is not None:
         if "config" in res:
             entries = res["config"]
             if not isinstance(entries, list) or not entries:
                 raise ConfigError("resource.config: must be a non-empty list of tables")
             for i, ent in enumerate(entries):
                 key = f"resource.config[{i}]"
-                _table(ent, key)
-                _unknown(ent, ("hosts", "cores", "gpus", "properties"), key)
+                _checked(ent, key, ("hosts", "cores", "gpus", "properties"))
                 if not isinstance(ent.get("hosts"), str):
                     raise ConfigError(f"{key}.hosts: required hostlist string")
                 from flux_lite.formats.hostlist import Hostlist
@@ -237,11 +290,9 @@ def validate(cfg):
                     raise ConfigError(f"{key}.properties: must be a list of strings")
         if "exclude" in res:
             _targets(res["exclude"], "resource.exclude")
-    if "instance" in cfg:
-        inst = _table(cfg["instance"], "instance")
-        _unknown(inst, ("expiration",), "instance")
-        if "expiration" in inst:
-            _fsd(inst["expiration"], "instance.expiration")
+    inst = _section(cfg, "instance", ("expiration",))
+    if inst is not None and "expiration" in inst:
+        _fsd(inst["expiration"], "instance.expiration")
     if "policy" in cfg:
         pol = _table(cfg["policy"], "policy")
         if "limits" in pol:
@@ -255,10 +306,9 @@ def validate(cfg):
         from flux_lite import queues
 
         queues.validate_queues(cfg)
-    if "job-manager" in cfg:
-        jm = _table(cfg["job-manager"], "job-manager")
-        _unknown(jm, ("housekeeping", "update-duration", "inactive-age-limit", "inactive-num-limit"),
-                 "job-manager")
+    jm = _section(cfg, "job-manager", ("housekeeping", "update-duration", "inactive-age-limit",
+                                        "inactive-num-limit"))
+    if jm is not None:
         if "inactive-age-limit" in jm:
             age = jm["inactive-age-limit"]
             try:
@@ -277,14 +327,11 @@ def validate(cfg):
                 raise ConfigError("job-manager.inactive-num-limit: must be >= 0")
         if "housekeeping" in jm:
             validate_housekeeping(jm["housekeeping"], imp=get_path(cfg, "exec.imp"))
-        if "update-duration" in jm:
-            ud = _table(jm["update-duration"], "job-manager.update-duration")
-            _unknown(ud, ("owner-allow-any",), "job-manager.update-duration")
-            if "owner-allow-any" in ud:
-                _bool(ud["owner-allow-any"], "job-manager.update-duration.owner-allow-any")
-    if "sched" in cfg:
-        sch = _table(cfg["sched"], "sched")
-        _unknown(sch, ("policy", "queue-depth", "reservation-depth", "partial-ok"), "sched")
+        ud = _section(jm, "update-duration", ("owner-allow-any",), "job-manager.")
+        if ud is not None and "owner-allow-any" in ud:
+            _bool(ud["owner-allow-any"], "job-manager.update-duration.owner-allow-any")
+    sch = _section(cfg, "sched", ("policy", "queue-depth", "reservation-depth", "partial-ok"))
+    if sch is not None:
         if "policy" in sch:
             from flux_lite.sched import registry
 
@@ -297,23 +344,20 @@ def validate(cfg):
             _posint(sch["reservation-depth"], "sched.reservation-depth")
         if "partial-ok" in sch:
             _bool(sch["partial-ok"], "sched.partial-ok")
-    if "clock" in cfg:
-        clk = _table(cfg["clock"], "clock")
-        _unknown(clk, ("mode", "start"), "clock")
+    clk = _section(cfg, "clock", ("mode", "start"))
+    if clk is not None:
         if "mode" in clk and clk["mode"] not in ("real", "virtual"):
             raise ConfigError(f"clock.mode: expected 'real' or 'virtual', got {clk['mode']!r}")
         if "start" in clk:
             start = clk["start"]
             if isinstance(start, bool) or not isinstance(start, (int, float)) or start <= 0:
                 raise ConfigError("clock.start: expected seconds since the epoch (a positive number)")
-    if "exec" in cfg:
-        ex = _table(cfg["exec"], "exec")
-        # Flux's job-exec keys: accepted, nothing to simulate with them
-        _unknown(ex, ("imp", "service", "service-override", "job-shell", "sdexec-properties",
-                      "max-start-delay-percent", "kill-timeout", "max-kill-count", "term-signal",
-                      "kill-signal", "barrier-timeout", "testexec", "default-run-duration"), "exec")
-        if "default-run-duration" in ex:
-            _fsd(ex["default-run-duration"], "exec.default-run-duration")
+    # Flux's job-exec keys: accepted, nothing to simulate with them
+    ex = _section(cfg, "exec", ("imp", "service", "service-override", "job-shell", "sdexec-properties",
+                                "max-start-delay-percent", "kill-timeout", "max-kill-count", "term-signal",
+                                "kill-signal", "barrier-timeout", "testexec", "default-run-duration"))
+    if ex is not None and "default-run-duration" in ex:
+        _fsd(ex["default-run-duration"], "exec.default-run-duration")
     return cfg
 
 

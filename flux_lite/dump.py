@@ -126,7 +126,7 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
 
     own_kinds = {}  # flux-lite's keys that are not JSON documents
     guest_dirs = set()
-    for key, (kind, value) in values.items():
+    for key in values:
         parts = key.split(".")
         if is_job_dir(parts) and len(parts) >= 6 and parts[5] == "guest":
             guest_dirs.add(".".join(parts[:5]))

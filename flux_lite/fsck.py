@@ -47,7 +47,7 @@ def _integrity(kvs, report):
 
 
 def _instance_keys(kvs, report):
-    for key, check in stored.CHECKS.items():
+    for key in stored.CHECKS:
         try:
             value = kvs.get(key)
             if key == "resource.R" and value is not None:
@@ -168,7 +168,7 @@ def _move_aside(kvs, jobid):
 
 def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
     """Check (and with repair/rebuild, fix) the instance at state_dir."""
-    from flux_lite.instance import DB_NAME, Instance, NoInstanceError, check_private, resolve_state_dir
+    from flux_lite.instance import DB_NAME, Instance, NoInstanceError, _writable, check_private, resolve_state_dir
     from flux_lite.kvs import KVS
 
     state_dir = resolve_state_dir(state_dir)
@@ -176,7 +176,10 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
     if not path.exists():
         raise NoInstanceError(f"no flux-lite instance at {state_dir}")
     check_private(state_dir, path)
-    kvs = KVS(path)
+    readonly = not _writable(state_dir, path)
+    if readonly and (repair or rebuild):
+        raise FluxLiteError("the state directory is read-only: fsck can check it, not repair it")
+    kvs = KVS(path, readonly=readonly)
     report = Report()
     try:
         with kvs.transaction():
@@ -192,8 +195,10 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
                         text[0] += " (not repairable: restore it from a backup or recreate the instance)"
                 return report
             inst = Instance(state_dir, kvs)
-            if (repair or rebuild) and not inst.identity.is_owner:
-                raise FluxLiteError("fsck --repair and --rebuild are for the instance owner")
+            if repair or rebuild:
+                from flux_lite import access
+
+                access.require_owner(inst.identity, "fsck --repair" if repair else "fsck --rebuild")
             hwm = 0 if "checkpoint.job-manager" in report.damaged_keys else _hwm(inst, report)
             if not report.damaged_keys and not report.damaged_jobs and not report.index_differs:
                 _sched(inst, report)
@@ -227,7 +232,6 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
 
 
 def _lost_ids(kvs):
-    from flux_lite.job_manager import replay
 
     return [stored.jobid_of_key(k[len(LOST) + 1:]) or 0 for k in kvs.keys_under(LOST)
             if k.endswith(".eventlog")] if kvs.isdir(LOST) else []

@@ -138,7 +138,11 @@ class Instance:
                 "or select one with --state-dir or FLUX_LITE_STATE_DIR)"
             )
         check_private(state_dir, path)
-        return cls(state_dir, KVS(path))
+        if _writable(state_dir, path):
+            return cls(state_dir, KVS(path))
+        inst = cls(state_dir, KVS(path, readonly=True))
+        notice(f"{state_dir} is read-only: showing the last committed state (nothing is saved)")
+        return inst
 
     @classmethod
     def create(cls, state_dir, config=None, size=1, hosts=None, cores=4, gpus=0, clock=None, force=False,
@@ -278,15 +282,21 @@ class Instance:
     def virtual(self):
         return self.meta["clock"] == "virtual"
 
+    @property
+    def readonly(self):
+        return self.kvs.readonly
+
     def clock_now(self):
         """The instance's current time: stored for a virtual clock, wall time otherwise."""
         stored = self.kvs.get("instance.clock")["now"]
-        if self.virtual:
+        if self.virtual or self.readonly:
             return stored
         # never let time run backwards across commands
         return max(time.time(), stored)
 
     def set_clock(self, now):
+        if self.readonly and now == self.clock_now():
+            return  # a read-only command that changed nothing
         self.kvs.put("instance.clock", {"now": now})
 
     # -- the log ----------------------------------------------------------------
@@ -329,7 +339,8 @@ class Instance:
             with _gc_paused(), self.kvs.transaction():
                 ctx = self.context(self.clock_now())
                 self._check_derived(ctx)
-                self._check_rollback(ctx)
+                if not self.readonly:
+                    self._check_rollback(ctx)
                 yield ctx
                 ctx.save()
         except BaseException:
@@ -340,7 +351,7 @@ class Instance:
     def session(self, catch_up=True):
         """One command: a write transaction, brought up to now, saved at the end."""
         with self._step() as ctx:
-            if catch_up:
+            if catch_up and not self.readonly:  # read-only: the last committed state
                 ctx.advance_to(ctx.now)
             yield ctx
             ctx.run()
@@ -402,6 +413,8 @@ class Instance:
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
         if version == DERIVED_VERSION and DERIVED_NAMES <= present:
             return
+        if self.readonly:
+            raise FluxLiteError("the job index must be rebuilt, and the state directory is read-only")
         from flux_lite.job_manager import replay
 
         replay.rebuild(ctx)
@@ -418,24 +431,33 @@ class Instance:
         deadline = None
         while True:
             outcome = None
-            with self._step() as ctx:
-                now = ctx.now
-                ctx.advance_to(now)
-                if deadline is None and timeout is not None:
-                    deadline = now + timeout
-                result = check(ctx)
-                while result is None and self.virtual:
-                    nxt = ctx.next_event_time()
-                    if nxt is None or (deadline is not None and nxt > deadline):
-                        # the time waited has passed, even though nothing came
-                        if deadline is not None:
-                            ctx.advance_to(deadline)
-                            outcome = WaitTimeout("timeout")
-                        else:
-                            outcome = WaitStalled("nothing left to happen under the virtual clock")
-                        break
-                    ctx.advance_to(nxt)
+            start = None
+            try:
+                with self._step() as ctx:
+                    now = start = ctx.now
+                    ctx.advance_to(now)
+                    if deadline is None and timeout is not None:
+                        deadline = now + timeout
                     result = check(ctx)
+                    while result is None and self.virtual:
+                        nxt = ctx.next_event_time()
+                        if nxt is None or (deadline is not None and nxt > deadline):
+                            # the time waited has passed, even though nothing came
+                            if deadline is not None:
+                                ctx.advance_to(deadline)
+                                outcome = WaitTimeout("timeout")
+                            else:
+                                outcome = WaitStalled("nothing left to happen under the virtual clock")
+                            break
+                        ctx.advance_to(nxt)
+                        result = check(ctx)
+                    if self.virtual and deadline is None and ctx.now > start and (
+                            isinstance(outcome, WaitStalled) or isinstance(result, str)):
+                        # what was waited for never came: the simulated time it
+                        # took to find out is rolled back, not imposed on every job
+                        raise _Undo(outcome, result)
+            except _Undo as undo:
+                outcome, result = undo.args
             if outcome is not None:
                 raise outcome
             if result is not None:
@@ -468,6 +490,12 @@ def take_notices() -> list:
     out = list(_NOTICES)
     _NOTICES.clear()
     return out
+
+
+def _writable(state_dir, path):
+    """Can this process change the instance? (SQLite also needs the directory,
+    for the -wal and -shm files.)"""
+    return os.access(state_dir, os.W_OK) and os.access(path, os.W_OK)
 
 
 def _unlink(path):
@@ -511,6 +539,10 @@ def check_private(state_dir, *files):
             raise FluxLiteError(f"refusing to use {path}: it belongs to uid {st.st_uid}")
         if st.st_mode & 0o022:
             raise FluxLiteError(f"refusing to use {path}: other users can write it (chmod go-w {path})")
+
+
+class _Undo(Exception):
+    """Rolls a wait's transaction back, carrying its outcome out."""
 
 
 class WaitTimeout(FluxLiteError):

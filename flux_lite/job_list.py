@@ -60,8 +60,9 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     """Job records in flux-core's job-list order (at most max_entries; the
     list's ``truncated`` says whether more matched).
 
-    queues keeps only jobs of those queues (a set of names); name keeps only jobs of that name; since keeps only inactive jobs that
-    became inactive after it (active jobs always pass), as job-list's do.
+    queues keeps only jobs of those queues (a set of names); name keeps only
+    jobs of that name; since keeps only inactive jobs that became inactive
+    after it (active jobs always pass), as job-list's do.
     """
     if ids:
         broker.flush()  # this command's own changes must be visible

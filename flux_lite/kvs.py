@@ -16,6 +16,10 @@ import sqlite3
 from contextlib import contextmanager
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import WideJobID
+
+# ids past SQLite's integer range match no row (see WideJobID)
+sqlite3.register_adapter(WideJobID, lambda v: f"jobid:{int(v)}")
 
 # kind of a stored value: 'json' (a JSON document) or 'eventlog' (RFC 18 text)
 JSON = "json"
@@ -32,6 +36,11 @@ CREATE TABLE IF NOT EXISTS kvs (
 
 class KVSError(FluxLiteError):
     pass
+
+
+class ReadOnlyError(KVSError):
+    def __init__(self):
+        super().__init__("the state directory is read-only: this command cannot save its changes")
 
 
 def sqlite_uri(path, mode):
@@ -65,19 +74,23 @@ class KVS:
 
     BUSY_TIMEOUT = 120.0
 
-    def __init__(self, path, create=False):
+    def __init__(self, path, create=False, readonly=False):
         self.path = str(path)
+        self.readonly = readonly
         try:
             if create:
                 self.conn = sqlite3.connect(self.path, timeout=self.BUSY_TIMEOUT, isolation_level=None)
+            elif readonly:
+                self.conn = self._connect_readonly()
             else:
                 self.conn = sqlite3.connect(
                     sqlite_uri(self.path, "rw"), timeout=self.BUSY_TIMEOUT, isolation_level=None, uri=True
                 )
         except sqlite3.OperationalError as exc:
             raise KVSError(f"{self.path}: {exc}") from None
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
+        if not readonly:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
         self._depth = 0
         # eventlog appends are buffered and written once per key: a submit
         # posts four events to one eventlog, a catch-up thousands
@@ -88,6 +101,25 @@ class KVS:
         self._after_commit = []
         if create:
             self.conn.executescript(SCHEMA)
+
+    def _connect_readonly(self):
+        """A read-only connection. SQLite reads a WAL database read-only only
+        when its -shm file exists or can be created; in a read-only directory
+        after a clean close neither -wal nor -shm exists, and the database file
+        alone is the whole committed state (opened immutable)."""
+        import os
+
+        conn = sqlite3.connect(sqlite_uri(self.path, "ro"), timeout=self.BUSY_TIMEOUT,
+                               isolation_level=None, uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if os.path.exists(self.path + "-wal"):
+                raise
+        return sqlite3.connect(sqlite_uri(self.path, "ro") + "&immutable=1", timeout=self.BUSY_TIMEOUT,
+                               isolation_level=None, uri=True)
 
     def close(self):
         if (self._appends or self._puts) and not self._depth:
@@ -109,7 +141,8 @@ class KVS:
             finally:
                 self._depth -= 1
             return
-        self.conn.execute("BEGIN IMMEDIATE")
+        # read-only: a read transaction, never committed
+        self.conn.execute("BEGIN" if self.readonly else "BEGIN IMMEDIATE")
         self._depth = 1
         try:
             yield self
@@ -122,6 +155,9 @@ class KVS:
             self.conn.execute("ROLLBACK")
             raise
         self._depth = 0
+        if self.readonly:
+            self.conn.execute("ROLLBACK")
+            return
         try:
             self.conn.execute("COMMIT")
         except BaseException:
@@ -144,6 +180,10 @@ class KVS:
 
     def flush(self):
         """Write buffered puts, then buffered eventlog appends."""
+        if self.readonly and (self._puts or self._appends):
+            self._puts.clear()
+            self._appends.clear()
+            raise ReadOnlyError()
         if self._puts:
             puts, self._puts = self._puts, {}
             self.conn.executemany(

@@ -14,10 +14,11 @@ command, scheduler reloads and dump/restore.
 
 from __future__ import annotations
 
+from errno import EINVAL, EPERM
+
 from flux_lite.errors import ConfigError, FluxLiteError
 
 STATE_KEY = "job-manager.queue"
-EPERM, EINVAL = 1, 22
 
 QUEUE_KEYS = ("requires", "parent", "policy")
 # RFC 20: characters a property name must not contain
@@ -438,8 +439,9 @@ class Queues:
             self._stop_jobs(None if name is None else affected)
 
     def _check_owner(self):
-        if not self.b.instance.identity.is_owner:
-            raise FluxLiteError("Operation not permitted", errno=EPERM)
+        from flux_lite import access
+
+        access.require_owner(self.b.instance.identity, None)  # the command prefixes "start: " etc.
 
     def _jobs_of(self, names):
         from flux_lite.job_manager.job import SCHED

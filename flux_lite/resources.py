@@ -78,14 +78,23 @@ def targets_to_ranks(rset, text, invalid=None):
     from flux_lite.formats.hostlist import Hostlist
     from flux_lite.formats.idset import IDset
 
+    # more targets than the instance has nodes cannot all name one of them:
+    # refused before anything is expanded ("0-999999999" is a gigabyte)
+    size = len(rset.ranks)
     try:
-        return IDset.parse(text)
+        ids = IDset.parse(text)
     except FormatError:
-        pass
+        ids = None
+    if ids is not None:
+        if len(ids) > size:
+            raise FluxLiteError(f"{text}: more ranks than the instance has ({size})", errno=EINVAL)
+        return ids
     try:
         hosts = Hostlist.parse(text)
     except FormatError:
         raise FluxLiteError(invalid or f"{text}: must be a valid idset or hostlist", errno=EINVAL) from None
+    if len(hosts) > size:
+        raise FluxLiteError(f"{text}: more hosts than the instance has nodes ({size})", errno=EINVAL)
     wanted = set(hosts)
     ranks = [r for r in rset.ranks if rset.hostname(r) in wanted]
     missing = wanted - {rset.hostname(r) for r in ranks}
@@ -138,6 +147,8 @@ class Resources:
     # -- targets ------------------------------------------------------------
 
     def targets_to_ranks(self, text):
+        if not text.strip():
+            raise FluxLiteError("no targets given (an idset of ranks or a hostlist)", errno=EINVAL)
         return targets_to_ranks(self.rset, text)
 
     def hostlist_of(self, ranks):
@@ -177,7 +188,7 @@ class Resources:
     def _post(self, name, context):
         entry = {"timestamp": self.b.now, "name": name, "context": context}
         self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, name, context))
-        self.drained  # load before applying
+        _ = self.drained  # load the replayed state before applying to it
         self._apply(entry)
 
     def drain(self, ranks, reason="", force=False):

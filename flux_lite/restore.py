@@ -23,6 +23,7 @@ import base64
 import json
 import math
 import os
+import sqlite3
 from dataclasses import dataclass, field
 
 from flux_lite.archive import ArchiveError, Entry
@@ -46,6 +47,7 @@ class Snapshot:
     nkeys: int = 0
     nblobs: int = 0
     max_timestamp: float = 0.0
+    mtime: float = 0.0  # the newest entry's time: when the dump was made
 
     @property
     def from_flux_lite(self) -> bool:
@@ -88,6 +90,7 @@ def load(entries: list[Entry], on_entry=None) -> Snapshot:
             dirs.add(tuple(parts[:n]))
         if on_entry is not None:
             on_entry(entry, i, blobs)
+        snap.mtime = max(snap.mtime, entry.mtime)
         if not entry.is_symlink and len(entry.data) >= BLOBREF_MAX_STRING_SIZE:
             blobs += 1
         if parts[0] == PREFIX:
@@ -168,9 +171,9 @@ def _check_jobs(snap):
                 if isinstance(ts, (int, float)) and ts > latest:
                     latest = float(ts)
             continue
-        if key.endswith((".jobspec", ".R")) and is_job_dir(key.split(".")) and key.count(".") == 5:
-            if kind != "json" or not isinstance(json.loads(text), dict):
-                raise ArchiveError(f"{key.replace('.', '/')}: not a JSON object")
+        if key.endswith((".jobspec", ".R")) and is_job_dir(key.split(".")) and key.count(".") == 5 and (
+                kind != "json" or not isinstance(json.loads(text), dict)):
+            raise ArchiveError(f"{key.replace('.', '/')}: not a JSON object")
     snap.max_timestamp = latest
 
 
@@ -232,10 +235,15 @@ def _populate_flux_lite(state_dir, kvs, snap, clock, config, source):
 
     conn = kvs.conn
     with kvs.transaction():
-        same_layout = snap.format.get("derived_version") == DERIVED_VERSION
+        import re
+
+        # the derived tables a current instance has; an archive with another
+        # layout (or without one of them) gets them rebuilt from the eventlogs
+        derived = set(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", TABLES)) - {"dmesg"}
+        same_layout = snap.format.get("derived_version") == DERIVED_VERSION and derived <= set(snap.tables)
         for name, table in sorted(snap.tables.items()):
-            if not same_layout and name in ("jobs", "timers"):
-                continue  # an older layout: rebuilt from the eventlogs below
+            if not same_layout and name in derived:
+                continue  # rebuilt from the eventlogs below
             try:
                 conn.execute(f'DROP TABLE IF EXISTS "{name}"')
                 conn.execute(table["sql"])
@@ -248,7 +256,7 @@ def _populate_flux_lite(state_dir, kvs, snap, clock, config, source):
                     conn.executemany(f'INSERT INTO "{name}" ({cols}) VALUES ({marks})', table["rows"])
             except (KeyError, TypeError, ValueError) as exc:
                 raise ArchiveError(f"{PREFIX}/tables/{name}: damaged table ({exc})") from None
-            except Exception as exc:  # sqlite3 errors: a table that does not fit
+            except sqlite3.Error as exc:  # a table that does not fit
                 raise ArchiveError(f"{PREFIX}/tables/{name}: {exc}") from None
         for stmt in TABLES.split(";"):
             if stmt.strip():
@@ -334,7 +342,8 @@ def _prepare_flux(inst, ctx, snap, source):
             kvs.put_text(key, text, kind=kind)
         else:
             kvs.put_text(f"{FOREIGN}.{key}", text, kind=kind)
-    inst.log("broker", "info", f"restored KVS from {source}")
+    inst.log("broker", "info", f"restoring {source}")
+    inst.log("kvs", "info", f"restored KVS from checkpoint on {_iso(snap.mtime)}")
     _append_admin_start(kvs, ctx.now)
 
     # job ids continue above the archive's; queue states come from the checkpoint
@@ -390,6 +399,12 @@ def _restore_queues(kvs, entries):
             out["stop_reason"] = ent["stop_reason"]
         states.append(out)
     kvs.put(STATE_KEY, {"version": 1, "queue": states})
+
+
+def _iso(t):
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 def _json_or_none(text):

@@ -1,8 +1,9 @@
 """sched-backfill: EASY, hybrid and conservative backfilling, estimates in the plan.
 
-CLI tests rewrite flux-core's t2307-sched-backfill for flux-lite and add conservative/hybrid policies and running-job duration
-updates; the planner tests check the plan's invariants on random workloads
-directly, without a broker.
+CLI tests rewrite flux-core's t2307-sched-backfill for flux-lite and add
+conservative/hybrid policies and running-job duration updates; the planner
+tests check the plan's invariants on random workloads directly, without a
+broker.
 """
 
 import json
@@ -435,15 +436,15 @@ def _check_plan(sched, plan, pool_before, queue, depth, finite):
 
     now = plan.now
     held = []  # (resources, release time)
-    for jobid, (rset, end) in pool_before.allocations().items():
+    for _jobid, (rset, end) in pool_before.allocations().items():
         held.append((_resources(rset), math.inf if not end else max(end, now)))
-    for jobid, rset in plan.allocated.items():
+    for _jobid, rset in plan.allocated.items():
         end = rset.expiration
         held.append((_resources(rset), math.inf if not end else end))
     res = [(iv.data, iv.begin, iv.end, plan.reserved_resources(iv.data)) for iv in plan.tree]
     queue_pos = {pj.jobid: k for k, pj in enumerate(queue)}
     assert len(res) <= depth
-    for jobid, s, e, rr in res:
+    for jobid, s, _e, rr in res:
         assert s > now and rr
         for r, release in held:
             if r & rr:
@@ -577,7 +578,7 @@ def test_plan_invariants_random(policy, seed):
         if rng.random() < 0.2:
             sched.pool.update_expiration(jobid, now - 5)  # past its end, still held
     queue = []
-    for k in range(rng.randint(1, 25)):
+    for _ in range(rng.randint(1, 25)):
         jobid += 1
         queue.append(PendingJob(jobid, rng.choice([16, 16, 20]), 0, now, _random_request(rng, cores, gpus, finite)))
     queue.sort(key=PendingJob.sort_key)

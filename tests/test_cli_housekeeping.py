@@ -10,7 +10,6 @@ virtual clock, so every release happens at an exact instant.
 
 import json
 
-import pytest
 
 RUN1S = "--setattr=exec.test.run_duration=1s"
 HEADER = "       JOBID NNODES #ACTIVE  RUNTIME NODELIST"

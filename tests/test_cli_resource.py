@@ -2,7 +2,6 @@
 sched-simple (formats as Flux 0.88 prints them).
 """
 
-import os
 
 import pytest
 

@@ -273,7 +273,8 @@ def test_held_job_update_release_and_run_honours_new_duration(flux):
     flux.advance("1s")
     events = flux.events(jobid)
     exc = [e for e in events if e["name"] == "exception"]
-    assert [e["context"] for e in exc] == [{"type": "timeout", "severity": 0, "userid": os.getuid(), "note": "resource allocation expired"}]
+    assert [e["context"] for e in exc] == [
+        {"type": "timeout", "severity": 0, "userid": os.getuid(), "note": "resource allocation expired"}]
     assert exc[0]["timestamp"] == ex["starttime"] + 60.0
     assert flux.out("jobs", "-a", "-no", "{state} {result}", jobid).strip() == "INACTIVE TIMEOUT"
     sched_clean(flux)
@@ -419,7 +420,8 @@ def test_running_job_shortened_times_out_exactly_at_new_expiration(flux):
     assert [e["name"] for e in events][-5:] == ["exception", "finish", "release", "free", "clean"]
     exc = events[-5]
     assert exc["timestamp"] == start + 120.0
-    assert exc["context"] == {"type": "timeout", "severity": 0, "userid": os.getuid(), "note": "resource allocation expired"}
+    assert exc["context"] == {"type": "timeout", "severity": 0, "userid": os.getuid(),
+                              "note": "resource allocation expired"}
     assert flux.out("jobs", "-a", "-no", "{result}", jobid).strip() == "TIMEOUT"
     sched_clean(flux)
 

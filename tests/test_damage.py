@@ -4,7 +4,6 @@ line naming the key (and job), and one damaged job does not take the rest down.
 Damage is written straight into SQLite, as a bit flip or a stray tool would.
 """
 
-import json
 import sqlite3
 
 import pytest

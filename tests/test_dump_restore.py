@@ -21,8 +21,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
-
 from conftest import Flux
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 DATA = Path(__file__).parent / "data"
 LIVE = DATA / "live.tar"
@@ -103,6 +104,29 @@ def test_restore_live_archive_eventlogs(tmp_path):
     assert flux.out("kvs", "get", "job.0000.0003.7f00.0000.eventlog").strip() == original.strip()
 
 
+def test_restore_live_archive_end_reasons(tmp_path):
+    flux, _ = restored(tmp_path, LIVE)
+    out = flux.out("jobs", "-a", "-o", "{id.f58} {returncode} {inactive_reason}")
+    assert out.splitlines()[3:] == [
+        "fr41Enj 1 Exception: type=dependency note=dependency after-success=ƒfDQVJX job never started",
+        "ffDQVJX 1 Exit 1",
+        "fZA3RWo -128 Canceled",
+        "fUAwqZZ 1 Exit 1",
+        "fPssvDd 0 Exit 0",
+    ]
+
+
+def test_job_info_J_is_flux_s(tmp_path):
+    """`job info ID J` prints J as Flux stores it: for a restored job, the archive's bytes."""
+    flux, _ = restored(tmp_path, LIVE)
+    with tarfile.open(LIVE) as tar:
+        J = tar.extractfile("job/0000/0005/d700/0000/J").read().decode()
+    assert flux.out("job", "info", "ffDQVJX", "J") == J + "\n"
+    jobid = flux.submit("true")
+    _header, payload, mech = flux.out("job", "info", jobid, "J").strip().split(".")
+    assert mech == "none" and json.loads(base64.b64decode(payload))["version"] == 1
+
+
 def test_restore_live_archive_resources_and_drain(tmp_path):
     flux, _ = restored(tmp_path, LIVE)
     R = json.loads(flux.out("kvs", "get", "resource.R"))
@@ -119,7 +143,8 @@ def test_restore_live_archive_log_and_new_ids(tmp_path):
 
     flux, _ = restored(tmp_path, LIVE)
     log = flux.dmesg()
-    for line in ("job-manager.info[0]: restart: 7 jobs",
+    for line in ("kvs.info[0]: restored KVS from checkpoint on 2026-12-01T05:23:54Z",
+                 "job-manager.info[0]: restart: 7 jobs",
                  "job-manager.info[0]: restart: 1 running jobs",
                  "job-manager.info[0]: restart: checkpoint.job-manager not found",
                  "job-exec.err[0]: could not recover guest namespace for ffDQVJX",
@@ -192,7 +217,7 @@ def test_start_restore_runs_command(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "flux_lite", "start", f"--restore={SHUTDOWN}", "-q" if False else "--clock=virtual",
          sys.executable, "-m", "flux_lite", "jobs", "-a", "-o", "{id.f58} {status}"],
-        capture_output=True, text=True, env=env, cwd=tmp_path)
+        check=False, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[1:5] == ["fZ75Sx7 SCHED", "fVro2AK RUN", "fRVH8yM CANCELED",
                                             "fNVpb11 COMPLETED"]
@@ -341,6 +366,23 @@ def test_dump_is_owner_only(flux, tmp_path):
     result = flux.fails("dump", str(tmp_path / "x.tar"), env={"FLUX_HANDLE_ROLEMASK": "2"})
     assert result.stderr.startswith("flux-lite dump: ERROR: ")
     assert not (tmp_path / "x.tar").exists()
+
+
+def test_dump_as_flux_speaks_flux(flux, tmp_path):
+    """Invoked as `flux`, the messages are flux dump's own."""
+    from flux_lite.cli.main import cli
+
+    def run(*args):
+        return flux.runner.invoke(cli, list(args), prog_name="flux", catch_exceptions=False,
+                                  env={"FLUX_LITE_STATE_DIR": flux.state_dir})
+
+    result = run("dump", "/nonexistent/dir/x.tar")
+    assert (result.exit_code, result.stderr) == (1, "flux-dump: Failed to open '/nonexistent/dir/x.tar'\n")
+    result = run("dump", str(tmp_path / "x.tar"))
+    assert result.exit_code == 0
+    assert result.stderr.startswith("\rflux-dump: archived 1 keys\rflux-dump: archived 2 keys")
+    result = run("dump")
+    assert result.exit_code == 1 and result.stderr.startswith("Usage: ")  # liboptparse: exit 1
 
 
 def test_dump_to_stdout(flux):
@@ -591,8 +633,6 @@ def test_cpio_newc_is_read():
     assert [(e.path, e.data, e.target) for e in archive.parse(data)] == [("a/b", b"{}", None), ("a/c", b"", "x::.")]
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _LIVE_BYTES = LIVE.read_bytes()
 
@@ -666,3 +706,114 @@ def test_round_trip_named_queue_states(flux_factory, tmp_path, checkpoint):
         assert sorted(ckpt["queue"], key=lambda q: q["name"]) == [
             {"enable": False, "start": True, "name": "batch", "disable_reason": "closed for the rehearsal"},
             {"enable": True, "start": False, "name": "debug", "stop_reason": "drain day"}]
+
+
+# -- a flux-lite dump restored by a real Flux --------------------------------------------------
+
+
+def _real_flux():
+    path = os.environ.get("FLUX_LITE_REAL_FLUX") or shutil.which("flux")
+    if not path:
+        return None
+    try:
+        out = subprocess.run([path, "version"], check=False, capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return path if "libflux-core" in out else None
+
+
+REAL_FLUX = _real_flux()
+
+
+@pytest.mark.skipif(REAL_FLUX is None, reason="no real Flux (flux on PATH, or FLUX_LITE_REAL_FLUX)")
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_real_flux_restores_a_flux_lite_dump(flux_factory, tmp_path, checkpoint):
+    """`flux start --test-size=4 -Scontent.restore=DUMP` lists the same jobs:
+    inactive ones identical, pending ones pending; the running one fails and
+    its dependent too, as after any Flux restart; drain and queue state kept."""
+    import socket
+
+    host = socket.gethostname()  # Flux's test instance names its ranks after this host
+    flux = flux_factory(f"--test-hosts={host},{host},{host},{host}", "--test-cores=2")
+    flux("resource", "drain", "3", "bad disk")
+    flux.submit("-S", "exec.test.run_duration=1s", "true")
+    flux.submit("-S", "exec.test.run_duration=1h", "-t", "2s", "true")
+    failed = flux.submit("-S", "exec.test.run_duration=1h", "true")
+    held = flux.submit("--urgency=hold", "true")
+    flux.advance("1s")
+    flux("job", "raise", "-t", "test", failed)
+    flux("cancel", held)
+    flux.advance("5s")
+    running = flux.submit("-N3", "-t", "10m", "-S", "exec.test.run_duration=600s", "true")
+    flux("update", running, "duration=+5m")
+    flux.submit("-N1", "-S", "exec.test.run_duration=1s", "true")
+    flux.submit("--urgency=hold", "-S", "exec.test.run_duration=1s", "true")
+    dependent = flux.submit(f"--dependency=afterok:{running}", "-S", "exec.test.run_duration=1s", "true")
+    flux("queue", "disable", "-m", "maintenance")
+    fields = "{id.f58} {status} {ntasks} {nnodes} {runtime:0.3f} {nodelist} {exception.type} {exception.note}"
+    lite = {line.split()[0]: line for line in flux.out("jobs", "-a", "-no", fields).splitlines()}
+    lite_logs = {j: flux.out("job", "eventlog", j) for j in lite}
+    out = tmp_path / "dump.tar"
+    flux("dump", "-q", *(["--checkpoint"] if checkpoint else []), str(out))
+
+    script = tmp_path / "inside.sh"
+    script.write_text(
+        f"flux jobs -a -no '{fields}'\necho @@\n"
+        + "".join(f"flux job eventlog {j}; echo @@\n" for j in lite)
+        + "flux resource drain -no '{ranks} {reason}'\necho @@\nflux queue status\n")
+    env = dict(os.environ, FLUX_F58_FORCE_ASCII="1", LANG="C.UTF-8")
+    proc = subprocess.run([REAL_FLUX, "start", "--test-size=4", f"-Scontent.restore={out}", "sh", str(script)],
+                          check=False, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    parts = proc.stdout.split("@@\n")
+    real = {line.split()[0]: line for line in parts[0].splitlines()}
+    assert set(real) == set(lite)
+    for jobid, line in lite.items():
+        status = line.split()[1]
+        if status in ("COMPLETED", "FAILED", "CANCELED", "TIMEOUT"):
+            assert real[jobid] == line  # inactive: identical
+            assert parts[1 + list(lite).index(jobid)] == lite_logs[jobid]
+    assert real[running].split()[1:2] == ["FAILED"]
+    assert "failed to create guest ns" in real[running]
+    assert real[dependent].split()[1] == "FAILED" and "job never started" in real[dependent]
+    held_now = [j for j, line in lite.items() if line.split()[1] == "SCHED" and "held" not in line]
+    for jobid in lite:
+        if lite[jobid].split()[1] == "SCHED" and jobid not in (running, dependent):
+            log = parts[1 + list(lite).index(jobid)]
+            assert "flux-restart" in log  # pending at the dump: restarted by Flux
+    assert held_now  # (the scenario has pending jobs)
+    assert parts[-2].split(None, 1) == ["3", "bad disk\n"]
+    queue = parts[-1]
+    if checkpoint:
+        assert queue.startswith("Job submission is disabled: maintenance\n")
+    else:
+        assert queue.startswith("Job submission is enabled\n")  # a live dump has no checkpoint
+
+
+def test_restore_older_layout_rebuilds_from_eventlogs(flux, tmp_path):
+    """A flux-lite dump whose job index layout is not this version's: the
+    index and timers are rebuilt from the eventlogs, as at a restart."""
+    from flux_lite import archive
+
+    busy_instance(flux)
+    out = tmp_path / "x.tar"
+    flux("dump", "-q", str(out))
+    entries = archive.read(str(out))
+    for e in entries:
+        if e.path == "flux-lite/format":
+            fmt = json.loads(e.data)
+            fmt["derived_version"] = 1
+            e.data = json.dumps(fmt).encode()
+    entries = [e for e in entries if e.path != "flux-lite/tables/jobs"]
+    old = tmp_path / "old.tar"
+    old.write_bytes(archive.encode(entries, "tar"))
+    copy = Flux(tmp_path / "copy")
+    copy("restore", "-q", str(old))
+    fields = ("-o", "{id.f58} {status} {nodelist} {t_submit} {t_run} {expiration}")
+    assert copy.out("jobs", "-a", *fields) == flux.out("jobs", "-a", *fields)
+    for jobid in flux.out("jobs", "-a", "-no", "{id.f58}").split():
+        assert copy.out("job", "eventlog", jobid) == flux.out("job", "eventlog", jobid)
+    assert "job-manager.info[0]: restart: job index and timers rebuilt from eventlogs" in copy.dmesg()
+    flux.advance("20m")
+    copy.advance("20m")
+    assert copy.out("jobs", "-a", *fields) == flux.out("jobs", "-a", *fields)

@@ -519,3 +519,13 @@ def test_named_format_get_config(flux):
         'format = "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_abbrev:>2.2} '
         '{t_inactive!d:%b%d %R::>12h} {inactive_reason}"\n')
     assert flux.fails("jobs", "-o", "get-config=nope").stderr.endswith("--format: No such format nope\n")
+
+
+def test_job_wait_stalled_under_virtual_clock(flux):
+    """A waitable job with nothing left that could end it: one error, not a hang."""
+    jobid = flux.submit("--flags=waitable", "true")  # no run duration, no time limit
+    for args in (["job", "wait", jobid], ["job", "wait"], ["job", "wait", "--all"]):
+        r = flux.fails(*args)
+        assert r.stderr.startswith("flux-lite job: ERROR: ") and "cannot end under the virtual clock" in r.stderr
+    flux("cancel", jobid)
+    assert flux.fails("job", "wait", jobid).stderr == "flux-lite job: ERROR: Fatal exception type=cancel \n"

@@ -5,7 +5,6 @@ process killed with SIGKILL in the middle of a transaction leaves the store
 readable with all or none of that transaction.
 """
 
-import json
 import os
 import random
 import signal

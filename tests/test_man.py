@@ -233,7 +233,8 @@ def test_help_option_is_documented(item):
 def config_keys():
     """Every key flux_lite/config.py accepts, as dotted names, read from its source.
 
-    The accepted keys are the tuples given to ``_unknown(obj, KEYS, PREFIX)``
+    The accepted keys are the tuples given to ``_unknown(obj, KEYS, PREFIX)``,
+    ``_checked(obj, PREFIX, KEYS)`` and ``_section(parent, NAME, KEYS)``,
     plus HOUSEKEEPING_KEYS (``job-manager.housekeeping``). A prefix that is
     not a plain string (``resource.config[i]``) yields the bare key names.
     """
@@ -242,9 +243,18 @@ def config_keys():
     tree = ast.parse(pathlib.Path(configmod.__file__).read_text(encoding="utf-8"))
     keys = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_unknown"):
+        func = getattr(node, "func", None) if isinstance(node, ast.Call) else None
+        name = getattr(func, "id", None)
+        if name == "_unknown":  # _unknown(obj, KEYS, PREFIX)
+            allowed, prefix = node.args[1], node.args[2]
+        elif name == "_checked":  # _checked(value, PREFIX, KEYS)
+            allowed, prefix = node.args[2], node.args[1]
+        elif name == "_section":  # _section(parent, NAME, KEYS[, PARENT_PREFIX]): PREFIX = PARENT_PREFIX + NAME
+            allowed, table = node.args[2], node.args[1]
+            parent = node.args[3].value if len(node.args) > 3 else ""
+            prefix = ast.Constant(parent + table.value) if isinstance(table, ast.Constant) else table
+        else:
             continue
-        allowed, prefix = node.args[1], node.args[2]
         names = [elt.value for elt in allowed.elts] if isinstance(allowed, ast.Tuple) else []
         if isinstance(prefix, ast.Constant) and prefix.value == "config":
             continue  # the top-level tables, named by their keys below

@@ -385,8 +385,10 @@ def test_no_queues_update_refused(flux):
      "error parsing [queues.x] config table: a virtual queue must not set 'requires'"),
     ("queues:\n  debug: {}\npolicy:\n  jobspec:\n    defaults:\n      system:\n        queue: nope\n",
      "the [policy] config table defines a default queue nope that is not in [queues] table"),
-    ("queues:\n  debug:\n    foo: 1\n", "error parsing [queues.debug] config table: 1 object item(s) left unpacked: foo"),
-    ("queues:\n  x:\n    parent: nope\n", "error parsing [queues.x] config table: parent queue 'nope' is not configured"),
+    ("queues:\n  debug:\n    foo: 1\n",
+     "error parsing [queues.debug] config table: 1 object item(s) left unpacked: foo"),
+    ("queues:\n  x:\n    parent: nope\n",
+     "error parsing [queues.x] config table: parent queue 'nope' is not configured"),
 ])
 def test_bad_queue_configs_refused(flux, text, msg):
     r = flux.fails("config", "load", input=text)
@@ -552,8 +554,6 @@ def test_resource_config_entries_add_properties(flux_factory, tmp_path):
         "      free debug           1      2     0 vm",
         " allocated                 0      0     0 ",
         "      down                 0      0     0 "]
-    bad = "resource:\n  config:\n    - hosts: node[0-1]\n      cores: 2\n    - hosts: node1\n      cores: 4\n"
-    r = flux_factory(config=bad, name="other") if False else None
     from flux_lite.errors import ConfigError
     from flux_lite.resources import build_instance_R
 

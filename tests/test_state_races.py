@@ -41,7 +41,7 @@ def test_racing_starts_exactly_one_wins(tmp_path, round_):
     winners = [r for r in results if r[0] == 0]
     losers = [r for r in results if r[0] != 0]
     assert len(winners) == 1, results
-    for rc, out, err in losers:
+    for rc, _out, err in losers:
         assert rc == 1, (rc, err)
         assert err.count("\n") == 1 and "Traceback" not in err, err
         assert "an instance already exists" in err, err

@@ -79,7 +79,7 @@ _MN_BASE = 1626  # number of regular mnemonicode words
 _MN_REMAINDER = 7  # extra words used only for 24-bit remainders
 _MN_WORDBUF = 24  # longest word prefix the C decoder looks at
 
-_cache = {}
+_cache: dict = {}
 
 
 def _check_id(jobid):
@@ -173,7 +173,7 @@ def f58_prefix(environ=None):
     return _f58_prefix(os.environ if environ is None else environ)
 
 
-_PREFIX_CACHE = {}
+_PREFIX_CACHE: dict = {}
 
 
 def _f58_prefix(env):
@@ -528,7 +528,17 @@ def decode(text):
     value = _decode(text)
     if value is None:
         raise JobIDError(f"{text} is not a valid Flux jobid", errno=EINVAL)
-    return value
+    return WideJobID(value) if value > MAX_STORED else value
+
+
+# SQLite integers are signed 64-bit: an id above this is valid syntax but no
+# job can have it. Decoded as WideJobID, an int that SQLite stores as text
+# (adapter in flux_lite.kvs), so every lookup finds nothing instead of failing.
+MAX_STORED = 2**63 - 1
+
+
+class WideJobID(int):
+    __slots__ = ()
 
 
 def parse_jobid_arg(text):

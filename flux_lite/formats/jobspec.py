@@ -289,6 +289,10 @@ def _yaml_load(text):
         raise JobspecError("jobspec: nesting too deep") from None
     except Exception as exc:  # constructor errors, e.g. impossible dates
         raise JobspecError("jobspec: " + " ".join(str(exc).split())) from None
+    from flux_lite.formats.bounds import MAX_VALUES, count_values
+
+    if count_values(obj) > MAX_VALUES:
+        raise JobspecError(f"jobspec: more than {MAX_VALUES} values (YAML aliases expand to too much)")
     # keep only JSON-representable data (YAML has dates, sets, bytes, NaN)
     try:
         return json.loads(json.dumps(obj, allow_nan=False))

@@ -59,7 +59,7 @@ def fsd(secs):
     return format_fsd(secs)
 
 
-_EMPTY_CACHE = {}
+_EMPTY_CACHE: dict = {}
 
 
 def empty_outputs():
@@ -90,6 +90,11 @@ class _Datetime(datetime):
         if spec:
             return format(result, spec)
         return result
+
+
+# a column is at most this wide: {id:>999999999} would build a gigabyte per row
+MAX_WIDTH = 1000
+_NUMBER = re.compile(r"\d+")
 
 
 class _Spec:
@@ -145,7 +150,7 @@ class _Spec:
 
 
 _MISSING = object()
-_SPLIT = {}
+_SPLIT: dict[str, list] = {}
 
 
 def lookup(obj, path):
@@ -320,7 +325,10 @@ class OutputFormat:
                 self.set_sort_keys(keys)
         self.fmt = fmt
         self.tokens = tokens
-        for _, field, _, _ in tokens:
+        for _, field, spec, _ in tokens:
+            for number in _NUMBER.findall(spec or ""):
+                if len(number) > 4 or int(number) > MAX_WIDTH:
+                    raise FormatError(f"field width or precision {number} is larger than {MAX_WIDTH}")
             if field and field not in self.headings:
                 heading = heading_fallback(field) if heading_fallback else None
                 if heading is None:

@@ -416,7 +416,7 @@ class Rset:
             and self._has_nodelist == other._has_nodelist
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
 
     def same_resources(self, other):
         """True if both sets hold the same cores/gpus on the same ranks."""

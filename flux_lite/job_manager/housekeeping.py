@@ -190,7 +190,7 @@ class Housekeeping:
             victims = pending if ranks is None else pending & ranks
             if not victims:
                 continue
-            self.b.cancel_timers(jid, "housekeeping.finish", match=lambda arg: arg["rank"] in victims)
+            self.b.cancel_timers(jid, "housekeeping.finish", match=lambda arg, victims=victims: arg["rank"] in victims)
             self._finish(jid, alloc, list(victims), _strsignal(signum))
 
     # -- hello ------------------------------------------------------------------------

@@ -278,12 +278,18 @@ def record(conn: sqlite3.Connection, jobid: int) -> Record | None:
     return decode_row(jobid, row[0])
 
 
+def _user_clause(userid: int | None) -> str:
+    # +userid: filter rows, never pick the (userid, id) index for this, which
+    # would walk the user's whole history to find a few active jobs
+    return "" if userid is None else " AND +userid = %d" % int(userid)
+
+
 def active_records(conn: sqlite3.Connection, state_mask: int, userid: int | None = None) -> list[Record]:
     """Records of the active jobs in state_mask (of userid's only, if given),
     in no particular order; damaged rows are left out with a notice."""
     from flux_lite.stored import good_rows
 
-    user_clause = "" if userid is None else " AND userid = %d" % int(userid)
+    user_clause = _user_clause(userid)
     return list(good_rows(conn.execute(
         f"SELECT id, data FROM jobs WHERE state < {INACTIVE} AND (state & ?) != 0{user_clause}", (state_mask,))))
 
@@ -296,7 +302,7 @@ def inactive_records(conn: sqlite3.Connection, userid: int | None = None, since:
     lazily: stop early to read less."""
     from flux_lite.stored import good_rows
 
-    clauses = "" if userid is None else " AND userid = %d" % int(userid)
+    clauses = _user_clause(userid)
     args: list[Any] = []
     if since:
         clauses += " AND t_inactive > ?"

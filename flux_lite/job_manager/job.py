@@ -229,11 +229,13 @@ class Job:
 
     @property
     def returncode(self):
-        """Flux's returncode: exit code, -signal, or -128 if it never ran."""
+        """Flux's returncode: exit code, -signal; without a wait status -128
+        if canceled, 1 if failed."""
         if self.state != INACTIVE:
             return None
         if not self.finished:
-            return -128 if self.exception is not None else None
+            result = self.result
+            return -128 if result == CANCELED else 1 if result == FAILED else None
         status = self.waitstatus or 0
         if status & 0x7F:
             return -(status & 0x7F)

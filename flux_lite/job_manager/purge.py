@@ -25,23 +25,24 @@ def inactive_count(conn) -> int:
     return index.inactive_count(conn)
 
 
-def eligible(conn, now: float, age_limit: float = UNLIMITED, num_limit: int = UNLIMITED):
-    """Ids of the purgeable inactive jobs, oldest first.
+def eligible_count(conn, now: float, age_limit: float = UNLIMITED, num_limit: int = UNLIMITED) -> int:
+    """How many inactive jobs the limits make purgeable.
 
     Both limits select a prefix of the oldest-first order, so the eligible
-    jobs are the longer of the two prefixes; each is read through an index.
+    jobs are the longer of the two prefixes; each is counted through an index.
     """
     count = 0
-    total = None
     if num_limit != UNLIMITED:
-        total = inactive_count(conn)
-        count = max(total - num_limit, 0)
+        count = max(inactive_count(conn) - num_limit, 0)
     if age_limit != UNLIMITED:
-        old = index.inactive_count(conn, before=now - age_limit)
-        count = max(count, old)
-    if count == 0:
-        return []
-    return index.oldest_inactive(conn, count)
+        count = max(count, index.inactive_count(conn, before=now - age_limit))
+    return count
+
+
+def eligible(conn, now: float, age_limit: float = UNLIMITED, num_limit: int = UNLIMITED):
+    """Ids of the purgeable inactive jobs, oldest first."""
+    count = eligible_count(conn, now, age_limit, num_limit)
+    return index.oldest_inactive(conn, count) if count else []
 
 
 def remove(broker, ids) -> None:
@@ -81,8 +82,10 @@ def purge(broker, age_limit: float = UNLIMITED, num_limit: int = UNLIMITED, batc
         raise FluxLiteError(f"batch must be >= 1 and <= {BATCH_MAX}", errno=EINVAL)
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
+    if not force:  # only say how many: no need to read their ids
+        return eligible_count(conn, broker.now, age_limit, num_limit), inactive_count(conn)
     ids = eligible(conn, broker.now, age_limit, num_limit)
-    if force and ids:
+    if ids:
         remove(broker, ids)
         broker.log("job-manager", "debug", f"purged {len(ids)} inactive jobs")
     return len(ids), inactive_count(conn)

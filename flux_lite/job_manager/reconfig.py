@@ -70,7 +70,8 @@ def set_instance_expiration(broker, expiration):
         if sched_loaded:
             _tell_sched(broker, rfc27.SCHED_EXPIRATION, rfc27.expiration_request(job.id, expiration))
         broker.log("job-manager", "info",
-                   f"updated expiration of {f58(job.id)} from {old:.2f} to {expiration:.2f} ({_delta(old, expiration)})")
+                   f"updated expiration of {f58(job.id)} from {old:.2f} to {expiration:.2f} "
+                   f"({_delta(old, expiration)})")
 
 
 def _tell_sched(broker, topic, payload):

@@ -17,6 +17,7 @@ from flux_lite import config as configmod
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
+from flux_lite.stored import MAX_TIME
 from flux_lite.job_manager.job import RUNNING
 
 DURATION = "attributes.system.duration"
@@ -149,7 +150,7 @@ def update_job(broker, jobid, updates):
         duration = updates[DURATION]
         if not job.R or job.starttime <= 0:
             raise FluxLiteError("unable to get job starttime", errno=EINVAL)
-        expiration = 0.0 if duration == 0 else job.starttime + duration
+        expiration = 0.0 if duration == 0 else min(job.starttime + duration, MAX_TIME)
         if duration != 0 and expiration <= broker.now:
             raise FluxLiteError("requested duration places job expiration in the past", errno=EINVAL)
         try:
@@ -169,7 +170,6 @@ def update_job(broker, jobid, updates):
 
 def check_posted(broker, jobid, updates):
     """--wait: the matching jobspec-update must be in the eventlog."""
-    from flux_lite.formats import eventlog
     from flux_lite.formats.jobid import kvs_key
 
     for entry in reversed(broker.kvs.get_eventlog(kvs_key(jobid, "eventlog")) or []):
@@ -192,7 +192,7 @@ def dry_run_report(broker, jobid, updates):
     if job is None or not job.state & RUNNING or not job.R:
         return []
     duration = updates[DURATION]
-    expiration = 0.0 if duration == 0 else job.starttime + duration
+    expiration = 0.0 if duration == 0 else min(job.starttime + duration, MAX_TIME)
     try:
         return broker.rpc(rfc27.SCHED_EXPIRATION_PREVIEW, rfc27.expiration_request(jobid, expiration))["moves"]
     except FluxLiteError as exc:

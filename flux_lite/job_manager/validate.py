@@ -36,6 +36,7 @@ def validate_jobspec(broker, jobspec):
         from flux_lite.sched.constraints import check_hosts
 
         check_hosts(broker, constraint)
+    _check_run_duration(jobspec)
     duration = jobspecmod.duration(jobspec)
     queue = None
     if broker.config.get("queues"):
@@ -60,3 +61,25 @@ def validate_jobspec(broker, jobspec):
                 f"({format_c(max(remaining, 0.0))})",
                 errno=EINVAL,
             )
+
+
+def _check_run_duration(jobspec):
+    """exec.test.run_duration must say how long the job runs: a string that
+    does not parse (or nan, or a negative time) would silently mean "until
+    canceled" (issue 11), so it is refused at the door."""
+    import math
+
+    from flux_lite.formats import fsd
+
+    system = (jobspec.get("attributes") or {}).get("system") or {}
+    test = ((system.get("exec") if isinstance(system, dict) else None) or {})
+    test = test.get("test") if isinstance(test, dict) else None
+    if not isinstance(test, dict) or not isinstance(test.get("run_duration"), str):
+        return  # absent, or a type Flux's exec fails the job for
+    value = test["run_duration"]
+    try:
+        seconds = fsd.parse_config(value)
+    except ValueError:
+        seconds = None
+    if seconds is None or math.isnan(seconds) or seconds < 0:
+        raise FluxLiteError(f"exec.test.run_duration: invalid Flux standard duration '{value}'", errno=EINVAL)

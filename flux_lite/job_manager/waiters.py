@@ -2,7 +2,6 @@
 
 import json
 
-from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import f58, kvs_key
 
 

@@ -15,6 +15,9 @@ status, the workload summary counts results from the same rows, and a script
 can render a listing without click. It imports nothing heavy at load time.
 """
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from flux_lite.formats import outputformat
 
 
@@ -23,7 +26,7 @@ class Row(dict):
 
     __slots__ = ()
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         try:
             return self[name]
         except KeyError:
@@ -37,7 +40,8 @@ class Listing:
     unless -o names another or gives a format string.
     """
 
-    def __init__(self, progname: str, formats: dict, headings: dict, heading_fallback=None) -> None:
+    def __init__(self, progname: str, formats: dict, headings: dict,
+                 heading_fallback: Callable[[str], str | None] | None = None) -> None:
         self.progname = progname
         self.formats = formats
         self.headings = headings
@@ -56,7 +60,8 @@ class Listing:
         """What `-o help` prints."""
         return outputformat.list_formats_help(self.formats, self.progname)
 
-    def lines(self, fmt: str, rows, no_header: bool = False, merge=None) -> list:
+    def lines(self, fmt: str, rows: Iterable, no_header: bool = False,
+              merge: Callable[[Any, list], Iterable] | None = None) -> list[str]:
         """The output lines of rows in format fmt (header first unless no_header).
 
         merge(rows, fields), when given, may combine rows once the format's

@@ -9,7 +9,8 @@ import json
 
 from flux_lite.job_list import result_of
 from flux_lite.job_manager.job import (
-    CLEANUP, COMPLETED, DEPEND, INACTIVE, PENDING, PRIORITY, RESULT_NAMES, RESULT_SHORT, RUN, SCHED, STATE_NAMES,
+    CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, PENDING, PRIORITY, RESULT_NAMES, RESULT_SHORT, RUN,
+    SCHED, STATE_NAMES,
     STATE_SHORT,
 )
 from flux_lite.formats.jobid import ENCODINGS
@@ -142,7 +143,7 @@ def make_info(rec, now, username):
         info["status"] = info["state"]
         info["status_abbrev"] = info["state_single"]
         info["success"] = ""
-    info["returncode"] = _returncode(rec) if state == INACTIVE else ""
+    info["returncode"] = _returncode(rec, result) if state == INACTIVE else ""
     info["waitstatus"] = rec.get("waitstatus") if rec.get("waitstatus") is not None else ""
     exc = rec.get("exception")
     info["exception"] = Row(
@@ -259,9 +260,14 @@ def _inactive_reason(info):
     return f"Exit {rc}"
 
 
-def _returncode(rec):
+def _returncode(rec, result):
     if not rec.get("finished"):
-        return -128 if rec.get("exception") else ""
+        # no wait status (as flux-core's JobInfo.returncode): canceled before
+        # it ran, -128; failed without an exit (an exception, or exec could
+        # not run it), 1
+        if result == CANCELED:
+            return -128
+        return 1 if result == FAILED else ""
     status = rec.get("waitstatus") or 0
     if status & 0x7F:
         return -(status & 0x7F)

@@ -92,6 +92,11 @@ def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"
     return out
 
 
+# the states flux resource status accepts
+STATUS_STATES = ("online", "offline", "avail", "exclude", "draining", "drained", "torpid", "housekeeping",
+                 "allocated", "lost", "up", "down", "all")
+
+
 def status_rows(broker, states=None):
     """`resource status`: nodes grouped by state (avail, draining, drained,
     housekeeping), drained ones also by reason, as flux resource status does."""
@@ -111,6 +116,9 @@ def status_rows(broker, states=None):
             groups.setdefault(("avail", ""), []).append(rank)
         if rank in hk_ranks:
             groups.setdefault(("housekeeping", ""), []).append(rank)
+    for state in states or ():
+        if state not in STATUS_STATES:
+            raise FluxLiteError(f"Invalid resource state {state} specified")
     wanted = states or ["avail", "exclude", "draining", "drained", "torpid", "housekeeping"]
     rows = []
     for state in wanted:

@@ -225,8 +225,8 @@ class _Planner:
         if res:
             # sorted by start: nothing that starts before t - (longest one here) reaches t
             span = self.res_span[i]
-            k = bisect_left(res, (t - span,)) if span != INF else 0
-            for k in range(k, len(res)):
+            first = bisect_left(res, (t - span,)) if span != INF else 0
+            for k in range(first, len(res)):
                 s, e, c, g = res[k]
                 if s >= ew:
                     break

@@ -61,17 +61,17 @@ class ModuleArg(NamedTuple):
     complete: bool = True
 
 
-def posint(value: str, key: str, extra: str = "") -> int:
+def posint(value: str | None, key: str, extra: str = "") -> int:
     try:
-        n = int(value)
-    except ValueError:
+        n = int(value)  # type: ignore[arg-type]  # None (no "=value") is invalid too
+    except (TypeError, ValueError):
         n = 0
     if n <= 0:
         raise UsageError(f"{key}='{value}' is invalid: expected a positive integer{extra}")
     return n
 
 
-def parse_depth(value: str) -> int | str:
+def parse_depth(value: str | None) -> int | str:
     if value == "unlimited":
         return "unlimited"
     return posint(value, "queue-depth", extra=" or 'unlimited'")

@@ -6,9 +6,9 @@ candidate ranks with it). Here: the checks a constraint gets at submit time.
 
 from __future__ import annotations
 
-from flux_lite.errors import FluxLiteError
+from errno import EINVAL
 
-EINVAL = 22
+from flux_lite.errors import FluxLiteError
 
 
 def check_hosts(broker, constraint) -> None:

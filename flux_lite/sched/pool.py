@@ -34,6 +34,7 @@ from flux_lite.errors import FluxLiteError
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import Rset
+from flux_lite.stored import MAX_TIME
 
 __all__ = [
     "Pool",
@@ -638,7 +639,8 @@ class Pool:
             self._apply(i, cm, gm, True)
         duration = request.duration or 0.0
         if duration > 0:
-            expiration = now + duration
+            # a duration past the year 9999 is stored, its end time clamped
+            expiration = min(now + duration, MAX_TIME)
         elif expiration_default and expiration_default > 0:
             expiration = expiration_default
         else:

@@ -1,0 +1,126 @@
+"""Bad input (issue 11): one line and a non-zero exit, bounded work, state untouched."""
+
+
+import pytest
+
+GUEST = {"FLUX_HANDLE_USERID": "1234"}
+BIG = "18446744073709551615"
+
+
+def one_error(result):
+    assert "Traceback" not in result.output
+    errors = [ln for ln in result.stderr.splitlines() if ln and ": warning: " not in ln]
+    assert len(errors) == 1, result.stderr
+    return errors[0]
+
+
+@pytest.mark.parametrize("args", [
+    ["jobs", BIG], ["job", "info", BIG, "R"], ["job", "eventlog", BIG], ["cancel", BIG],
+    ["update", BIG, "duration=1h"], ["job", "urgency", BIG, "1"], ["job", "raise", BIG],
+    ["job", "timeleft", BIG], ["job", "wait-event", BIG, "clean"], ["job", "info", "9223372036854775808", "R"],
+])
+def test_job_ids_past_sqlite_integers_are_unknown(flux, args):
+    result = flux(*args, check=False)
+    assert result.exit_code == 1
+    one_error(result)
+
+
+@pytest.mark.parametrize("uid", ["4294967296", "18446744073709551616", "-1"])
+def test_uids_past_32_bits_are_refused(flux, uid):
+    result = flux("submit", "true", env={"FLUX_HANDLE_USERID": uid}, check=False)
+    assert result.exit_code == 1
+    assert "FLUX_HANDLE_USERID must be a user id between 0 and 4294967295" in one_error(result)
+    assert flux.out("jobs", "-a", "-u", "all") .count("\n") == 1
+
+
+@pytest.fixture
+def files(tmp_path):
+    out = {}
+    out["binary"] = tmp_path / "binary"
+    out["binary"].write_bytes(b"\xff\xfe\x00\x01binary")
+    out["date"] = tmp_path / "date.yaml"
+    out["date"].write_text("clock:\n  start: 2026-02-30\n")
+    out["deepjson"] = tmp_path / "deep.json"
+    out["deepjson"].write_text("[" * 100000 + "]" * 100000)
+    out["deepyaml"] = tmp_path / "deep.yaml"
+    out["deepyaml"].write_text("a: " + "[" * 100000 + "]" * 100000)
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    out["lol"] = tmp_path / "lol.yaml"
+    out["lol"].write_text("\n".join(lines) + "\n")
+    assert out["lol"].stat().st_size < 1000
+    out["zero"] = "/dev/zero"
+    return out
+
+
+@pytest.mark.parametrize("name", ["binary", "date", "deepjson", "deepyaml", "lol", "zero"])
+@pytest.mark.parametrize("how", ["config load", "start -c", "job submit"])
+def test_hostile_files_are_one_line(flux, tmp_path, files, name, how):
+    path = str(files[name])
+    before = flux.out("kvs", "get", "config")
+    if how == "config load":
+        result = flux("config", "load", path, check=False)
+    elif how == "start -c":
+        result = flux("--state-dir", str(tmp_path / "new"), "start", "-c", path, check=False)
+        assert not (tmp_path / "new").exists()
+    else:
+        result = flux("job", "submit", path, check=False)
+    assert result.exit_code == 1, result.output
+    one_error(result)
+    assert flux.out("kvs", "get", "config") == before
+    assert flux.out("jobs", "-a").count("\n") == 1
+
+
+@pytest.mark.parametrize("args,message", [
+    (["submit", "--setattr=exec.test.run_duration=nan", "true"], "invalid Flux standard duration 'nan'"),
+    (["submit", "--setattr=exec.test.run_duration=-5s", "true"], "invalid Flux standard duration '-5s'"),
+    (["submit", "--setattr=exec.test.run_duration=x", "true"], "invalid Flux standard duration 'x'"),
+    (["submit", "--cc=", "true"], "IDset(): Invalid argument: "),
+    (["submit", "--cc=0-999999999", "true"], "more than the limit of 100000"),
+    (["resource", "drain", ""], "no targets given"),
+    (["resource", "undrain", " "], "no targets given"),
+    (["resource", "drain", "0-999999999"], "0-999999999: more ranks than the instance has (4)"),
+    (["resource", "status", "--states=bogus"], "Invalid resource state bogus specified"),
+    (["jobs", "-o", "{id:>999999999}"], "width"),
+    (["jobs", "-o", "{name:.999999999}"], "width"),
+    (["start", "--test-size=999999999"], "999999999"),
+])
+def test_nonsense_is_refused_at_the_door(flux, args, message):
+    before = flux.out("kvs", "ls", "-R")
+    result = flux(*args, check=False)
+    assert result.exit_code in (1, 2), result.output
+    assert message in one_error(result)
+    assert flux.out("kvs", "ls", "-R") == before
+
+
+def test_durations_past_9999_are_stored_and_clamped(flux):
+    long = flux.submit("-t", "1e20", "sleep", "inf")
+    other = flux.submit("-t", "1h", "--setattr=exec.test.run_duration=1e20s", "sleep", "inf")
+    flux("update", other, "duration=1e308")
+    assert flux.out("jobs", "-no", "{id} {expiration!D}", long) == f"{long} 9999-12-31T23:59:59\n"
+    assert flux.out("job", "timeleft", other).strip().isdigit()
+    assert flux.out("jobs", "-a", "-no", "{state}") == "RUN\nRUN\n"
+    # nothing falls due before the year 9999: the clock does not jump there
+    flux("clock", "next")
+    assert flux.now() < 253402300799
+    assert flux.out("fsck") == "fsck: ok\n"
+
+
+def test_wait_event_that_never_matches_leaves_the_clock(flux):
+    # one hour of other jobs' timers ahead
+    others = [flux.submit("-t", "1h", "sleep", "inf") for _ in range(2)]
+    jobid = flux.submit("-t", "30m", "sleep", "inf")
+    t0 = flux.now()
+    result = flux.fails("job", "wait-event", jobid, "no-such-event")
+    assert "never received" in result.stderr or "cannot arrive" in result.stderr
+    assert flux.now() == t0
+    assert [flux.state(j) for j in others + [jobid]] == ["RUN"] * 3
+    result = flux.fails("job", "wait-event", "-m", "status=99", jobid, "finish")
+    assert flux.now() == t0
+    # an explicit --timeout lets the time pass, as asked
+    flux.fails("job", "wait-event", "-t", "10m", jobid, "no-such-event")
+    assert flux.now() == t0 + 600
+    # and a wait that succeeds keeps the time it took
+    assert flux.out("job", "wait-event", jobid, "clean").endswith("clean\n")
+    assert flux.now() == t0 + 1800
