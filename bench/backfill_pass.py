@@ -23,6 +23,12 @@ so depth 1000 is measured as `hybrid` with reservation-depth=1000; the
 unlimited conservative pass is reported too. `fcfs` (sched-simple, unlimited
 queue depth) is a baseline. Growth: N = 1k, 5k, 10k on 4096 nodes and 10k on
 1024 nodes (busy machine). Skipped if flux_lite/sched/backfill.py is absent.
+
+Queues case (same targets): the 4096 nodes carry property `debug` (first
+half) or `batch` (second half), queues `debug` and `batch` require them, the
+jobs alternate between the two queues, and every tenth one also asks for
+`host:node[0-1023]` or `host:node[2048-3071]` - so every allocation is
+filtered by an RFC 31 constraint.
 """
 
 import os
@@ -61,32 +67,65 @@ def backfill_available():
         return False
 
 
-def setup(state, nodes, njobs, busy, seed):
+def queue_config(nodes):
+    half = nodes // 2
+    return {
+        "resource": {"config": [
+            {"hosts": f"node[0-{nodes - 1}]", "cores": CORES},
+            {"hosts": f"node[0-{half - 1}]", "properties": ["debug"]},
+            {"hosts": f"node[{half}-{nodes - 1}]", "properties": ["batch"]},
+        ]},
+        "queues": {"debug": {"requires": ["debug"]}, "batch": {"requires": ["batch"]}},
+    }
+
+
+def _queue_args(queues, i, nodes):
+    """queue= and constraints= for job i of the queues case."""
+    if not queues:
+        return {}
+    queue = ("debug", "batch")[i % 2]
+    out = {"queue": queue}
+    if i % 10 in (0, 1):
+        base = 0 if queue == "debug" else nodes // 2
+        out["constraints"] = {"hostlist": [f"node[{base}-{base + nodes // 4 - 1}]"]}
+    return out
+
+
+def setup(state, nodes, njobs, busy, seed, queues=False):
     """Instance with njobs pending one-core jobs the scheduler has not seen."""
     from flux_lite.formats import jobspec as jobspecmod
     from flux_lite.instance import Instance
     from flux_lite.sched import loader
 
-    bl.start_instance(state, size=nodes, cores=CORES)
+    if queues:
+        bl.start_instance(state, config=queue_config(nodes))
+    else:
+        bl.start_instance(state, size=nodes, cores=CORES)
     rng = random.Random(seed)
     inst = Instance.open(state)
     nfill = nodes - max(1, nodes // 64) if busy else 0
     try:
         with inst.session() as broker:
-            for _ in range(nfill):
+            if queues:
+                broker.queues.start(None, True, True)  # named queues begin stopped
+            for i in range(nfill):
                 limit = rng.randint(10, 120) * 60.0
                 js = jobspecmod.build(["fill"], nnodes=1, duration=limit,
-                                      setattrs=[("exec.test.run_duration", f"{limit - 1:.0f}s")])
+                                      setattrs=[("exec.test.run_duration", f"{limit - 1:.0f}s")],
+                                      queue=("debug", "batch")[i % 2] if queues else None)
                 broker.jm.submit(js)
                 broker.run()
             loader.module_remove(broker)
             specs = {}
-            for _ in range(njobs):
+            for i in range(njobs):
                 limit = rng.randint(1, 120) * 60
-                js = specs.get(limit)
+                qargs = _queue_args(queues, i, nodes)
+                key = (limit, qargs.get("queue"), "constraints" in qargs)
+                js = specs.get(key)
                 if js is None:
-                    js = specs[limit] = jobspecmod.build(["pending"], ntasks=1, duration=float(limit),
-                                                         setattrs=[("exec.test.run_duration", f"{limit // 2}s")])
+                    js = specs[key] = jobspecmod.build(["pending"], ntasks=1, duration=float(limit),
+                                                       setattrs=[("exec.test.run_duration", f"{limit // 2}s")],
+                                                       **qargs)
                 broker.jm.submit(js)
                 broker.run()
     finally:
@@ -165,20 +204,20 @@ def main():
         return
     reps = args.reps or (1 if args.quick else 3)
     labels = [x for x in args.policies.split(",") if x]
-    # (nodes, jobs, busy)
-    cases = [(4096, 10000, True), (4096, 10000, False)]
+    # (nodes, jobs, busy, queues)
+    cases = [(4096, 10000, True, False), (4096, 10000, False, False), (4096, 10000, True, True)]
     if not args.quick:
-        cases += [(4096, 1000, True), (4096, 5000, True), (1024, 10000, True)]
+        cases += [(4096, 1000, True, False), (4096, 5000, True, False), (1024, 10000, True, False)]
     figures = {"cores_per_node": CORES, "reps": reps, "cases": []}
     extra = {}
     results = {}
     with bl.temp_dir() as root:
-        for nodes, njobs, busy in cases:
-            machine = "busy" if busy else "idle"
+        for nodes, njobs, busy, queues in cases:
+            machine = ("busy" if busy else "idle") + ("-queues" if queues else "")
             bl.log(f"setup {nodes} nodes, {njobs} jobs, {machine}")
             state = os.path.join(root, f"n{nodes}-j{njobs}-{machine}")
             t0 = time.perf_counter()
-            nfill = setup(state, nodes, njobs, busy, args.seed)
+            nfill = setup(state, nodes, njobs, busy, args.seed, queues=queues)
             case = {"nodes": nodes, "jobs": njobs, "machine": machine, "running_fill_jobs": nfill,
                     "setup_s": round(time.perf_counter() - t0, 2), "policies": {}}
             for label in labels:
@@ -195,7 +234,7 @@ def main():
                         measure(state, label, args.top).get("profile")
             figures["cases"].append(case)
     targets = []
-    for machine in ("busy", "idle"):
+    for machine in ("busy", "idle", "busy-queues"):
         targets.append(bl.target(f"easy: first pass, 10000 pending, 4096 nodes, {machine}",
                                  results.get((4096, 10000, machine, "easy")), EASY_TARGET))
         targets.append(bl.target(f"hybrid depth {CONS_DEPTH} (= conservative depth {CONS_DEPTH}): first pass, "

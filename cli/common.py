@@ -31,6 +31,12 @@ def session(ctx=None):
     return instance(ctx).session()
 
 
+def read_session(ctx=None):
+    """A read-only command's transaction: the committed state, no write lock
+    (a full session when something has come due since the last command)."""
+    return instance(ctx).read_session()
+
+
 class _ParsedType(click.ParamType):
     """An argument parsed by a library parser; a bad one is a usage error (exit 2).
 

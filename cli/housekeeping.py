@@ -2,7 +2,7 @@
 
 import click
 
-from flux_lite.cli.common import session
+from flux_lite.cli.common import read_session, session
 from flux_lite.cli.listing import listing_options
 from flux_lite.cli._complete import complete_housekeeping_jobids, complete_targets
 from flux_lite.errors import FluxLiteError
@@ -25,7 +25,7 @@ def hk_list(include, no_header, fmt, as_json):
     from flux_lite.listing import housekeeping as hk_listing
 
     fmt = listing.format_string(hk_listing.HOUSEKEEPING, fmt)
-    with session() as broker:
+    with read_session() as broker:
         if as_json:
             listing.emit_json(hk.stats(broker))
             return

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from flux_lite.cli.common import FSD, JOBID, JOBID_TEXT, instance, session
+from flux_lite.cli.common import FSD, JOBID, JOBID_TEXT, instance, read_session, session
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
 
@@ -94,7 +94,7 @@ def job_eventlog(fmt, time_format, human, path, jobid):
     from flux_lite.formats.jobid import kvs_key
 
     typed, jobid = jobid, _c_jobid(jobid)
-    with session() as broker:
+    with read_session() as broker:
         # flux job eventlog names the job as it was typed
         _job_or_fail(broker, jobid, not_found=f"job {typed} not found",
                      denied=access.EVENTLOG_ACCESS)
@@ -127,7 +127,7 @@ def job_info(original, jobid, keys):
 
     jobid = _c_jobid(jobid)
     out = []
-    with session() as broker:
+    with read_session() as broker:
         job = _job_or_fail(broker, jobid, not_found="invalid job id")
         for key in keys:
             if key == "jobspec" and not original:
@@ -268,7 +268,7 @@ def job_timeleft(jobid):
 
     0 means expired or no longer running; 4294967295 means unlimited.
     """
-    with session() as broker:
+    with read_session() as broker:
         job = _job_or_fail(broker, jobid)
         now = broker.now
         if job.state == 64 or job.state & 32:

@@ -6,7 +6,7 @@ from errno import ECHILD
 
 import click
 
-from flux_lite.cli.common import instance, session
+from flux_lite.cli.common import instance, read_session, session
 from flux_lite.errors import FluxLiteError
 
 
@@ -69,7 +69,7 @@ def job_last(args):
             if value is None or rest:
                 _last_usage()
             text = f"[:{value}]"
-    with session() as broker:
+    with read_session() as broker:
         ids = history.last(broker.kvs.conn, broker.instance.identity.userid, text)
     if not ids:
         raise FluxLiteError("job history is empty")
@@ -166,7 +166,7 @@ def job_purge(age_limit, num_limit, force, batch, ids):
     """Purge inactive jobs (instance owner only): by age, by count, or by id.
 
     Without --force, only says how many would be purged. Purged jobs leave
-    the KVS, `jobs`, `job last` and `job wait`.
+    the KVS, `jobs` and `job last`.
     """
     from flux_lite.job_manager import purge
 
@@ -197,7 +197,7 @@ def job_stats():
 
     from flux_lite.job_manager import stats
 
-    with session() as broker:
+    with read_session() as broker:
         doc = stats.job_stats(broker)
     click.echo(json.dumps(doc, separators=(",", ":")))
 

@@ -2,7 +2,7 @@
 
 import click
 
-from flux_lite.cli.common import JOBID, session
+from flux_lite.cli.common import JOBID, read_session
 from flux_lite.cli.listing import listing_options
 from flux_lite.errors import FluxLiteError
 
@@ -40,7 +40,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
     if as_json and (stats or stats_only):
         raise FluxLiteError("--json incompatible with --stats or --stats-only")
     if stats_only:
-        with session() as broker:
+        with read_session() as broker:
             line, active = _stats_line(broker)
         click.echo(line)
         raise SystemExit(0 if active else 1)
@@ -52,7 +52,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         states |= job_list.INACTIVE
     if filter_:
         states, results = job_list.parse_filter(filter_)
-    with session() as broker:
+    with read_session() as broker:
         ident = broker.instance.identity
         userid = ident.userid
         if all_users:

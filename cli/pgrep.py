@@ -5,7 +5,7 @@ import sys
 import click
 
 from flux_lite.cli import words
-from flux_lite.cli.common import instance, session
+from flux_lite.cli.common import instance, read_session, session
 from flux_lite.cli.listing import listing_options
 from flux_lite.errors import FluxLiteError
 
@@ -69,7 +69,7 @@ def pgrep(all_states, all_users, user, filter_, queue, count, max_entries, no_he
 
     fmt = listing.format_string(PGREP, fmt)
     listing.render(PGREP, fmt, [])  # a bad format fails before any job is read
-    with session() as broker:
+    with read_session() as broker:
         records = _select(broker, "pgrep", expression, all_states, all_users, user, filter_, queue,
                           count, max_entries)
         now = broker.now

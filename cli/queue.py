@@ -5,7 +5,7 @@ import sys
 import click
 
 from flux_lite.cli.listing import format_string, listing_options
-from flux_lite.cli.common import instance, session
+from flux_lite.cli.common import instance, read_session, session
 from flux_lite.errors import FluxLiteError
 
 
@@ -39,7 +39,7 @@ def queue_list(queues, no_header, fmt):
         return
     fmt = format_string(qlist.QUEUE_LIST, fmt)
     names = [n for item in queues for n in item.split(",") if n]
-    with session() as broker:
+    with read_session() as broker:
         rows = qlist.list_rows(broker, names or None, color=sys.stdout.isatty())
     try:
         lines = qlist.QUEUE_LIST.lines(fmt, rows, no_header=no_header)
@@ -115,7 +115,7 @@ def _pick(name, old_queue):
 def queue_status(verbose, old_queue, name):
     """Report whether submission is enabled and scheduling started."""
     name = _pick(name, old_queue)
-    with session() as broker:
+    with read_session() as broker:
         _report(broker, name, verbose, _echo_both)
         if verbose:
             _alloc_query(broker)

@@ -4,7 +4,7 @@ import os
 
 import click
 
-from flux_lite.cli.common import session
+from flux_lite.cli.common import read_session, session
 from flux_lite.cli.listing import listing_options
 
 
@@ -15,10 +15,8 @@ def _complete_queue(ctx, param, incomplete):
 
 
 def _fields(listing, fmt):
-    from flux_lite.formats import outputformat
-
     try:
-        return outputformat.OutputFormat(fmt, listing.headings).fields
+        return listing.fields(fmt)
     except ValueError:
         return ()  # reported when the rows are rendered
 
@@ -44,7 +42,7 @@ def resource_list(states, from_sched, queue, no_header, fmt, as_json):
     fmt = listing.format_string(res_listing.RESOURCE_LIST, fmt)
     source = "sched" if from_sched or os.environ.get("FLUX_RESOURCE_LIST_RPC") == "sched.resource-status" \
         else "job-manager"
-    with session() as broker:
+    with read_session() as broker:
         rows = res_listing.list_rows(broker, [s for s in states.split(",") if s], source=source,
                                      fields=_fields(res_listing.RESOURCE_LIST, fmt), queue=queue)
     if as_json:
@@ -62,7 +60,7 @@ def resource_status(states, no_header, fmt):
     from flux_lite.listing import resources as res_listing
 
     fmt = listing.format_string(res_listing.RESOURCE_STATUS, fmt)
-    with session() as broker:
+    with read_session() as broker:
         rows = res_listing.status_rows(broker, states.split(",") if states else None)
     listing.emit(res_listing.RESOURCE_STATUS, fmt, rows, no_header=no_header)
 

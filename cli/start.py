@@ -64,8 +64,9 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
         # the archive's resource/R, unless resources are asked for explicitly
         explicit = test_size is not None or test_hosts
         resources = dict(size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus) if explicit else None
-        return restore_archive(ctx, restore, force=force, clock=clock, config=cfg if config_file else None,
-                               resources=resources, target=path)
+        # quiet, as the restore Flux's rc1 runs for -Scontent.restore
+        return restore_archive(ctx, restore, quiet=True, force=force, clock=clock,
+                               config=cfg if config_file else None, resources=resources, target=path)
 
     if not command:
         path = resolve_state_dir(state_dir(ctx))

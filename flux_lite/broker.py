@@ -28,6 +28,9 @@ class Broker:
         self._deps = None
         self._timers = None
         self._queues = None
+        # a read-only command's broker (Instance.read_session): the instance
+        # is settled, so there is no module work to run and nothing to save
+        self.reading = False
 
     # -- modules (loaded on first use: most commands touch few of them) -------
 
@@ -141,6 +144,8 @@ class Broker:
                 topic, payload = self.messages.popleft()
                 self._deliver(topic, payload)
                 continue
+            if self.reading:
+                break
             if self._jm is not None and self._jm.has_work():
                 self._jm.work()
                 continue
@@ -355,6 +360,8 @@ class Broker:
 
     def flush(self):
         """Settle and write module state (the job index) without ending the command."""
+        if self.reading:
+            return
         self.settle()
         if self._jm is not None:
             self._jm.save()

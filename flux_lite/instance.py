@@ -32,7 +32,9 @@ MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last time the tools can p
 
 TABLES = jobindex.SCHEMA + """
 CREATE TABLE IF NOT EXISTS waitable (
-    id    INTEGER PRIMARY KEY
+    id         INTEGER PRIMARY KEY,
+    t_inactive REAL,
+    outcome    TEXT
 );
 CREATE TABLE IF NOT EXISTS timers (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -72,9 +74,9 @@ CREATE TABLE IF NOT EXISTS dmesg (
 # derived tables: each can be rebuilt from the eventlogs alone, and is when
 # missing or when SQLite's user_version says their layout is an older one
 # (jobs_user serves `job last`, jobs_result `jobs --stats`; waitable holds the
-# waitable jobs not yet waited on)
+# waitable jobs not yet waited on, with the outcome of those already purged)
 DERIVED_NAMES = jobindex.NAMES | {"timers", "waitable", "depends", "job_names"}
-DERIVED_VERSION = 4
+DERIVED_VERSION = 5
 
 
 @contextmanager
@@ -356,6 +358,39 @@ class Instance:
             yield ctx
             ctx.run()
 
+    @contextmanager
+    def read_session(self):
+        """A command that only reads: the committed state, without the write lock.
+
+        Every command leaves the instance settled, so when no timer has come
+        due since (always, under a virtual clock) there is nothing to catch
+        up: the command reads what it prints, through a broker that loads
+        nothing it is not asked for, and no job manager or scheduler state
+        is read or saved. Otherwise it runs as a full session, so that what
+        it shows includes what has happened by now.
+        """
+        with _gc_paused(), self.kvs.read_transaction():
+            now = self.clock_now()
+            if self._settled(now):
+                ctx = self.context(now)
+                ctx.reading = True
+                yield ctx
+                return
+        with self.session() as ctx:
+            yield ctx
+
+    def _settled(self, now):
+        """Current derived tables, no job id rollback to report, no timer due."""
+        conn = self.kvs.conn
+        if conn.execute("PRAGMA user_version").fetchone()[0] != DERIVED_VERSION:
+            return False
+        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+        if not DERIVED_NAMES <= present:
+            return False
+        if self.read_hwm() > self._known_max_jobid():
+            return False
+        return conn.execute("SELECT 1 FROM timers WHERE t <= ? LIMIT 1", (now,)).fetchone() is None
+
     # -- the job id high-water mark ------------------------------------------------
 
     def _tag(self):
@@ -387,15 +422,17 @@ class Instance:
         except (OSError, ValueError):
             return 0
 
+    def _known_max_jobid(self):
+        """The highest job id the database knows it issued."""
+        ckpt = self.kvs.get("checkpoint.job-manager")
+        known = ckpt.get("max_jobid", 0) if isinstance(ckpt, dict) else 0
+        return known if isinstance(known, int) else 0
+
     def _check_rollback(self, ctx):
         """Report a database that lost committed transactions (a deleted WAL),
         and keep new job ids above every id already handed out."""
         hwm = self.read_hwm()
-        if not hwm:
-            return
-        ckpt = self.kvs.get("checkpoint.job-manager")
-        known = ckpt.get("max_jobid", 0) if isinstance(ckpt, dict) else 0
-        if isinstance(known, int) and known >= hwm:
+        if not hwm or self._known_max_jobid() >= hwm:
             return
         from flux_lite.formats.jobid import encode
 

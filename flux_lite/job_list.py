@@ -8,6 +8,7 @@ makes of them (columns, formats) is flux_lite.listing.jobs.
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
 from flux_lite.job_manager import index
+from flux_lite.stored import good_rows
 from flux_lite.job_manager.job import (
     ACTIVE, CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, PENDING, PRIORITY, RUN, RUNNING,
     SCHED, TIMEOUT,
@@ -92,18 +93,16 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
     active_mask = states & ACTIVE
-    if active_mask:
-        pend = index.active_records(conn, active_mask, userid)
-        if name is not None:
-            pend = [r for r in pend if r.get("name") == name]
-        if queues is not None:
-            pend = [r for r in pend if _queue(r) in queues]
-        yield from sorted((r for r in pend if r["state"] & PENDING), key=lambda r: (-(r["priority"] or 0), r["id"]))
-        yield from sorted((r for r in pend if r["state"] & RUNNING), key=lambda r: (-(r["t_run"] or 0), r["id"]))
+    for rec in index.active_records_ordered(conn, active_mask, userid, decode=good_rows):
+        if name is not None and rec.get("name") != name:
+            continue
+        if queues is not None and _queue(rec) not in queues:
+            continue
+        yield rec
     if states & INACTIVE or results:
         # the index's result column: no need to decode the jobs left out
         only = results if results and not states & INACTIVE else 0
-        for rec in index.inactive_records(conn, userid, since, results=only):
+        for rec in index.inactive_records(conn, userid, since, results=only, decode=good_rows):
             if name is not None and rec.get("name") != name:
                 continue
             if queues is not None and _queue(rec) not in queues:

@@ -167,6 +167,29 @@ class KVS:
         for hook in hooks:
             hook()
 
+    @contextmanager
+    def read_transaction(self):
+        """BEGIN (deferred) .. END: one consistent snapshot, no write lock.
+
+        Readers never wait for a writer (WAL); nothing may be written inside.
+        """
+        if self._depth:
+            yield self
+            return
+        self.conn.execute("BEGIN")
+        self._depth = 1
+        try:
+            yield self
+        finally:
+            self._depth = 0
+            dropped = bool(self._appends or self._puts)
+            self._appends.clear()
+            self._puts.clear()
+            self._after_commit.clear()
+            self.conn.execute("ROLLBACK")
+        if dropped:
+            raise KVSError("internal error: a read-only command tried to write")
+
     def after_commit(self, hook):
         """Run hook() once the current transaction has committed (never if it rolls back)."""
         if hook not in self._after_commit:

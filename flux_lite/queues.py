@@ -613,3 +613,25 @@ def idle(broker):
     if not jm.index.any_active(PENDING):
         return 0
     return sum(1 for j in jm.jobs.values() if j.state & PENDING)
+
+
+def reconfigured(broker) -> None:
+    """The [queues] table changed: queues that stay keep their state, new ones
+    begin stopped (the anonymous queue started); jobs follow their queue's
+    new state (outstanding requests of stopped queues are canceled)."""
+    broker._queues = None
+    queues = broker.queues
+    queues.save()  # drops the state of queues no longer configured
+    names = list(queues.states)
+    started = {n for n in names if queues.is_started(n)}
+    if queues.config.named:
+        stopped = {q.name for q in queues.config.defs.values()} - started
+        # jobs of queues that are gone (or of no queue) cannot be scheduled either
+        jobs = queues._jobs_of(None)
+        stopped |= {queue_of(j.jobspec) for j in jobs if queue_of(j.jobspec) not in queues.config.defs}
+        queues._stop_jobs(stopped)
+        queues._start_jobs(started)
+    elif None in started:
+        queues._start_jobs(None)
+    else:
+        queues._stop_jobs(None)

@@ -236,18 +236,18 @@ class Resources:
     # -- status -------------------------------------------------------------
 
     def allocated_rset(self):
-        """job-manager.resource-status: jobs holding resources + housekeeping."""
-        from flux_lite.formats.rset import Rset
+        """job-manager.resource-status: jobs holding resources + housekeeping.
 
-        total = None
+        Read from the job index's R column (no job records are decoded) and
+        merged in one pass."""
+        from flux_lite.formats.rset import rlite_nodes
+
         parts = []
-        for job in self.b.jm.jobs.values():
-            if job.has_resources and job.R:
-                parts.append(Rset.from_dict(job.R))
-        parts.extend(self.b.housekeeping.allocated_R().values())
-        for part in parts:
-            total = part if total is None else total.union(part)
-        return total if total is not None else self.rset.copy_ranks([])
+        for R in self.b.jm.index.held_Rs():
+            parts.extend(rlite_nodes(R))
+        for rs in self.b.housekeeping.allocated_R().values():
+            parts.extend((rank, rs.cores(rank), rs.gpus(rank)) for rank in rs.ranks)
+        return self.rset.subset(parts)
 
 
 def resource_status(broker, source="job-manager"):

@@ -1,4 +1,4 @@
-"""Bad input (issue 11): one line and a non-zero exit, bounded work, state untouched."""
+"""Bad input: one line and a non-zero exit, bounded work, state untouched."""
 
 
 import pytest

@@ -1,4 +1,4 @@
-"""Damaged stored data (issue 11): every read is checked, a damaged key is one
+"""Damaged stored data: every read is checked, a damaged key is one
 line naming the key (and job), and one damaged job does not take the rest down.
 
 Damage is written straight into SQLite, as a bit flip or a stray tool would.

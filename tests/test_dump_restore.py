@@ -225,7 +225,8 @@ def test_start_restore_runs_command(tmp_path):
 
 def test_start_restore_with_test_size_overrides_resources(tmp_path):
     flux = Flux(tmp_path / "s")
-    flux("start", "--clock=virtual", "--test-size=2", "--test-cores=8", f"--restore={LIVE}")
+    result = flux("start", "--clock=virtual", "--test-size=2", "--test-cores=8", f"--restore={LIVE}")
+    assert (result.stdout, result.stderr) == ("", "")  # no progress line, as flux start
     R = json.loads(flux.out("kvs", "get", "resource.R"))
     assert R["execution"]["R_lite"] == [{"rank": "0-1", "children": {"core": "0-7"}}]
 
@@ -817,3 +818,36 @@ def test_restore_older_layout_rebuilds_from_eventlogs(flux, tmp_path):
     flux.advance("20m")
     copy.advance("20m")
     assert copy.out("jobs", "-a", *fields) == flux.out("jobs", "-a", *fields)
+
+
+def test_restore_keeps_archive_R_properties_and_hosts(tmp_path):
+    """The production shape: host names, ranks, cores and properties of resource/R."""
+    from flux_lite.archive import Entry
+
+    R = {"version": 1, "execution": {
+        "R_lite": [{"rank": "0-1", "children": {"core": "0-7"}}, {"rank": "2-3", "children": {"core": "0-3"}}],
+        "starttime": 0.0, "expiration": 0.0, "nodelist": ["big[0-1],small[0-1]"],
+        "properties": {"bigmem": "0-1"}}}
+
+    def change(entries):
+        entries["resource/R"] = Entry("resource/R", data=json.dumps(R).encode())
+
+    flux, _ = restored(tmp_path, modified_live(tmp_path, change))
+    got = json.loads(flux.out("kvs", "get", "resource.R"))["execution"]
+    assert got["R_lite"] == R["execution"]["R_lite"]
+    assert got["nodelist"] == ["big[0-1],small[0-1]"]
+    assert got["properties"] == {"bigmem": "0-1"}
+    jobid = flux.submit("--requires=bigmem", "-n8", "true")
+    assert flux.out("jobs", "-no", "{nodelist}", jobid).strip() in ("big0", "big1")
+    status = flux.out("resource", "status")
+    assert "drained ✔      1 small1" in status  # the archive's drain of rank 3, by the new name
+
+
+def test_failed_restore_leaves_existing_instance_alone(flux, tmp_path):
+    jobid = flux.submit("true")
+    before = flux.out("jobs", "-a")
+    junk = tmp_path / "junk.tar"
+    junk.write_bytes(b"junk\n")
+    result = flux.fails("restore", "--force", str(junk))
+    assert result.stderr == "flux-lite restore: ERROR: Unrecognized archive format\n"
+    assert flux.out("jobs", "-a") == before and jobid in before

@@ -1,8 +1,8 @@
 """Flux's own words: program names, usage errors, option spellings, and Flux
 scripts run unchanged under `flux-lite start`.
 
-Expected texts are real Flux 0.88's (../shared/reference transcripts, or
-flux-core's sources where no transcript shows the case).
+Expected texts are real Flux 0.88's (as it printed them, or flux-core's
+sources where no recorded run shows the case).
 """
 
 import os
@@ -280,14 +280,14 @@ def test_flux_script_runs_unchanged(tmp_path, name):
 
 
 @pytest.mark.parametrize("toml, message", [
-    # 04-housekeeping.txt
+    # Flux 0.88, housekeeping
     ('[job-manager.housekeeping]\nxyz = 42\n',
      "load: error updating job-manager: job-manager.housekeeping: 1 object item(s) left unpacked: xyz"),
     ('[job-manager.housekeeping]\n',
      "load: error updating job-manager: job-manager.housekeeping implies IMP but exec.imp is undefined"),
     ('[job-manager.housekeeping]\ncommand = [ "/bin/echo" ]\nrelease-after = "foo"\n',
      "load: error updating job-manager: job-manager.housekeeping.release-after FSD parse error"),
-    # 10-queues.txt
+    # Flux 0.88, queues
     ('[queues.debug]\nrequires = "debug"\n',
      "load: error updating job-ingest: error parsing [queues.debug] config table: "
      "'requires' must be an array of property strings (RFC 20)"),
@@ -312,7 +312,7 @@ def test_toml_config_load_from_stdin_and_get_as_json(flux):
     assert flux.out("config", "get", "job-manager.housekeeping.release-after") == "0\n"
     toml = '[policy.limits]\nduration = "1m"\n'
     flux("config", "load", input=toml)
-    assert flux.out("config", "get", "policy") == '{"limits":{"duration":"1m"}}\n'  # 02-update.txt
+    assert flux.out("config", "get", "policy") == '{"limits":{"duration":"1m"}}\n'  # as Flux 0.88
     assert flux.out("config", "get") == '{"policy":{"limits":{"duration":"1m"}}}\n'
 
 

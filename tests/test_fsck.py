@@ -1,4 +1,4 @@
-"""flux-lite fsck: what it checks, and what --repair and --rebuild fix (issue 11)."""
+"""flux-lite fsck: what it checks, and what --repair and --rebuild fix."""
 
 import sqlite3
 

@@ -1,4 +1,4 @@
-"""User-supplied strings never reach a terminal raw (issue 11)."""
+"""User-supplied strings never reach a terminal raw."""
 
 import pytest
 

@@ -204,7 +204,7 @@ def test_waitable_survives_rebuild_while_active(flux):
 
 
 def test_submit_flags_bogus(flux):
-    # 12-job-wait-last-stats.txt: a value checked after parsing, exit 1
+    # Flux 0.88: a value checked after parsing, exit 1
     r = flux.fails("submit", "--flags=bogus", RUN + "0.1s", "true", code=1)
     assert r.stderr == "flux-lite submit: ERROR: --flags: Unknown flag bogus\n"
 
@@ -412,11 +412,30 @@ def test_purge_is_owner_only(flux):
     assert r.stderr == JOB + "purge: Operation not permitted: purge is for the instance owner\n"
 
 
-def test_purged_waitable_job_cannot_be_waited(flux):
-    jobid = flux.submit("--flags=waitable", RUN + "1ms", "true")
+def test_purged_zombie_can_still_be_waited(flux):
+    """Flux's job manager keeps a waitable job that nobody waited on (a zombie)
+    after purging it: the wait still answers, once."""
+    ok = flux.submit("--flags=waitable", RUN + "1ms", "true")
+    bad = flux.submit("--flags=waitable", "--setattr=exec.test.wait_status=256", RUN + "1ms", "false")
     flux.advance("1s")
-    flux("job", "purge", "--force", jobid)
+    assert flux.out("job", "purge", "--force", "--num-limit=0") == "purged 2 inactive jobs, 0 remaining\n"
+    assert flux.out("jobs", "-an") == ""
+    r = flux.fails("job", "wait", bad)
+    assert r.stderr == JOB + "task(s) exited with exit code 1\n"
+    assert flux.out("job", "wait") == f"{ok}\n"
     assert flux.fails("job", "wait", code=2).stderr == JOB + "there are no more waitable jobs\n"
+    assert flux.fails("job", "wait", ok, code=2).stderr == \
+        JOB + "invalid job id, or job may be inactive and not waitable\n"
+
+
+def test_purged_zombies_in_end_order_with_live_ones(flux):
+    first = flux.submit("--flags=waitable", RUN + "1ms", "true")
+    flux.advance("1s")
+    flux("job", "purge", "--force", first)
+    second = flux.submit("--flags=waitable", RUN + "1ms", "false")
+    flux.advance("1s")
+    r = flux("job", "wait", "--all", "-v")
+    assert lines(r.stderr) == [f"{first}: job completed successfully", f"{second}: job completed successfully"]
 
 
 def test_config_purges_automatically(flux_factory):

@@ -1,6 +1,5 @@
 """pgrep / pkill, cancel's selections, dmesg -H, and what run and submit --wait
-report: Flux 0.88's words and exit codes, from
-../shared/reference/12-job-wait-last-stats.txt."""
+report: Flux 0.88's words and exit codes."""
 
 import datetime
 import re

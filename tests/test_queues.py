@@ -1,5 +1,5 @@
 """Named queues (RFC 33) and `flux-lite queue`, checked against Flux 0.88's
-recorded behaviour (reference/10-queues.txt): messages, orders, exit codes."""
+recorded behaviour: messages, orders, exit codes."""
 
 import json
 
@@ -560,3 +560,18 @@ def test_resource_config_entries_add_properties(flux_factory, tmp_path):
     with pytest.raises(ConfigError, match="cores for host node1 already given"):
         build_instance_R({"resource": {"config": [{"hosts": "node[0-1]", "cores": 2},
                                                    {"hosts": "node1", "cores": 4}]}})
+
+
+def test_config_load_of_queues_moves_pending_requests(flux):
+    flux.submit("-N4", RUN300, "true")
+    blocked = flux.submit("-N4", RUN300, "true")
+    assert lines(flux.out("queue", "status", "-v"))[2:] == [
+        "0 alloc requests queued", "1 alloc requests pending to scheduler", "1 running jobs"]
+    flux("config", "load", input="queues:\n  a: {}\n")
+    # the job has no queue: nothing may be scheduled for it now
+    assert lines(flux.out("queue", "status", "-v"))[2:] == [
+        "0 alloc requests queued", "0 alloc requests pending to scheduler", "1 running jobs"]
+    flux("config", "load", input="")
+    assert lines(flux.out("queue", "status", "-v"))[2:] == [
+        "0 alloc requests queued", "1 alloc requests pending to scheduler", "1 running jobs"]
+    assert flux.state(blocked) == "SCHED"

@@ -40,3 +40,36 @@ def test_readme_job_control_script(tmp_path):
     assert out[-2:] == ["some jobs failed", "purged 2 inactive jobs, 2 remaining"]
     assert r.stderr.splitlines() == [f"{ids[3]}: task(s) exited with exit code 1"] + [
         f"{i}: job completed successfully" for i in ids[:3]]
+
+
+def readme_queue_script():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Rehearsing queue maintenance", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"\n\n((?:(?:    .*)?\n)+)", section).group(1)
+    return "".join(line[4:] + "\n" for line in block.splitlines())
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_readme_queue_maintenance_rehearsal(tmp_path):
+    exe = shutil.which("flux-lite") or str(pathlib.Path(sys.executable).parent / "flux-lite")
+    if not os.path.exists(exe):
+        pytest.skip("flux-lite is not installed")
+    env = dict(os.environ, FLUX_LITE_STATE_DIR=str(tmp_path / "state"), FLUX_F58_FORCE_ASCII="1",
+               PATH=os.path.dirname(exe) + os.pathsep + os.environ.get("PATH", ""))
+    script = readme_queue_script()
+    for step in ("queue stop", "resource drain", "queue idle", "queue=debug", "sched reload --policy=easy",
+                 "queue start batch"):
+        assert step in script
+    r = subprocess.run(["sh", "-e", "-c", script], env=env, capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "batch: Scheduling is stopped: maintenance window",
+        "2 jobs",
+        "batch: Scheduling is started",
+        "fSZYcou debug COMPLETED node0",
+        "fSZYcov batch COMPLETED node2",
+    ]
+    # the scheduler that finished the job is the one the rehearsal loaded
+    r = subprocess.run([exe, "module", "list"], env=env, capture_output=True, text=True)
+    assert "sched-backfill" in r.stdout

@@ -1,4 +1,4 @@
-"""A read-only state directory (issue 11): reading commands work on the last
+"""A read-only state directory: reading commands work on the last
 committed state and say so once; writing commands fail with one line.
 
 Tests usually run as root, whom permissions do not stop, so the writability

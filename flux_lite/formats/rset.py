@@ -551,6 +551,21 @@ class Rset:
         nodes = {r: n for r, n in self._nodes.items() if r not in ranks}
         return self._derive(nodes)
 
+    def subset(self, parts):
+        """The resources of self named by (rank, cores, gpus) parts, merged
+        in one pass (a union of many job Rs without a Rset per job)."""
+        merged = {}
+        for rank, cores, gpus in parts:
+            have = merged.get(rank)
+            merged[rank] = (cores, gpus) if have is None else (have[0] | cores, have[1] | gpus)
+        nodes = {}
+        for rank in sorted(merged):
+            node = self._nodes.get(rank)
+            if node is not None:
+                cores, gpus = merged[rank]
+                nodes[rank] = (node[0], node[1] & cores, node[2] & gpus)
+        return self._derive(nodes)
+
     def union(self, other):
         """Resource-level union; hostnames and times come from self."""
         if not other._nodes:

@@ -117,9 +117,13 @@ class SchedInterface:
         state = self.state
         if not state.get("online"):
             return False
-        if not self.jm.index.loaded and not self.queue:
-            # nothing can be queued unless the jobs were loaded
-            return False
+        index = self.jm.index
+        if not index.loaded:
+            # the queue is built from every active job: read them only when
+            # some job could be waiting for an alloc request
+            if not index.any_active(SCHED):
+                return False
+            index.jobs  # noqa: B018 (reading it loads every active job)
         head = self._queue_head()
         if head is None:
             return False
@@ -170,7 +174,7 @@ class SchedInterface:
     def alloc_response(self, msg, cred=None):
         jobid = msg["id"]
         rtype = msg["type"]
-        job = self.jm.index.jobs.get(jobid)
+        job = self.jm.index.get(jobid)
         if rtype == rfc27.SUCCESS:
             R = dict(msg["R"])
             R.pop("scheduling", None)

@@ -45,10 +45,10 @@ class Events:
             b.deps.job_started(job)
 
     def run_actions(self):
-        jobs = self.jm.index.jobs
+        get = self.jm.index.get
         actions = self.actions
         while actions:
-            job = jobs.get(actions.popleft())
+            job = get(actions.popleft())
             if job is not None:
                 self._action(job)
 

@@ -150,9 +150,14 @@ def drop(conn: sqlite3.Connection) -> None:
 
 
 class JobIndex:
-    """Active jobs by id, loaded on first use, written back by save().
+    """Active jobs by id, read as they are needed, written back by save().
 
-    ``on_load(jobs)`` is called once the active jobs are loaded (the alloc
+    A command that touches a few jobs reads only their rows (``get``); the
+    whole active set is read only when something needs all of it (``jobs``:
+    the alloc queue, bulk operations, listings of the working set). Either
+    way each job is one object for the length of the command.
+
+    ``on_load(jobs)`` is called once all the active jobs are loaded (the alloc
     queue is rebuilt from them). Jobs that go inactive during the command
     stay reachable (``load_any``) until the end of it.
     """
@@ -160,40 +165,56 @@ class JobIndex:
     def __init__(self, conn: sqlite3.Connection, on_load: Callable[[dict[int, Job]], None] | None = None) -> None:
         self.conn = conn
         self._on_load = on_load
-        self._jobs: dict[int, Job] | None = None
+        self._cache: dict[int, Job] = {}  # active jobs read so far
+        self._all = False  # _cache holds every active job
         self._dirty: set[int] = set()
         self._removed: dict[int, Job] = {}
 
     @property
     def loaded(self) -> bool:
-        return self._jobs is not None
+        """Are all the active jobs loaded?"""
+        return self._all
 
     @property
     def jobs(self) -> dict[int, Job]:
-        """Active jobs by id (loaded on first use)."""
-        if self._jobs is None:
+        """Every active job by id (all read on first use)."""
+        if not self._all:
             from flux_lite.stored import good_rows
 
-            self._jobs = {}
+            cache = self._cache
             # a damaged row leaves its job out (quarantined), not every other job
             for rec in good_rows(self.conn.execute("SELECT id, data FROM jobs WHERE state < ?", (INACTIVE,))):
-                job = job_from_record(rec)
-                self._jobs[job.id] = job
+                if rec["id"] not in cache and rec["id"] not in self._removed:
+                    job = job_from_record(rec)
+                    cache[job.id] = job
+            self._all = True
             if self._on_load is not None:
-                self._on_load(self._jobs)
-        return self._jobs
+                self._on_load(cache)
+        return self._cache
 
     def add(self, job: Job) -> None:
-        self.jobs[job.id] = job
+        self._cache[job.id] = job
+
+    def get(self, jobid: int) -> Job | None:
+        """An active job, reading only its row; None if unknown, inactive or damaged."""
+        job = self._cache.get(jobid)
+        if job is not None or self._all or jobid in self._removed:
+            return job
+        from flux_lite.stored import good_rows
+
+        for rec in good_rows(self.conn.execute("SELECT id, data FROM jobs WHERE id = ? AND state < ?",
+                                               (jobid, INACTIVE))):
+            job = self._cache[jobid] = job_from_record(rec)
+        return job
 
     def lookup(self, jobid: int) -> Job | None:
         """An active job, or None."""
-        return self.jobs.get(jobid)
+        return self.get(jobid)
 
     def require_active(self, jobid: int, unknown: str = "unknown job id", inactive_errno: int = ENOENT) -> Job:
         """The active job, or Flux's refusal: inactive, or unknown (each
         job-manager service words and numbers these its own way)."""
-        job = self.lookup(jobid)
+        job = self.get(jobid)
         if job is None:
             if self.load_any(jobid) is not None:
                 raise FluxLiteError("job is inactive", errno=inactive_errno)
@@ -202,42 +223,78 @@ class JobIndex:
 
     def load_any(self, jobid: int) -> Job | None:
         """Any job (active or inactive), or None."""
-        job = self.jobs.get(jobid)
+        job = self._cache.get(jobid)
         if job is None:
             job = self._removed.get(jobid)
         if job is not None:
             return job
         rec = record(self.conn, jobid)
-        return None if rec is None else job_from_record(rec)
+        if rec is None:
+            return None
+        job = job_from_record(rec)
+        if job.state < INACTIVE and not self._all:
+            self._cache[jobid] = job  # one object per job for the whole command
+        return job
 
     def changed(self, jobid: int) -> None:
         """The job's row must be rewritten at save()."""
         self._dirty.add(jobid)
 
     def deactivate(self, job: Job) -> None:
-        if self._jobs is not None:
-            self._jobs.pop(job.id, None)
+        self._cache.pop(job.id, None)
         self._removed[job.id] = job
 
     def any_active(self, state_mask: int) -> bool:
         """Is any active job in these states? (without loading them all)"""
-        if self._jobs is not None:
-            return any(j.state & state_mask for j in self._jobs.values())
-        row = self.conn.execute(
-            "SELECT 1 FROM jobs WHERE state < ? AND (state & ?) != 0 LIMIT 1", (INACTIVE, state_mask)
-        ).fetchone()
-        return row is not None
+        if any(j.state & state_mask for j in self._cache.values()):
+            return True
+        if self._all:
+            return False
+        # the rows of jobs read this command may be stale: their objects answer
+        known = self._cache.keys() | self._removed.keys()
+        for (jobid,) in self.conn.execute(
+            "SELECT id FROM jobs WHERE state < ? AND (state & ?) != 0", (INACTIVE, state_mask)
+        ):
+            if jobid not in known:
+                return True
+        return False
 
     def save(self) -> None:
         conn = self.conn
         for jobid in self._dirty:
-            job = self._jobs.get(jobid) if self._jobs is not None else None
+            job = self._cache.get(jobid)
             if job is None:
                 job = self._removed.get(jobid)
             if job is None:
                 continue
             write_row(conn, job)
         self._dirty.clear()
+
+    def held_Rs(self) -> Iterator[dict]:
+        """The current R of every active job holding resources, reading only
+        the R column of jobs this command has not read (damaged Rs are left
+        out, with a notice)."""
+        known = self._cache.keys() | self._removed.keys()
+        for job in self._cache.values():
+            if job.has_resources and job.R:
+                yield job.R
+        for jobid, R in self.conn.execute(
+            "SELECT id, R FROM jobs WHERE state < ? AND has_resources = 1 AND R IS NOT NULL", (INACTIVE,)
+        ):
+            if jobid in known:
+                continue
+            try:
+                R = json.loads(R)
+                from flux_lite.stored import check_R
+
+                check_R(R)
+            except (ValueError, RecursionError):
+                from flux_lite.instance import notice
+
+                notice(f"job {jobid}: damaged R in the jobs index: left out "
+                       "(rebuild it with 'flux-lite fsck --repair')")
+                continue
+            yield R
 
     def holding_resources(self) -> Iterator[tuple[int, int, int, float, dict | None]]:
         """(id, priority, userid, t_submit, current R) of every active job
@@ -278,29 +335,55 @@ def record(conn: sqlite3.Connection, jobid: int) -> Record | None:
     return decode_row(jobid, row[0])
 
 
+Decoder = Callable[[Iterable[tuple[int, str]]], Iterator[Record]]
+
+
+def _good_rows(rows: Iterable[tuple[int, str]]) -> Iterator[Record]:
+    from flux_lite.stored import good_rows
+
+    return good_rows(rows)
+
+
 def _user_clause(userid: int | None) -> str:
     # +userid: filter rows, never pick the (userid, id) index for this, which
     # would walk the user's whole history to find a few active jobs
     return "" if userid is None else " AND +userid = %d" % int(userid)
 
 
-def active_records(conn: sqlite3.Connection, state_mask: int, userid: int | None = None) -> list[Record]:
-    """Records of the active jobs in state_mask (of userid's only, if given),
-    in no particular order; damaged rows are left out with a notice."""
-    from flux_lite.stored import good_rows
+def active_records_ordered(conn: sqlite3.Connection, state_mask: int, userid: int | None = None,
+                           decode: Decoder | None = None) -> Iterator[Record]:
+    """Records of the active jobs in state_mask (of userid's only), in
+    job-list's order: pending by priority, then running by start, newest
+    first. Sorted in SQL on the ids alone (sorting whole records would copy
+    every one), then read one by one: only what the caller consumes is decoded
+    (by `decode`, rows -> records; default: stored.good_rows)."""
+    from flux_lite.job_manager.job import PENDING, RUNNING
 
+    decode = decode or _good_rows
     user_clause = _user_clause(userid)
-    return list(good_rows(conn.execute(
-        f"SELECT id, data FROM jobs WHERE state < {INACTIVE} AND (state & ?) != 0{user_clause}", (state_mask,))))
+    for mask, order in ((PENDING, "COALESCE(priority, 0) DESC, id"), (RUNNING, "COALESCE(t_run, 0) DESC, id")):
+        if not state_mask & mask:
+            continue
+        ids = [r[0] for r in conn.execute(
+            f"SELECT id FROM jobs WHERE state < {INACTIVE} AND (state & ?) != 0{user_clause} ORDER BY {order}",
+            (state_mask & mask,))]
+        yield from decode(_rows_by_id(conn, ids))
+
+
+def _rows_by_id(conn: sqlite3.Connection, ids: list[int]) -> Iterator[tuple[int, str]]:
+    for jobid in ids:
+        row = conn.execute("SELECT id, data FROM jobs WHERE id = ?", (jobid,)).fetchone()
+        if row is not None:
+            yield row
 
 
 def inactive_records(conn: sqlite3.Connection, userid: int | None = None, since: float = 0.0,
-                     results: int = 0) -> Iterator[Record]:
+                     results: int = 0, decode: Decoder | None = None) -> Iterator[Record]:
     """Records of the inactive jobs (of userid's only; gone inactive after
     `since`; with a result among the `results` bits: each if given), most
     recently inactive first; damaged rows are left out with a notice. Read
     lazily: stop early to read less."""
-    from flux_lite.stored import good_rows
+    decode = decode or _good_rows
 
     clauses = _user_clause(userid)
     args: list[Any] = []
@@ -310,7 +393,7 @@ def inactive_records(conn: sqlite3.Connection, userid: int | None = None, since:
     if results:
         clauses += " AND (result & ?) != 0"
         args.append(results)
-    yield from good_rows(conn.execute(
+    yield from decode(conn.execute(
         f"SELECT id, data FROM jobs WHERE state = {INACTIVE}{clauses} ORDER BY t_inactive DESC, id DESC", args))
 
 

@@ -63,7 +63,7 @@ class JobManager:
 
     def lookup(self, jobid):
         """An active job, or None."""
-        return self.index.jobs.get(jobid)
+        return self.index.get(jobid)
 
     def require_active(self, jobid, unknown="unknown job id", inactive_errno=rfc27.ENOENT):
         return self.index.require_active(jobid, unknown, inactive_errno)

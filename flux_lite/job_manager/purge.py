@@ -4,7 +4,8 @@ Inactive jobs are purged oldest first (by the time they became inactive). A
 job is eligible when it became inactive more than ``age_limit`` seconds ago,
 or when more than ``num_limit`` inactive jobs would otherwise remain (-1 for
 either means no limit). Purging unlinks the job's KVS directory and drops it
-from the jobs index (and so from `jobs`, `job last` and `job wait`).
+from the jobs index (and so from `jobs` and `job last`); a waitable job not
+waited on yet can still be waited on, as Flux keeps its zombies.
 
 ``job-manager.inactive-age-limit`` / ``inactive-num-limit`` in the config make
 every command purge what became eligible, as Flux's job manager does on its
@@ -46,17 +47,17 @@ def eligible(conn, now: float, age_limit: float = UNLIMITED, num_limit: int = UN
 
 
 def remove(broker, ids) -> None:
-    """Unlink purged jobs everywhere: KVS directory, index, waitable set."""
+    """Unlink purged jobs: KVS directory and index (a zombie stays waitable)."""
     from flux_lite.formats.jobid import kvs_key
     from flux_lite.job_manager import stats, wait
 
     if not ids:
         return
     kvs = broker.kvs
+    wait.keep_outcomes(kvs, ids)
     for jobid in ids:
         kvs.delete(kvs_key(jobid))
     index.delete(kvs.conn, ids)
-    wait.forget(kvs, ids)
     stats.add_purged(kvs, len(ids))
 
 

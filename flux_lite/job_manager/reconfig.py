@@ -39,6 +39,10 @@ def apply(broker, cfg):
     new_exp = configmod.get_path(cfg, "instance.expiration")
     broker.instance.set_config(cfg)
     broker.resources.config_changed()
+    if (old.get("queues") or None) != (cfg.get("queues") or None):
+        from flux_lite.queues import reconfigured
+
+        reconfigured(broker)
     if old_exp != new_exp:
         start = broker.instance.meta["start"]
         expiration = 0.0

@@ -66,7 +66,7 @@ def validate_jobspec(broker, jobspec):
 def _check_run_duration(jobspec):
     """exec.test.run_duration must say how long the job runs: a string that
     does not parse (or nan, or a negative time) would silently mean "until
-    canceled" (issue 11), so it is refused at the door."""
+    canceled", so it is refused at the door."""
     import math
 
     from flux_lite.formats import fsd

@@ -5,8 +5,11 @@ once: the wait answers with whether the job succeeded and, if not, why (the
 first fatal exception, or the decoded wait status of its shells). Jobs still
 to be waited on are rows of the ``waitable`` table, added at submit and
 removed when a wait reaps them; a wait on a job that is not (or no longer)
-there fails with ECHILD, as wait(2) does.
+there fails with ECHILD, as wait(2) does. As in Flux, purging a job that was
+not waited on yet (a zombie) does not reap it: its row keeps the outcome.
 """
+
+import json
 
 from errno import ECHILD
 
@@ -25,9 +28,21 @@ def add(kvs, jobid: int) -> None:
     kvs.conn.execute("INSERT OR IGNORE INTO waitable(id) VALUES (?)", (jobid,))
 
 
-def forget(kvs, ids) -> None:
-    """Jobs that can no longer be waited on (purged)."""
-    kvs.conn.executemany("DELETE FROM waitable WHERE id = ?", [(i,) for i in ids])
+def keep_outcomes(kvs, ids) -> None:
+    """Jobs about to be purged: a waitable one not yet waited on keeps its
+    outcome in its row, so that it can still be waited on (Flux's zombies
+    outlive the purge)."""
+    from flux_lite.job_manager import index
+
+    conn = kvs.conn
+    for jobid in ids:
+        if conn.execute("SELECT 1 FROM waitable WHERE id = ?", (jobid,)).fetchone() is None:
+            continue
+        rec = index.record(conn, jobid)
+        if rec is None:
+            continue
+        conn.execute("UPDATE waitable SET t_inactive = ?, outcome = ? WHERE id = ?",
+                     (rec.get("t_inactive"), json.dumps(outcome(rec)), jobid))
 
 
 def waitstatus_outcome(status: int):
@@ -72,8 +87,10 @@ def _record(broker, jobid):
     return index.record(broker.kvs.conn, jobid)
 
 
-def _is_waitable(broker, jobid):
-    return broker.kvs.conn.execute("SELECT 1 FROM waitable WHERE id = ?", (jobid,)).fetchone() is not None
+def _waitable_row(broker, jobid):
+    """(True, stored outcome or None) if jobid may be waited on, else None."""
+    row = broker.kvs.conn.execute("SELECT outcome FROM waitable WHERE id = ?", (jobid,)).fetchone()
+    return None if row is None else (True, row[0])
 
 
 def _reap(broker, jobid):
@@ -90,11 +107,16 @@ def check_one(broker, jobid: int):
     Refuses (ECHILD) a job that is unknown, not waitable or already waited on.
     """
     broker.flush()  # this command's own changes must be visible
-    if not _is_waitable(broker, jobid):
+    waitable = _waitable_row(broker, jobid)
+    if waitable is None:
         rec = _record(broker, jobid)
         if rec is not None and rec["state"] != INACTIVE and not rec.get("flags", 0) & FLAG_WAITABLE:
             _refuse(NOT_WAITABLE)
         _refuse(INVALID)
+    if waitable[1] is not None:  # purged before anyone waited
+        _reap(broker, jobid)
+        success, errstr = json.loads(waitable[1])
+        return jobid, success, errstr
     rec = _record(broker, jobid)
     if rec is None:
         _refuse(INVALID)
@@ -114,12 +136,19 @@ def check_any(broker):
         _refuse(NO_MORE)
     from flux_lite.job_manager import index
 
+    purged = conn.execute("SELECT id, t_inactive, outcome FROM waitable WHERE outcome IS NOT NULL "
+                          "ORDER BY t_inactive, id LIMIT 1").fetchone()
     found = index.first_inactive_of(conn, "waitable")
-    if found is None:
+    if purged is not None and (found is None or (purged[1] or 0.0, purged[0]) <
+                               (found[1].get("t_inactive") or 0.0, found[0])):
+        jobid = purged[0]
+        success, errstr = json.loads(purged[2])
+    elif found is not None:
+        jobid, record = found
+        success, errstr = outcome(record)
+    else:
         return None
-    jobid, record = found
     _reap(broker, jobid)
-    success, errstr = outcome(record)
     return jobid, success, errstr
 
 

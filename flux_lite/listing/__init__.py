@@ -56,6 +56,11 @@ class Listing:
         entry = self.formats.get(name)
         return entry[1] if entry is not None else name
 
+    def fields(self, fmt: str) -> list[str]:
+        """The fields format fmt names (what the rows must provide); a bad
+        format raises FormatError (a ValueError)."""
+        return outputformat.OutputFormat(fmt, self.headings, heading_fallback=self.heading_fallback).fields
+
     def help(self) -> str:
         """What `-o help` prints."""
         return outputformat.list_formats_help(self.formats, self.progname)

@@ -39,11 +39,9 @@ DEPTHS = {"easy": 1, "hybrid": 64, "conservative": INF}
 
 def shape_key(request):
     """Requests with equal keys are interchangeable for the pool's selection."""
-    import json
-
     cons = request.constraint
     return (request.nnodes, request.nslots, request.slot_size, request.gpu_per_slot, bool(request.exclusive),
-            tuple(request.properties or ()), json.dumps(cons, sort_keys=True) if cons else None)
+            tuple(request.properties or ()), request.constraint_key if cons else None)
 
 
 def _job_records(pool):

@@ -27,7 +27,6 @@ are already allocated is refused; frees for unknown jobs are ignored.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left, insort
 
 from flux_lite.errors import FluxLiteError
@@ -70,8 +69,9 @@ class ResourceRequest:
     and building a dataclass costs more than the whole rest of the import.
     """
 
-    __slots__ = ("nnodes", "nslots", "slot_size", "gpu_per_slot", "exclusive", "duration",
-                 "properties", "constraint")
+    FIELDS = ("nnodes", "nslots", "slot_size", "gpu_per_slot", "exclusive", "duration",
+              "properties", "constraint")
+    __slots__ = FIELDS + ("_ckey",)
 
     def __init__(self, nnodes=0, nslots=1, slot_size=1, gpu_per_slot=0, exclusive=False,
                  duration=0.0, properties=(), constraint=None):
@@ -83,9 +83,24 @@ class ResourceRequest:
         self.duration = duration
         self.properties = properties
         self.constraint = constraint
+        self._ckey = None
 
     def as_dict(self):
-        return {name: getattr(self, name) for name in self.__slots__}
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    @property
+    def constraint_key(self):
+        """The constraint as a string (None without one), computed once:
+        selection caches are keyed by it, and a pass asks many times. repr is
+        several times cheaper than a sorted json.dumps; equal strings mean
+        equal constraints, which is all a cache key needs."""
+        cons = self.constraint
+        if not cons:
+            return None
+        key = self._ckey
+        if key is None:
+            key = self._ckey = repr(cons)
+        return key
 
     def __eq__(self, other):
         if not isinstance(other, ResourceRequest):
@@ -194,7 +209,13 @@ class _Topology:
         if not props and not cons:
             return None, None
         try:
-            key = (props, json.dumps(cons, sort_keys=True) if cons else None)
+            if not cons:
+                ckey = None
+            elif isinstance(request, ResourceRequest):
+                ckey = request.constraint_key
+            else:
+                ckey = repr(cons)
+            key = (props, ckey)
             return key, self.masks[key]
         except KeyError:
             pass
