@@ -91,15 +91,19 @@ def dmesg(clear, read_clear, follow, new, human, delta, color):
 
     if delta and not human:
         raise FluxLiteError("--delta can only be used with --human")
+    from flux_lite import admin
+
     fmt = LineFormatter(human=human, delta=delta, color=_use_color(color))
     inst = instance()
     if clear or not follow:
-        rows = [] if new else inst.read_log(read=not clear, clear=clear or read_clear)
+        rows = admin.read_log(inst, read=not clear and not new, clear=clear or read_clear)
         if rows:
             # click strips ANSI codes off a pipe unless told: --color=always means it
             click.echo("\n".join(fmt.line(*row) for row in rows), color=fmt.color)
         if not follow or clear:
             return
+    else:
+        admin.read_log(inst, read=False)  # the log is the owner's to follow, too
     # --follow: print what is logged from now on (or the backlog first), polling
     # the log, since there is no broker to stream it
     import time

@@ -17,9 +17,12 @@ def kvs():
 @click.argument("keys", nargs=-1, required=True)
 def get(keys):
     """Print the value of each KEY (eventlogs as their text)."""
-    store = instance().kvs
+    from flux_lite import admin
+
+    inst = instance()
+    store = inst.kvs
     for key in keys:
-        raw = store.get_raw(key)
+        raw = admin.kvs_get_raw(inst, key)
         if raw is None:
             if store.isdir(key):
                 raise FluxLiteError(f"{key}: Is a directory")
@@ -97,7 +100,9 @@ def eventlog_get(unformatted, key):
     """Print the eventlog at KEY."""
     from flux_lite.formats import eventlog as ev
 
-    raw = instance().kvs.get_raw(key)
+    from flux_lite import admin
+
+    raw = admin.kvs_get_raw(instance(), key)
     if raw is None:
         raise FluxLiteError(f"{key}: No such file or directory")
     if raw[0] != "eventlog":

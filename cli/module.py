@@ -117,31 +117,10 @@ def debug(clear_all, set_, setbit, clearbit, name):
     sched-simple: 1 deny every alloc, 4 refuse sched.expiration;
     job-exec: 1 make expiration updates fail (non-fatal exec exception).
     """
-    from flux_lite import protocol
-    from flux_lite.sched import loader
+    from flux_lite import admin
 
     with session() as broker:
-        if name == "job-exec":
-            flags = broker.exec.debug_flags
-            set_flags = broker.exec.set_debug
-        elif name == loader.loaded_name(broker):
-            flags = broker.rpc(protocol.SCHED_DEBUG, protocol.debug_request())["flags"]
-
-            def set_flags(flags):
-                broker.rpc(protocol.SCHED_DEBUG, protocol.debug_request(flags))
-        else:
-            raise FluxLiteError(f"{name}: module is not loaded")
-        changed = clear_all or set_ is not None or setbit is not None or clearbit is not None
-        if clear_all:
-            flags = 0
-        if set_ is not None:
-            flags = set_
-        if setbit is not None:
-            flags |= setbit
-        if clearbit is not None:
-            flags &= ~clearbit
-        if changed:
-            set_flags(flags)
+        flags = admin.module_debug(broker, name, clear_all, set_, setbit, clearbit)
     click.echo(f"0x{flags:x}")
 
 

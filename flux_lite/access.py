@@ -62,9 +62,10 @@ class Identity:
 
 
 def require_owner(identity: Identity, operation: str | None) -> None:
-    """Owner-only requests: module load/remove/reload, sched reload, drain,
+    """Owner-only requests: module load/remove/reload/debug, sched reload, drain,
     undrain, housekeeping kill, config load, kvs put, purge, fsck --repair,
-    queue enable/disable/start/stop.
+    queue enable/disable/start/stop, dmesg (reading and clearing: Flux's log
+    service is the owner's), clock advance (the clock is every job's).
 
     The message names the operation; with operation None it is the bare
     strerror, for services whose callers already name it as Flux's do
@@ -85,6 +86,20 @@ def require_job_access(identity: Identity, userid: int, message: str = JOB_ACCES
     """A request about a job owned by userid; message is the receiving service's."""
     if not may_access(identity, userid):
         raise FluxLiteError(message, errno=EPERM)
+
+
+def check_kvs_read(identity: Identity, key: str, job_userid) -> None:
+    """kvs get / kvs eventlog get: a job's keys are its owner's and the
+    instance owner's (as job-info.lookup); job_userid(jobid) names the owner."""
+    if identity.is_owner:
+        return
+    from flux_lite.stored import jobid_of_key
+
+    jobid = jobid_of_key(key)
+    if jobid is not None:
+        userid = job_userid(jobid)
+        if userid is not None:
+            require_job_access(identity, userid)
 
 
 def visible_userid(identity: Identity) -> int | None:
@@ -108,10 +123,13 @@ def check_set_urgency(identity: Identity, userid: int, urgency: int) -> None:
         raise FluxLiteError("guests can only adjust urgency <= default", errno=EPERM)
 
 
-def check_submit(identity: Identity, urgency: int, novalidate: bool) -> None:
-    """job-ingest: urgency above the default and FLUX_JOB_NOVALIDATE are the owner's."""
+def check_submit(identity: Identity, urgency: int, novalidate: bool, waitable: bool = False) -> None:
+    """job-ingest: urgency above the default, FLUX_JOB_WAITABLE and
+    FLUX_JOB_NOVALIDATE are the owner's."""
     if urgency > 16 and not identity.is_owner:
         raise FluxLiteError("only the instance owner can submit with urgency >16", errno=EINVAL)
+    if waitable and not identity.is_owner:
+        raise FluxLiteError("only the instance owner can submit with FLUX_JOB_WAITABLE", errno=EINVAL)
     if novalidate and not identity.is_owner:
         raise FluxLiteError("only the instance owner can submit with FLUX_JOB_NOVALIDATE", errno=EPERM)
 

@@ -72,11 +72,12 @@ def sched_reload(broker, policy=None, queue_depth=None, reservation_depth=None, 
 # -- resources -------------------------------------------------------------------------
 
 
-def drain(broker, targets, reason="", force=False):
-    """resource.drain of TARGETS (ranks or hosts)."""
+def drain(broker, targets, reason=None, mode=None):
+    """resource.drain of TARGETS (ranks or hosts); mode None, "update",
+    "overwrite" or "force-overwrite", as Flux's request takes them."""
     _require_owner(broker, "drain")
     res = broker.resources
-    res.drain(res.targets_to_ranks(targets), reason, force=force)
+    res.drain(res.drain_targets(targets), reason, mode=mode)
 
 
 def drained(broker):
@@ -91,7 +92,7 @@ def undrain(broker, targets):
     """resource.undrain of TARGETS."""
     _require_owner(broker, "undrain")
     res = broker.resources
-    res.undrain(res.targets_to_ranks(targets))
+    res.undrain(res.drain_targets(targets))
 
 
 def housekeeping_kill(broker, signum=15, jobid=None, targets=None):
@@ -126,3 +127,66 @@ def kvs_put(instance, items):
         for key, value in items:
             check_put(key, value)  # instance keys are refused or validated
             instance.kvs.put(key, value)
+
+
+# -- reading what guests may not --------------------------------------------------------
+
+
+def kvs_get_raw(instance, key):
+    """kvs get of one key: (kind, text) or None; another user's job keys are refused."""
+    access.check_kvs_read(instance.identity, key, lambda jobid: job_userid(instance.kvs, jobid))
+    return instance.kvs.get_raw(key)
+
+
+def job_userid(kvs, jobid):
+    """The submitting user of a job, from its eventlog's submit event (None if unknown)."""
+    from flux_lite.formats import eventlog
+    from flux_lite.formats.jobid import kvs_key
+
+    raw = kvs.get_raw(kvs_key(jobid, "eventlog"))
+    if raw is None:
+        return None
+    first = raw[1].partition("\n")[0]
+    try:
+        ctx = eventlog.decode_entry(first).get("context") or {}
+    except ValueError:
+        return None
+    userid = ctx.get("userid")
+    return userid if isinstance(userid, int) else None
+
+
+def read_log(instance, read=True, clear=False):
+    """flux dmesg: the log rows (and with clear, empty it). Owner only."""
+    access.require_owner(instance.identity, "dmesg")
+    return instance.read_log(read=read, clear=clear)
+
+
+def module_debug(broker, name, clear_all=False, set_=None, setbit=None, clearbit=None):
+    """flux module debug: a module's debug flags, changed as asked; returns them. Owner only."""
+    from flux_lite import protocol
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.sched import loader
+
+    _require_owner(broker, "module debug")
+    if name == "job-exec":
+        flags = broker.exec.debug_flags
+        set_flags = broker.exec.set_debug
+    elif name == loader.loaded_name(broker):
+        flags = broker.rpc(protocol.SCHED_DEBUG, protocol.debug_request())["flags"]
+
+        def set_flags(flags):
+            broker.rpc(protocol.SCHED_DEBUG, protocol.debug_request(flags))
+    else:
+        raise FluxLiteError(f"{name}: module is not loaded")
+    changed = clear_all or set_ is not None or setbit is not None or clearbit is not None
+    if clear_all:
+        flags = 0
+    if set_ is not None:
+        flags = set_
+    if setbit is not None:
+        flags |= setbit
+    if clearbit is not None:
+        flags &= ~clearbit
+    if changed:
+        set_flags(flags)
+    return flags

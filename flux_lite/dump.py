@@ -190,9 +190,15 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
     # flux-lite's derived tables, so that a restore needs no replay
     conn = kvs.conn
     user_version = conn.execute("PRAGMA user_version").fetchone()[0]
+    jobfiles.sort(key=lambda e: e.path)
+    guests.sort(key=lambda e: e.path)
+    links.sort(key=lambda e: e.path)
+    resource.sort(key=lambda e: (e.path != "resource/R", e.path))
+    flux_entries = head + resource + links + jobfiles + guests + foreign
     own.append(Entry(f"{PREFIX}/format", data=json.dumps(
         {"version": FORMAT_VERSION, "derived_version": user_version or DERIVED_VERSION,
-         "flux_lite": __version__, "kinds": own_kinds}).encode(), mtime=now))
+         "flux_lite": __version__, "kinds": own_kinds,
+         "content": content_digest(flux_entries)}).encode(), mtime=now))
     for name, sql in conn.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"):
         if name in SKIP_TABLES:
@@ -207,11 +213,22 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
             {"sql": sql, "indexes": indexes, "columns": columns, "rows": table_rows},
             separators=(",", ":")).encode(), mtime=now))
 
-    jobfiles.sort(key=lambda e: e.path)
-    guests.sort(key=lambda e: e.path)
-    links.sort(key=lambda e: e.path)
-    resource.sort(key=lambda e: (e.path != "resource/R", e.path))
-    return head + resource + links + jobfiles + guests + foreign + own
+    return flux_entries + own
+
+
+def content_digest(entries) -> str:
+    """A digest of the Flux-layout entries: flux-lite's own state in an archive
+    is only valid with exactly the content it was written with (a real Flux
+    that restored the dump and dumped again has changed it)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for e in sorted(entries, key=lambda e: e.path):
+        body = b"L" + e.target.encode() if e.is_symlink else b"F" + e.data
+        for part in (e.path.encode(), body):
+            h.update(b"%d:" % len(part))
+            h.update(part)
+    return "sha256:" + h.hexdigest()
 
 
 def _exec_eventlog(entries) -> str:

@@ -505,6 +505,9 @@ class Instance:
 
     def advance_clock(self, seconds, progress=None):
         """Move a virtual clock forward, processing everything that falls due."""
+        from flux_lite import access
+
+        access.require_owner(self.identity, "clock advance")
         if not self.virtual:
             raise FluxLiteError("the clock is real: only a virtual clock can be advanced")
         if not 0 <= seconds or self.clock_now() + seconds > MAX_TIME:

@@ -27,7 +27,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from flux_lite.archive import ArchiveError, Entry
-from flux_lite.dump import FOREIGN, JOB_KEYS, PREFIX, is_job_dir, unwrap_J
+from flux_lite.dump import FOREIGN, JOB_KEYS, PREFIX, content_digest, is_job_dir, unwrap_J
 
 # values shorter than this are stored inline in a Flux KVS directory entry;
 # longer ones become a content blob (flux-core's BLOBREF_MAX_STRING_SIZE)
@@ -48,6 +48,7 @@ class Snapshot:
     nblobs: int = 0
     max_timestamp: float = 0.0
     mtime: float = 0.0  # the newest entry's time: when the dump was made
+    stale: bool = False  # flux-lite's own state was dropped: the content changed since
 
     @property
     def from_flux_lite(self) -> bool:
@@ -125,6 +126,14 @@ def load(entries: list[Entry], on_entry=None) -> Snapshot:
                 continue
         snap.keys[key] = _kind_for(key, entry.data)
     snap.nkeys = len(entries)
+    if snap.format is not None and snap.format.get("content") != content_digest(
+            [e for e in entries if not e.path.startswith(PREFIX + "/")]):
+        # flux-lite's state no longer matches the jobs beside it (a real Flux
+        # ran on this content and dumped it again): the archive is Flux's now
+        snap.format = None
+        snap.own = {}
+        tables = {}
+        snap.stale = True
     snap.nblobs = blobs + len(dirs) + 1  # every directory is a blob, the root too
     # flux-lite's own keys: their kinds are recorded in the format record
     kinds = (snap.format or {}).get("kinds") or {}
@@ -140,7 +149,7 @@ def load(entries: list[Entry], on_entry=None) -> Snapshot:
                 raise ArchiveError(f"{entry.path}: not UTF-8 text") from None
     snap.own = own
     snap.tables = tables
-    if snap.own and snap.format is None:
+    if snap.own and snap.format is None and not snap.stale:
         raise ArchiveError("flux-lite keys without flux-lite/format: damaged flux-lite dump")
     for name in ("checkpoint.job-manager", "checkpoint.resource"):
         val = snap.keys.get(name)
@@ -343,6 +352,8 @@ def _prepare_flux(inst, ctx, snap, source):
         else:
             kvs.put_text(f"{FOREIGN}.{key}", text, kind=kind)
     inst.log("broker", "info", f"restoring {source}")
+    if snap.stale:
+        inst.log("broker", "info", "flux-lite state in the archive is older than its content: ignored")
     inst.log("kvs", "info", f"restored KVS from checkpoint on {_iso(snap.mtime)}")
     _append_admin_start(kvs, ctx.now)
 
@@ -362,7 +373,7 @@ def _prepare_flux(inst, ctx, snap, source):
     replay.rebuild(ctx)
     jm = ctx.jm
     jobs = jm.jobs
-    from flux_lite.job_manager.job import CLEANUP, RUN, SCHED
+    from flux_lite.job_manager.job import CLEANUP, DEPEND, PRIORITY, RUN, SCHED
 
     running = [j for j in jobs.values() if j.state & (RUN | CLEANUP)]
     ctx.log("job-manager", "info", f"restart: {len(ids)} jobs")
@@ -372,6 +383,8 @@ def _prepare_flux(inst, ctx, snap, source):
     for job in sorted(jobs.values(), key=lambda j: j.id):
         if job.state == SCHED:
             jm.post(job, "flux-restart")
+        elif job.state in (DEPEND, PRIORITY):
+            jm.requeue_action(job)  # a dependency check or priority was under way
     _fail_running(ctx, sorted(running, key=lambda j: j.id))
     ctx.run()
 

@@ -886,3 +886,20 @@ def test_random_dependency_workloads_replay_identically(flux_factory, seed):
     ref = flux_factory("--test-size=2", "--test-cores=2", name="ref")
     other = flux_factory("--test-size=2", "--test-cores=2", name="other")
     assert play(other, ops, drops=True) == play(ref, ops, drops=False)
+
+
+def test_malformed_dependency_events_replay_without_harm(flux):
+    from flux_lite.formats.jobid import decode, kvs_key
+
+    a = held(flux)
+    key = kvs_key(decode(a)) + ".eventlog"
+    conn = sqlite3.connect(str(Path(flux.state_dir) / "kvs.sqlite"), isolation_level=None)
+    try:
+        (value,) = conn.execute("SELECT value FROM kvs WHERE key = ?", (key,)).fetchone()
+        extra = ('{"timestamp":1767225600.0,"name":"dependency-add","context":{"description":5}}\n'
+                 '{"timestamp":1767225600.0,"name":"dependency-remove","context":{}}\n')
+        conn.execute("UPDATE kvs SET value = ? WHERE key = ?", (value + extra, key))
+    finally:
+        conn.close()
+    drop(flux, "jobs", "timers", "depends", "job_names")
+    assert flux.out("jobs", "-no", "{id.f58} {state} {dependencies}", a) == f"{a} SCHED \n"

@@ -761,7 +761,8 @@ def test_real_flux_restores_a_flux_lite_dump(flux_factory, tmp_path, checkpoint)
     script.write_text(
         f"flux jobs -a -no '{fields}'\necho @@\n"
         + "".join(f"flux job eventlog {j}; echo @@\n" for j in lite)
-        + "flux resource drain -no '{ranks} {reason}'\necho @@\nflux queue status\n")
+        + "flux resource drain -no '{ranks} {reason}'\necho @@\nflux queue status\n"
+        + f"flux dump -q {tmp_path / 'back.tar'}\n")
     env = dict(os.environ, FLUX_F58_FORCE_ASCII="1", LANG="C.UTF-8")
     proc = subprocess.run([REAL_FLUX, "start", "--test-size=4", f"-Scontent.restore={out}", "sh", str(script)],
                           check=False, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
@@ -789,6 +790,15 @@ def test_real_flux_restores_a_flux_lite_dump(flux_factory, tmp_path, checkpoint)
         assert queue.startswith("Job submission is disabled: maintenance\n")
     else:
         assert queue.startswith("Job submission is enabled\n")  # a live dump has no checkpoint
+    # and back: Flux's own dump of that instance still holds flux-lite/, but
+    # its content has moved on, so flux-lite restores it as the Flux archive it is
+    back = Flux(tmp_path / "back")
+    back("restore", "-q", "--clock=virtual", str(tmp_path / "back.tar"))
+    assert "broker.info[0]: flux-lite state in the archive is older than its content: ignored" in back.dmesg()
+    again = {line.split()[0]: line for line in back.out("jobs", "-a", "-no", fields).splitlines()}
+    for jobid, line in real.items():
+        if line.split()[1] in ("COMPLETED", "FAILED", "CANCELED", "TIMEOUT"):
+            assert again[jobid] == line
 
 
 def test_restore_older_layout_rebuilds_from_eventlogs(flux, tmp_path):
@@ -851,3 +861,48 @@ def test_failed_restore_leaves_existing_instance_alone(flux, tmp_path):
     result = flux.fails("restore", "--force", str(junk))
     assert result.stderr == "flux-lite restore: ERROR: Unrecognized archive format\n"
     assert flux.out("jobs", "-a") == before and jobid in before
+
+
+def test_unknown_flux_keys_go_back_where_they_were(tmp_path):
+    """Keys of a Flux archive flux-lite has no use for are written back by
+    dump under their own names, bytes unchanged (not under flux-lite/)."""
+    from flux_lite.archive import Entry
+
+    def change(entries):
+        entries["jobtap/plugin/state"] = Entry("jobtap/plugin/state", data=b"\x00\xffbinary")
+        entries["job/0000/0003/7f00/0000/guest/output"] = Entry(
+            "job/0000/0003/7f00/0000/guest/output", data=b'{"timestamp":1.0,"name":"header"}\n')
+
+    flux, _ = restored(tmp_path, modified_live(tmp_path, change))
+    out = tmp_path / "again.tar"
+    flux("dump", "-q", str(out))
+    again = members(out.read_bytes())
+    assert again["jobtap/plugin/state"][1] == b"\x00\xffbinary"
+    assert again["job/0000/0003/7f00/0000/guest/output"][1] == b'{"timestamp":1.0,"name":"header"}\n'
+    assert not any(p.startswith("flux-lite/kvs/archive") for p in again)
+
+
+def test_changed_content_makes_flux_lite_state_stale(flux, tmp_path):
+    """flux-lite's state in a dump is used only with the content it was
+    written with; once the jobs beside it changed, the archive is Flux's."""
+    from flux_lite import archive
+    from flux_lite.formats.jobid import decode, kvs_key
+
+    done, run, pending, held = busy_instance(flux)
+    out = tmp_path / "x.tar"
+    flux("dump", "-q", str(out))
+    entries = archive.read(str(out))
+    path = kvs_key(decode(held)).replace(".", "/") + "/eventlog"
+    for e in entries:
+        if e.path == path:  # as if the job had been released meanwhile
+            e.data += b'{"timestamp":1767225700.0,"name":"urgency","context":{"userid":0,"urgency":16}}\n'
+    changed = tmp_path / "changed.tar"
+    changed.write_bytes(archive.encode(entries, "tar"))
+    copy = Flux(tmp_path / "copy")
+    copy("restore", "-q", str(changed))
+    assert "broker.info[0]: flux-lite state in the archive is older than its content: ignored" in copy.dmesg()
+    # a restart: the running job fails, the pending ones are restarted
+    assert copy.out("jobs", "-no", "{status}", run).strip() == "FAILED"
+    assert names(copy, pending)[4] == "flux-restart"
+    assert names(copy, held)[4:6] == ["urgency", "priority"]  # it was in PRIORITY: prioritized again
+    assert not any(k.startswith("archive") for k in copy.out("kvs", "ls").split())

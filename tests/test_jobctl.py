@@ -548,3 +548,12 @@ def test_job_wait_stalled_under_virtual_clock(flux):
         assert r.stderr.startswith("flux-lite job: ERROR: ") and "cannot end under the virtual clock" in r.stderr
     flux("cancel", jobid)
     assert flux.fails("job", "wait", jobid).stderr == "flux-lite job: ERROR: Fatal exception type=cancel \n"
+
+
+def test_waitable_is_the_owners(flux):
+    guest = {"FLUX_HANDLE_USERID": "4242"}
+    r = flux.fails("submit", "--flags=waitable", RUN + "1s", "true", env=guest)
+    assert r.stderr.endswith("only the instance owner can submit with FLUX_JOB_WAITABLE\n")
+    flux.submit("--flags=waitable", RUN + "1s", "true")
+    r = flux.fails("job", "wait", env=guest)
+    assert r.stderr == JOB + "Operation not permitted: job wait is for the instance owner\n"

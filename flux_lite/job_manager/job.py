@@ -108,7 +108,7 @@ class Job:
             self.t_depend = ts
         elif name == "dependency-add":
             desc = ctx.get("description")
-            if desc not in self.dependencies:
+            if isinstance(desc, str) and desc not in self.dependencies:
                 self.dependencies = self.dependencies + [desc]
         elif name == "dependency-remove":
             desc = ctx.get("description")

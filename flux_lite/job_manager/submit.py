@@ -67,7 +67,7 @@ class Submit:
         if not isinstance(urgency, int) or not 0 <= urgency <= 31:
             raise FluxLiteError("urgency range is [0:31]", errno=EINVAL)
         novalidate = bool(flags & FLAG_NOVALIDATE)
-        access.check_submit(ident, urgency, novalidate)
+        access.check_submit(ident, urgency, novalidate, waitable=bool(flags & FLAG_WAITABLE))
         jobspec = dict(jobspec)
         attrs = jobspec.get("attributes", {})
         system = attrs.get("system", {}) if isinstance(attrs, dict) else {}

@@ -101,11 +101,19 @@ def _refuse(message):
     raise FluxLiteError(message, errno=ECHILD)
 
 
+def _check_owner(broker):
+    # job-manager.wait is the instance owner's (only the owner may submit waitable jobs)
+    from flux_lite import access
+
+    access.require_owner(broker.instance.identity, "job wait")
+
+
 def check_one(broker, jobid: int):
     """One step of `job wait ID`: None while the job runs, else (id, success, errstr).
 
     Refuses (ECHILD) a job that is unknown, not waitable or already waited on.
     """
+    _check_owner(broker)
     broker.flush()  # this command's own changes must be visible
     waitable = _waitable_row(broker, jobid)
     if waitable is None:
@@ -130,6 +138,7 @@ def check_one(broker, jobid: int):
 def check_any(broker):
     """One step of `job wait` (any job): None while every waitable job runs,
     else (id, success, errstr) of the first to have ended."""
+    _check_owner(broker)
     broker.flush()
     conn = broker.kvs.conn
     if conn.execute("SELECT 1 FROM waitable LIMIT 1").fetchone() is None:

@@ -23,6 +23,12 @@ def event_matcher(broker, jobid, name, match=None, count=1):
     entries = broker.kvs.get_eventlog(kvs_key(jobid, "eventlog"))
     if entries is None:
         return f"job {f58(jobid)} not found"
+    userid = (entries[0].get("context") or {}).get("userid") if entries else None
+    if isinstance(userid, int):
+        from flux_lite import access
+
+        # job-info's eventlog watch: the job's owner and the instance owner
+        access.require_job_access(broker.instance.identity, userid)
     seen = 0
     for i, entry in enumerate(entries):
         if entry["name"] == name and _matches(entry, match):
