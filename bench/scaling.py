@@ -15,7 +15,7 @@ single-job commands to aim at; cancel comes last) and reports the median wall ti
 ``submit``, ``jobs``, ``job eventlog ID``, ``update ID duration=+1m``,
 ``cancel ID``, ``sched reload``, ``resource list``.
 
-Targets (issue "a command costs what it touches"): every command within
+Targets (a command costs what it touches): every command within
 1.5x of its empty-instance time at 50k pending and at 10k running, and peak
 RSS under 100 MB. They are reported, not asserted: today the job manager
 loads every active job for most commands.

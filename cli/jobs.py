@@ -2,7 +2,7 @@
 
 import click
 
-from flux_lite.cli.common import JOBID, read_session, session
+from flux_lite.cli.common import JOBID, read_session
 from flux_lite.cli.listing import listing_options
 from flux_lite.errors import FluxLiteError
 

@@ -52,6 +52,8 @@ def render(listing, fmt, rows, no_header=False, merge=None):
     try:
         return listing.lines(fmt, rows, no_header=no_header, merge=merge)
     except ValueError as exc:
+        if not listing.user_format_errors:
+            raise FluxLiteError(str(exc)) from None
         raise FluxLiteError(f"Error in user format: {exc}") from None
 
 

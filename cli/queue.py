@@ -39,8 +39,14 @@ def queue_list(queues, no_header, fmt):
         return
     fmt = format_string(qlist.QUEUE_LIST, fmt)
     names = [n for item in queues for n in item.split(",") if n]
+    from flux_lite.formats import outputformat
+
+    try:
+        fields = outputformat.OutputFormat(fmt, qlist.HEADINGS).fields
+    except ValueError as exc:
+        raise FluxLiteError(str(exc)) from None
     with read_session() as broker:
-        rows = qlist.list_rows(broker, names or None, color=sys.stdout.isatty())
+        rows = qlist.list_rows(broker, names or None, color=sys.stdout.isatty(), fields=fields)
     try:
         lines = qlist.QUEUE_LIST.lines(fmt, rows, no_header=no_header)
     except ValueError as exc:

@@ -51,45 +51,93 @@ def resource_list(states, from_sched, queue, no_header, fmt, as_json):
     listing.emit(res_listing.RESOURCE_LIST, fmt, rows, no_header=no_header)
 
 
+def _status_options(f):
+    for option in reversed([
+        click.option("-i", "--include", metavar="TARGETS",
+                     help="Include only these targets (an idset or hostlist) in the output."),
+        click.option("-n", "--no-header", is_flag=True, help="Suppress the header line."),
+    ]):
+        f = option(f)
+    return f
+
+
 @resource.command("status")
-@click.option("-s", "--states", default=None, metavar="STATES", help="Only these states (avail, drained, ...).")
-@listing_options()
-def resource_status(states, no_header, fmt):
-    """Show node states (avail, drained, draining, housekeeping)."""
+@click.option("-o", "--format", "fmt", default="default", metavar="FORMAT",
+              help="Output format, or a named format ('help' lists them).")
+@click.option("-s", "--states", default=None, metavar="STATE,...",
+              help="Only these states: all, online, avail, offline, exclude, drain, draining, drained, "
+                   "torpid, allocated, housekeeping ('help' lists them).")
+@_status_options
+@click.option("--skip-empty", is_flag=True, help="Skip empty lines of output even with --states.")
+def resource_status(fmt, states, include, no_header, skip_empty):
+    """Show node states (avail, exclude, draining, drained, allocated, housekeeping)."""
     from flux_lite.cli import listing
     from flux_lite.listing import resources as res_listing
 
+    if states == "help":
+        from flux_lite.cli.words import info
+
+        info(f"valid states: {','.join(res_listing.STATUS_STATES)}")
+        return
+    try:
+        res_listing.status_states(states)
+    except res_listing.InvalidState as exc:
+        _invalid_state(exc)
     fmt = listing.format_string(res_listing.RESOURCE_STATUS, fmt)
     with read_session() as broker:
-        rows = res_listing.status_rows(broker, states.split(",") if states else None)
+        rows = res_listing.status_lines(broker, fmt, states, skip_empty=skip_empty, include=include)
     listing.emit(res_listing.RESOURCE_STATUS, fmt, rows, no_header=no_header)
 
 
+def _invalid_state(exc):
+    from flux_lite.cli.words import echo_error, info
+    from flux_lite.listing import resources as res_listing
+
+    echo_error(str(exc))
+    info(f"valid states: {','.join(res_listing.STATUS_STATES)}")
+    raise SystemExit(1)
+
+
 @resource.command("drain")
-@click.option("-f", "--force", is_flag=True, help="Overwrite the reason of already drained targets.")
+@click.option("-f", "--force", count=True,
+              help="Overwrite an existing drain reason; twice to also update the drain time.")
+@click.option("-u", "--update", is_flag=True,
+              help="Do not fail for targets already drained, and keep their reason.")
+@click.option("-o", "--format", "fmt", default="default", metavar="FORMAT",
+              help="Output format or a named format (only used when listing drained nodes).")
+@_status_options
 @click.argument("targets", required=False)
 @click.argument("reason", nargs=-1)
-def drain(force, targets, reason):
+def drain(force, update, fmt, include, no_header, targets, reason):
     """Drain TARGETS (ranks or hosts) with an optional REASON; without TARGETS list drained nodes."""
     from flux_lite import admin
+    from flux_lite.cli import listing
+    from flux_lite.cli.words import echo_error, info
+    from flux_lite.listing import resources as res_listing
 
-    with session() as broker:
-        if targets is None:
-            rows = admin.drained(broker)
-        else:
-            admin.drain(broker, targets, " ".join(reason), force=force)
-            return
-    _list_drained(rows)
+    if targets is None:
+        fmt = listing.format_string(res_listing.RESOURCE_DRAIN, fmt)
+        with read_session() as broker:
+            rows = res_listing.status_lines(broker, fmt, "drain", skip_empty=True, include=include)
+        listing.emit(res_listing.RESOURCE_DRAIN, fmt, rows, no_header=no_header)
+        return
+    if force and update:
+        echo_error("Only one of --force and --update may be specified")
+        raise SystemExit(1)
+    mode = "update" if update else {0: None, 1: "overwrite"}.get(force, "force-overwrite")
+    from flux_lite.errors import FluxLiteError
 
-
-def _list_drained(rows):
-    import datetime
-
-    lines = ["TIMESTAMP            STATE    RANK     REASON                         NODELIST"]
-    for timestamp, state, rank, reason, nodelist in rows:
-        ts = datetime.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%dT%H:%M:%S")
-        lines.append(f"{ts:<20} {state:<8} {rank:<8} {reason:<30} {nodelist}")
-    click.echo("\n".join(lines))
+    try:
+        with session() as broker:
+            admin.drain(broker, targets, " ".join(reason) if reason else None, mode=mode)
+    except FluxLiteError as exc:
+        if exc.errno == 1:
+            raise  # an owner-only refusal: the one message every command gives
+        # flux resource drain logs the request's OSError as it prints
+        echo_error(f"[Errno {exc.errno or 22}] {exc}")
+        if exc.errno == 17:
+            info("Use --force to overwrite existing drain reason")
+        raise SystemExit(1) from None
 
 
 @resource.command("undrain")

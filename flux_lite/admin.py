@@ -72,11 +72,12 @@ def sched_reload(broker, policy=None, queue_depth=None, reservation_depth=None, 
 # -- resources -------------------------------------------------------------------------
 
 
-def drain(broker, targets, reason="", force=False):
-    """resource.drain of TARGETS (ranks or hosts)."""
+def drain(broker, targets, reason=None, mode=None):
+    """resource.drain of TARGETS (ranks or hosts); mode None, "update",
+    "overwrite" or "force-overwrite", as Flux's request takes them."""
     _require_owner(broker, "drain")
     res = broker.resources
-    res.drain(res.targets_to_ranks(targets), reason, force=force)
+    res.drain(res.drain_targets(targets), reason, mode=mode)
 
 
 def drained(broker):
@@ -91,7 +92,7 @@ def undrain(broker, targets):
     """resource.undrain of TARGETS."""
     _require_owner(broker, "undrain")
     res = broker.resources
-    res.undrain(res.targets_to_ranks(targets))
+    res.undrain(res.drain_targets(targets))
 
 
 def housekeeping_kill(broker, signum=15, jobid=None, targets=None):

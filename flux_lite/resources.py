@@ -154,7 +154,12 @@ class Resources:
     def hostlist_of(self, ranks):
         from flux_lite.formats.hostlist import Hostlist
 
-        return str(Hostlist([self.rset.hostname(r) for r in ranks]))
+        rset = self.rset
+        if any(r not in rset.ranks for r in ranks):
+            from flux_lite.formats.rset import Rset
+
+            rset = Rset.from_dict(self.instance_R)  # excluded ranks have names too
+        return str(Hostlist([rset.hostname(r) for r in ranks]))
 
     # -- drain --------------------------------------------------------------
 
@@ -178,9 +183,14 @@ class Resources:
 
         ctx = entry.get("context") or {}
         if entry["name"] == "drain":
+            overwrite = ctx.get("overwrite") or 0
             for rank in IDset.parse(ctx["idset"]):
-                if rank not in self._drained or ctx.get("overwrite") or not self._drained[rank]["reason"]:
-                    self._drained[rank] = {"timestamp": entry["timestamp"], "reason": ctx.get("reason", "")}
+                old = self._drained.get(rank)
+                if old is not None and old["reason"] and not overwrite:
+                    continue  # a drained rank keeps its reason unless overwritten
+                # the time a rank was drained stays unless forced (overwrite=2)
+                stamp = entry["timestamp"] if old is None or overwrite == 2 else old["timestamp"]
+                self._drained[rank] = {"timestamp": stamp, "reason": ctx.get("reason", "")}
         elif entry["name"] == "undrain":
             for rank in IDset.parse(ctx["idset"]):
                 self._drained.pop(rank, None)
@@ -191,20 +201,58 @@ class Resources:
         _ = self.drained  # load the replayed state before applying to it
         self._apply(entry)
 
-    def drain(self, ranks, reason="", force=False):
+    def drain_targets(self, text):
+        """TARGETS of a drain or undrain request, with the resource module's errors."""
+        from flux_lite.formats.hostlist import Hostlist
+        from flux_lite.formats.idset import IDset
+        from flux_lite.formats.rset import Rset
+
+        if not text.strip():
+            raise FluxLiteError("no targets given (an idset of ranks or a hostlist)", errno=EINVAL)
+        full = Rset.from_dict(self.instance_R)
+        try:
+            ranks = IDset.parse(text)
+            # checked before anything is expanded ("0-999999999" is a gigabyte)
+            if len(ranks) and ranks.last() > max(full.ranks):
+                raise FluxLiteError("idset is out of range", errno=EINVAL)
+        except FormatError:
+            try:
+                hosts = Hostlist.parse(text)
+            except FormatError:
+                raise FluxLiteError("invalid targets: Hostlist cannot be decoded", errno=EINVAL) from None
+            names = {full.hostname(r) for r in full.ranks}
+            missing = [h for h in hosts if h not in names]
+            if missing:
+                raise FluxLiteError(f"invalid targets: invalid hosts: {Hostlist(missing)}", errno=EINVAL)
+            ranks = IDset(r for r in full.ranks if full.hostname(r) in set(hosts))
+        if not len(ranks):
+            raise FluxLiteError("idset is empty", errno=EINVAL)
+        return ranks
+
+    def drain(self, ranks, reason=None, mode=None, force=False):
+        """Drain ranks, as Flux's resource.drain: without a mode, ranks already
+        drained with a reason, or excluded, are an error; "update" leaves
+        them be; "overwrite" replaces their reason, "force-overwrite" their
+        time too. force=True is "overwrite"."""
         from flux_lite.formats.idset import IDset
 
+        if force and mode is None:
+            mode = "overwrite"
+        if mode not in (None, "update", "overwrite", "force-overwrite"):
+            raise FluxLiteError("Invalid mode specified", errno=EINVAL)
         ranks = IDset(ranks)
-        bad = [r for r in ranks if r not in self.rset.ranks]
-        if bad:
-            raise FluxLiteError(f"drain: invalid ranks {IDset(bad)}", errno=EINVAL)
-        if not force:
-            # a drained rank keeps its reason unless forced; adding one is allowed
-            for r in ranks:
-                if r in self.drained and (not reason or self.drained[r]["reason"]):
-                    raise FluxLiteError(f"rank {r} already drained", errno=EEXIST)
-        ctx = {"idset": str(ranks), "nodelist": self.hostlist_of(ranks), "reason": reason,
-               "overwrite": 1 if force else 0}
+        if mode is None:
+            excluded = [r for r in ranks if r not in self.rset.ranks]
+            drained = [r for r in ranks if r in self.drained and self.drained[r]["reason"]]
+            bad = sorted(set(excluded) | set(drained))
+            if bad:
+                what = " or ".join(w for w, ids in (("already drained", drained), ("excluded", excluded)) if ids)
+                raise FluxLiteError(f"rank{'s' if len(bad) > 1 else ''} {IDset(bad)} {what}",
+                                    errno=EEXIST if drained else EINVAL)
+        ctx = {"idset": str(ranks), "nodelist": self.hostlist_of(ranks)}
+        if reason is not None:
+            ctx["reason"] = reason  # no reason: none recorded, as in Flux
+        ctx["overwrite"] = {"overwrite": 1, "force-overwrite": 2}.get(mode, 0)
         self._post("drain", ctx)
         self._notify()
 

@@ -12,7 +12,6 @@ GUEST = {"FLUX_HANDLE_USERID": "1234"}
 
 OWNER_ONLY = [
     (("resource", "drain", "0"), "drain"),
-    (("resource", "drain"), "drain"),
     (("resource", "undrain", "0"), "undrain"),
     (("sched", "reload"), "sched reload"),
     (("module", "load", "sched-backfill"), "module load"),
@@ -31,6 +30,13 @@ def test_owner_only_commands_share_one_message(flux, args, operation):
     assert r.stdout == ""
     assert flux.out("kvs", "get", "resource.eventlog", check=False) == before
     assert flux.out("module", "list").splitlines()[-1].startswith("sched-simple")
+
+
+def test_guests_list_drained_nodes(flux):
+    # resource.status is open to guests in Flux; only draining is owner-only
+    flux("resource", "drain", "1", "broken")
+    r = flux("resource", "drain", "-no", "{state} {reason} {nodelist}", env=GUEST)
+    assert r.stdout == "drained broken node1\n"
 
 
 def test_config_load_as_guest(flux, tmp_path):

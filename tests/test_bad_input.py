@@ -9,7 +9,8 @@ BIG = "18446744073709551615"
 
 def one_error(result):
     assert "Traceback" not in result.output
-    errors = [ln for ln in result.stderr.splitlines() if ln and ": warning: " not in ln]
+    # warnings and Flux's INFO hints (valid states, --force) are not errors
+    errors = [ln for ln in result.stderr.splitlines() if ln and ": warning: " not in ln and ": INFO: " not in ln]
     assert len(errors) == 1, result.stderr
     return errors[0]
 
@@ -80,7 +81,8 @@ def test_hostile_files_are_one_line(flux, tmp_path, files, name, how):
     (["submit", "--cc=0-999999999", "true"], "more than the limit of 100000"),
     (["resource", "drain", ""], "no targets given"),
     (["resource", "undrain", " "], "no targets given"),
-    (["resource", "drain", "0-999999999"], "0-999999999: more ranks than the instance has (4)"),
+    # the resource module's words for it (checked before the idset is expanded)
+    (["resource", "drain", "0-999999999"], "idset is out of range"),
     (["resource", "status", "--states=bogus"], "Invalid resource state bogus specified"),
     (["jobs", "-o", "{id:>999999999}"], "width"),
     (["jobs", "-o", "{name:.999999999}"], "width"),

@@ -470,7 +470,11 @@ def test_list_merges_rows_and_resource_status(flux):
     assert flux.out("resource", "status", "-s", "housekeeping") == (
         "       STATEUP NNODES NODELIST\nhousekeeping ✔      4 node[0-3]\n")
     flux("housekeeping", "kill", "--all")
-    assert flux.out("resource", "status", "-s", "housekeeping") == "       STATEUP NNODES NODELIST\n"
+    # a state asked for with -s prints its line even when empty, as in Flux
+    assert flux.out("resource", "status", "-s", "housekeeping") == (
+        "       STATEUP NNODES NODELIST\nhousekeeping ✔      0 \n")
+    assert flux.out("resource", "status", "-s", "housekeeping", "--skip-empty") == (
+        "       STATEUP NNODES NODELIST\n")
     sched_clean(flux)
 
 

@@ -379,3 +379,98 @@ def test_without_default_run_duration_plain_jobs_run_to_their_limit(flux):
     assert flux.state(jobid) == "RUN"
     flux.advance("2s")
     assert flux.out("jobs", "-no", "{result}", jobid).strip() == "TIMEOUT"
+
+
+# -- resource status -s STATE and the drain listing, as flux-resource prints them ---------
+
+VALID_STATES = "all,online,avail,offline,exclude,drain,draining,drained,torpid,allocated,housekeeping"
+
+
+def test_status_states_help_and_errors(flux):
+    assert outcome(as_flux(flux, "resource", "status", "-s", "help")) == (
+        0, "", f"flux-resource: INFO: valid states: {VALID_STATES}\n")
+    assert outcome(as_flux(flux, "resource", "status", "-s", "avail,foo")) == (
+        1, "", "flux-resource: ERROR: Invalid resource state foo specified\n"
+        f"flux-resource: INFO: valid states: {VALID_STATES}\n")
+
+
+def test_status_lists_the_states_asked_for(flux):
+    jobid = flux.submit("-N1", "-S", "exec.test.run_duration=60s", "true")
+    flux("resource", "drain", "1", "broken")
+    flux("resource", "drain", "2-3", "bad fan")
+    head = "       STATEUP NNODES NODELIST\n"
+    assert flux.out("resource", "status") == head + (
+        "       avail ✔      1 node0\n"
+        "     drained ✔      3 node[1-3]\n")
+    assert flux.out("resource", "status", "-s", "drain") == head + (
+        "    draining ✔      0 \n"
+        "     drained ✔      3 node[1-3]\n")
+    assert flux.out("resource", "status", "-s", "allocated,avail") == head + (
+        "       avail ✔      1 node0\n"
+        "   allocated ✔      1 node0\n")
+    assert flux.out("resource", "status", "-s", "all") == head + (
+        "       avail ✔      1 node0\n"
+        "     exclude ✔      0 \n"
+        "   allocated ✔      1 node0\n"
+        "      torpid ✔      0 \n"
+        "housekeeping ✔      0 \n"
+        "    draining ✔      0 \n"
+        "     drained ✔      3 node[1-3]\n")
+    assert flux.out("resource", "status", "-s", "offline") == head + (
+        "      avail* ✗      0 \n"
+        "    exclude* ✗      0 \n"
+        "     torpid* ✗      0 \n"
+        "housekeeping* ✗      0 \n")
+    # one line per reason in the long format; -i limits the nodes
+    assert flux.out("resource", "status", "-o", "long", "-s", "drained") == (
+        "       STATEUP NNODES REASON                         NODELIST\n"
+        "     drained ✔      1 broken                         node1\n"
+        "     drained ✔      2 bad fan                        node[2-3]\n")
+    assert flux.out("resource", "status", "-s", "drained", "-i", "node[2-3]", "-no", "{nnodes} {ranks}") == "2 2-3\n"
+    # the hidden alias of Flux's parser
+    assert as_flux(flux, "resource", "status", "--state=drain", "-n").stdout == \
+        "    draining ✔      0 \n     drained ✔      3 node[1-3]\n"
+    # a drained node still running a job is draining
+    flux("resource", "drain", "0", "later")
+    assert flux.out("resource", "status", "-s", "drain", "-no", "{state} {nodelist}") == \
+        "draining node0\ndrained node[1-3]\n"
+    flux("cancel", jobid)
+
+
+def test_drain_listing_and_errors(flux):
+    assert flux.out("resource", "drain") == "TIME         STATE    REASON                         NODELIST\n"  # 04
+    flux("resource", "drain", "1", "broken")
+    assert outcome(as_flux(flux, "resource", "drain", "1", "again")) == (
+        1, "", "flux-resource: ERROR: [Errno 17] rank 1 already drained\n"
+        "flux-resource: INFO: Use --force to overwrite existing drain reason\n")
+    assert outcome(as_flux(flux, "resource", "drain", "1-2", "again")) == (
+        1, "", "flux-resource: ERROR: [Errno 17] rank 1 already drained\n"
+        "flux-resource: INFO: Use --force to overwrite existing drain reason\n")
+    for target, message in (("9", "[Errno 22] idset is out of range"),
+                            ("nosuchhost", "[Errno 22] invalid targets: invalid hosts: nosuchhost"),
+                            ("foo[", "[Errno 22] invalid targets: Hostlist cannot be decoded")):
+        assert outcome(as_flux(flux, "resource", "drain", target)) == (1, "", f"flux-resource: ERROR: {message}\n")
+    assert outcome(as_flux(flux, "resource", "drain", "-f", "-u", "1")) == (
+        1, "", "flux-resource: ERROR: Only one of --force and --update may be specified\n")
+    flux.advance("2h")
+    # --update keeps rank 1's reason and drains rank 2; --force replaces the reason, not the time
+    flux("resource", "drain", "-u", "1-2", "upd")
+    assert flux.out("resource", "drain", "-no", "{ranks} {reason}", "-o", "long").splitlines() == [
+        "Jan01 00:00  drained  1        broken                         node1",
+        "Jan01 02:00  drained  2        upd                            node2"]
+    flux("resource", "drain", "-f", "1", "replaced")
+    assert flux.out("resource", "drain", "-no", "{timestamp!d:%H:%M} {reason} {nodelist}") == \
+        "00:00 replaced node1\n02:00 upd node2\n"
+    flux("resource", "drain", "-ff", "1", "again")
+    assert flux.out("resource", "drain", "-no", "{timestamp!d:%H:%M} {reason} {nodelist}") == \
+        "02:00 again node1\n02:00 upd node2\n"
+    r = flux.fails("resource", "undrain", "3")
+    assert r.stderr == "flux-lite resource: ERROR: rank 3 not drained\n"  # as real Flux 0.88 says it
+
+
+def test_resource_format_errors_are_plain(flux):
+    for args in (("list",), ("status",), ("drain",)):
+        assert outcome(as_flux(flux, "resource", *args, "-o", "{foo}")) == (
+            1, "", "flux-resource: ERROR: Unknown format field: foo\n"), args
+    assert outcome(as_flux(flux, "housekeeping", "list", "-o", "{foo}")) == (
+        1, "", "flux-housekeeping: ERROR: Error in user format: Unknown format field: foo\n")

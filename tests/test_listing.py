@@ -57,7 +57,9 @@ def test_every_listing_command_shares_the_options(flux, name):
     assert flux.out(*args, "-o", "default").splitlines() == full
     assert flux.out(*args, "-o", listing.default).splitlines() == full
     r = flux.fails(*args, "-o", "{nosuchfield}")
-    assert r.stderr.endswith(": ERROR: Error in user format: Unknown format field: nosuchfield\n")
+    # flux-resource gives the error plainly, flux-jobs and flux-housekeeping in a user format's words
+    prefix = "Error in user format: " if listing.user_format_errors else ""
+    assert r.stderr.endswith(f": ERROR: {prefix}Unknown format field: nosuchfield\n")
     assert r.stdout == ""
 
 

@@ -575,3 +575,37 @@ def test_config_load_of_queues_moves_pending_requests(flux):
     assert lines(flux.out("queue", "status", "-v"))[2:] == [
         "0 alloc requests queued", "1 alloc requests pending to scheduler", "1 running jobs"]
     assert flux.state(blocked) == "SCHED"
+
+
+def test_update_gives_sched_simple_a_pass_without_the_moved_job(fluxq):
+    """Recorded: moving the blocked head of sched-simple's FIFO to another
+    queue cancels its request; the scheduler's pass before the request comes
+    back reaches the jobs behind it (infeasible ones fail, fitting ones start)."""
+    fluxq("queue", "start", "--all")
+    fluxq.submit("-q", "debug", RUN300, "true")               # rank 0
+    fluxq.submit("-q", "batch", RUN300, "true")               # rank 2
+    head = fluxq.submit("-q", "debug", "-N2", RUN300, "true")  # blocked: rank 0 is busy
+    three = fluxq.submit("-q", "debug", "-N3", RUN1, "true")
+    both = fluxq.submit("-q", "batch", "--requires=debug", RUN1, "true")
+    small = [fluxq.submit("-q", "batch", RUN300, "true") for _ in range(2)]
+    assert [fluxq.state(j) for j in (head, three, both, *small)] == ["SCHED"] * 5
+    fluxq("update", head, "queue=batch")
+    assert fluxq.out("jobs", "-a", "-no", "{state} {status} {exception.note}", head, three, both, *small) == (
+        "SCHED SCHED \n"
+        "INACTIVE FAILED unsatisfiable request: need 3 exclusive node(s), only 2 eligible\n"
+        "INACTIVE FAILED unsatisfiable request: need 1 slot(s) of 1 core(s), only 0 such slot(s) available "
+        "(total cores: 0)\n"
+        "RUN RUN \nRUN RUN \n")
+
+
+def test_update_queue_asks_the_scheduler_for_feasibility(flux_factory):
+    config = PROPS.replace("    - hosts: \"node[2-3]\"\n      properties: [batch]\n",
+                           "    - hosts: \"node[2-3]\"\n      properties: [debug]\n    - hosts: \"node3\"\n"
+                           "      properties: [batch]\n")
+    flux = flux_factory(config=config)
+    held = flux.submit("-q", "debug", "-N3", "--urgency=hold", RUN1, "true")
+    r = flux.fails("update", held, "queue=batch")
+    assert r.stderr.endswith("ERROR: unsatisfiable request: need 3 exclusive node(s), only 1 eligible\n")
+    assert flux.eventlog(held)[-1] == "priority"  # nothing was posted
+    flux("module", "remove", "sched-simple")
+    flux("update", held, "queue=batch")  # no scheduler, nobody to ask

@@ -123,7 +123,7 @@ class SchedInterface:
             # some job could be waiting for an alloc request
             if not index.any_active(SCHED):
                 return False
-            index.jobs
+            _ = index.jobs  # load them all now
         head = self._queue_head()
         if head is None:
             return False

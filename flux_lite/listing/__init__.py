@@ -41,11 +41,15 @@ class Listing:
     """
 
     def __init__(self, progname: str, formats: dict, headings: dict,
-                 heading_fallback: Callable[[str], str | None] | None = None) -> None:
+                 heading_fallback: Callable[[str], str | None] | None = None,
+                 user_format_errors: bool = True) -> None:
         self.progname = progname
         self.formats = formats
         self.headings = headings
         self.heading_fallback = heading_fallback
+        # flux-jobs and flux-housekeeping say "Error in user format: ..." of a
+        # bad format; flux-resource and flux-queue give the error plainly
+        self.user_format_errors = user_format_errors
 
     @property
     def default(self) -> str:

@@ -115,8 +115,9 @@ def _fmt_max(v):
     return "inf" if v == float("inf") else v
 
 
-def list_rows(broker, names=None, color=False):
-    """Rows for `queue list` (config order), optionally only the queues named."""
+def list_rows(broker, names=None, color=False, fields=None):
+    """Rows for `queue list` (config order), optionally only the queues named;
+    fields (the format's) tell whether allocations must be counted."""
     from flux_lite import resources as resmod
     from flux_lite.formats import fsd
 
@@ -128,7 +129,14 @@ def list_rows(broker, names=None, color=False):
             if name not in qc.defs:
                 raise FluxLiteError(f"No such queue: {name}")
         all_names = [n for n in all_names if n in set(names)]
-    status = resmod.resource_status(broker)
+    if fields is None or any(f.startswith(("resources.allocated", "resources.free")) for f in fields):
+        status = resmod.resource_status(broker)
+    else:
+        # allocations need every job holding resources: skip them when not shown
+        res = broker.resources
+        everything = res.rset
+        down = everything.copy_ranks(res.down_ranks())
+        status = {"all": everything, "down": down, "up": everything.difference(down)}
     per_queue = queues_of_ranks(broker.config, status["all"]) if qc.named else {}
     rows = []
     for name in all_names:
@@ -138,6 +146,8 @@ def list_rows(broker, names=None, color=False):
             ranks = per_queue[name] if qc.requires(name) else status["all"].ranks
             sets = {k: v.copy_ranks(v.ranks & ranks) for k, v in status.items()}
         counts = {k: _Counts(v) for k, v in sets.items()}
+        counts.setdefault("allocated", None)
+        counts.setdefault("free", None)
         lo, hi = _size_limits(qc, name)
         eff = _Attrs(**{i: min(getattr(hi, i), getattr(counts["all"], i)) for i in ("nnodes", "ncores", "ngpus")})
         rng = _Range(lo, _Attrs(**{i: _fmt_max(getattr(hi, i)) for i in ("nnodes", "ncores", "ngpus")}))

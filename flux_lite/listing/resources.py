@@ -18,14 +18,47 @@ RESOURCE_LIST = Listing(
         "state": "STATE", "nnodes": "NNODES", "ncores": "NCORES", "ngpus": "NGPUS", "nodelist": "NODELIST",
         "ranks": "RANKS", "rlist": "LIST", "properties": "PROPERTIES", "propertiesx": "PROPERTIES", "queue": "QUEUE",
     },
+    user_format_errors=False,
 )
+
+_STATUS_HEADINGS = {
+    "state": "STATE", "statex": "STATE", "nnodes": "NNODES", "ranks": "RANKS", "nodelist": "NODELIST",
+    "reason": "REASON", "timestamp": "TIME", "status": "STATUS", "up": "UP", "up.ascii": "UP",
+}
 
 RESOURCE_STATUS = Listing(
     "flux-resource status",
-    {"default": ("Default flux-resource status format string", "{state:>12}{up:>2} {nnodes:>6} {nodelist}")},
-    {"state": "STATE", "up": "UP", "nnodes": "NNODES", "nodelist": "NODELIST", "ranks": "RANKS",
-     "reason": "REASON"},
+    {
+        # Flux's formats less their {color_up}/{color_off} fields (and the
+        # space before them), as flux resource status prints them uncolored
+        "default": ("Default flux-resource status format string", "{state:>12}{up:>2} {nnodes:>6} {nodelist}"),
+        "long": ("Long flux-resource status format string",
+                 "{state:>12}{up:>2} {nnodes:>6} +:{reason:<30.30} {nodelist}"),
+    },
+    _STATUS_HEADINGS,
+    user_format_errors=False,
 )
+
+RESOURCE_DRAIN = Listing(
+    "flux-resource drain",
+    {
+        "long": ("Long flux-resource drain format string",
+                 "{timestamp!d:%b%d %R::<12} {state:<8.8} {ranks:<8.8+} +:{reason:<30.30} {nodelist}"),
+        "default": ("Default flux-resource drain format string",
+                    "{timestamp!d:%b%d %R::<12} {state:<8.8} {reason:<30.30+} {nodelist}"),
+    },
+    _STATUS_HEADINGS,
+    user_format_errors=False,
+)
+
+# `resource status -s`: the states Flux knows, in the order it lists them
+STATUS_STATES = ("all", "online", "avail", "offline", "exclude", "drain", "draining", "drained", "torpid",
+                 "allocated", "housekeeping")
+STATUS_DEFAULT = "avail,exclude,draining,drained,torpid,housekeeping"
+
+
+class InvalidState(FluxLiteError):
+    """A -s state flux resource status does not know (Flux also lists the valid ones)."""
 
 
 def _row(state, rset, queue=""):
@@ -92,57 +125,142 @@ def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"
     return out
 
 
-# the states flux resource status accepts
-STATUS_STATES = ("online", "offline", "avail", "exclude", "draining", "drained", "torpid", "housekeeping",
-                 "allocated", "lost", "up", "down", "all")
+def status_states(text=None):
+    """-s STATES as flux resource status reads them: checked, `drain` meaning
+    draining and drained, and online/offline alone adding the default states."""
+    states = (text or STATUS_DEFAULT).split(",")
+    for state in states:
+        if state not in STATUS_STATES:
+            raise InvalidState(f"Invalid resource state {state} specified")
+    if all(state in ("online", "offline") for state in states):
+        states += STATUS_DEFAULT.split(",")
+    if "drain" in states:
+        states.remove("drain")
+        states += ["draining", "drained"]
+    return states
 
 
-def status_rows(broker, states=None):
-    """`resource status`: nodes grouped by state (avail, draining, drained,
-    housekeeping), drained ones also by reason, as flux resource status does."""
+def _rank_sets(broker, include=None):
+    """Ranks by status: all, online, offline, exclude, allocated, torpid,
+    housekeeping, draining, drained, avail (as Flux's ResourceStatus)."""
+    from flux_lite import config as configmod
     from flux_lite.formats.idset import IDset
+    from flux_lite.formats.rset import Rset
+    from flux_lite.resources import targets_to_ranks
 
     res = broker.resources
-    allocated = res.allocated_rset().ranks
-    drained = res.drained
-    hk_ranks = set()
+    full = Rset.from_dict(res.instance_R)
+    everything = set(full.ranks)
+    exclude = set()
+    text = configmod.get_path(broker.config, "resource.exclude")
+    if text is not None:
+        exclude = set(targets_to_ranks(full, str(text)))
+    hk = set()
     for rs in broker.housekeeping.allocated_R().values():
-        hk_ranks |= set(rs.ranks)
-    groups = {}  # (state, reason) -> ranks, in rank order
-    for rank in res.rset.ranks:
-        if rank in drained:
-            groups.setdefault((_drain_state(rank, allocated), drained[rank]["reason"]), []).append(rank)
-        else:
-            groups.setdefault(("avail", ""), []).append(rank)
-        if rank in hk_ranks:
-            groups.setdefault(("housekeeping", ""), []).append(rank)
-    for state in states or ():
-        if state not in STATUS_STATES:
-            raise FluxLiteError(f"Invalid resource state {state} specified")
-    wanted = states or ["avail", "exclude", "draining", "drained", "torpid", "housekeeping"]
-    rows = []
-    for state in wanted:
-        for (gstate, reason), ranks in groups.items():
-            if gstate != state:
+        hk |= set(rs.ranks)
+    sets = {"all": everything, "online": set(everything), "offline": set(), "exclude": exclude,
+            "allocated": set(res.allocated_rset().ranks), "torpid": set(), "housekeeping": hk}
+    if include is not None:
+        try:
+            wanted = set(targets_to_ranks(full, include))
+        except FluxLiteError as exc:
+            raise FluxLiteError(f"--include: {exc}") from None
+        sets = {name: ids & wanted for name, ids in sets.items()}
+    drained = {r for r in res.drained if r in sets["all"]}
+    sets["draining"] = drained & sets["allocated"]
+    sets["drained"] = drained - sets["draining"]
+    sets["avail"] = sets["all"] - sets["exclude"] - drained - sets["torpid"]
+    return full, sets, IDset
+
+
+class StatusLine(Row):
+    """One `resource status` line; lines alike but for their nodes combine."""
+
+    __slots__ = ()
+
+    @classmethod
+    def make(cls, hostname, state, online, ranks, reason="", timestamp=""):
+        line = cls(statex=state, state=state if online else state + "*", status="online" if online else "offline",
+                   up="\u2714" if online else "\u2717", reason=reason, timestamp=timestamp)
+        line["up.ascii"] = "y" if online else "n"
+        line.set_ranks(hostname, sorted(ranks))
+        return line
+
+    def set_ranks(self, hostname, ranks):
+        from flux_lite.formats.hostlist import Hostlist
+        from flux_lite.formats.idset import IDset
+
+        self["_ranks"] = ranks
+        self["ranks"] = str(IDset(ranks))
+        self["nodelist"] = str(Hostlist([hostname(r) for r in ranks]))
+        self["nnodes"] = len(ranks)
+
+
+def status_lines(broker, fmt, states_text=None, skip_empty=False, include=None):
+    """`resource status` rows, built and combined as flux resource status does:
+    a line per state and online status, drained ranks one by one (with their
+    reason and time); lines that print alike but for nodelist, ranks and
+    nnodes are combined into the first. Empty lines are kept only when
+    states were asked for (-s) and not --skip-empty."""
+    from flux_lite.formats import outputformat
+
+    states = status_states(states_text)
+    skip_empty = skip_empty or not states_text
+    skip_empty_offline = "offline" not in states
+    include_online = "online" in states or "offline" not in states
+    include_offline = "offline" in states or "online" not in states
+    full, sets, _ = _rank_sets(broker, include)
+    if "all" in states or "draining" in states or "drained" in states:
+        sets["torpid"] = sets["torpid"] - sets["draining"] - sets["drained"]
+    hostname = full.hostname
+    drained = broker.resources.drained
+    wanted = set(states)
+    candidates = []
+    for state in ("avail", "exclude", "allocated", "torpid", "housekeeping"):
+        if not wanted & {state, "all"}:
+            continue
+        for online in (True, False):
+            if not (include_online if online else include_offline):
                 continue
-            idset = IDset(ranks)
-            rows.append(Row(state=state, up="\u2714", nnodes=len(ranks), ranks=str(idset),
-                            nodelist=res.hostlist_of(idset), reason=reason))
-    return rows
+            ranks = sets[state] & sets["online" if online else "offline"]
+            candidates.append(StatusLine.make(hostname, state, online, ranks))
+    for state in ("draining", "drained"):
+        if not wanted & {state, "all"}:
+            continue
+        if not sets[state] and include_online:
+            candidates.append(StatusLine.make(hostname, state, True, ()))
+        for rank in sorted(sets[state]):
+            online = rank in sets["online"]
+            if not (include_online if online else include_offline):
+                continue
+            info = drained[rank]
+            candidates.append(StatusLine.make(hostname, state, online, (rank,), reason=info["reason"] or "",
+                                              timestamp=info["timestamp"]))
+    formatter = outputformat.OutputFormat(fmt, RESOURCE_STATUS.headings)
+    keyfmt = outputformat.OutputFormat._from_tokens(
+        formatter, [tok for tok in formatter.tokens if tok[1] not in ("nodelist", "ranks", "nnodes")])
+    combined = {}
+    lines = []
+    for line in candidates:
+        key = keyfmt.format(line)
+        first = combined.get(key)
+        if first is not None:
+            first.set_ranks(hostname, sorted(set(first["_ranks"]) | set(line["_ranks"])))
+            continue
+        combined[key] = line
+        lines.append(line)
+    return [line for line in lines
+            if line["nnodes"] or not (skip_empty or (line["status"] == "offline" and skip_empty_offline))]
 
 
 def drained_rows(broker):
-    """`resource drain` without targets: (timestamp, state, rank, reason, nodelist) per drained rank."""
+    """(timestamp, state, rank, reason, nodelist) per drained rank, for library callers."""
     from flux_lite.formats.idset import IDset
 
     res = broker.resources
     allocated = res.allocated_rset().ranks
-    rows = []
-    for rank in sorted(res.drained):
-        info = res.drained[rank]
-        rows.append((info["timestamp"], _drain_state(rank, allocated), rank, info["reason"],
-                     res.hostlist_of(IDset([rank]))))
-    return rows
+    return [(info["timestamp"], _drain_state(rank, allocated), rank, info["reason"] or "",
+             res.hostlist_of(IDset([rank]))) for rank, info in sorted(res.drained.items())]
 
 
 def _drain_state(rank, allocated):

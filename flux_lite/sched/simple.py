@@ -22,6 +22,16 @@ class SimpleScheduler(Scheduler):
                   "hello without partial-ok (Flux's test option)", flag=True),
     )
     queue_depth = 8
+
+    def cancel(self, msg: dict) -> None:
+        """Flux's sched-simple schedules again as soon as a canceled request
+        leaves its queue, before the job manager can send that job's request
+        again (a round trip later): the jobs behind a canceled head get a pass
+        without it (recorded when `update queue=` moves a blocked head)."""
+        had = msg.get("id") in self.queue
+        super().cancel(msg)
+        if had and self.needs_pass:
+            self.run_pass()
     policy = "fcfs"
 
     def schedule(self):

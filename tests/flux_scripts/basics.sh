@@ -1,5 +1,6 @@
 #!/bin/sh
-# 01-basics.txt, as a Flux test script would run it
+# Basic commands of a Flux session (resource list/status, submit, eventlog,
+# cancel, results), as a Flux test script would run them
 set -e
 flux resource list
 flux resource status

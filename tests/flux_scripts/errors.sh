@@ -1,7 +1,7 @@
 #!/bin/sh
-# Errors of 02-update, 04-housekeeping, 05-sched-reload and 12-job-wait-last-stats:
-# each command's output and exit status, in the transcripts' layout. Every line
-# of errors.expected is the text real Flux 0.88 printed for that command.
+# Errors of update, housekeeping, cancel, job, module, jobs and submit: each
+# command's output and exit status. Every line of errors.expected is the text
+# real Flux 0.88 prints for that command.
 run() { echo "\$ flux $*"; flux "$@" 2>&1; echo "[exit $?]"; }
 id=$(flux submit -t 2m --setattr=exec.test.run_duration=60s hostname)
 run update
