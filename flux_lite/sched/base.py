@@ -326,7 +326,7 @@ class Scheduler:
     REQUESTS = {rfc27.SCHED_EXPIRATION: "handle_expiration", rfc27.SCHED_RESOURCE_UPDATE: "handle_resource_update",
                 rfc27.SCHED_RESOURCE_STATUS: "handle_resource_status", rfc27.SCHED_STATS: "handle_stats",
                 rfc27.SCHED_DEBUG: "handle_debug", rfc27.SCHED_EXPIRATION_PREVIEW: "handle_expiration_preview",
-                rfc27.SCHED_ALLOCATIONS: "handle_allocations"}
+                rfc27.SCHED_ALLOCATIONS: "handle_allocations", rfc27.SCHED_FEASIBILITY: "handle_feasibility"}
 
     def handle(self, topic: str, msg: dict, cred: rfc27.Cred | None = None) -> Any:
         method = self.MESSAGES.get(topic)
@@ -374,6 +374,19 @@ class Scheduler:
     def handle_resource_status(self, msg: dict) -> dict:
         """sched.resource-status; R travels as Rset objects within the process."""
         return {"allocated": self.pool.allocated_rset()}
+
+    def handle_feasibility(self, msg: dict) -> dict:
+        """feasibility.check: could the jobspec ever be satisfied by the whole
+        pool (allocations and down nodes aside)?"""
+        from flux_lite.sched.pool import InfeasibleRequest
+
+        try:
+            self.pool.check_feasibility(request_from_jobspec(msg.get("jobspec")))
+        except InfeasibleRequest as exc:
+            raise rfc27.error(22, str(exc) or "unsatisfiable request") from None
+        except Exception as exc:  # a jobspec the scheduler cannot read
+            raise rfc27.error(22, f"cannot parse jobspec: {exc}") from None
+        return {}
 
     def handle_allocations(self, msg: dict) -> dict:
         """flux-lite's `sched check`: every allocation the scheduler holds (jobid -> Rset)."""
