@@ -64,9 +64,23 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx):
+        from flux_lite import kvs
+
+        def waiting(msg):
+            # said at once (not at the end, like other notices): the user is waiting now
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: {msg}", err=True)
+
+        kvs.waiting_hook = waiting
         try:
             return self._invoke(ctx)
+        except KeyboardInterrupt:
+            # the transaction was rolled back on the way out
+            _print_notices(ctx)
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: interrupted: nothing was changed "
+                       "(the command's transaction was rolled back)", err=True)
+            ctx.exit(130)
         finally:
+            kvs.waiting_hook = None
             _print_notices(ctx)
 
     def _invoke(self, ctx):
