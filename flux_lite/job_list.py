@@ -5,10 +5,10 @@ start, inactive by end), filtered by user, state and result. What the listing
 makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
-
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
-from flux_lite.stored import decode_row, good_rows
+from flux_lite.job_manager import index
+from flux_lite.stored import good_rows
 from flux_lite.job_manager.job import (
     ACTIVE, CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, PENDING, PRIORITY, RUN, RUNNING,
     SCHED, TIMEOUT,
@@ -70,10 +70,10 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         conn = broker.kvs.conn
         found = {}
         for jobid in ids:
-            row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-            if row is None:
+            rec = index.record(conn, jobid)
+            if rec is None:
                 raise FluxLiteError(f"JobID {f58(jobid)} unknown")
-            found[jobid] = decode_row(jobid, row[0])
+            found[jobid] = rec
         return _Rows(found[j] for j in ids)
     rows = _Rows()
     for rec in iter_rows(broker, userid=userid, states=states, results=results, name=name, since=since,
@@ -92,37 +92,17 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
     only as far as the caller reads (pgrep stops at its first matches)."""
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
-    # +userid: filter rows, never pick the (userid, id) index for this, which
-    # would walk the user's whole history to find a few active jobs
-    user_clause = "" if userid is None else " AND +userid = %d" % int(userid)
     active_mask = states & ACTIVE
-    # sorted in SQL on the ids alone (sorting whole records would copy every
-    # one), then read one by one: only what the caller consumes is decoded
-    for mask, order in ((PENDING, "COALESCE(priority, 0) DESC, id"), (RUNNING, "COALESCE(t_run, 0) DESC, id")):
-        if not active_mask & mask:
+    for rec in index.active_records_ordered(conn, active_mask, userid, decode=good_rows):
+        if name is not None and rec.get("name") != name:
             continue
-        ids = [r[0] for r in conn.execute(
-            f"SELECT id FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause} ORDER BY {order}",
-            (active_mask & mask,))]
-        for rec in good_rows(_rows_by_id(conn, ids)):
-            if name is not None and rec.get("name") != name:
-                continue
-            if queues is not None and _queue(rec) not in queues:
-                continue
-            yield rec
+        if queues is not None and _queue(rec) not in queues:
+            continue
+        yield rec
     if states & INACTIVE or results:
-        clauses, args = "", []
-        if since:
-            clauses += " AND t_inactive > ?"
-            args.append(since)
-        if results and not states & INACTIVE:
-            # the index's result column: no need to decode the jobs left out
-            clauses += " AND (result & ?) != 0"
-            args.append(results)
-        cur = conn.execute(
-            f"SELECT id, data FROM jobs WHERE state = 64{user_clause}{clauses} "
-            "ORDER BY t_inactive DESC, id DESC", args)
-        for rec in good_rows(cur):
+        # the index's result column: no need to decode the jobs left out
+        only = results if results and not states & INACTIVE else 0
+        for rec in index.inactive_records(conn, userid, since, results=only, decode=good_rows):
             if name is not None and rec.get("name") != name:
                 continue
             if queues is not None and _queue(rec) not in queues:
@@ -130,13 +110,6 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:
                 continue
             yield rec
-
-
-def _rows_by_id(conn, ids):
-    for jobid in ids:
-        row = conn.execute("SELECT id, data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-        if row is not None:
-            yield row
 
 
 def _queue(rec):
