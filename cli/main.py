@@ -115,6 +115,13 @@ class LazyGroup(click.Group):
             _print_notices(ctx)
             words.echo_error("input is not valid UTF-8", ctx.invoked_subcommand, ctx)
             ctx.exit(1)
+        except ValueError as exc:
+            # a file name with a NUL byte reaches open(2) only as this
+            if "null byte" not in str(exc):
+                raise
+            _print_notices(ctx)
+            words.echo_error("a file name contains a NUL byte", ctx.invoked_subcommand, ctx)
+            ctx.exit(1)
         except RecursionError:
             _print_notices(ctx)
             words.echo_error("input nested too deeply", ctx.invoked_subcommand, ctx)

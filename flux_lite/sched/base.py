@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError, UsageError
@@ -381,11 +381,11 @@ class Scheduler:
         from flux_lite.sched.pool import InfeasibleRequest
 
         try:
-            self.pool.check_feasibility(request_from_jobspec(msg.get("jobspec")))
+            self.pool.check_feasibility(request_from_jobspec(cast(dict, msg.get("jobspec"))))
         except InfeasibleRequest as exc:
-            raise rfc27.error(22, str(exc) or "unsatisfiable request") from None
+            raise rfc27.error(rfc27.EINVAL, str(exc) or "unsatisfiable request") from None
         except Exception as exc:  # a jobspec the scheduler cannot read
-            raise rfc27.error(22, f"cannot parse jobspec: {exc}") from None
+            raise rfc27.error(rfc27.EINVAL, f"cannot parse jobspec: {exc}") from None
         return {}
 
     def handle_allocations(self, msg: dict) -> dict:
