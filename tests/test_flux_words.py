@@ -513,3 +513,9 @@ def test_jobs_warnings_and_unknown_ids(flux):
     assert outcome(as_flux(flux, "jobs", "f1234")) == (1, "", "JobID f1234 unknown\n")
     r = as_flux(flux, "jobs", "-no", "{id.f58}", "f1234", jobid)
     assert outcome(r) == (0, f"{jobid}\n", "JobID f1234 unknown\n")
+
+
+def test_housekeeping_list_include_unknown_host(flux):
+    assert outcome(as_flux(flux, "housekeeping", "list", "-i", "nosuchhost")) == (
+        1, "", "flux-housekeeping: ERROR: host 'nosuchhost' not found\n")
+    assert flux.out("housekeeping", "list", "-i", "node[0-1]", "-n") == ""
