@@ -290,3 +290,25 @@ def test_pgrep_pkill_queue_filter(flux_factory):
         flux.out("pgrep", ".")).index)
     assert flux("pkill", "-q", "debug", ".").stderr == "flux-lite pkill: INFO: Canceled 1 job\n"
     assert flux.out("jobs", "-a", "-no", "{id.f58} {status}") == f"{batch} SCHED\n{debug} CANCELED\n"
+
+
+def test_flux_job_control_script_runs_unchanged(tmp_path):
+    """tests/flux_scripts/jobctl.sh, a Flux-style script of the job-control
+    commands, run as `flux-lite start --test-size=4 ./jobctl.sh`: Flux's words."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    scripts = pathlib.Path(__file__).resolve().parent / "flux_scripts"
+    script = tmp_path / "jobctl.sh"
+    script.write_text((scripts / "jobctl.sh").read_text(encoding="utf-8"), encoding="utf-8")
+    script.chmod(0o755)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("FLUX_LITE_STATE_DIR", "FLUX_F58_FORCE_ASCII", "COLUMNS")}
+    env.update(LANG="C.UTF-8", LC_ALL="C.UTF-8")
+    out = subprocess.run([sys.executable, "-m", "flux_lite", "start", "--test-size=4", "--test-cores=2",
+                          "--clock=virtual", "./jobctl.sh"], cwd=tmp_path, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert out.stdout == (scripts / "jobctl.expected").read_text(encoding="utf-8")
+    assert out.returncode == 0
