@@ -111,7 +111,13 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
     rows = kvs.conn.execute("SELECT key, kind, value FROM kvs ORDER BY key").fetchall()
     values = {key: (kind, value) for key, kind, value in rows}
 
-    head, resource, links, jobfiles, guests, foreign, own = [], [], [], [], [], [], []
+    head: list[Entry] = []
+    resource: list[Entry] = []
+    links: list[Entry] = []
+    jobfiles: list[Entry] = []
+    guests: list[Entry] = []
+    foreign: list[Entry] = []
+    own: list[Entry] = []
 
     def add(bucket, path, data, mtime=now):
         bucket.append(Entry(path, data=data, mtime=mtime))
@@ -119,13 +125,13 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
     # job states from the index: which jobs are running, which ran and ended
     from flux_lite.job_manager import index
 
-    states = {}
-    for jobid, data in index.raw_rows(kvs.conn):
-        rec = json.loads(data)
+    states: dict[int, tuple] = {}
+    for jobid, raw in index.raw_rows(kvs.conn):
+        rec = json.loads(raw)
         states[jobid] = (rec["state"], rec.get("started"), rec.get("finished"))
 
-    own_kinds = {}  # flux-lite's keys that are not JSON documents
-    guest_dirs = set()
+    own_kinds: dict[str, str] = {}  # flux-lite's keys that are not JSON documents
+    guest_dirs: set[str] = set()
     for key in values:
         parts = key.split(".")
         if is_job_dir(parts) and len(parts) >= 6 and parts[5] == "guest":
@@ -274,10 +280,10 @@ def resource_checkpoint(broker) -> dict:
     from flux_lite.formats.idset import IDset
 
     res = broker.resources
-    groups = {}
+    groups: dict[tuple[float, str], list[int]] = {}
     for rank, info in sorted(res.drained.items()):
         groups.setdefault((float(round(info["timestamp"])), info.get("reason") or ""), []).append(rank)
-    state = {}
+    state: dict[str, dict] = {}
     for (ts, reason), ranks in groups.items():
         state[str(IDset(ranks))] = {"timestamp": ts, "reason": reason, "nodelist": res.hostlist_of(ranks)}
     return {"timestamp": broker.now, "drain_state": state}
