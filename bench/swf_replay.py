@@ -95,6 +95,7 @@ def jobspec_for(job, estimate):
 def replay(state, jobs, estimate, driver):
     """Submit at trace times, then run to completion; returns timing dict."""
     from flux_lite.instance import Instance
+    from flux_lite.job_manager import index
 
     t0_trace = jobs[0]["submit"]
     batches = []
@@ -127,13 +128,13 @@ def replay(state, jobs, estimate, driver):
         t_submitted = time.perf_counter()
         rounds = 0
         while True:
-            active = inst.kvs.conn.execute("SELECT COUNT(*) FROM jobs WHERE state < 64").fetchone()[0]
+            active = index.active_count(inst.kvs.conn)
             if not active or rounds > 200:
                 break
             inst.advance_clock(30 * 86400.0)
             rounds += 1
         t_end = time.perf_counter()
-        rows = [json.loads(d) for (d,) in inst.kvs.conn.execute("SELECT data FROM jobs")]
+        rows = list(index.all_records(inst.kvs.conn))
     finally:
         inst.close()
     return {

@@ -121,32 +121,20 @@ def complete_jobids(ctx, incomplete):
     with _instance(ctx) as inst:
         conn = inst.kvs.conn
         from flux_lite.access import visible_userid
+        from flux_lite.job_manager import index
 
-        where, args = "", ()
         userid = visible_userid(inst.identity)
-        if userid is not None:
-            where, args = " AND userid = ?", (userid,)
         now = (inst.kvs.get("instance.clock") or {}).get("now", 0.0)
-        active = conn.execute(
-            f"SELECT id, state, data FROM jobs WHERE state != ?{where} ORDER BY id DESC", (INACTIVE, *args)
-        )
-        for jobid, state, data in active:
-            text = _jobid_text(jobid, incomplete)
-            if text is not None:
-                out.append(CompletionItem(text, help=_job_help(state, json.loads(data), now)))
-        inactive = conn.execute(
-            f"SELECT id, state, data FROM jobs WHERE state = ?{where} ORDER BY t_inactive DESC, id DESC LIMIT ?",
-            (INACTIVE, *args, MAX_INACTIVE_SCAN),
-        )
         count = 0
-        for jobid, state, data in inactive:
+        for jobid, state, data in index.newest_rows(conn, userid, MAX_INACTIVE_SCAN):
             text = _jobid_text(jobid, incomplete)
             if text is None:
                 continue
             out.append(CompletionItem(text, help=_job_help(state, json.loads(data), now)))
-            count += 1
-            if count >= MAX_INACTIVE:
-                break
+            if state == INACTIVE:
+                count += 1
+                if count >= MAX_INACTIVE:
+                    break
     return out
 
 

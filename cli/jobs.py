@@ -2,7 +2,7 @@
 
 import click
 
-from flux_lite.cli.common import JOBID, read_session
+from flux_lite.cli.common import JOBID, JOBID_TEXT, read_session
 from flux_lite.cli.listing import listing_options
 from flux_lite.errors import FluxLiteError
 
@@ -29,7 +29,7 @@ def _complete_queues(ctx, param, incomplete):
 @click.option("--stats", is_flag=True, help="Print job statistics before the header.")
 @click.option("--stats-only", is_flag=True,
               help="Print job statistics only; exit 1 if no job is active.")
-@click.argument("jobids", nargs=-1, type=JOBID)
+@click.argument("jobids", nargs=-1, type=JOBID_TEXT)
 def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, since, job_name,
          queues, stats, stats_only, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
@@ -39,6 +39,14 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
 
     if as_json and (stats or stats_only):
         raise FluxLiteError("--json incompatible with --stats or --stats-only")
+    typed = [(JOBID.convert(text, _param("jobids"), click.get_current_context()), text) for text in jobids]
+    jobids = [jobid for jobid, _ in typed]
+    from flux_lite.cli.words import warning
+
+    if jobids and (show_all_states or all_users or user or filter_ or since or job_name or queues):
+        warning("Filtering options ignored with jobid list")
+    if show_all_states and filter_:
+        warning("Both -a and --filter specified, ignoring -a")
     if stats_only:
         with read_session() as broker:
             line, active = _stats_line(broker)
@@ -62,9 +70,16 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         since_t = job_list.parse_since(since, broker.now) if since is not None else 0.0
         records = job_list.query(broker, userid=userid, states=states, results=results,
                                  ids=list(jobids) or None, max_entries=count, name=job_name,
-                                 since=since_t, queues=_queue_filter(broker, queues))
+                                 since=since_t, queues=_queue_filter(broker, queues), missing_ok=True)
         now = broker.now
         stats_line = _stats_line(broker)[0] if stats else None
+    missing = set(getattr(records, "missing", ()))
+    for jobid, text in typed:
+        if jobid in missing:
+            # job-list's error for each unknown id, the id as it was typed
+            click.echo(f"JobID {text} unknown", err=True)
+    if jobids and not records:
+        raise SystemExit(1)
     if stats_line is not None:
         click.echo(stats_line)
     items = [jobs_listing.make_info(rec, now, users.username) for rec in records]
@@ -93,6 +108,11 @@ def _stats_line(broker):
     from flux_lite.job_manager import stats as statsmod
 
     return statsmod.summary(statsmod.job_stats(broker))
+
+
+def _param(name):
+    ctx = click.get_current_context()
+    return next(p for p in ctx.command.params if p.name == name)
 
 
 def _colorizer(lines, no_header):

@@ -64,9 +64,23 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx):
+        from flux_lite import kvs
+
+        def waiting(msg):
+            # said at once (not at the end, like other notices): the user is waiting now
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: {msg}", err=True)
+
+        kvs.waiting_hook = waiting
         try:
             return self._invoke(ctx)
+        except KeyboardInterrupt:
+            # the transaction was rolled back on the way out
+            _print_notices(ctx)
+            click.echo(f"flux-lite {ctx.invoked_subcommand}: interrupted: nothing was changed "
+                       "(the command's transaction was rolled back)", err=True)
+            ctx.exit(130)
         finally:
+            kvs.waiting_hook = None
             _print_notices(ctx)
 
     def _invoke(self, ctx):
@@ -100,6 +114,13 @@ class LazyGroup(click.Group):
             # argv and environment arrive surrogate-escaped when not UTF-8
             _print_notices(ctx)
             words.echo_error("input is not valid UTF-8", ctx.invoked_subcommand, ctx)
+            ctx.exit(1)
+        except ValueError as exc:
+            # a file name with a NUL byte reaches open(2) only as this
+            if "null byte" not in str(exc):
+                raise
+            _print_notices(ctx)
+            words.echo_error("a file name contains a NUL byte", ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except RecursionError:
             _print_notices(ctx)

@@ -14,6 +14,7 @@ update), since scripts match on them; the rules are still written only here.
 """
 
 import os
+from collections.abc import Callable
 from errno import EINVAL, EPERM
 
 from flux_lite.errors import FluxLiteError
@@ -88,7 +89,7 @@ def require_job_access(identity: Identity, userid: int, message: str = JOB_ACCES
         raise FluxLiteError(message, errno=EPERM)
 
 
-def check_kvs_read(identity: Identity, key: str, job_userid) -> None:
+def check_kvs_read(identity: Identity, key: str, job_userid: Callable[[int], int | None]) -> None:
     """kvs get / kvs eventlog get: a job's keys are its owner's and the
     instance owner's (as job-info.lookup); job_userid(jobid) names the owner."""
     if identity.is_owner:

@@ -107,7 +107,7 @@ class Broker:
     def _service(self, topic):
         """The module serving topic's service, or None (not loaded)."""
         service = topic.split(".", 1)[0]
-        if service == "sched":
+        if service in ("sched", "feasibility"):  # the scheduler serves both
             return self.sched
         if service == "job-manager":
             return self.jm

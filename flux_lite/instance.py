@@ -207,7 +207,7 @@ class Instance:
             published = True
         finally:
             if tmp is not None:
-                for suffix in ("", "-wal", "-shm", "-journal"):
+                for suffix in ("", "-wal", "-shm", "-journal", "-holder"):
                     _unlink(str(tmp) + suffix)
             if made_dir and not published:
                 try:

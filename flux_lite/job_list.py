@@ -5,10 +5,10 @@ start, inactive by end), filtered by user, state and result. What the listing
 makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
-
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
-from flux_lite.stored import decode_row, good_rows
+from flux_lite.job_manager import index
+from flux_lite.stored import good_rows
 from flux_lite.job_manager.job import (
     ACTIVE, CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, PENDING, PRIORITY, RUN, RUNNING,
     SCHED, TIMEOUT,
@@ -57,24 +57,31 @@ class _Rows(list):
 
 
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
-          name=None, since=0.0, queues=None):
+          name=None, since=0.0, queues=None, missing_ok=False):
     """Job records in flux-core's job-list order (at most max_entries; the
     list's ``truncated`` says whether more matched).
 
     queues keeps only jobs of those queues (a set of names); name keeps only
     jobs of that name; since keeps only inactive jobs that became inactive
-    after it (active jobs always pass), as job-list's do.
+    after it (active jobs always pass), as job-list's do. An unknown id in
+    ids raises, unless missing_ok: then the rows' ``missing`` lists them.
     """
     if ids:
         broker.flush()  # this command's own changes must be visible
         conn = broker.kvs.conn
         found = {}
+        missing = []
         for jobid in ids:
-            row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-            if row is None:
-                raise FluxLiteError(f"JobID {f58(jobid)} unknown")
-            found[jobid] = decode_row(jobid, row[0])
-        return _Rows(found[j] for j in ids)
+            rec = index.record(conn, jobid)
+            if rec is None:
+                missing.append(jobid)
+                continue
+            found[jobid] = rec
+        if missing and missing_ok is False:
+            raise FluxLiteError(f"JobID {f58(missing[0])} unknown")
+        rows = _Rows(found[j] for j in ids if j in found)
+        rows.missing = missing  # job-list answers each unknown id with an error
+        return rows
     rows = _Rows()
     for rec in iter_rows(broker, userid=userid, states=states, results=results, name=name, since=since,
                          queues=queues):
@@ -92,37 +99,17 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
     only as far as the caller reads (pgrep stops at its first matches)."""
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
-    # +userid: filter rows, never pick the (userid, id) index for this, which
-    # would walk the user's whole history to find a few active jobs
-    user_clause = "" if userid is None else " AND +userid = %d" % int(userid)
     active_mask = states & ACTIVE
-    # sorted in SQL on the ids alone (sorting whole records would copy every
-    # one), then read one by one: only what the caller consumes is decoded
-    for mask, order in ((PENDING, "COALESCE(priority, 0) DESC, id"), (RUNNING, "COALESCE(t_run, 0) DESC, id")):
-        if not active_mask & mask:
+    for rec in index.active_records_ordered(conn, active_mask, userid, decode=good_rows):
+        if name is not None and rec.get("name") != name:
             continue
-        ids = [r[0] for r in conn.execute(
-            f"SELECT id FROM jobs WHERE state < 64 AND (state & ?) != 0{user_clause} ORDER BY {order}",
-            (active_mask & mask,))]
-        for rec in good_rows(_rows_by_id(conn, ids)):
-            if name is not None and rec.get("name") != name:
-                continue
-            if queues is not None and _queue(rec) not in queues:
-                continue
-            yield rec
+        if queues is not None and _queue(rec) not in queues:
+            continue
+        yield rec
     if states & INACTIVE or results:
-        clauses, args = "", []
-        if since:
-            clauses += " AND t_inactive > ?"
-            args.append(since)
-        if results and not states & INACTIVE:
-            # the index's result column: no need to decode the jobs left out
-            clauses += " AND (result & ?) != 0"
-            args.append(results)
-        cur = conn.execute(
-            f"SELECT id, data FROM jobs WHERE state = 64{user_clause}{clauses} "
-            "ORDER BY t_inactive DESC, id DESC", args)
-        for rec in good_rows(cur):
+        # the index's result column: no need to decode the jobs left out
+        only = results if results and not states & INACTIVE else 0
+        for rec in index.inactive_records(conn, userid, since, results=only, decode=good_rows):
             if name is not None and rec.get("name") != name:
                 continue
             if queues is not None and _queue(rec) not in queues:
@@ -130,13 +117,6 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:
                 continue
             yield rec
-
-
-def _rows_by_id(conn, ids):
-    for jobid in ids:
-        row = conn.execute("SELECT id, data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-        if row is not None:
-            yield row
 
 
 def _queue(rec):

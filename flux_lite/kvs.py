@@ -38,6 +38,11 @@ class KVSError(FluxLiteError):
     pass
 
 
+# called with a message when a command starts waiting for another's lock
+# (the CLI prints it at once; the library never prints)
+waiting_hook = None
+
+
 class ReadOnlyError(KVSError):
     def __init__(self):
         super().__init__("the state directory is read-only: this command cannot save its changes")
@@ -73,6 +78,7 @@ class KVS:
     """
 
     BUSY_TIMEOUT = 120.0
+    NOTICE_AFTER = 1.0
 
     def __init__(self, path, create=False, readonly=False):
         self.path = str(path)
@@ -83,8 +89,9 @@ class KVS:
             elif readonly:
                 self.conn = self._connect_readonly()
             else:
+                # a short first wait: after it the waiter is told who holds the lock
                 self.conn = sqlite3.connect(
-                    sqlite_uri(self.path, "rw"), timeout=self.BUSY_TIMEOUT, isolation_level=None, uri=True
+                    sqlite_uri(self.path, "rw"), timeout=self.NOTICE_AFTER, isolation_level=None, uri=True
                 )
         except sqlite3.OperationalError as exc:
             raise KVSError(f"{self.path}: {exc}") from None
@@ -142,7 +149,10 @@ class KVS:
                 self._depth -= 1
             return
         # read-only: a read transaction, never committed
-        self.conn.execute("BEGIN" if self.readonly else "BEGIN IMMEDIATE")
+        if self.readonly:
+            self.conn.execute("BEGIN")
+        else:
+            self._begin_immediate()
         self._depth = 1
         try:
             yield self
@@ -166,6 +176,51 @@ class KVS:
         hooks, self._after_commit = self._after_commit, []
         for hook in hooks:
             hook()
+
+    def _begin_immediate(self):
+        """Take the write lock; past NOTICE_AFTER seconds, say whose command
+        holds it (through the waiting hook) and keep waiting up to BUSY_TIMEOUT."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if waiting_hook is not None:
+                waiting_hook(f"waiting for the instance lock held by {self._holder()}")
+            self.conn.execute(f"PRAGMA busy_timeout = {int((self.BUSY_TIMEOUT - self.NOTICE_AFTER) * 1000)}")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            finally:
+                self.conn.execute(f"PRAGMA busy_timeout = {int(self.NOTICE_AFTER * 1000)}")
+        self._write_holder()
+
+    def _holder_path(self):
+        return self.path + "-holder"
+
+    def _write_holder(self):
+        """Who holds the write lock now (read only by a command kept waiting)."""
+        import os
+        import sys
+
+        try:
+            fd = os.open(self._holder_path(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                words = " ".join(["flux-lite", *sys.argv[1:4]])[:120]
+                os.write(fd, f"pid {os.getpid()} ({words})".encode("utf-8", "replace"))
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # only the waiting message loses its detail
+
+    def _holder(self):
+        try:
+            with open(self._holder_path(), "rb") as f:
+                text = f.read(200).decode("utf-8", "replace")
+        except OSError:
+            text = ""
+        from flux_lite.formats.outputformat import escape_controls
+
+        return escape_controls(text) or "another command"
 
     @contextmanager
     def read_transaction(self):

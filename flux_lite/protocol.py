@@ -44,6 +44,8 @@ SCHED_RESOURCE_STATUS = "sched.resource-status"  # request
 SCHED_RESOURCE_UPDATE = "sched.resource-update"  # request: resource.acquire's update responses in Flux
 SCHED_STATS = "sched.stats-get"  # request (flux module stats)
 SCHED_DEBUG = "sched.debug"  # request (flux module debug)
+# job manager -> scheduler's feasibility service (update queue=)
+SCHED_FEASIBILITY = "feasibility.check"  # request: {"jobspec": ...} -> {} or EINVAL with the reason
 # flux-lite's own (no Flux counterpart): what-if and consistency checks
 SCHED_EXPIRATION_PREVIEW = "sched.expiration-preview"  # request (update --dry-run)
 SCHED_ALLOCATIONS = "sched.allocations"  # request (sched check)

@@ -223,7 +223,7 @@ class Resources:
             names = {full.hostname(r) for r in full.ranks}
             missing = [h for h in hosts if h not in names]
             if missing:
-                raise FluxLiteError(f"invalid targets: invalid hosts: {Hostlist(missing)}", errno=EINVAL)
+                raise FluxLiteError(f"invalid targets: invalid hosts: {Hostlist(missing)}", errno=EINVAL) from None
             ranks = IDset(r for r in full.ranks if full.hostname(r) in set(hosts))
         if not len(ranks):
             raise FluxLiteError("idset is empty", errno=EINVAL)

@@ -371,7 +371,9 @@ def test_four_single_node_jobs_include_and_targets(flux):
     assert hk_list(flux, "-i", "0,3") == "\n".join(
         [HEADER, row(ids[0], 1, 1, "0s", "node0"), row(ids[3], 1, 1, "0s", "node3")]) + "\n"
     assert hk_list(flux, "-i", "node0", "-no", "{ranks}") == "0\n"
-    assert hk_list(flux, "-i", "nosuchhost") == HEADER + "\n"
+    # an unknown host is an error, as Flux's Hostlist.index makes it
+    r = flux.fails("housekeeping", "list", "-i", "nosuchhost")
+    assert r.stderr == "flux-lite housekeeping: ERROR: host 'nosuchhost' not found\n"
     assert hk_list(flux, "-i", "0-3", "-no", "{ranks}") == "0-3\n"
     flux.fails("housekeeping", "list", "-i", "foo[")
     r = flux.fails("housekeeping", "list", "-o", "{foo}")

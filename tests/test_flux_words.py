@@ -474,3 +474,48 @@ def test_resource_format_errors_are_plain(flux):
             1, "", "flux-resource: ERROR: Unknown format field: foo\n"), args
     assert outcome(as_flux(flux, "housekeeping", "list", "-o", "{foo}")) == (
         1, "", "flux-housekeeping: ERROR: Error in user format: Unknown format field: foo\n")
+
+
+# -- the README's "Using it" block runs verbatim -------------------------------------------
+
+
+def _readme_block():
+    text = (SCRIPTS.parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Using it\n", 1)[1].split("\n## ", 1)[0]
+    lines = [line[4:] for line in section.splitlines() if line.startswith("    ")]
+    assert lines and lines[0].startswith("flux-lite start")
+    return lines
+
+
+def test_readme_using_it_block_runs_as_printed(tmp_path):
+    script = "set -e\n" + "\n".join(_readme_block()) + "\n"
+    env = _env_without_instance(FLUX_LITE_STATE_DIR=str(tmp_path / "state"),
+                                PATH=os.path.dirname(sys.executable) + ":/usr/bin:/bin")
+    out = subprocess.run(["sh", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (out.returncode, out.stderr) == (0, "")
+    lines = out.stdout.splitlines()
+    assert lines[0] == "ƒSZYcoq"
+    # the update lands on a running job; housekeeping holds the node once it ends
+    assert "     ƒSZYcoq      1       1       1m node0" in lines
+    assert lines[-1] == "     ƒSZYcoq root     hostname   CD      1      1      10m node0"
+
+
+# -- jobs: warnings and unknown ids, as flux-jobs gives them --------------------------------
+
+
+def test_jobs_warnings_and_unknown_ids(flux):
+    jobid = flux.submit("-N1", "-S", "exec.test.run_duration=60s", "true")
+    r = as_flux(flux, "jobs", "-a", "-no", "{id.f58} {status}", jobid)
+    assert outcome(r) == (0, f"{jobid} RUN\n", "flux-jobs: WARNING: Filtering options ignored with jobid list\n")
+    r = as_flux(flux, "jobs", "-a", "-f", "running", "-no", "{id.f58}")
+    assert outcome(r) == (0, f"{jobid}\n", "flux-jobs: WARNING: Both -a and --filter specified, ignoring -a\n")
+    # each unknown id is reported as typed; exit 1 only when none is known
+    assert outcome(as_flux(flux, "jobs", "f1234")) == (1, "", "JobID f1234 unknown\n")
+    r = as_flux(flux, "jobs", "-no", "{id.f58}", "f1234", jobid)
+    assert outcome(r) == (0, f"{jobid}\n", "JobID f1234 unknown\n")
+
+
+def test_housekeeping_list_include_unknown_host(flux):
+    assert outcome(as_flux(flux, "housekeeping", "list", "-i", "nosuchhost")) == (
+        1, "", "flux-housekeeping: ERROR: host 'nosuchhost' not found\n")
+    assert flux.out("housekeeping", "list", "-i", "node[0-1]", "-n") == ""

@@ -596,3 +596,16 @@ def test_update_gives_sched_simple_a_pass_without_the_moved_job(fluxq):
         "INACTIVE FAILED unsatisfiable request: need 1 slot(s) of 1 core(s), only 0 such slot(s) available "
         "(total cores: 0)\n"
         "RUN RUN \nRUN RUN \n")
+
+
+def test_update_queue_asks_the_scheduler_for_feasibility(flux_factory):
+    config = PROPS.replace("    - hosts: \"node[2-3]\"\n      properties: [batch]\n",
+                           "    - hosts: \"node[2-3]\"\n      properties: [debug]\n    - hosts: \"node3\"\n"
+                           "      properties: [batch]\n")
+    flux = flux_factory(config=config)
+    held = flux.submit("-q", "debug", "-N3", "--urgency=hold", RUN1, "true")
+    r = flux.fails("update", held, "queue=batch")
+    assert r.stderr.endswith("ERROR: unsatisfiable request: need 3 exclusive node(s), only 1 eligible\n")
+    assert flux.eventlog(held)[-1] == "priority"  # nothing was posted
+    flux("module", "remove", "sched-simple")
+    flux("update", held, "queue=batch")  # no scheduler, nobody to ask

@@ -42,7 +42,8 @@ def test_state_dir_private_whatever_the_umask(tmp_path, umask):
         assert mode(state / "jobid-hwm") == 0o600
     finally:
         os.umask(old)
-    assert sorted(p.name for p in state.iterdir()) == ["jobid-hwm", "kvs.sqlite"]
+    assert sorted(p.name for p in state.iterdir()) == ["jobid-hwm", "kvs.sqlite", "kvs.sqlite-holder"]
+    assert mode(state / "kvs.sqlite-holder") & 0o077 == 0
 
 
 @pytest.mark.parametrize("bits", [0o020, 0o002, 0o022])

@@ -52,7 +52,7 @@ def test_racing_starts_exactly_one_wins(tmp_path, round_):
     assert jobs.stdout.split() == ["RUN"]
     # the losers left nothing of their own behind
     leftovers = [p.name for p in state.iterdir()
-                 if p.name not in ("kvs.sqlite", "kvs.sqlite-wal", "kvs.sqlite-shm", "jobid-hwm")]
+                 if p.name not in ("kvs.sqlite", "kvs.sqlite-wal", "kvs.sqlite-shm", "kvs.sqlite-holder", "jobid-hwm")]
     assert leftovers == []
 
 
@@ -97,3 +97,62 @@ def test_deleted_wal_never_reuses_job_ids_and_is_reported(tmp_path):
     assert run(state, "jobs", "-a").stderr == ""
     dmesg = run(state, "dmesg").stdout
     assert "rolled back" in dmesg
+
+
+# -- operations feedback ---------------------------------------------------------------------
+
+HOLDER = textwrap.dedent("""
+    import os, sys, time
+    sys.argv = ["flux-lite", "sched", "reload"]  # what the holder file records
+    from flux_lite.kvs import KVS
+    kvs = KVS(os.environ["DB"])
+    with kvs.transaction():
+        print("locked", flush=True)
+        time.sleep(2.5)
+    print("released", flush=True)
+""")
+
+
+def test_waiting_for_the_lock_says_who_holds_it(tmp_path):
+    state = tmp_path / "state"
+    assert run(state, "start", "--clock=virtual").returncode == 0
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, DB=str(state / "kvs.sqlite")))
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        t0 = time.time()
+        result = run(state, "submit", "true")
+        waited = time.time() - t0
+    finally:
+        holder.wait(30)
+    assert result.returncode == 0, result.stderr
+    assert waited > 1.0
+    assert result.stderr == (f"flux-lite submit: waiting for the instance lock held by pid {holder.pid} "
+                             "(flux-lite sched reload)\n")
+
+
+def test_ctrl_c_rolls_back_and_exits_130(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from flux_lite.cli.main import cli
+    from flux_lite.job_manager import manager
+
+    state = tmp_path / "state"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--state-dir", str(state), "start", "--clock=virtual"]).exit_code == 0
+    before = (state / "kvs.sqlite").read_bytes()
+    real_save = manager.JobManager.save
+
+    def interrupted(self):
+        real_save(self)  # the job is written, then the user presses Ctrl-C
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(manager.JobManager, "save", interrupted)
+    result = runner.invoke(cli, ["--state-dir", str(state), "submit", "--cc=1-50", "true"])
+    assert result.exit_code == 130
+    assert result.stderr == ("flux-lite submit: interrupted: nothing was changed "
+                             "(the command's transaction was rolled back)\n")
+    monkeypatch.undo()
+    listed = runner.invoke(cli, ["--state-dir", str(state), "jobs", "-a", "-n"])
+    assert listed.stdout == ""
+    assert (state / "kvs.sqlite").read_bytes() == before

@@ -62,7 +62,7 @@ def begin_time_description(ts: float) -> str:
     return "begin-time=%.3f" % ts
 
 
-def description_of(entry: dict, userid: int | None = None) -> str | None:
+def description_of(entry: dict) -> str | None:
     """The description a jobspec dependency entry is known by in events
     (None for entries that never produce one)."""
     scheme, value = entry.get("scheme"), entry.get("value")

@@ -356,6 +356,81 @@ def record(conn: sqlite3.Connection, jobid: int) -> Record | None:
     return decode_row(jobid, row[0])
 
 
+Decoder = Callable[[Iterable[tuple[int, str]]], Iterator[Record]]
+
+
+def _good_rows(rows: Iterable[tuple[int, str]]) -> Iterator[Record]:
+    from flux_lite.stored import good_rows
+
+    return good_rows(rows)
+
+
+def _user_clause(userid: int | None) -> str:
+    # +userid: filter rows, never pick the (userid, id) index for this, which
+    # would walk the user's whole history to find a few active jobs
+    return "" if userid is None else " AND +userid = %d" % int(userid)
+
+
+def active_records_ordered(conn: sqlite3.Connection, state_mask: int, userid: int | None = None,
+                           decode: Decoder | None = None) -> Iterator[Record]:
+    """Records of the active jobs in state_mask (of userid's only), in
+    job-list's order: pending by priority, then running by start, newest
+    first. Sorted in SQL on the ids alone (sorting whole records would copy
+    every one), then read one by one: only what the caller consumes is decoded
+    (by `decode`, rows -> records; default: stored.good_rows)."""
+    from flux_lite.job_manager.job import PENDING, RUNNING
+
+    decode = decode or _good_rows
+    user_clause = _user_clause(userid)
+    for mask, order in ((PENDING, "COALESCE(priority, 0) DESC, id"), (RUNNING, "COALESCE(t_run, 0) DESC, id")):
+        if not state_mask & mask:
+            continue
+        ids = [r[0] for r in conn.execute(
+            f"SELECT id FROM jobs WHERE state < {INACTIVE} AND (state & ?) != 0{user_clause} ORDER BY {order}",
+            (state_mask & mask,))]
+        yield from decode(_rows_by_id(conn, ids))
+
+
+def _rows_by_id(conn: sqlite3.Connection, ids: list[int]) -> Iterator[tuple[int, str]]:
+    for jobid in ids:
+        row = conn.execute("SELECT id, data FROM jobs WHERE id = ?", (jobid,)).fetchone()
+        if row is not None:
+            yield row
+
+
+def inactive_records(conn: sqlite3.Connection, userid: int | None = None, since: float = 0.0,
+                     results: int = 0, decode: Decoder | None = None) -> Iterator[Record]:
+    """Records of the inactive jobs (of userid's only; gone inactive after
+    `since`; with a result among the `results` bits: each if given), most
+    recently inactive first; damaged rows are left out with a notice. Read
+    lazily: stop early to read less."""
+    decode = decode or _good_rows
+
+    clauses = _user_clause(userid)
+    args: list[Any] = []
+    if since:
+        clauses += " AND t_inactive > ?"
+        args.append(since)
+    if results:
+        clauses += " AND (result & ?) != 0"
+        args.append(results)
+    yield from decode(conn.execute(
+        f"SELECT id, data FROM jobs WHERE state = {INACTIVE}{clauses} ORDER BY t_inactive DESC, id DESC", args))
+
+
+def newest_rows(conn: sqlite3.Connection, userid: int | None = None,
+                inactive_limit: int = -1) -> Iterator[tuple[int, int, str]]:
+    """(id, state, stored record text) of the active jobs, newest first, then
+    of up to inactive_limit inactive ones, most recently inactive first
+    (completion: unchecked and read-only)."""
+    where, args = ("", ()) if userid is None else (" AND userid = ?", (userid,))
+    yield from conn.execute(f"SELECT id, state, data FROM jobs WHERE state != ?{where} ORDER BY id DESC",
+                            (INACTIVE, *args))
+    yield from conn.execute(
+        f"SELECT id, state, data FROM jobs WHERE state = ?{where} ORDER BY t_inactive DESC, id DESC LIMIT ?",
+        (INACTIVE, *args, inactive_limit))
+
+
 def raw_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, str]]:
     """(id, stored record text) of every row, unchecked (fsck)."""
     yield from conn.execute("SELECT id, data FROM jobs")

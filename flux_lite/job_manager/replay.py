@@ -60,7 +60,9 @@ def rebuild(broker):
 
     kvs = broker.kvs
     # recreate them whole: an older layout may lack columns
-    for table in ("jobs", "timers", "waitable", "depends", "job_names"):
+    from flux_lite.job_manager import index
+
+    for table in (index.TABLE, "timers", "waitable", "depends", "job_names"):
         kvs.conn.execute(f"DROP TABLE IF EXISTS {table}")
     for stmt in TABLES.split(";"):
         if stmt.strip():

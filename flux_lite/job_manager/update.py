@@ -145,6 +145,8 @@ def update_job(broker, jobid, updates):
     new_jobspec = apply_updates(job.jobspec, updates)
     if any(k not in validated for k in updates):
         validate_jobspec(broker, new_jobspec)
+    if CONSTRAINTS in extra:
+        _feasibility(broker, new_jobspec)
     expiration = None
     if running and DURATION in updates:
         duration = updates[DURATION]
@@ -166,6 +168,17 @@ def update_job(broker, jobid, updates):
         jm.post(job, "resource-update", {"expiration": expiration})
         broker.exec.update_expiration(job, expiration)
     return job
+
+
+def _feasibility(broker, jobspec):
+    """The .update-queue plugin asks the scheduler whether the job could
+    ever run in its new queue; its reason is the update's error. Without a
+    scheduler there is no one to ask, and the update goes through."""
+    try:
+        broker.rpc(rfc27.SCHED_FEASIBILITY, {"jobspec": jobspec})
+    except FluxLiteError as exc:
+        if exc.errno != rfc27.ENOSYS:
+            raise FluxLiteError(str(exc), errno=EINVAL) from None
 
 
 def check_posted(broker, jobid, updates):

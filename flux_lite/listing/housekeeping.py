@@ -31,7 +31,8 @@ def _nodeinfo(broker, ranks):
 
 
 def include_ranks(broker, text):
-    """`-i HOSTS|RANKS`: an idset, else a hostlist (unknown hosts just match nothing)."""
+    """`-i HOSTS|RANKS`: an idset, else a hostlist whose hosts must all be the
+    instance's (`host 'X' not found`, as Flux's Hostlist.index says)."""
     from flux_lite.formats.hostlist import Hostlist
 
     try:
@@ -43,6 +44,10 @@ def include_ranks(broker, text):
     except FormatError as exc:
         raise FluxLiteError(str(exc)) from None
     rset = broker.resources.rset
+    known = {rset.hostname(r) for r in rset.ranks}
+    for host in Hostlist.parse(text):
+        if host not in known:
+            raise FluxLiteError(f"host '{host}' not found")
     return IDset(r for r in rset.ranks if rset.hostname(r) in hosts)
 
 

@@ -23,11 +23,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.formats.jobid import f58, kvs_key
+
+if TYPE_CHECKING:
+    from flux_lite.broker import Broker
+    from flux_lite.formats.rset import Rset
+    from flux_lite.sched.pool import ResourceRequest
 
 STATE_KEY = "sched.state"
 
@@ -49,7 +54,7 @@ class ModuleArg(NamedTuple):
     """
 
     key: str
-    parse: Callable[[str | None], dict[str, Any]]
+    parse: Callable[..., dict[str, Any]]  # (value text, or None for a flag) -> args
     help: str
     values: tuple[str, ...] = ()
     flag: bool = False
@@ -72,7 +77,7 @@ def parse_depth(value: str | None) -> int | str:
     return posint(value, "queue-depth", extra=" or 'unlimited'")
 
 
-def _parse_mode(value):
+def _parse_mode(value: str) -> dict[str, Any]:
     if value == "unlimited":
         return {"queue-depth": "unlimited"}
     if value.startswith("limited="):
@@ -87,13 +92,13 @@ def _parse_mode(value):
     raise UsageError(f"unknown argument 'mode={value}': built-in options are queue-depth, log-level, pool-class")
 
 
-def _parse_log_level(value):
+def _parse_log_level(value: str) -> dict[str, Any]:
     if value not in LOG_LEVELS:
         raise UsageError(f"log-level='{value}' is invalid")
     return {"log-level": value}
 
 
-def _parse_pool_class(value):
+def _parse_pool_class(value: str) -> dict[str, Any]:
     if value not in ("Rv1Pool",):
         raise UsageError(f"pool-class='{value}' is invalid")
     return {}
@@ -112,7 +117,8 @@ COMMON_ARGS = (
 class PendingJob:
     __slots__ = ("jobid", "priority", "userid", "t_submit", "request", "annotations", "duration")
 
-    def __init__(self, jobid, priority, userid, t_submit, request, annotations=None):
+    def __init__(self, jobid: int, priority: int, userid: int, t_submit: float, request: ResourceRequest,
+                 annotations: dict | None = None) -> None:
         self.jobid = jobid
         self.priority = priority
         self.userid = userid
@@ -121,21 +127,21 @@ class PendingJob:
         self.annotations = annotations or {}  # sched.* keys last sent
         self.duration = request.duration
 
-    def sort_key(self):
+    def sort_key(self) -> tuple[int, int]:
         return (-self.priority, self.jobid)
 
-    def dump(self):
+    def dump(self) -> list:
         return [self.jobid, self.priority, self.userid, self.t_submit, self.request.as_dict(), self.annotations]
 
     @classmethod
-    def load(cls, rec):
+    def load(cls, rec: list) -> PendingJob:
         from flux_lite.sched.pool import ResourceRequest
 
         jobid, priority, userid, t_submit, req, ann = rec
         return cls(jobid, priority, userid, t_submit, ResourceRequest(**req), ann)
 
 
-def request_from_jobspec(jobspec):
+def request_from_jobspec(jobspec: dict) -> ResourceRequest:
     from flux_lite.formats import jobspec as jobspecmod
     from flux_lite.sched.pool import ResourceRequest
 
@@ -175,7 +181,7 @@ class Scheduler:
         configuration (cfg, if given) says about it."""
         return {}
 
-    def __init__(self, broker, args=None, state=None):
+    def __init__(self, broker: Broker, args: dict | None = None, state: dict | None = None) -> None:
         from flux_lite.sched.pool import Pool
 
         self.b = broker
@@ -196,7 +202,7 @@ class Scheduler:
             self.pool = Pool(self.rset)
             if down:
                 self.pool.set_down(down)
-        self.queue = {}
+        self.queue: dict[int, PendingJob] = {}
         self.needs_pass = False
         self.needs_forecast = False
         self.dirty = False
@@ -205,7 +211,7 @@ class Scheduler:
         if state is not None:
             self.load_state(state)
 
-    def apply_args(self, args):
+    def apply_args(self, args: dict) -> None:
         if "queue-depth" in args:
             self.queue_depth = args["queue-depth"]
         if args.get("test-hello-nopartial"):
@@ -215,20 +221,20 @@ class Scheduler:
 
     # -- persistence ------------------------------------------------------------
 
-    def load_state(self, state):
+    def load_state(self, state: dict) -> None:
         self.debug_flags = state.get("debug", 0)
         for rec in state.get("queue", []):
             pj = PendingJob.load(rec)
             self.queue[pj.jobid] = pj
         self.load_extra(state)
 
-    def load_extra(self, state):
+    def load_extra(self, state: dict) -> None:
         pass
 
-    def dump_extra(self):
+    def dump_extra(self) -> dict:
         return {}
 
-    def save(self):
+    def save(self) -> None:
         if not self.dirty:
             return
         state = {
@@ -243,7 +249,7 @@ class Scheduler:
 
     # -- logging ------------------------------------------------------------------
 
-    def log(self, level, msg):
+    def log(self, level: str, msg: str) -> None:
         self.b.log(self.name, level, msg)
 
     # -- start-up: hello, then ready (the module drives it) ------------------------
@@ -320,7 +326,7 @@ class Scheduler:
     REQUESTS = {rfc27.SCHED_EXPIRATION: "handle_expiration", rfc27.SCHED_RESOURCE_UPDATE: "handle_resource_update",
                 rfc27.SCHED_RESOURCE_STATUS: "handle_resource_status", rfc27.SCHED_STATS: "handle_stats",
                 rfc27.SCHED_DEBUG: "handle_debug", rfc27.SCHED_EXPIRATION_PREVIEW: "handle_expiration_preview",
-                rfc27.SCHED_ALLOCATIONS: "handle_allocations"}
+                rfc27.SCHED_ALLOCATIONS: "handle_allocations", rfc27.SCHED_FEASIBILITY: "handle_feasibility"}
 
     def handle(self, topic: str, msg: dict, cred: rfc27.Cred | None = None) -> Any:
         method = self.MESSAGES.get(topic)
@@ -368,6 +374,19 @@ class Scheduler:
     def handle_resource_status(self, msg: dict) -> dict:
         """sched.resource-status; R travels as Rset objects within the process."""
         return {"allocated": self.pool.allocated_rset()}
+
+    def handle_feasibility(self, msg: dict) -> dict:
+        """feasibility.check: could the jobspec ever be satisfied by the whole
+        pool (allocations and down nodes aside)?"""
+        from flux_lite.sched.pool import InfeasibleRequest
+
+        try:
+            self.pool.check_feasibility(request_from_jobspec(cast(dict, msg.get("jobspec"))))
+        except InfeasibleRequest as exc:
+            raise rfc27.error(rfc27.EINVAL, str(exc) or "unsatisfiable request") from None
+        except Exception as exc:  # a jobspec the scheduler cannot read
+            raise rfc27.error(rfc27.EINVAL, f"cannot parse jobspec: {exc}") from None
+        return {}
 
     def handle_allocations(self, msg: dict) -> dict:
         """flux-lite's `sched check`: every allocation the scheduler holds (jobid -> Rset)."""
@@ -474,18 +493,18 @@ class Scheduler:
 
     # -- helpers for policies -------------------------------------------------------------
 
-    def sorted_queue(self):
+    def sorted_queue(self) -> list[PendingJob]:
         return sorted(self.queue.values(), key=PendingJob.sort_key)
 
     @property
-    def instance_expiration(self):
+    def instance_expiration(self) -> float:
         return self.b.resources.instance_R["execution"].get("expiration", 0.0) or 0.0
 
-    def try_alloc(self, pj):
+    def try_alloc(self, pj: PendingJob) -> Rset:
         """Allocate now; returns the Rset or raises InsufficientResources/InfeasibleRequest."""
         return self.pool.alloc(pj.jobid, pj.request, self.b.now, expiration_default=self.instance_expiration)
 
-    def success(self, pj, rset, annotations=None):
+    def success(self, pj: PendingJob, rset: Rset, annotations: dict | None = None) -> None:
         """Commit R to the KVS, then answer SUCCESS; pending sched.* keys are nulled."""
         R = rset.to_dict()
         self.b.kvs.put_text(kvs_key(pj.jobid, "R"), json.dumps(R))
@@ -499,14 +518,14 @@ class Scheduler:
         self.respond(pj.jobid, rfc27.SUCCESS, R=R, annotations=ann)
         self.dirty = True
 
-    def deny(self, pj, note):
+    def deny(self, pj: PendingJob, note: str) -> None:
         self.queue.pop(pj.jobid, None)
         self.respond(pj.jobid, rfc27.DENY, note=note)
         self.dirty = True
 
-    def annotate(self, pj, sched_annotations):
+    def annotate(self, pj: PendingJob, sched_annotations: dict[str, Any]) -> None:
         """Send only what changed since the last annotation of this job."""
-        changed = {}
+        changed: dict[str, Any] = {}
         for key, value in sched_annotations.items():
             if value is None:
                 if key in pj.annotations:
@@ -521,7 +540,7 @@ class Scheduler:
 
     # -- the pass ------------------------------------------------------------------------------
 
-    def run_pass(self):
+    def run_pass(self) -> None:
         self.needs_pass = False
         self.passes += 1
         self.schedule()
@@ -530,12 +549,12 @@ class Scheduler:
         # final time, instead of one after every pass of a catch-up.
         self.needs_forecast = True
 
-    def schedule(self):
+    def schedule(self) -> None:
         raise NotImplementedError
 
-    def forecast(self):
+    def forecast(self) -> None:
         pass
 
-    def check(self):
+    def check(self) -> dict[int, Rset]:
         """Allocations as this scheduler holds them: jobid -> Rset."""
         return {jobid: rset for jobid, (rset, _end) in self.pool.allocations().items()}
