@@ -87,7 +87,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         click.echo(f"warning: output truncated at {count} jobs.", err=True)
         click.echo("Use --count to increase returned results or use filters to alter results.", err=True)
     if as_json:
-        docs = [_jsonable(i) for i in items]
+        docs = [jobs_listing.to_json(i) for i in items]
         # one job asked for by id: that job's object, as flux-jobs prints it
         listing.emit_json(docs[0] if len(jobids) == 1 and docs else {"jobs": docs})
         return
@@ -131,17 +131,3 @@ def _colorizer(lines, no_header):
         return [(col, col + 2, style)] if style else []
 
     return colorize
-
-
-def _jsonable(info):
-    out = {}
-    for key, value in info.items():
-        if key == "id":
-            out["id"] = int(value)
-        elif key == "priority" and value == "":
-            out[key] = None  # no priority yet (DEPEND), as job-list leaves it unset
-        elif isinstance(value, dict):
-            out[key] = _jsonable(value)
-        else:
-            out[key] = value
-    return out

@@ -561,8 +561,8 @@ def test_job_info_R_reflects_the_allocation(flux):
         {"rank": "2-3", "children": {"core": "0-1"}}]
     assert flux.out("jobs", "-o", "{id.f58} {ntasks} {nnodes} {ncores} {ranks} {nodelist}") == (
         "JOBID NTASKS NNODES NCORES RANKS NODELIST\n"
-        f"{a} 3 2 3 0-1 node[0-1]\n"
-        f"{b} 2 2 4 2-3 node[2-3]\n")
+        f"{a} 3 2 3 [0-1] node[0-1]\n"  # job-list brackets a multi-rank idset
+        f"{b} 2 2 4 [2-3] node[2-3]\n")
 
 
 # ------------------------------------------------------------------ wait-event

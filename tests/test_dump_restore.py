@@ -63,7 +63,7 @@ def test_restore_live_archive_jobs(tmp_path):
         "fo4YgpP SCHED SCHED  0 0   ",
         "fkGx36o RUN RUN  16 16 0  ",
         "fr41Enj INACTIVE FAILED FAILED 16   dependency dependency after-success=ƒfDQVJX job never started",
-        "ffDQVJX INACTIVE FAILED FAILED 16 16 0-2 exec failed to create guest ns: No such file or directory",
+        "ffDQVJX INACTIVE FAILED FAILED 16 16 [0-2] exec failed to create guest ns: No such file or directory",
         "fZA3RWo INACTIVE CANCELED CANCELED 0 0  cancel ",
         "fUAwqZZ INACTIVE FAILED FAILED 16 16 0  ",
         "fPssvDd INACTIVE COMPLETED COMPLETED 16 16 0  ",

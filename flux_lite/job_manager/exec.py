@@ -54,7 +54,7 @@ class Exec:
             run_duration = simulated_run_duration(self.b, job.jobspec)
         except JobspecError as exc:
             # as Flux's test exec: a bad run_duration fails the job before start
-            jm.raise_exception(job, "exec", 0, str(exc))
+            self._exec_exception(job, str(exc))
             return
         test = _test_conf(job.jobspec)
         if test.get("mock_exception") == "init":
@@ -92,6 +92,10 @@ class Exec:
         # exceptions from the exec system carry the owner's userid before the note
         self.b.jm.post(job, "exception", {"type": "exec", "severity": 0, "userid": self.b.instance.owner,
                                           "note": note})
+        if not job.started:
+            # job-exec finalizes a job it failed to start at once: it hands
+            # the resources back (a started one is killed first, see kill())
+            self.b.jm.post(job, "release", {"ranks": "all", "final": True})
 
     def kill(self, job):
         """The job got a fatal exception while running: it dies at once."""

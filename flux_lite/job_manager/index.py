@@ -50,7 +50,7 @@ NAMES = {"jobs", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result", "job
 RECORD_SLOTS = (
     "userid", "urgency", "priority", "t_submit", "state", "flags", "jobspec", "R",
     "has_resources", "alloc_pending", "annotations", "end_event", "exception",
-    "t_depend", "t_run", "t_cleanup", "t_inactive", "waitstatus", "started",
+    "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup", "t_inactive", "waitstatus", "started",
     "finished", "released", "freed", "immutable", "set_flags", "nevents", "dependencies",
 )
 
@@ -120,6 +120,13 @@ def _listing_fields(job: Job) -> dict[str, Any]:
             out["nnodes"] = ""
         out["ranks"] = ""
         out["nodelist"] = ""
+        try:
+            # job-list's count from the jobspec until R is known (none for
+            # whole exclusive nodes)
+            ncores = jobspecmod.ncores(js)
+        except Exception:
+            ncores = None
+        out["ncores"] = ncores if ncores is not None else ""
     return out
 
 

@@ -60,8 +60,8 @@ class Job:
     __slots__ = (
         "id", "userid", "urgency", "priority", "t_submit", "state", "flags",
         "jobspec", "R", "has_resources", "alloc_pending", "annotations",
-        "end_event", "exception", "t_depend", "t_run", "t_cleanup", "t_inactive",
-        "waitstatus", "started", "finished", "released", "freed", "immutable",
+        "end_event", "exception", "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup",
+        "t_inactive", "waitstatus", "started", "finished", "released", "freed", "immutable",
         "set_flags", "nevents", "dirty", "queued", "dependencies",
     )
 
@@ -81,6 +81,8 @@ class Job:
         self.end_event = None  # first severity-0 exception or finish
         self.exception = None  # most severe exception: {type, severity, note}
         self.t_depend = self.t_run = self.t_cleanup = self.t_inactive = 0.0
+        # PRIORITY and SCHED may be entered again: these are the first times
+        self.t_priority = self.t_sched = 0.0
         self.waitstatus = None
         self.started = self.finished = self.released = self.freed = False
         self.immutable = False
@@ -117,10 +119,12 @@ class Job:
         elif name == "depend":
             if self.state == DEPEND:
                 self.state = PRIORITY
+                self.t_priority = self.t_priority or ts
         elif name == "priority":
             self.priority = ctx.get("priority")
             if self.state == PRIORITY:
                 self.state = SCHED
+                self.t_sched = self.t_sched or ts
         elif name == "urgency":
             self.urgency = ctx.get("urgency", self.urgency)
             if self.state == SCHED:

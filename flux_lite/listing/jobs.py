@@ -109,7 +109,7 @@ def make_info(rec, now, username):
     info["ntasks"] = rec.get("ntasks", "")
     info["nnodes"] = rec.get("nnodes", "")
     info["ncores"] = rec.get("ncores", "")
-    info["ranks"] = rec.get("ranks", "")
+    info["ranks"] = _bracketed(rec.get("ranks", ""))
     info["nodelist"] = rec.get("nodelist", "")
     duration = system.get("duration", 0)
     info["duration"] = float(duration) if duration is not None else 0.0
@@ -117,7 +117,8 @@ def make_info(rec, now, username):
     execution = R.get("execution", {}) if R else {}
     expiration = execution.get("expiration", 0.0) or 0.0
     info["expiration"] = expiration
-    for key in ("t_submit", "t_depend", "t_run", "t_cleanup", "t_inactive"):
+    info["cwd"] = system.get("cwd", "") if isinstance(system.get("cwd"), str) else ""
+    for key in ("t_submit", "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup", "t_inactive"):
         info[key] = rec.get(key) or 0.0
     t_run = info["t_run"]
     if t_run:
@@ -147,10 +148,12 @@ def make_info(rec, now, username):
     info["waitstatus"] = rec.get("waitstatus") if rec.get("waitstatus") is not None else ""
     exc = rec.get("exception")
     info["exception"] = Row(
-        occurred=exc is not None,
-        severity=exc["severity"] if exc else "",
-        type=exc["type"] if exc else "",
-        note=exc["note"] if exc else "",
+        # job-list tells whether an exception occurred only once the job is
+        # inactive: empty before
+        occurred=(exc is not None) if state == INACTIVE else "",
+        severity=exc["severity"] if exc and state == INACTIVE else "",
+        type=exc["type"] if exc and state == INACTIVE else "",
+        note=exc["note"] if exc and state == INACTIVE else "",
     )
     ann = rec.get("annotations") or {}
     info["annotations"] = _AnnotationDict(ann)
@@ -164,6 +167,50 @@ def make_info(rec, now, username):
         info["contextual_time"] = runtime
     info["contextual_info"] = _contextual_info(rec, info, now)
     return info
+
+
+def _bracketed(ranks):
+    """job-list encodes a job's ranks as an idset in brackets when it has more
+    than one (`[0-1]`, `[0,3]`), a single rank bare."""
+    ranks = str(ranks)
+    return f"[{ranks}]" if ("," in ranks or "-" in ranks) and not ranks.startswith("[") else ranks
+
+
+# JobInfo.to_dict's attributes, in its order: the defaults, then the other properties
+_JSON_DEFAULTS = ("t_depend", "t_priority", "t_sched", "t_run", "t_cleanup", "t_inactive", "duration",
+                  "expiration", "name", "cwd", "queue", "project", "bank", "ntasks", "ncores", "nnodes",
+                  "priority", "ranks", "nodelist", "success", "result", "waitstatus")
+_JSON_PROPERTIES = ("id", "t_submit", "t_remaining", "state", "result", "username", "userid", "urgency",
+                    "runtime", "status", "returncode", "dependencies")
+
+
+def to_json(info: Row) -> dict:
+    """A job as `flux jobs --json` prints it (flux-core's JobInfo.to_dict):
+    only the attributes the job has -- no empty values, no unset timestamps,
+    no zero runtime or expiration, so an active job has no result -- and
+    the exception as {"occurred": false} when there was none."""
+    from flux_lite.formats.jobid import f58
+
+    out: dict = {}
+    for key in _JSON_DEFAULTS + _JSON_PROPERTIES:
+        value = info.get(key, "")
+        if key == "id":
+            value = int(value)
+        elif key == "dependencies":
+            value = list(value)
+        out[key] = value
+    out["jobid"] = f58(int(info["id"]))
+    out["annotations"] = dict(info.get("annotations") or {})
+    exc = info["exception"]
+    out["exception"] = {"occurred": exc.occurred, "severity": exc.severity, "type": exc.type, "note": exc.note}
+    for key in list(out):
+        value = out[key]
+        unset = (key.startswith("t_") or key in ("runtime", "expiration")) and value == 0
+        if (isinstance(value, str) and value == "") or unset:
+            del out[key]
+    if not out["exception"]["occurred"]:
+        out["exception"] = {"occurred": False}
+    return out
 
 
 class DependencyList(list):
