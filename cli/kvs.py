@@ -57,35 +57,109 @@ def _key_value(pair):
 
 @kvs.command()
 @click.option("-R", "--recursive", is_flag=True, help="List directories recursively.")
-@click.option("-1", "--one", "one_per_line", is_flag=True, help="(accepted; output is one name per line)")
-@click.argument("directory", default=".")
-def ls(recursive, one_per_line, directory):
-    """List the keys of DIRECTORY (directories end in '.')."""
+@click.option("-d", "--directory", "as_directory", is_flag=True,
+              help="List a directory itself instead of its contents.")
+@click.option("-w", "--width", type=click.IntRange(min=0), default=None, metavar="COLS",
+              help="Set the output width to COLS (0: no limit).")
+@click.option("-1", "--one", "one_per_line", is_flag=True, help="Force one entry per line.")
+@click.option("-F", "--classify", is_flag=True, help="Append '.' to directory names.")
+@click.argument("keys", nargs=-1, metavar="[KEY...]")
+def ls(recursive, as_directory, width, one_per_line, classify, keys):
+    """List KEYs (default the root): directories' names in columns that fit the width."""
     store = instance().kvs
-    if directory != "." and not store.isdir(directory):
-        if store.exists(directory):
-            click.echo(directory)
-            return
-        raise FluxLiteError(f"{directory}: No such file or directory")
-    if not recursive:
-        for name in store.ls(directory):
-            click.echo(name)
-        return
-    _ls_recursive(store, directory, first=True)
+    win = _window_width(width, one_per_line)
+    dirs, singles, failed = [], [], False
+    for key in keys or (".",):
+        # a trailing dot asks for a directory (flux kvs ls prints them so)
+        name, require_dir = key, False
+        while len(name) > 1 and name.endswith("."):
+            name, require_dir = name[:-1], True
+        if name == "." or store.isdir(name):
+            if as_directory:
+                singles.append(name + ("." if classify else ""))
+            else:
+                dirs.append(name)
+        elif store.exists(name):
+            if require_dir:
+                failed = _ls_error(f"{name}: Not a directory")
+                continue
+            singles.append(name)
+        else:
+            failed = _ls_error(f"{name}: No such file or directory")
+    singles.sort()
+    dirs.sort()
+    label = vspace = False
+    if singles:
+        _echo_columns(singles, win)
+        label = vspace = True
+    if recursive or len(dirs) > 1:
+        label = True
+    for name in dirs:
+        _ls_dir(store, name, win, classify, recursive, label, vspace)
+        vspace = True
+    if failed:
+        raise SystemExit(1)
 
 
-def _ls_recursive(store, directory, first):
-    names = store.ls(directory)
-    if not first:
-        click.echo()
-    if directory != "." or not first:
-        click.echo(f"{directory}:")
+def _window_width(width, one_per_line):
+    """flux kvs ls's width: -1 (one per line), -w COLS, the terminal's, else
+    $COLUMNS, else 80; 0 is no limit."""
+    import os
+    import sys
+
+    if one_per_line:
+        return 1
+    if width is not None:
+        return width
+    if sys.stdout.isatty():
+        import shutil
+
+        return shutil.get_terminal_size().columns
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = -1
+    return columns if columns >= 0 else 80
+
+
+def _ls_error(message):
+    from flux_lite.cli.words import echo_error, is_flux
+
+    if is_flux():
+        click.echo(message, err=True)  # flux kvs ls names the key only
+    else:
+        echo_error(message)
+    return True
+
+
+def _echo_columns(names, win, col_width=None):
+    """Names in columns of the longest name plus 4, as many as fit in win."""
+    if col_width is None:
+        col_width = max(len(n) for n in names) + 4
+    line, col = "", 0
     for name in names:
-        click.echo(name)
-    for name in names:
-        if name.endswith("."):
-            child = name[:-1] if directory == "." else f"{directory}.{name[:-1]}"
-            _ls_recursive(store, child, first=False)
+        if win != 0 and col + col_width > win and col > 0:
+            click.echo(line)
+            line, col = "", 0
+        line = line.ljust(col) + name
+        col += col_width
+    if col > 0:
+        click.echo(line)
+
+
+def _ls_dir(store, key, win, classify, recursive, label, vspace):
+    entries = store.ls(key)
+    names = [e[:-1] if e.endswith(".") else e for e in entries]
+    if label:
+        click.echo(("\n" if vspace else "") + f"{key}:")
+    if names:
+        shown = entries if classify else names
+        _echo_columns(shown, win, col_width=max(len(n) for n in names) + 4)
+    if recursive:
+        for entry, name in zip(entries, names):
+            if entry.endswith("."):
+                child = name if key == "." else f"{key}.{name}"
+                _ls_dir(store, child, win, classify, recursive, label, True)
 
 
 @kvs.group()

@@ -42,9 +42,15 @@ def format_string(listing, fmt):
         entry = listing.formats.get(name)
         if entry is None:
             raise FluxLiteError(f"--format: No such format {name}")
-        click.echo(f"[formats.{name}]\ndescription = \"{entry[0]}\"\nformat = \"{entry[1]}\"")
+        table = f"{listing.subtable}.formats" if listing.subtable else "formats"
+        click.echo(f"[{table}.{name}]\ndescription = \"{entry[0]}\"\nformat = \"{entry[1]}\"")
         click.get_current_context().exit(0)
-    return listing.format_string(fmt)
+    import os
+
+    try:
+        return listing.format_string(fmt, os.environ)
+    except ValueError as exc:
+        raise FluxLiteError(str(exc)) from None
 
 
 def render(listing, fmt, rows, no_header=False, merge=None):

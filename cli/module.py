@@ -73,25 +73,54 @@ def reload(force, name, args):
 
 
 @module.command("list")
-def list_():
-    """List loaded modules."""
+@click.option("-l", "--long", "long_", is_flag=True, help="Include the path of each module's source.")
+def list_(long_):
+    """List loaded modules (Flux's columns: Module, Idle, S, Sendq, Recvq, Service)."""
     from flux_lite.sched import loader
 
     with session() as broker:
         name = loader.loaded_name(broker)
-        args = broker.kvs.get(loader.MODULE_KEY, {}).get("args", {}) if name else {}
-    rows = [("job-manager", "loaded", ""), ("resource", "loaded", "")]
-    if name:
-        rows.append((name, "loaded", " ".join(f"{k}={v}" for k, v in sorted(args.items()))))
-    click.echo(f"{'Module':<16} {'State':<8} Arguments")
-    for row in rows:
-        click.echo(f"{row[0]:<16} {row[1]:<8} {row[2]}".rstrip())
+    rows = _modules(name)
+    if long_:
+        click.echo(f"{'Module':<25.25} {'Idle':>4}  S Sendq Recvq {'Service':<8} Path")
+    else:
+        click.echo(f"{'Module':<25} {'Idle':>4}  S Sendq Recvq Service")
+    for module_name, services, path in rows:
+        # flux-lite's modules do their work within each command: never idle, never queued
+        head = f"{module_name:<25.25} {'0':>4}  R {0:5d} {0:5d}"
+        if long_:
+            shown = ",".join(services)
+            if len(shown) > 8:
+                shown = shown[:7] + "+"
+            click.echo(f"{head} {shown:<8} {path}")
+        else:
+            click.echo(f"{head} {','.join(services)}")
+
+
+def _modules(sched_name):
+    """(name, services besides its own, source path) of each module flux-lite runs."""
+    import importlib.util
+
+    def path(module):
+        spec = importlib.util.find_spec(module)
+        return spec.origin if spec is not None and spec.origin else ""
+
+    rows = [("job-exec", [], path("flux_lite.job_manager.exec")),
+            ("job-manager", [], path("flux_lite.job_manager")),
+            ("resource", [], path("flux_lite.resources"))]
+    if sched_name:
+        from flux_lite.sched import registry
+
+        cls = registry.module_class(sched_name)
+        rows.append((sched_name, ["feasibility", "sched"], path(cls.__module__)))
+    return sorted(rows)
 
 
 @module.command("stats")
+@click.option("-p", "--parse", "objname", metavar="OBJNAME", help="Print only the value at period-delimited OBJNAME.")
 @click.argument("name", shell_complete=complete_loaded_modules)
-def stats(name):
-    """Print a module's stats as JSON (job-manager: housekeeping running/config)."""
+def stats(objname, name):
+    """Print a module's stats as JSON, as flux module stats does."""
     from flux_lite import protocol
     from flux_lite.sched import loader
 
@@ -102,7 +131,43 @@ def stats(name):
             out = broker.rpc(protocol.SCHED_STATS, {})
         else:
             raise FluxLiteError(f"{name}: module is not loaded")
-    click.echo(json.dumps(out))
+    if objname is not None:
+        for part in objname.split("."):
+            if not isinstance(out, dict) or part not in out:
+                raise FluxLiteError(f"`{objname}' not found in response")
+            out = out[part]
+    if isinstance(out, bool) or not isinstance(out, (int, float)):
+        click.echo(jansson_dumps(out))
+    elif isinstance(out, int):
+        click.echo(str(out))
+    else:
+        click.echo(f"{out:f}")
+
+
+def jansson_dumps(value, indent=1, level=0):
+    """JSON as jansson's json_dumps(JSON_INDENT(1)) writes it: one member per
+    line, reals with 17 significant digits, UTF-8 unescaped."""
+    pad = " " * (indent * (level + 1))
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f"{pad}{json.dumps(k, ensure_ascii=False)}: {jansson_dumps(v, indent, level + 1)}"
+                 for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + " " * (indent * level) + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        items = [pad + jansson_dumps(v, indent, level + 1) for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + " " * (indent * level) + "]"
+    if isinstance(value, float) and value == value and value not in (float("inf"), float("-inf")):
+        import re
+
+        text = "%.17g" % value
+        if "." not in text and "e" not in text:
+            text += ".0"
+        # jansson drops the exponent's plus sign and leading zeros
+        return re.sub(r"e\+?(-?)0*(\d)", r"e\1\2", text)
+    return json.dumps(value, ensure_ascii=False)
 
 
 @module.command("debug")

@@ -241,6 +241,11 @@ class Instance:
             kvs.put("instance.clock", {"now": start})
             kvs.put("config", cfg)
             kvs.put_text("resource.R", json.dumps(R))
+            # the resource module defines the instance's resources first thing
+            from flux_lite.formats import eventlog
+
+            method = "configuration" if configmod.get_path(cfg, "resource.config") else "dynamic-discovery"
+            kvs.append("resource.eventlog", eventlog.encode_entry(start, "resource-define", {"method": method}))
             inst = cls(state_dir, kvs)
             inst.log("broker", "info", f"instance created: {len(R_ranks(R))} nodes, clock {mode}", t=start)
             ctx = inst.context(now=start)

@@ -144,7 +144,8 @@ def test_runs_on_the_jobs_ranks_only(flux):
     hk_config(flux, duration="5s")
     flux("dmesg", "-C")
     jobid = run(flux, "-N2")
-    assert flux.out("jobs", "-a", "-no", "{ranks} {state}", jobid).strip() == "[1-2] INACTIVE"  # job-list brackets several ranks
+    # job-list brackets several ranks
+    assert flux.out("jobs", "-a", "-no", "{ranks} {state}", jobid).strip() == "[1-2] INACTIVE"
     assert hk_list(flux, "-o", "{id.f58} {ranks} {pending.ranks}") == f"JOBID RANKS ACTIVE_RANKS\n{jobid} 1-2 1-2\n"
     assert stats(flux)["running"][jobid]["pending"] == "1-2"
     flux.advance("5s")

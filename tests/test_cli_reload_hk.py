@@ -21,13 +21,23 @@ NOPARTIAL = [
     pytest.param(("sched", "reload", "--no-partial-ok"), id="sched-reload"),
 ]
 PARTIAL = [
-    pytest.param(("module", "reload", "sched-simple"), id="module-reload"),
+    # (without log-level=debug sched-simple would not log the free checked after)
+    pytest.param(("module", "reload", "sched-simple", "log-level=debug"), id="module-reload"),
     pytest.param(("module", "reload", "-f", "sched-simple", "log-level=debug"), id="module-reload-f"),
     pytest.param(("sched", "reload"), id="sched-reload"),
 ]
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def flux(flux):
+    """The instance, with sched-simple logging at debug level: its alloc and
+    free lines are debug lines (Flux's recorded housekeeping runs reload it so too)."""
+    flux("module", "reload", "sched-simple", "log-level=debug")
+    return flux
+
 
 
 def hk_config(flux, **keys):

@@ -120,3 +120,152 @@ def test_jobs_as_a_guest_lists_the_guests_jobs(flux):
     assert flux.out("jobs", "-no", "{id.f58} {userid}", env=guest) == f"{theirs} 1234\n"
     assert flux.out("jobs", "-no", "{id.f58} {userid}") == f"{mine} 0\n"
     assert flux.out("jobs", "-A", "-no", "{id.f58}", env=guest).split() == [mine, theirs]
+
+
+# -- sched-simple's log level, module list and stats ---------------------------------------
+
+
+def _sched_lines(flux):
+    return [line for line in flux.dmesg() if line.startswith(("sched-simple.", "broker.debug[0]: module-python"))]
+
+
+def test_sched_simple_logs_debug_lines_only_at_debug(flux):
+    jobid = flux.submit("-N1", "-S", "exec.test.run_duration=60s", "true")
+    flux("dmesg", "-C")
+    flux("module", "reload", "sched-simple")  # the default level is info
+    lines = _sched_lines(flux)
+    assert lines[0].startswith("broker.debug[0]: module-python-exec sched-simple pid=")
+    assert lines[1:] == [f"sched-simple.info[0]: hello: {jobid}: rank0/core[0-1]",
+                         "sched-simple.info[0]: ready: queue-depth=8 log-level=info pool-class=Rv1Pool Rv1 "
+                         "rank[0-3]/core[0-1]"]
+    flux("cancel", jobid)
+    assert not [line for line in flux.dmesg() if line.startswith("sched-simple.debug")]
+    jobid = flux.submit("-N1", "-S", "exec.test.run_duration=60s", "true")
+    flux("dmesg", "-C")
+    flux("module", "reload", "sched-simple", "log-level=debug")
+    assert _sched_lines(flux)[1:] == [
+        f"sched-simple.info[0]: hello: {jobid}: rank0/core[0-1]",
+        f"sched-simple.debug[0]: hello: id={jobid} priority=16 userid=0 t_submit={T0:.1f}",
+        "sched-simple.info[0]: ready: queue-depth=8 log-level=debug pool-class=Rv1Pool Rv1 rank[0-3]/core[0-1]"]
+    flux("dmesg", "-C")
+    flux("cancel", jobid)
+    assert _sched_lines(flux) == [f"sched-simple.debug[0]: free: {jobid}: rank0/core[0-1] (final)"]
+    # a level above info hides the info lines too
+    flux("module", "reload", "sched-simple", "log-level=err")
+    flux("dmesg", "-C")
+    flux("module", "reload", "sched-simple", "log-level=err")
+    assert _sched_lines(flux)[1:] == []
+
+
+MODULE_HEADER = "Module                    Idle  S Sendq Recvq Service\n"
+
+
+def test_module_list_columns(flux):
+    assert outcome(as_flux(flux, "module", "list")) == (0, MODULE_HEADER + (
+        "job-exec                     0  R     0     0 \n"
+        "job-manager                  0  R     0     0 \n"
+        "resource                     0  R     0     0 \n"
+        "sched-simple                 0  R     0     0 feasibility,sched\n"), "")
+    lines = flux.out("module", "list", "-l").splitlines()
+    assert lines[0] == "Module                    Idle  S Sendq Recvq Service  Path"
+    assert lines[4].startswith("sched-simple                 0  R     0     0 feasibi+ /")
+    assert lines[4].endswith("simple.py")
+    flux("module", "remove", "sched-simple")
+    assert "sched-simple" not in flux.out("module", "list")
+
+
+def test_module_stats_keys_and_format(flux):
+    jobid = flux.submit("-S", "exec.test.run_duration=1s", "true")
+    flux.advance("1s")
+    blocker = flux.submit("-N4", "-S", "exec.test.run_duration=60s", "true")
+    waiting = flux.submit("-N1", "true")  # in sched-simple's queue
+    out = flux.out("module", "stats", "job-manager")
+    events = sum(len(flux.eventlog(j)) for j in (jobid, blocker, waiting))
+    # jansson's JSON_INDENT(1)
+    assert out.splitlines()[:9] == [
+        "{", ' "journal": {', '  "listeners": 0,', f'  "events": {events}', " },",
+        ' "active_jobs": 2,', ' "inactive_jobs": 1,', f' "max_jobid": {int(flux.out("job", "id", waiting))},',
+        ' "housekeeping": {']
+    assert out.endswith('   "release-after": -1.0,\n   "command": ""\n  }\n }\n}\n')
+    stats = json.loads(flux.out("module", "stats", "sched-simple"))
+    assert list(stats) == ["sched_passes", "sched_yields", "forecast_passes", "forecast_yields", "sched_delay",
+                           "sched_duration_ewma", "sched_interval_ewma", "pending_jobs"]
+    assert stats["pending_jobs"] == 1 and stats["sched_passes"] >= 1
+    assert flux.out("module", "stats", "-p", "inactive_jobs", "job-manager") == "1\n"
+    assert flux.out("module", "stats", "-p", "housekeeping.config.release-after", "job-manager") == "-1.000000\n"
+    assert outcome(as_flux(flux, "module", "stats", "-p", "nope.x", "job-manager")) == (
+        1, "", "flux-module: `nope.x' not found in response\n")
+
+
+# -- kvs ls --------------------------------------------------------------------------------
+
+
+def test_kvs_ls_columns_as_flux(flux):
+    jobid = flux.submit("-S", "exec.test.run_duration=60s", "true")
+    key = flux.out("job", "id", "--to=kvs", jobid).strip()
+    # names in columns of the longest name plus 4, as many as fit in $COLUMNS (80)
+    root = ("checkpoint     config         instance       job            job-manager\n"
+            "resource       sched\n")
+    assert outcome(as_flux(flux, "kvs", "ls")) == (0, root, "")
+    assert as_flux(flux, "kvs", "ls", "-w", "30").stdout == (
+        "checkpoint     config\ninstance       job\njob-manager    resource\nsched\n")
+    assert as_flux(flux, "kvs", "ls", "-1").stdout.splitlines()[:3] == ["checkpoint", "config", "instance"]
+    assert as_flux(flux, "kvs", "ls", "-F", "-w", "0").stdout == \
+        "checkpoint.    config         instance.      job.           job-manager.   resource.      sched.\n"
+    # a trailing dot is accepted (and asks for a directory)
+    assert as_flux(flux, "kvs", "ls", key + ".").stdout == "J           R           eventlog    jobspec\n"
+    assert as_flux(flux, "kvs", "ls", "-d", "job.").stdout == "job\n"
+    # values first, then each directory under a heading; errors name the key and exit 1
+    r = as_flux(flux, "kvs", "ls", "sched", "config", "nosuch", "config.", "resource")
+    assert outcome(r) == (1, "config\n\nresource:\nR           eventlog\n\nsched:\nmodule    state\n",
+                          "nosuch: No such file or directory\nconfig: Not a directory\n")
+    r = as_flux(flux, "kvs", "ls", "-R", "-1", key)
+    assert r.stdout == f"{key}:\nJ\nR\neventlog\njobspec\n"
+
+
+# -- flux-resource formats -------------------------------------------------------------------
+
+
+def test_named_formats_as_flux_utilconfig_gives_them(flux):
+    for cmd in (("resource", "list"), ("resource", "status"), ("resource", "drain"), ("jobs",),
+                ("housekeeping", "list")):
+        prog = "flux-" + cmd[0]
+        assert outcome(as_flux(flux, *cmd, "-o", "bogus")) == (
+            1, "", f"{prog}: ERROR: --format: No such format bogus (Did you mean '{{bogus}}'?)\n"), cmd
+    assert as_flux(flux, "jobs", "-o", "id name").stderr == \
+        "flux-jobs: ERROR: --format: No such format id name (Did you mean '{id} {name}'?)\n"
+    # the heading names the command, the config table the subcommand
+    assert as_flux(flux, "resource", "list", "-o", "help").stdout.startswith(
+        "\nConfigured flux-resource output formats:\n\n  default      Default flux-resource list format string\n")
+    assert as_flux(flux, "resource", "list", "-o", "get-config=rlist").stdout.splitlines()[0] == \
+        "[list.formats.rlist]"
+    # FLUX_RESOURCE_LIST_FORMAT_DEFAULT names the default format
+    r = as_flux(flux, "resource", "list", env={"FLUX_RESOURCE_LIST_FORMAT_DEFAULT": "rlist"})
+    assert r.stdout.splitlines()[0] == "     STATE NNODES NCORES +NGPUS LIST"
+
+
+def test_resource_eventlog_starts_with_resource_define(flux, flux_factory):
+    assert flux.out("kvs", "eventlog", "get", "resource.eventlog") == \
+        f'{T0:.6f} resource-define method="dynamic-discovery"\n'
+    flux("resource", "drain", "1", "broken")
+    assert [line.split()[1] for line in flux.out("kvs", "eventlog", "get", "resource.eventlog").splitlines()] == \
+        ["resource-define", "drain"]
+    configured = flux_factory(config="resource:\n  config:\n    - hosts: n[0-1]\n      cores: 0-1\n",
+                              name="configured")
+    assert configured.out("kvs", "eventlog", "get", "resource.eventlog") == \
+        f'{T0:.6f} resource-define method="configuration"\n'
+
+
+def test_long_drain_reasons_keep_the_nodelist_column(flux):
+    flux("resource", "drain", "1", "a reason much longer than thirty characters")
+    flux("resource", "drain", "2", "short")
+    assert flux.out("resource", "drain").splitlines() == [
+        "TIME         STATE    REASON                         NODELIST",
+        "Jan01 00:00  drained  a reason much longer than thi+ node1",
+        "Jan01 00:00  drained  short                          node2"]
+
+
+def test_refused_submissions_print_errno_and_message(flux):
+    assert outcome(as_flux(flux, "submit", "-q", "x", "true")) == (1, "", "[Errno 22] 'x' is not a valid queue\n")
+    # flux run reports it as flux-run's error
+    assert outcome(as_flux(flux, "run", "-q", "x", "true")) == (1, "", "flux-run: ERROR: 'x' is not a valid queue\n")

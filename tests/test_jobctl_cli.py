@@ -125,6 +125,7 @@ def _human_stamp(t):
 
 
 def test_dmesg_human(flux):
+    flux("module", "reload", "sched-simple", "log-level=debug")  # its alloc/free lines mark the times
     flux.submit(RUN + "1s", "true")
     flux.advance("30s")
     flux.submit(RUN + "1s", "true")

@@ -131,5 +131,12 @@ class JobManager:
         """The job manager's `module stats` object."""
         from flux_lite.job_manager import housekeeping
 
-        return {"journal": {}, "active_jobs": len(self.jobs), "max_jobid": self.submission.max_jobid,
+        from flux_lite.job_manager.job import INACTIVE
+
+        conn = self.b.kvs.conn
+        inactive = conn.execute("SELECT COUNT(*) FROM jobs WHERE state = ?", (INACTIVE,)).fetchone()[0]
+        # the journal's events: every event of the jobs the instance holds
+        events = conn.execute("SELECT COALESCE(SUM(json_extract(data, '$.nevents')), 0) FROM jobs").fetchone()[0]
+        return {"journal": {"listeners": 0, "events": int(events)}, "active_jobs": len(self.jobs),
+                "inactive_jobs": inactive, "max_jobid": self.submission.max_jobid,
                 "housekeeping": housekeeping.stats(self.b)}

@@ -15,7 +15,7 @@ status, the workload summary counts results from the same rows, and a script
 can render a listing without click. It imports nothing heavy at load time.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from flux_lite.formats import outputformat
@@ -55,10 +55,17 @@ class Listing:
     def default(self) -> str:
         return self.formats["default"][1]
 
-    def format_string(self, name: str) -> str:
-        """-o NAME: a named format, else NAME is the format string itself."""
-        entry = self.formats.get(name)
-        return entry[1] if entry is not None else name
+    def format_string(self, name: str, env: Mapping[str, str] | None = None) -> str:
+        """-o NAME: a format string (it has a brace) or a named format;
+        env's PROG[_SUB]_FORMAT_DEFAULT may stand for `default`. An unknown
+        name raises FormatError (a ValueError), as Flux's UtilConfig does."""
+        return outputformat.resolve_format(self.formats, name, self.progname.replace(" ", "-"), env)
+
+    @property
+    def subtable(self) -> str | None:
+        """The config subtable of a subcommand's formats (`list` of flux-resource list)."""
+        parts = self.progname.split(" ", 1)
+        return parts[1] if len(parts) > 1 else None
 
     def fields(self, fmt: str) -> list[str]:
         """The fields format fmt names (what the rows must provide); a bad
@@ -67,7 +74,8 @@ class Listing:
 
     def help(self) -> str:
         """What `-o help` prints."""
-        return outputformat.list_formats_help(self.formats, self.progname)
+        # the heading names the command, not the subcommand
+        return outputformat.list_formats_help(self.formats, self.progname.split(" ")[0])
 
     def lines(self, fmt: str, rows: Iterable, no_header: bool = False,
               merge: Callable[[Any, list], Iterable] | None = None) -> list[str]:

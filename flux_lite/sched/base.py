@@ -206,12 +206,15 @@ class Scheduler:
         self.needs_pass = False
         self.needs_forecast = False
         self.dirty = False
-        self.passes = 0
+        self.passes = 0  # scheduling and forecast passes since the module was loaded
+        self.forecasts = 0
         self.debug_flags = 0
         if state is not None:
             self.load_state(state)
 
     def apply_args(self, args: dict) -> None:
+        if "log-level" in args:
+            self.log_level = args["log-level"]
         if "queue-depth" in args:
             self.queue_depth = args["queue-depth"]
         if args.get("test-hello-nopartial"):
@@ -223,6 +226,8 @@ class Scheduler:
 
     def load_state(self, state: dict) -> None:
         self.debug_flags = state.get("debug", 0)
+        self.passes = state.get("passes", 0)
+        self.forecasts = state.get("forecasts", 0)
         for rec in state.get("queue", []):
             pj = PendingJob.load(rec)
             self.queue[pj.jobid] = pj
@@ -242,6 +247,8 @@ class Scheduler:
             "queue": [pj.dump() for pj in self.sorted_queue()],
             "debug": self.debug_flags,
             "R": self.rset.to_dict(),
+            "passes": self.passes,
+            "forecasts": self.forecasts,
         }
         state.update(self.dump_extra())
         self.b.kvs.put(STATE_KEY, state)
@@ -249,8 +256,14 @@ class Scheduler:
 
     # -- logging ------------------------------------------------------------------
 
+    # messages less severe than this are not logged (log-level=LEVEL)
+    log_level = "debug"
+    # a Python broker module in Flux (the broker logs the process it runs in)
+    python_module = False
+
     def log(self, level: str, msg: str) -> None:
-        self.b.log(self.name, level, msg)
+        if LOG_LEVELS.index(level) <= LOG_LEVELS.index(self.log_level):
+            self.b.log(self.name, level, msg)
 
     # -- start-up: hello, then ready (the module drives it) ------------------------
 
@@ -315,7 +328,7 @@ class Scheduler:
 
     def ready_log(self) -> None:
         depth = self.queue_depth
-        self.log("info", f"ready: queue-depth={depth} log-level=info pool-class=Rv1Pool Rv1 "
+        self.log("info", f"ready: queue-depth={depth} log-level={self.log_level} pool-class=Rv1Pool Rv1 "
                          f"{self.rset.summary()}")
 
     # -- message dispatch -------------------------------------------------------------
@@ -543,6 +556,7 @@ class Scheduler:
     def run_pass(self) -> None:
         self.needs_pass = False
         self.passes += 1
+        self.dirty = True
         self.schedule()
         # Forecasts only show up as annotations on pending jobs, which only
         # matter once the command settles: one forecast per command, at the

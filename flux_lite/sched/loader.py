@@ -112,6 +112,11 @@ def module_load(broker, name, args, progress=None):
                             errno=EEXIST)
     cls = scheduler_class(name)
     broker.log("broker", "debug", f"insmod {name}")
+    if cls.python_module:
+        import os
+
+        # Flux runs its Python modules in a process of their own
+        broker.log("broker", "debug", f"module-python-exec {name} pid={os.getpid()}")
     sched = cls(broker, args, state=None)
     broker.kvs.put(MODULE_KEY, {"name": name, "args": args})
     broker.insmod_scheduler(sched, progress=progress)
