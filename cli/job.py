@@ -23,11 +23,17 @@ def job_id(to, ids):
     """Convert job ids between encodings (reads stdin lines when no ID is given)."""
     from flux_lite.formats import jobid
 
+    from flux_lite.cli.words import is_flux
+
     if to.lower() not in jobid.ENCODINGS:
+        if is_flux():
+            raise FluxLiteError(f"Unknown to={to}")  # flux job id's words
         raise FluxLiteError(f"Unknown encoding '{to}' (expected one of {', '.join(jobid.ENCODINGS)})")
     if not ids:
         ids = [line for line in sys.stdin.read().splitlines()]
         if not ids:
+            if is_flux():
+                raise SystemExit(1)  # flux job id fails silently without input
             raise FluxLiteError("no job ids given")
     out = []
     for text in ids:

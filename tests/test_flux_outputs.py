@@ -269,3 +269,9 @@ def test_refused_submissions_print_errno_and_message(flux):
     assert outcome(as_flux(flux, "submit", "-q", "x", "true")) == (1, "", "[Errno 22] 'x' is not a valid queue\n")
     # flux run reports it as flux-run's error
     assert outcome(as_flux(flux, "run", "-q", "x", "true")) == (1, "", "flux-run: ERROR: 'x' is not a valid queue\n")
+
+
+def test_job_id_errors_as_flux_job(flux):
+    assert outcome(as_flux(flux, "job", "id", "--to=bogus", "1")) == (1, "", "flux-job: Unknown to=bogus\n")
+    assert outcome(as_flux(flux, "job", "id", "bogus")) == (1, "", "flux-job: bogus: malformed input\n")
+    assert outcome(as_flux(flux, "job", "id", input="")) == (1, "", "")
