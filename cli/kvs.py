@@ -123,12 +123,8 @@ def _window_width(width, one_per_line):
 
 
 def _ls_error(message):
-    from flux_lite.cli.words import echo_error, is_flux
-
-    if is_flux():
-        click.echo(message, err=True)  # flux kvs ls names the key only
-    else:
-        echo_error(message)
+    # as ls(1) and flux kvs ls: one line per key it cannot list, naming the key
+    click.echo(message, err=True)
     return True
 
 

@@ -180,7 +180,11 @@ def load_file(path, check=True):
     from pathlib import Path
 
     path = Path(path)
-    if path.is_dir():
+    try:
+        is_dir = path.is_dir()
+    except OSError:
+        is_dir = False  # (a name too long): reading it reports the error
+    if is_dir:
         merged = {}
         try:
             files = sorted(path.glob("*.toml"))

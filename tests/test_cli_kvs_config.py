@@ -69,12 +69,14 @@ def test_kvs_resource_R(flux):
 
 
 def test_kvs_resource_eventlog_records_drains(flux):
-    flux.fails("kvs", "get", "resource.eventlog")  # never created empty (RFC 18)
+    # the resource module defines the resources first thing, as Flux's does
+    assert flux.out("kvs", "eventlog", "get", "resource.eventlog").split()[1:] == [
+        "resource-define", 'method="dynamic-discovery"']
     flux("resource", "drain", "1", "bad", "fan")
     flux("resource", "undrain", "1")
     lines = flux.out("kvs", "eventlog", "get", "resource.eventlog").splitlines()
-    assert [line.split()[1] for line in lines] == ["drain", "undrain"]
-    assert 'idset="1"' in lines[0] and 'reason="bad fan"' in lines[0]
+    assert [line.split()[1] for line in lines] == ["resource-define", "drain", "undrain"]
+    assert 'idset="1"' in lines[1] and 'reason="bad fan"' in lines[1]
 
 
 def test_kvs_get_errors(flux):
