@@ -279,19 +279,24 @@ def _refused(exc):
 def _wait_all(inst, ids, name):
     """Wait for event NAME (or the end) of each job, as flux submit's job
     watcher does: fatal exceptions on stderr; the largest exit code."""
+    from flux_lite.cli.interrupt import DETACHED, attach_signals
+    from flux_lite.cli.words import prog
     from flux_lite.instance import WaitStalled, WaitTimeout
     from flux_lite.job_manager import attach
 
     exit_code = 0
-    for jobid in ids:
-        try:
-            entries = inst.wait(lambda b, j=jobid: attach.watched(b, j, name))
-        except (WaitTimeout, WaitStalled):
-            raise FluxLiteError(f"wait-event: event '{name}' cannot arrive under the virtual clock") from None
-        lines, code = attach.watch_report(entries)
-        for line in lines:
-            click.echo(line, err=True)
-        exit_code = max(exit_code, code)
+    with attach_signals(prog("submit"), ids) as intr:
+        for jobid in ids:
+            try:
+                entries = inst.wait(lambda b, j=jobid: intr.check(b) or attach.watched(b, j, name))
+            except (WaitTimeout, WaitStalled):
+                raise FluxLiteError(f"wait-event: event '{name}' cannot arrive under the virtual clock") from None
+            if entries is DETACHED:
+                return 1
+            lines, code = attach.watch_report(entries)
+            for line in lines:
+                click.echo(line, err=True)
+            exit_code = max(exit_code, code)
     return exit_code
 
 
@@ -318,13 +323,18 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     inst = instance()
     with inst.session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=parse_flags(flags))
-    try:
-        job = inst.wait(lambda b: waiters.inactive(b, jobid))
-    except (WaitTimeout, WaitStalled):
-        raise FluxLiteError(
-            f"{f58(jobid)}: the job cannot end under the virtual clock "
-            "(it has no run duration, time limit or anything else left to happen)"
-        ) from None
+    from flux_lite.cli.interrupt import DETACHED, attach_signals
+
+    with attach_signals(_job_prog(), [jobid]) as intr:
+        try:
+            job = inst.wait(lambda b: intr.check(b) or waiters.inactive(b, jobid))
+        except (WaitTimeout, WaitStalled):
+            raise FluxLiteError(
+                f"{f58(jobid)}: the job cannot end under the virtual clock "
+                "(it has no run duration, time limit or anything else left to happen)"
+            ) from None
+    if job is DETACHED:
+        sys.exit(1)  # the job runs on: flux job attach's exit code after detaching
     if isinstance(job, str):
         raise FluxLiteError(job)
     # what flux job attach says of the job (flux run is submit + attach)

@@ -84,6 +84,11 @@ def wall_time() -> float:
     return time.time()
 
 
+def wall_sleep(seconds: float) -> None:
+    """Wait in wall time between polls of a real-clock wait."""
+    time.sleep(seconds)
+
+
 @contextmanager
 def _gc_paused():
     """Pause the cyclic garbage collector for one command.
@@ -520,7 +525,7 @@ class Instance:
                 return result
             if deadline is not None and wall_time() >= deadline:
                 raise WaitTimeout("timeout")
-            time.sleep(poll)
+            wall_sleep(poll)
 
     def advance_clock(self, seconds, progress=None):
         """Move a virtual clock forward, processing everything that falls due."""
