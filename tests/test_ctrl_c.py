@@ -133,6 +133,6 @@ def test_submit_wait_event_on_a_pending_job_canceled_by_ctrl_c(real):
     real.script.at(2, sigint)
     r = real("submit", "--wait-event=start", "--urgency=hold", "-S", "exec.test.run_duration=1s", "true",
              check=False)
-    # as flux submit --wait-event=start of a held job canceled (12-job-wait-last-stats.txt)
+    # as Flux 0.88 reports a held job canceled during submit --wait-event=start
     assert (r.exit_code, r.stderr) == (1, "flux-lite submit: " + ONE_MORE +
                                        "job.exception: type=cancel severity=0 interrupted by ctrl-C\n")
