@@ -15,7 +15,8 @@ GUEST = {"FLUX_HANDLE_USERID": "1234"}
     ('policy = 1\n', "error parsing [policy] config table: Expected object, got integer"),
     ('[policy]\nfoo = 1\n', "error parsing [policy] config table: 1 object item(s) left unpacked: foo"),
     ('policy.access.foo = 1.0\n', "error parsing [policy.access] config table: 1 object item(s) left unpacked: foo"),
-    ('policy.access.allow-user = 1.0\n', "error parsing [policy.access] config table: 'allow-user' must be a string array"),
+    ('policy.access.allow-user = 1.0\n',
+     "error parsing [policy.access] config table: 'allow-user' must be a string array"),
     ('policy.access.allow-group = 1.0\n',
      "error parsing [policy.access] config table: 'allow-group' must be a string array"),
     ('policy.access.allow-user = [ 1 ]\n',
@@ -30,7 +31,8 @@ GUEST = {"FLUX_HANDLE_USERID": "1234"}
     ('policy.limits.job-size.foo = 1\n',
      "error parsing [policy.limits.job-size] config table: 1 object item(s) left unpacked: foo"),
     # Flux names these tables without "job-size"
-    ('policy.limits.job-size.max.nnodes = -2\n', "error parsing [policy.limits.max] config table: values must be >= -1"),
+    ('policy.limits.job-size.max.nnodes = -2\n',
+     "error parsing [policy.limits.max] config table: values must be >= -1"),
     ('policy.limits.job-size.min.ngpus = -5\n', "error parsing [policy.limits.min] config table: values must be >= -1"),
     ('policy.limits.job-size.max.ncores = "x"\n',
      "error parsing [policy.limits.max] config table: Expected integer, got string"),
@@ -164,7 +166,8 @@ def test_general_job_size_limit_without_queues(flux_factory, tmp_path):
     flux = flux_factory("--test-size=2", "--test-gpus=1", "-c", str(path), name="g")
     assert flux.fails("submit", "-N2", "-n2", "-g1", "true").stderr == \
         "flux-lite submit: ERROR: requested nnodes (2) exceeds policy limit of 1\n"
-    assert flux.fails("submit", "-n1", "true").stderr == "flux-lite submit: ERROR: requested ngpus (0) is under policy limit of 1\n"
+    assert flux.fails("submit", "-n1", "true").stderr == \
+        "flux-lite submit: ERROR: requested ngpus (0) is under policy limit of 1\n"
     assert flux.state(flux.submit("-n1", "-g1", "true")) == "RUN"
 
 
