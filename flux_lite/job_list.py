@@ -125,11 +125,17 @@ def _queue(rec):
     return queue_of(rec.get("jobspec"))
 
 
+def parse_datetime(text: str, now: float) -> float:
+    """A point in time as flux's parse_datetime takes it (see
+    flux_lite.formats.when). ValueError if not."""
+    from flux_lite.formats import when
+
+    return when.parse(text, now)
+
+
 def parse_since(text: str, now: float) -> float:
     """`jobs --since=WHEN`: a datetime, or else seconds since the epoch; never
     in the future."""
-    from flux_lite.formats.datetimes import parse_datetime
-
     try:
         when = parse_datetime(text, now)
     except ValueError:

@@ -458,13 +458,12 @@ def _number(text):
 
 
 def parse_datetime(text: str, now: float) -> float:
-    """--begin-time: `+FSD` or `-FSD` from now, `now`, or an absolute time
-    (`15:30`, `3pm`, `2026-12-24 18:00`, `tomorrow 8am`) in local time.
-    Returns a timestamp; raises Flux's `Invalid datetime` error."""
-    from flux_lite.formats import datetimes
+    """--begin-time: a point in time as Flux's parse_datetime reads it (see
+    flux_lite.formats.when), on the instance clock; Flux's errors."""
+    from flux_lite.formats import when
 
     try:
-        return datetimes.parse_datetime(text, now)
+        return when.parse(text, now)
     except ValueError as exc:
         raise FluxLiteError(str(exc)) from None
 
