@@ -10,6 +10,8 @@ virtual clock, so every release happens at an exact instant.
 
 import json
 
+import pytest
+
 
 RUN1S = "--setattr=exec.test.run_duration=1s"
 HEADER = "       JOBID NNODES #ACTIVE  RUNTIME NODELIST"
@@ -17,6 +19,14 @@ ERR = "flux-lite housekeeping: ERROR: "
 
 
 # -- helpers -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def flux(flux):
+    """The instance, with sched-simple logging at debug level: its free lines
+    (checked below) are debug lines, as in Flux's recorded housekeeping runs."""
+    flux("module", "reload", "sched-simple", "log-level=debug")
+    return flux
 
 
 def hk_config(flux, **keys):
