@@ -275,3 +275,19 @@ def test_job_id_errors_as_flux_job(flux):
     assert outcome(as_flux(flux, "job", "id", "--to=bogus", "1")) == (1, "", "flux-job: Unknown to=bogus\n")
     assert outcome(as_flux(flux, "job", "id", "bogus")) == (1, "", "flux-job: bogus: malformed input\n")
     assert outcome(as_flux(flux, "job", "id", input="")) == (1, "", "")
+
+
+def test_cancel_messages_as_flux_cancel(flux):
+    running = flux.submit("-N1", "-S", "exec.test.run_duration=300s", "true")
+    held = flux.submit("--urgency=hold", "true")
+    done = flux.submit("-S", "exec.test.run_duration=1s", "true")
+    flux.advance("1s")
+    assert outcome(as_flux(flux, "cancel")) == (1, "", "flux-cancel: ERROR: No target jobs were provided\n")
+    assert outcome(as_flux(flux, "cancel", "--all", "--dry-run")) == (0, "", "flux-cancel: Would cancel 2 jobs\n")
+    assert outcome(as_flux(flux, "cancel", "-n", "--all", "--states=run")) == (
+        0, "", "flux-cancel: Would cancel 1 job\n")
+    assert outcome(as_flux(flux, "cancel", done)) == (1, "", f"flux-cancel: ERROR: {done}: job is inactive\n")
+    assert outcome(as_flux(flux, "cancel", "f123")) == (1, "", "flux-cancel: ERROR: f23: unknown job id\n")
+    assert outcome(as_flux(flux, "cancel", "--all")) == (0, "", "flux-cancel: Canceled 2 jobs (0 errors)\n")
+    assert outcome(as_flux(flux, "cancel", "--all")) == (0, "", "flux-cancel: Matched 0 jobs\n")
+    assert flux.out("jobs", "-no", "{status}", running, held) == "CANCELED\nCANCELED\n"
