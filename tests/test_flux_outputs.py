@@ -291,3 +291,13 @@ def test_cancel_messages_as_flux_cancel(flux):
     assert outcome(as_flux(flux, "cancel", "--all")) == (0, "", "flux-cancel: Canceled 2 jobs (0 errors)\n")
     assert outcome(as_flux(flux, "cancel", "--all")) == (0, "", "flux-cancel: Matched 0 jobs\n")
     assert flux.out("jobs", "-no", "{status}", running, held) == "CANCELED\nCANCELED\n"
+
+
+def test_jobs_named_formats_in_flux_order(flux):
+    assert as_flux(flux, "jobs", "-o", "help").stdout == (
+        "\nConfigured flux-jobs output formats:\n\n"
+        "  default      Default flux-jobs format string\n"
+        "  cute         Cute flux-jobs format string (default with emojis)\n"
+        "  long         Extended flux-jobs format string\n"
+        "  deps         Show job urgency, priority, and dependencies\n"
+        "  endreason    Show why each job ended\n")

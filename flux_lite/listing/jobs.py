@@ -21,18 +21,18 @@ DEFAULT_FORMAT = (
     "{ntasks:>6} {nnodes:>6h} {contextual_time!F:>8h} {contextual_info}"
 )
 
-FORMATS = {
+FORMATS = {  # in flux-jobs' order
     "default": ("Default flux-jobs format string", DEFAULT_FORMAT),
     "cute": ("Cute flux-jobs format string (default with emojis)",
              "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_emoji:>5.5} "
              "{ntasks:>6} {nnodes:>6h} {contextual_time!F:>8h} {contextual_info}"),
-    "deps": ("Show job urgency, priority, and dependencies",
-             "{id.f58:>12} ?:{queue:<8.8} {name:<10.10+} {urgency:<3} {priority:<12} {state:<8.8} "
-             "{dependencies}"),
     "long": ("Extended flux-jobs format string",
              "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status:>9.9} {ntasks:>6} "
              "{nnodes:>6h} {t_submit!d:%b%d %R::>12} {t_remaining!F:>12h} {contextual_time!F:>8h} "
              "{contextual_info}"),
+    "deps": ("Show job urgency, priority, and dependencies",
+             "{id.f58:>12} ?:{queue:<8.8} {name:<10.10+} {urgency:<3} {priority:<12} {state:<8.8} "
+             "{dependencies}"),
     "endreason": ("Show why each job ended",
                   "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_abbrev:>2.2} "
                   "{t_inactive!d:%b%d %R::>12h} {inactive_reason}"),
