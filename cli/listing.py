@@ -34,7 +34,7 @@ def format_string(listing, fmt):
     """-o: a named format or a format string. `-o help` lists the named
     formats and ends the command (before any instance is opened)."""
     if fmt == "help":
-        click.echo(listing.help())
+        click.echo(listing.help(), nl=False)  # it ends with its last format's line
         click.get_current_context().exit(0)
     if "{" not in fmt and fmt.startswith("get-config="):
         # the named format as a config table, as Flux's UtilConfig prints it
