@@ -254,11 +254,11 @@ class JobIndex:
         if self._all:
             return False
         # the rows of jobs read this command may be stale: their objects answer
-        known = self._cache.keys() | self._removed.keys()
+        cache, removed = self._cache, self._removed
         for (jobid,) in self.conn.execute(
             "SELECT id FROM jobs WHERE state < ? AND (state & ?) != 0", (INACTIVE, state_mask)
         ):
-            if jobid not in known:
+            if jobid not in cache and jobid not in removed:
                 return True
         return False
 
@@ -281,15 +281,12 @@ class JobIndex:
             "SELECT id, priority FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0 "
             "ORDER BY priority DESC, id", (sched_state,))]
 
-    def outstanding_ids(self) -> set[int]:
-        """Ids of the active jobs with an alloc request outstanding (this
-        command's objects answer for the jobs they hold)."""
-        ids = {j.id for j in self._cache.values() if j.alloc_pending}
-        if not self._all:
-            known = self._cache.keys() | self._removed.keys()
-            ids.update(r[0] for r in self.conn.execute(
-                "SELECT id FROM jobs WHERE state < ? AND alloc_pending = 1", (INACTIVE,)) if r[0] not in known)
-        return ids
+    def stored_outstanding_ids(self) -> set[int]:
+        """Ids of the active jobs whose stored rows have an alloc request
+        outstanding (rows only: the caller checks each against its object,
+        which answers for a job this command has read)."""
+        return {r[0] for r in self.conn.execute("SELECT id FROM jobs WHERE state < ? AND alloc_pending = 1",
+                                                (INACTIVE,))}
 
     def held_Rs(self) -> Iterator[dict]:
         """The current R of every active job holding resources, reading only
