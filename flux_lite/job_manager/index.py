@@ -92,19 +92,63 @@ def listing_fields(job: Job) -> dict[str, Any]:
     return out
 
 
-def _listing_fields(job: Job) -> dict[str, Any]:
+# the jobspec-derived listing fields by the JSON text of what they depend on
+_JOBSPEC_FIELDS: dict[str, tuple[Any, Any]] = {}
+_JOBSPEC_BY_ID: dict[int, tuple[dict, tuple[str, Any, Any]]] = {}
+
+
+def _jobspec_fields(js: dict) -> tuple[str, Any, Any]:
+    """(name, ntasks, nnodes requested) as `jobs` shows them. Jobs of one
+    burst or trace share shapes: the counts are cached by what they are
+    computed from (resources, tasks, duration, shell options, version)."""
     from flux_lite.formats import jobspec as jobspecmod
 
+    hit = _JOBSPEC_BY_ID.get(id(js))
+    if hit is not None and hit[0] is js:  # copies of one submission share their jobspec object
+        return hit[1]
+    out = _jobspec_fields_of(js, jobspecmod)
+    if len(_JOBSPEC_BY_ID) > 4096:
+        _JOBSPEC_BY_ID.clear()
+    _JOBSPEC_BY_ID[id(js)] = (js, out)  # holding js keeps its id from being reused
+    return out
+
+
+def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any]:
+    try:
+        out_name = jobspecmod.name(js)
+    except Exception:
+        out_name = ""
+    key = None
+    attrs = js.get("attributes") if isinstance(js, dict) else None
+    system = attrs.get("system") if isinstance(attrs, dict) else None
+    if isinstance(system, dict):
+        try:
+            key = json.dumps([js.get("version"), js.get("resources"), js.get("tasks"),
+                              system.get("duration"), system.get("shell")], sort_keys=True)
+        except (TypeError, ValueError, RecursionError):
+            key = None
+        hit = _JOBSPEC_FIELDS.get(key) if key is not None else None
+        if hit is not None:
+            return out_name, hit[0], hit[1]
+    try:
+        ntasks = jobspecmod.ntasks(js)
+    except Exception:
+        ntasks = 1
+    try:
+        nnodes = jobspecmod.nnodes_requested(js) or ""
+    except Exception:
+        nnodes = ""
+    if key is not None:
+        if len(_JOBSPEC_FIELDS) > 4096:
+            _JOBSPEC_FIELDS.clear()
+        _JOBSPEC_FIELDS[key] = (ntasks, nnodes)
+    return out_name, ntasks, nnodes
+
+
+def _listing_fields(job: Job) -> dict[str, Any]:
     out: dict[str, Any] = {}
     js = job.jobspec or {}
-    try:
-        out["name"] = jobspecmod.name(js)
-    except Exception:
-        out["name"] = ""
-    try:
-        out["ntasks"] = jobspecmod.ntasks(js)
-    except Exception:
-        out["ntasks"] = 1
+    out["name"], out["ntasks"], nnodes = _jobspec_fields(js)
     if job.R:
         from flux_lite.formats.rset import Rset
 
@@ -114,13 +158,14 @@ def _listing_fields(job: Job) -> dict[str, Any]:
         out["nodelist"] = str(rs.nodelist)
         out["ncores"] = rs.ncores
     else:
-        try:
-            out["nnodes"] = jobspecmod.nnodes_requested(js) or ""
-        except Exception:
-            out["nnodes"] = ""
+        out["nnodes"] = nnodes
         out["ranks"] = ""
         out["nodelist"] = ""
     return out
+
+
+# json.dumps(value, separators=(",", ":")), without building an encoder per call
+_compact = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def write_row(conn: sqlite3.Connection, job: Job) -> None:
@@ -128,13 +173,13 @@ def write_row(conn: sqlite3.Connection, job: Job) -> None:
     hello can read them without parsing whole records."""
     rec = job_to_record(job)
     rec.update(listing_fields(job))
-    R = json.dumps(job.R, separators=(",", ":")) if job.has_resources and job.R else None
+    R = _compact(job.R) if job.has_resources and job.R else None
     conn.execute(
         "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
         "has_resources, R, result, alloc_pending, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
          1 if job.has_resources else 0, R, job.result, 1 if job.alloc_pending else 0,
-         json.dumps(rec, separators=(",", ":"))),
+         _compact(rec)),
     )
 
 
