@@ -25,9 +25,7 @@ class SchedInterface:
         self.queue = []  # heap of (-priority, id) for SCHED jobs awaiting an alloc send
         self._canceling = set()  # limited-mode preemption cancels in flight
         self._pending_ids = set()  # jobs with a sched.alloc outstanding
-        # ids whose stored rows said "outstanding" when first asked (read once
-        # per command; each is checked against its object when used)
-        self._stored_outstanding = None
+        self._stored_pending_read = False  # _pending_ids holds the index's too
         # until every job is loaded, the queue's candidates come from the
         # index, (id, priority) best first, merged into the heap as needed
         self._candidates = None
@@ -67,18 +65,18 @@ class SchedInterface:
         if index.loaded:
             jobs = index.jobs
             return [jobs[i] for i in self._pending_ids if i in jobs]
-        stored = self._stored_outstanding
-        if stored is None:
-            stored = self._stored_outstanding = index.stored_outstanding_ids()
+        if not self._stored_pending_read:
+            # the stored requests are read once: from then on every change
+            # goes through _set_pending/after_event, and the pump asks often
+            self._pending_ids |= index.outstanding_ids()
+            self._stored_pending_read = True
         out = []
-        for jobid in stored | self._pending_ids:
+        for jobid in list(self._pending_ids):
             job = index.get(jobid)
             if job is not None and job.alloc_pending:
                 out.append(job)
-            elif jobid in stored:
-                # its object (or its absence: inactive, damaged) answers from now on;
-                # should it ask again, _set_pending records it in _pending_ids
-                stored.discard(jobid)
+            else:
+                self._pending_ids.discard(jobid)
         return out
 
     def outstanding(self):
@@ -161,7 +159,7 @@ class SchedInterface:
         if not state.get("online"):
             return False
         index = self.jm.index
-        if not index.loaded and not self.queue and self._candidates is None and not index.any_active(SCHED):
+        if not index.loaded and not self.queue and not index.any_active(SCHED):
             return False  # no job could be waiting for an alloc request
         head = self._queue_head()
         if head is None:

@@ -217,6 +217,7 @@ class JobIndex:
         self._all = False  # _cache holds every active job
         self._dirty: set[int] = set()
         self._removed: dict[int, Job] = {}
+        self._stored_ids: dict[int, list] = {}  # any_active: [row ids, cursor] by state mask
 
     @property
     def loaded(self) -> bool:
@@ -298,14 +299,20 @@ class JobIndex:
             return True
         if self._all:
             return False
-        # the rows of jobs read this command may be stale: their objects answer
+        # the rows of jobs read this command may be stale: their objects
+        # answer. The rows of the others do not change during the command, so
+        # they are read once per mask (the pump asks often); a job once read
+        # stays read, so a cursor skips them for good.
+        entry = self._stored_ids.get(state_mask)
+        if entry is None:
+            entry = self._stored_ids[state_mask] = [[r[0] for r in self.conn.execute(
+                "SELECT id FROM jobs WHERE state < ? AND (state & ?) != 0", (INACTIVE, state_mask))], 0]
+        ids, pos = entry
         cache, removed = self._cache, self._removed
-        for (jobid,) in self.conn.execute(
-            "SELECT id FROM jobs WHERE state < ? AND (state & ?) != 0", (INACTIVE, state_mask)
-        ):
-            if jobid not in cache and jobid not in removed:
-                return True
-        return False
+        while pos < len(ids) and (ids[pos] in cache or ids[pos] in removed):
+            pos += 1
+        entry[1] = pos
+        return pos < len(ids)
 
     def save(self) -> None:
         conn = self.conn
@@ -326,12 +333,15 @@ class JobIndex:
             "SELECT id, priority FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0 "
             "ORDER BY priority DESC, id", (sched_state,))]
 
-    def stored_outstanding_ids(self) -> set[int]:
-        """Ids of the active jobs whose stored rows have an alloc request
-        outstanding (rows only: the caller checks each against its object,
-        which answers for a job this command has read)."""
-        return {r[0] for r in self.conn.execute("SELECT id FROM jobs WHERE state < ? AND alloc_pending = 1",
-                                                (INACTIVE,))}
+    def outstanding_ids(self) -> set[int]:
+        """Ids of the active jobs with an alloc request outstanding (this
+        command's objects answer for the jobs they hold)."""
+        ids = {j.id for j in self._cache.values() if j.alloc_pending}
+        if not self._all:
+            known = self._cache.keys() | self._removed.keys()
+            ids.update(r[0] for r in self.conn.execute(
+                "SELECT id FROM jobs WHERE state < ? AND alloc_pending = 1", (INACTIVE,)) if r[0] not in known)
+        return ids
 
     def held_Rs(self) -> Iterator[dict]:
         """The current R of every active job holding resources, reading only
