@@ -186,13 +186,20 @@ def _f58_prefix(env):
 # Encoders
 
 
+_B58_PAIRS = [a + b for a in _B58_DIGITS for b in _B58_DIGITS]
+
+
 def _b58(jobid):
-    if jobid == 0:
-        return _B58_DIGITS[0]
+    # two digits per step (58**2 = 3364): half the divisions; inner pairs
+    # keep their leading zero digit, the most significant part does not
+    if jobid < 58:
+        return _B58_DIGITS[jobid]
+    pairs = _B58_PAIRS
     out = []
-    while jobid:
-        jobid, rem = divmod(jobid, 58)
-        out.append(_B58_DIGITS[rem])
+    while jobid >= 3364:
+        jobid, rem = divmod(jobid, 3364)
+        out.append(pairs[rem])
+    out.append(pairs[jobid] if jobid >= 58 else _B58_DIGITS[jobid])
     return "".join(reversed(out))
 
 

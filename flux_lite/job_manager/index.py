@@ -322,17 +322,26 @@ class JobIndex:
         holding resources, by id, from the index's own columns (call save()
         first). Jobs whose rows are damaged (quarantined) are left out, and
         so are damaged Rs, with a notice."""
-        for jobid, priority, userid, t_submit, R in self.conn.execute(
-            "SELECT id, priority, userid, t_submit, R FROM jobs "
-            "WHERE state < ? AND has_resources = 1 ORDER BY id", (INACTIVE,)
+        from flux_lite.stored import DamagedError, check_R, decode_row
+
+        # whether a row is damaged is asked of SQLite (json_valid), so that
+        # no record is decoded here; the few that fail are decoded to say why
+        for jobid, priority, userid, t_submit, R, ok in self.conn.execute(
+            "SELECT id, priority, userid, t_submit, R, json_valid(data) "
+            "FROM jobs WHERE state < ? AND has_resources = 1 ORDER BY id", (INACTIVE,)
         ):
-            if jobid not in self.jobs:
-                continue  # quarantined: its row is damaged
+            if not ok and jobid not in self._cache:
+                row = self.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
+                try:
+                    decode_row(jobid, row[0])
+                except DamagedError as exc:
+                    from flux_lite.instance import notice
+
+                    notice(exc.message)
+                    continue  # quarantined: its row is damaged
             try:
                 R = json.loads(R) if R else None
                 if R is not None:
-                    from flux_lite.stored import check_R
-
                     check_R(R)
             except (ValueError, RecursionError):
                 from flux_lite.instance import notice
