@@ -14,6 +14,9 @@ import math
 
 
 
+_ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
+
+
 class Broker:
     def __init__(self, instance, now):
         self.instance = instance
@@ -170,8 +173,8 @@ class Broker:
     # The queue is the ``timers`` table, indexed by (t, seq) and by job. A
     # command reads only what it reaches: the earliest rows, in chunks, as
     # time advances (the heap holds every row with t <= _loaded_to, plus
-    # this command's new timers), and a job's rows when its timers are
-    # canceled. Changes are written back by save(), row by row: the rows of
+    # this command's new timers; _loaded_to is a (t, seq) cursor), and a
+    # job's rows when its timers are canceled. Changes are written back by save(), row by row: the rows of
     # fired or canceled timers are deleted, new ones inserted.
 
     def _timer_init(self):
@@ -181,14 +184,13 @@ class Broker:
             self._timer_seq = None  # the highest seq in use (read when first needed)
             self._timer_drop = []  # seqs of stored rows to delete
             self._timer_reset = False  # rebuilt: every row is rewritten
-            self._loaded_to = -math.inf
+            self._loaded_to = (-math.inf, 0)
             self._loaded_seqs = set()
             self._loaded_jobs = set()
             self._timer_chunk = 64
-            row = self.kvs.conn.execute("SELECT t FROM timers ORDER BY t, seq LIMIT 1").fetchone()
-            self._db_next = None if row is None else row[0]
+            self._db_next = self.kvs.conn.execute("SELECT t, seq FROM timers ORDER BY t, seq LIMIT 1").fetchone()
             if self._db_next is None:
-                self._loaded_to = math.inf
+                self._loaded_to = _ALL_LOADED
         return self._timers
 
     def _timerq(self):
@@ -210,33 +212,32 @@ class Broker:
         self._track(entry)
 
     def _load_chunk(self):
-        """Read the next rows in time order (every row of the last time read)."""
+        """Read the next rows in (t, seq) order."""
         conn = self.kvs.conn
-        rows = conn.execute("SELECT seq, t, kind, jobid, arg FROM timers WHERE t > ? ORDER BY t, seq LIMIT ?",
-                            (self._loaded_to, self._timer_chunk)).fetchall()
-        if len(rows) == self._timer_chunk:
-            last = rows[-1][1]
-            rows.extend(conn.execute("SELECT seq, t, kind, jobid, arg FROM timers WHERE t = ? AND seq > ? "
-                                     "ORDER BY seq", (last, rows[-1][0])))
-            self._timer_chunk = min(self._timer_chunk * 4, 4096)  # a long catch-up reads more at once
-        else:
-            last = math.inf
+        t, seq = self._loaded_to
+        rows = conn.execute("SELECT seq, t, kind, jobid, arg FROM timers WHERE (t, seq) > (?, ?) "
+                            "ORDER BY t, seq LIMIT ?", (t, seq, self._timer_chunk)).fetchall()
         for row in rows:
             self._load_row(*row)
-        self._loaded_to = last
-        if last != math.inf:
-            row = conn.execute("SELECT t FROM timers WHERE t > ? ORDER BY t, seq LIMIT 1", (last,)).fetchone()
-            self._db_next = None if row is None else row[0]
-            if self._db_next is None:
-                self._loaded_to = math.inf
+        if len(rows) < self._timer_chunk:
+            self._loaded_to = _ALL_LOADED
+            self._db_next = None
+            return
+        self._timer_chunk = min(self._timer_chunk * 4, 4096)  # a long catch-up reads more at once
+        self._loaded_to = (rows[-1][1], rows[-1][0])
+        self._db_next = conn.execute("SELECT t, seq FROM timers WHERE (t, seq) > (?, ?) ORDER BY t, seq LIMIT 1",
+                                     self._loaded_to).fetchone()
+        if self._db_next is None:
+            self._loaded_to = _ALL_LOADED
 
     def _load_job_timers(self, jobid):
         """Every row of jobid's timers in memory (to cancel some)."""
-        if jobid in self._loaded_jobs or self._loaded_to == math.inf:
+        if jobid in self._loaded_jobs or self._loaded_to is _ALL_LOADED:
             return
         self._loaded_jobs.add(jobid)
-        for row in self.kvs.conn.execute("SELECT seq, t, kind, jobid, arg FROM timers WHERE jobid = ? AND t > ?",
-                                         (jobid, self._loaded_to)):
+        t, seq = self._loaded_to
+        for row in self.kvs.conn.execute("SELECT seq, t, kind, jobid, arg FROM timers "
+                                         "WHERE jobid = ? AND (t, seq) > (?, ?)", (jobid, t, seq)):
             self._load_row(*row)
 
     def add_timer(self, t, kind, jobid=None, arg=None):
@@ -291,7 +292,7 @@ class Broker:
         self._timer_seq = 0
         self._timer_drop = []
         self._timer_reset = True
-        self._loaded_to = math.inf
+        self._loaded_to = _ALL_LOADED
         self._db_next = None
 
     def _peek_timer(self):
@@ -302,7 +303,7 @@ class Broker:
             while queue and not queue[0][5]:
                 heapq.heappop(queue)
             nxt = self._db_next
-            if nxt is not None and self._loaded_to != math.inf and (not queue or nxt <= queue[0][0]):
+            if nxt is not None and (not queue or (nxt[0], nxt[1]) <= (queue[0][0], queue[0][1])):
                 self._load_chunk()
                 continue
             return queue[0] if queue else None

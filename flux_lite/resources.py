@@ -286,10 +286,16 @@ class Resources:
     def allocated_rset(self):
         """job-manager.resource-status: jobs holding resources + housekeeping.
 
-        Read from the job index's R column (no job records are decoded) and
-        merged in one pass."""
+        While a scheduler is loaded its pool holds exactly those, and is read
+        (one row per busy rank); otherwise the job index's R column (no job
+        records are decoded) is merged in one pass."""
         from flux_lite.formats.rset import rlite_nodes
+        from flux_lite.sched import store
 
+        # the scheduler's pool holds exactly that, in rows of their own
+        parts = store.allocated_parts(self.b)
+        if parts is not None:
+            return self.rset.subset(parts)
         parts = []
         for R in self.b.jm.index.held_Rs():
             parts.extend(rlite_nodes(R))

@@ -273,6 +273,28 @@ class JobIndex:
             write_row(conn, job)
         self._dirty.clear()
 
+    def alloc_counts(self, sched_state: int) -> dict[str, int]:
+        """job-manager.alloc-query's counts from the columns (call save()
+        first): SCHED jobs with a priority and no request outstanding,
+        requests outstanding, jobs holding resources. Each query reads an
+        index range, never the pending jobs' rows."""
+        from flux_lite.job_manager.job import ACTIVE, CLEANUP, RUN
+
+        conn = self.conn
+        states = ",".join(str(1 << b) for b in range(ACTIVE.bit_length()) if ACTIVE & (1 << b))
+        queued = conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0",
+                              (sched_state,)).fetchone()[0]
+        pending = conn.execute(f"SELECT count(*) FROM jobs WHERE state IN ({states}) AND alloc_pending = 1"
+                               ).fetchone()[0]
+        running = conn.execute("SELECT count(*) FROM jobs WHERE state IN (?, ?) AND has_resources = 1",
+                               (RUN, CLEANUP)).fetchone()[0]
+        return {"queue_length": queued, "alloc_pending": pending, "running": running}
+
+    def count_active(self, state_mask: int) -> int:
+        """Active jobs in these states, from the columns (call save() first)."""
+        return self.conn.execute("SELECT count(*) FROM jobs WHERE state < ? AND (state & ?) != 0",
+                                 (INACTIVE, state_mask)).fetchone()[0]
+
     def alloc_candidates(self, sched_state: int) -> list[tuple[int, int]]:
         """(id, priority) of the jobs that may await an alloc request (SCHED,
         a priority, none outstanding), best first, from the index's columns:

@@ -217,7 +217,8 @@ class Scheduler:
         self.queue.rewrite = not rows
         self.needs_pass = False
         self.needs_forecast = False
-        self.dirty = False
+        # an older state is rewritten as rows by the first save
+        self.dirty = state is not None and not rows
         self._meta_dirty = state is None or not rows
         self.passes = 0
         self.debug_flags = 0

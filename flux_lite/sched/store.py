@@ -199,18 +199,24 @@ def attach(pool: Pool, conn: sqlite3.Connection) -> None:
     """Give pool (fresh over its topology, nothing allocated) the allocations
     in the tables."""
     topo = pool._topo
-    pos = topo.pos
+    pos, cmask, gmask, ncore, ngpu = topo.pos, topo.cmask, topo.gmask, topo.ncore, topo.ngpu
+    ac, ag, fc, fg = pool._ac, pool._ag, pool._fc, pool._fg
+    pool.begin_bulk()  # the free-resource buckets are rebuilt once
     try:
         for rank, cores, gpus in conn.execute("SELECT rank, cores, gpus FROM sched_rank"):
             i = pos.get(rank)
             if i is None:
                 continue  # a rank no longer in the pool (shrunk): not tracked
             cm, gm = int(cores, 16), int(gpus, 16)
-            if cm & ~topo.cmask[i] or gm & ~topo.gmask[i]:
+            if cm & ~cmask[i] or gm & ~gmask[i]:
                 raise ValueError(f"rank {rank}: resources not in the pool")
-            pool._apply(i, cm, gm, True)
+            ac[i], ag[i] = cm, gm
+            fc[i] = ncore[i] - cm.bit_count()
+            fg[i] = ngpu[i] - gm.bit_count()
     except (ValueError, TypeError) as exc:
         raise damaged(str(exc)) from None
+    finally:
+        pool.end_bulk()
     pool._jobs = StoredJobs(conn, pool)
     mark_saved(pool)
 
@@ -265,6 +271,45 @@ def save_pool(conn: sqlite3.Connection, pool: Pool) -> None:
         if rows:
             conn.executemany("INSERT OR REPLACE INTO sched_alloc(id, end_time, parts) VALUES (?, ?, ?)", rows)
     mark_saved(pool)
+
+
+def allocated_parts(broker: Any) -> list[tuple[int, Any, Any]] | None:
+    """(rank, cores, gpus) of everything the loaded scheduler's pool holds,
+    from its rows (or from its pool, when this command loaded it); None when
+    no scheduler state applies (none loaded, an older or damaged state)."""
+    from flux_lite.formats.idset import IDset
+    from flux_lite.sched import loader
+    from flux_lite.stored import DamagedError
+
+    if broker._sched_loaded:
+        sched = broker._sched
+        if sched is None:
+            return None
+        pool = sched.pool
+        ranks = pool._topo.ranks
+        frm = IDset.from_mask
+        return [(ranks[i], frm(c), frm(g)) for i, (c, g) in enumerate(zip(pool._ac, pool._ag)) if c or g]
+    kvs = broker.kvs
+    try:
+        if kvs.get(loader.MODULE_KEY) is None:
+            return None
+        state = kvs.get(loader.STATE_KEY)
+    except DamagedError:
+        return None
+    if not isinstance(state, dict) or state.get("version") != VERSION or not present(kvs.conn):
+        return None
+    cache: dict[str, Any] = {}
+
+    def ids(text: str) -> Any:
+        hit = cache.get(text)
+        if hit is None:
+            hit = cache[text] = IDset.from_mask(int(text, 16))
+        return hit
+
+    try:
+        return [(rank, ids(c), ids(g)) for rank, c, g in kvs.conn.execute("SELECT rank, cores, gpus FROM sched_rank")]
+    except (ValueError, TypeError):
+        return None
 
 
 # -- the queue of pending requests ------------------------------------------------------------
