@@ -101,6 +101,11 @@ class Broker:
             self._sched_loaded = True
         return self._sched
 
+    def scheduler_in_memory(self):
+        """Has this command loaded the scheduler module? (If not, its
+        persisted state is current.)"""
+        return bool(self._sched_loaded) and self._sched is not None
+
     # -- logging ------------------------------------------------------------
 
     def log(self, name, level, msg):

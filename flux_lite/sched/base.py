@@ -204,7 +204,8 @@ class Scheduler:
         # (sched.store); an older state holds them in the key, and is
         # rewritten as rows at the next save
         conn = broker.kvs.conn if state is not None else None
-        rows = conn is not None and state.get("version") == store.VERSION and store.present(conn)
+        rows = state is not None and conn is not None and state.get("version") == store.VERSION \
+            and store.present(conn)
         self.pool = Pool(self.rset)
         if rows:
             assert conn is not None

@@ -273,23 +273,15 @@ def save_pool(conn: sqlite3.Connection, pool: Pool) -> None:
     mark_saved(pool)
 
 
-def allocated_parts(broker: Any) -> list[tuple[int, Any, Any]] | None:
-    """(rank, cores, gpus) of everything the loaded scheduler's pool holds,
-    from its rows (or from its pool, when this command loaded it); None when
-    no scheduler state applies (none loaded, an older or damaged state)."""
+def allocated_parts(kvs: Any) -> list[tuple[int, Any, Any]] | None:
+    """(rank, cores, gpus) the loaded scheduler's pool holds, read from its
+    rows; None when no scheduler state in rows applies (none loaded, an
+    older or damaged state). Only valid while no scheduler object of this
+    command holds unsaved changes."""
     from flux_lite.formats.idset import IDset
     from flux_lite.sched import loader
     from flux_lite.stored import DamagedError
 
-    if broker._sched_loaded:
-        sched = broker._sched
-        if sched is None:
-            return None
-        pool = sched.pool
-        ranks = pool._topo.ranks
-        frm = IDset.from_mask
-        return [(ranks[i], frm(c), frm(g)) for i, (c, g) in enumerate(zip(pool._ac, pool._ag)) if c or g]
-    kvs = broker.kvs
     try:
         if kvs.get(loader.MODULE_KEY) is None:
             return None
