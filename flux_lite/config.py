@@ -294,14 +294,9 @@ def validate(cfg):
     if inst is not None and "expiration" in inst:
         _fsd(inst["expiration"], "instance.expiration")
     if "policy" in cfg:
-        pol = _table(cfg["policy"], "policy")
-        if "limits" in pol:
-            lim = _table(pol["limits"], "policy.limits")
-            if "duration" in lim:
-                _fsd(lim["duration"], "policy.limits.duration")
         from flux_lite import queues
 
-        queues.validate_policy(pol, "policy")
+        queues.validate_policy(cfg["policy"], "policy")
     if "queues" in cfg or get_path(cfg, "policy.jobspec.defaults.system.queue") is not None:
         from flux_lite import queues
 
