@@ -186,12 +186,26 @@ def _f58_prefix(env):
 # Encoders
 
 
+def _encode_digits(value, digits):
+    """value in base len(digits), most significant digit first (the inverse of
+    _decode_digits): f58 and the emoji form."""
+    if value == 0:
+        return digits[0]
+    base = len(digits)
+    out = []
+    while value:
+        value, rem = divmod(value, base)
+        out.append(digits[rem])
+    return "".join(reversed(out))
+
+
 _B58_PAIRS = [a + b for a in _B58_DIGITS for b in _B58_DIGITS]
 
 
 def _b58(jobid):
-    # two digits per step (58**2 = 3364): half the divisions; inner pairs
-    # keep their leading zero digit, the most significant part does not
+    """_encode_digits(jobid, _B58_DIGITS), two digits per step (58**2 =
+    3364): half the divisions (hello logs thousands of ids); inner pairs
+    keep their leading zero digit, the most significant part does not."""
     if jobid < 58:
         return _B58_DIGITS[jobid]
     pairs = _B58_PAIRS
@@ -283,14 +297,7 @@ def _emoji_index():
 
 def emoji(jobid):
     """Base-576 emoji form (most significant digit first)."""
-    x = _check_id(jobid)
-    if x == 0:
-        return _EMOJI_TEXT[0]
-    out = []
-    while x:
-        x, rem = divmod(x, 576)
-        out.append(_EMOJI_TEXT[rem])
-    return "".join(reversed(out))
+    return _encode_digits(_check_id(jobid), _EMOJI_TEXT)
 
 
 def encode(jobid, to="f58"):
