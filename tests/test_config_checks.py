@@ -83,3 +83,46 @@ def test_housekeeping_config_errors_at_start(tmp_path):
     r, state = _start(tmp_path, '[job-manager.housekeeping]\ncommand = ["true"]\nrelease-after = 5\n')
     assert outcome(r) == (1, "", "flux-lite start: ERROR: job-manager.housekeeping: Expected string, got integer\n")
     assert not state.exists()
+
+
+# -- submit --dry-run: the environment, as Flux's jobspecs carry it ------------------------
+
+
+def test_dry_run_jobspec_carries_the_environment_after_duration(flux, tmp_path, monkeypatch):
+    import json
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    out = flux.out("submit", "--dry-run", "-N1", "-t", "5m", "-S", "exec.test.run_duration=60s", "hostname",
+                   env={"FLUX_LITE_DRY_RUN_TEST": "yes"})
+    system = json.loads(out)["attributes"]["system"]
+    # Flux's order: duration, environment, cwd, then what the options add
+    assert list(system) == ["duration", "environment", "cwd", "exec"]
+    assert system["environment"]["FLUX_LITE_DRY_RUN_TEST"] == "yes"
+    assert system["environment"] == {**os.environ, "FLUX_LITE_DRY_RUN_TEST": "yes",
+                                     "FLUX_LITE_STATE_DIR": flux.state_dir, "FLUX_F58_FORCE_ASCII": "1"}
+    assert out.startswith('{"resources": [{"type": "node", "count": 1, "exclusive": true, ')
+    assert f'"cwd": "{tmp_path}", "exec": {{"test": {{"run_duration": "60s"}}}}}}}}, "version": 1}}\n' in out
+    # run --dry-run too; nothing was submitted
+    system = json.loads(flux.out("run", "--dry-run", "true"))["attributes"]["system"]
+    assert list(system)[:3] == ["duration", "environment", "cwd"]
+    assert flux.out("jobs", "-a", "-n") == ""
+
+
+def test_dry_run_with_cc_prints_the_first_copy_as_flux_submit_does(flux):
+    import json
+
+    out = flux.out("submit", "--dry-run", "--cc=3-5", "echo", "{cc}")
+    lines = out.splitlines()
+    assert len(lines) == 1
+    js = json.loads(lines[0])
+    assert js["tasks"][0]["command"] == ["echo", "3"]
+    assert js["attributes"]["system"]["environment"]["FLUX_JOB_CC"] == "3"
+
+
+def test_submitted_jobspec_has_no_environment(flux):
+    import json
+
+    jobid = flux.submit("-S", "exec.test.run_duration=1s", "true")
+    js = json.loads(flux.out("job", "info", jobid, "jobspec"))
+    assert "environment" not in js["attributes"]["system"]  # ingest drops it, as Flux's
