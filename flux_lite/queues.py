@@ -328,30 +328,26 @@ class Queues:
         return self._states
 
     def save(self):
-        entries = []
-        for name, st in self.states.items():
-            ent = {} if name is None else {"name": name}
-            ent["enable"] = st["enable"]
-            ent["start"] = st["start"]
-            if st["checkpoint_start"] != st["start"]:
-                ent["checkpoint_start"] = st["checkpoint_start"]
-            if not st["enable"]:
-                ent["disable_reason"] = st["disable_reason"]
-            if not st["start"] and st["stop_reason"]:
-                ent["stop_reason"] = st["stop_reason"]
-            entries.append(ent)
-        self.b.kvs.put(STATE_KEY, {"version": 1, "queue": entries})
+        self.b.kvs.put(STATE_KEY, {"version": 1, "queue": self._entries(checkpointed=False)})
 
     def checkpoint(self):
         """Flux's checkpoint form of the queue states (start as checkpointed)."""
+        return self._entries(checkpointed=True)
+
+    def _entries(self, checkpointed):
+        """The queue states as stored (the live start, and the checkpointed one
+        where it differs) or, checkpointed, as Flux's checkpoint has them."""
         out = []
         for name, st in self.states.items():
+            start = st["checkpoint_start"] if checkpointed else st["start"]
             ent = {} if name is None else {"name": name}
             ent["enable"] = st["enable"]
-            ent["start"] = st["checkpoint_start"]
+            ent["start"] = start
+            if not checkpointed and st["checkpoint_start"] != start:
+                ent["checkpoint_start"] = st["checkpoint_start"]
             if not st["enable"]:
                 ent["disable_reason"] = st["disable_reason"]
-            if not st["checkpoint_start"] and st["stop_reason"]:
+            if not start and st["stop_reason"]:
                 ent["stop_reason"] = st["stop_reason"]
             out.append(ent)
         return out
