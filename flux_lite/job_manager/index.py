@@ -325,6 +325,28 @@ class JobIndex:
             write_row(conn, job)
         self._dirty.clear()
 
+    def alloc_counts(self, sched_state: int) -> dict[str, int]:
+        """job-manager.alloc-query's counts from the columns (call save()
+        first): SCHED jobs with a priority and no request outstanding,
+        requests outstanding, jobs holding resources. Each query reads an
+        index range, never the pending jobs' rows."""
+        from flux_lite.job_manager.job import ACTIVE, CLEANUP, RUN
+
+        conn = self.conn
+        states = ",".join(str(1 << b) for b in range(ACTIVE.bit_length()) if ACTIVE & (1 << b))
+        queued = conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0",
+                              (sched_state,)).fetchone()[0]
+        pending = conn.execute(f"SELECT count(*) FROM jobs WHERE state IN ({states}) AND alloc_pending = 1"
+                               ).fetchone()[0]
+        running = conn.execute("SELECT count(*) FROM jobs WHERE state IN (?, ?) AND has_resources = 1",
+                               (RUN, CLEANUP)).fetchone()[0]
+        return {"queue_length": queued, "alloc_pending": pending, "running": running}
+
+    def count_active(self, state_mask: int) -> int:
+        """Active jobs in these states, from the columns (call save() first)."""
+        return self.conn.execute("SELECT count(*) FROM jobs WHERE state < ? AND (state & ?) != 0",
+                                 (INACTIVE, state_mask)).fetchone()[0]
+
     def alloc_candidates(self, sched_state: int) -> list[tuple[int, int]]:
         """(id, priority) of the jobs that may await an alloc request (SCHED,
         a priority, none outstanding), best first, from the index's columns:
@@ -374,17 +396,26 @@ class JobIndex:
         holding resources, by id, from the index's own columns (call save()
         first). Jobs whose rows are damaged (quarantined) are left out, and
         so are damaged Rs, with a notice."""
-        for jobid, priority, userid, t_submit, R in self.conn.execute(
-            "SELECT id, priority, userid, t_submit, R FROM jobs "
-            "WHERE state < ? AND has_resources = 1 ORDER BY id", (INACTIVE,)
+        from flux_lite.stored import DamagedError, check_R, decode_row
+
+        # whether a row is damaged is asked of SQLite (json_valid), so that
+        # no record is decoded here; the few that fail are decoded to say why
+        for jobid, priority, userid, t_submit, R, ok in self.conn.execute(
+            "SELECT id, priority, userid, t_submit, R, json_valid(data) "
+            "FROM jobs WHERE state < ? AND has_resources = 1 ORDER BY id", (INACTIVE,)
         ):
-            if jobid not in self.jobs:
-                continue  # quarantined: its row is damaged
+            if not ok and jobid not in self._cache:
+                row = self.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
+                try:
+                    decode_row(jobid, row[0])
+                except DamagedError as exc:
+                    from flux_lite.instance import notice
+
+                    notice(exc.message)
+                    continue  # quarantined: its row is damaged
             try:
                 R = json.loads(R) if R else None
                 if R is not None:
-                    from flux_lite.stored import check_R
-
                     check_R(R)
             except (ValueError, RecursionError):
                 from flux_lite.instance import notice
