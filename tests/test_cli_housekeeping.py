@@ -18,15 +18,15 @@ HEADER = "       JOBID NNODES #ACTIVE  RUNTIME NODELIST"
 ERR = "flux-lite housekeeping: ERROR: "
 
 
+@pytest.fixture(autouse=True)
+def sched_debug(request):
+    """As t2226: sched-simple loaded with log-level=debug, so that its
+    alloc and free lines reach dmesg (at the default, info, they do not)."""
+    if "flux" in request.fixturenames:
+        request.getfixturevalue("flux")("module", "reload", "sched-simple", "log-level=debug")
+
+
 # -- helpers -------------------------------------------------------------------------
-
-
-@pytest.fixture
-def flux(flux):
-    """The instance, with sched-simple logging at debug level: its free lines
-    (checked below) are debug lines, as in Flux's recorded housekeeping runs."""
-    flux("module", "reload", "sched-simple", "log-level=debug")
-    return flux
 
 
 def hk_config(flux, **keys):

@@ -22,12 +22,12 @@ class SimpleScheduler(Scheduler):
                   "hello without partial-ok (Flux's test option)", flag=True),
     )
     queue_depth = 8
-    log_level = "info"  # Flux's sched-simple logs its debug lines only at log-level=debug
     python_module = True
 
     def stats(self) -> dict:
-        """sched-simple's stats-get keys (Flux's Python scheduler class): the
-        passes flux-lite counts; its passes never yield nor wait for a burst."""
+        """sched-simple's stats-get keys (Flux's Python scheduler class). The
+        module lives as long as one command in flux-lite, so the pass counts
+        are this command's; its passes never yield nor wait for a burst."""
         return {"sched_passes": self.passes, "sched_yields": 0, "forecast_passes": self.forecasts,
                 "forecast_yields": 0, "sched_delay": 0.0, "sched_duration_ewma": 0.0,
                 "sched_interval_ewma": 0.0, "pending_jobs": len(self.queue)}
@@ -58,7 +58,6 @@ class SimpleScheduler(Scheduler):
 
     def forecast(self):
         self.forecasts += 1
-        self.dirty = True
         if self.debug_flags & DEBUG_ANNOTATE_REASON_PENDING:
             # why each job waits, instead of when it may start
             for ahead, pj in enumerate(self.sorted_queue()):
