@@ -253,8 +253,14 @@ def emit(doc):
     sys.stdout.flush()
 
 
-def parser(description):
+def parser(description, runs=None, runs_flag="-n", runs_what="each command"):
+    """The options every benchmark takes; runs=(default, quick) adds --runs
+    (parse_args fills in the default for the mode)."""
     p = argparse.ArgumentParser(description=description)
+    if runs is not None:
+        p.add_argument(runs_flag, "--runs", type=int, default=None,
+                       help=f"Runs of {runs_what} (default {runs[0]}, quick {runs[1]}).")
+        p.set_defaults(runs_default=runs)
     p.add_argument("--quick", action="store_true", help="A smaller, faster run.")
     p.add_argument("--profile", action="store_true",
                    help="Also run the slow part once under cProfile and report the top functions.")
@@ -271,6 +277,8 @@ def parse_args(p):
     global PYC_MODE
     args = p.parse_args()
     PYC_MODE = args.pyc
+    if getattr(args, "runs_default", None) is not None:
+        args.runs = args.runs or args.runs_default[1 if args.quick else 0]
     return args
 
 

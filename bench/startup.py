@@ -18,11 +18,10 @@ RATIO_TARGET = 1.5
 
 
 def main():
-    p = bl.parser(__doc__.splitlines()[0])
-    p.add_argument("-n", "--runs", type=int, default=None, help="Runs of each command (default 31, quick 9).")
+    p = bl.parser(__doc__.splitlines()[0], runs=(31, 9))
     args = bl.parse_args(p)
     t_start = time.perf_counter()
-    runs = args.runs or (9 if args.quick else 31)
+    runs = args.runs
     exe = bl.flux_lite_exe()
     fl_argv = [exe, "job", "id", "42"]
     py_argv = bl.python_baseline_argv()

@@ -113,11 +113,10 @@ def import_check():
 
 
 def main():
-    p = bl.parser(__doc__.splitlines()[0])
-    p.add_argument("-n", "--runs", type=int, default=None, help="Runs of each single command (default 21, quick 7).")
+    p = bl.parser(__doc__.splitlines()[0], runs=(21, 7), runs_what="each single command")
     args = bl.parse_args(p)
     t_start = time.perf_counter()
-    runs = args.runs or (7 if args.quick else 21)
+    runs = args.runs
     reps = 1 if args.quick else 3
 
     bl.log("single commands")

@@ -12,13 +12,15 @@ requested procs (one core per task) with its requested time as time limit
 (`exec.test.run_duration`). Jobs that ran past their request time out, as
 they would under Flux.
 
-Reported per policy (fcfs; easy and conservative when `flux-lite sched reload
---policy=...` accepts them): wall time, simulated span, jobs/s (jobs replayed
-per wall second), mean wait and bounded slowdown in simulated seconds, and
-the results. No targets: these are figures to compare policies and commits.
+The trace is read, fitted to the instance and turned into jobspecs by
+flux_lite.workload (as `flux-lite replay` does); the figures are its
+`summarize`. Reported per policy (fcfs; easy and conservative when
+`flux-lite sched reload --policy=...` accepts them): wall time, jobs/s (jobs
+replayed per wall second), makespan, waits (mean, percentiles, max) and
+bounded slowdown in simulated seconds, utilization, and the results. No
+targets: these are figures to compare policies and commits.
 """
 
-import gzip
 import json
 import os
 import statistics
@@ -33,63 +35,15 @@ DEFAULT_TRACE = "KTH-SP2-1996-2.swf.gz"
 POLICIES = ("fcfs", "easy", "conservative")
 
 
-def read_swf(path, njobs, skip=0):
-    """Header dict and the first njobs usable job records (after skipping `skip`)."""
-    header = {}
-    jobs = []
-    dropped = {"no_procs": 0, "too_big": 0, "no_runtime": 0}
-    opener = gzip.open if path.endswith(".gz") else open
-    seen = 0
-    with opener(path, "rt") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            if line.startswith(";"):
-                key, sep, value = line[1:].partition(":")
-                if sep and key.strip() and key.strip() not in header:
-                    header[key.strip()] = value.strip()
-                continue
-            if len(jobs) >= njobs:
-                break
-            fields = line.split()
-            if len(fields) < 18:
-                continue
-            seen += 1
-            if seen <= skip:
-                continue
-            num, submit, wait, run, alloc = (int(float(x)) for x in fields[:5])
-            req_procs, req_time, status = int(float(fields[7])), int(float(fields[8])), int(float(fields[10]))
-            procs = req_procs if req_procs > 0 else alloc
-            jobs.append({"num": num, "submit": submit, "wait": wait, "run": run, "procs": procs,
-                         "req_time": req_time, "status": status})
-    return header, jobs, dropped
-
-
-def usable(jobs, max_procs, dropped):
-    out = []
-    for job in jobs:
-        if job["procs"] <= 0:
-            dropped["no_procs"] += 1
-        elif job["procs"] > max_procs:
-            dropped["too_big"] += 1
-        elif job["run"] < 0:
-            dropped["no_runtime"] += 1
-        else:
-            out.append(job)
-    return out
-
-
 def jobspec_for(job, estimate):
-    from flux_lite.formats import jobspec as jobspecmod
+    """flux_lite.workload's jobspec; `--estimate=runtime` limits a job to its run time."""
+    import dataclasses
 
-    run = max(job["run"], 1)
-    if estimate == "request" and job["req_time"] > 0:
-        limit = job["req_time"]
-    else:
-        limit = run
-    return jobspecmod.build(["swf-job", str(job["num"])], ntasks=job["procs"], duration=float(limit),
-                            setattrs=[("exec.test.run_duration", f"{run}s")])
+    from flux_lite import workload
+
+    if estimate != "request":
+        job = dataclasses.replace(job, req_time=0.0)  # the limit is then the run time
+    return workload.jobspec_for(job)
 
 
 def replay(state, jobs, estimate, driver):
@@ -97,13 +51,13 @@ def replay(state, jobs, estimate, driver):
     from flux_lite.instance import Instance
     from flux_lite.job_manager import index
 
-    t0_trace = jobs[0]["submit"]
+    t0_trace = jobs[0].submit
     batches = []
     for job in jobs:
-        if batches and batches[-1][0] == job["submit"]:
+        if batches and batches[-1][0] == job.submit:
             batches[-1][1].append(job)
         else:
-            batches.append((job["submit"], [job]))
+            batches.append((job.submit, [job]))
     specs = [(t - t0_trace, [jobspec_for(j, estimate) for j in batch]) for t, batch in batches]
     inst = Instance.open(state)
     try:
@@ -147,41 +101,18 @@ def replay(state, jobs, estimate, driver):
     }, rows
 
 
-def metrics(rows, start, total_cores):
-    from flux_lite import job_list
+def metrics(rows, total_cores):
+    """workload.summarize's figures (waits, slowdown, utilisation) of the replayed jobs."""
+    from flux_lite import workload
 
-    waits, slowdowns, results = [], [], {}
-    t_first = min(r["t_submit"] for r in rows)
-    t_last = 0.0
-    busy = 0.0
-    for rec in rows:
-        info = job_list.make_info(rec, rec.get("t_inactive") or 0.0, str)
-        res = info["result"] or info["state"]
-        results[res] = results.get(res, 0) + 1
-        t_last = max(t_last, rec.get("t_inactive") or 0.0)
-        if rec.get("t_run"):
-            wait = rec["t_run"] - rec["t_submit"]
-            run = max((rec.get("t_cleanup") or rec["t_run"]) - rec["t_run"], 0.0)
-            waits.append(wait)
-            slowdowns.append(max(1.0, (wait + run) / max(run, 10.0)))
-            busy += run * (rec.get("ncores") or 0)
-    span = t_last - t_first
-    return {
-        "simulated_span_s": round(span, 1),
-        "mean_wait_s": round(statistics.fmean(waits), 1) if waits else None,
-        "median_wait_s": round(statistics.median(waits), 1) if waits else None,
-        "max_wait_s": round(max(waits), 1) if waits else None,
-        "mean_bounded_slowdown": round(statistics.fmean(slowdowns), 2) if slowdowns else None,
-        "utilization": round(busy / (total_cores * span), 3) if span > 0 else None,
-        "results": results,
-    }
+    return workload.summarize(workload.outcomes(rows), total_cores)
 
 
 def main():
     p = bl.parser(__doc__.splitlines()[0])
     p.add_argument("--trace", default=DEFAULT_TRACE, help=f"SWF file (name in {SWF_DIR} or a path).")
     p.add_argument("--jobs", type=int, default=None, help="Jobs to replay (default 2000, quick 300).")
-    p.add_argument("--skip", type=int, default=0, help="Skip this many job lines first.")
+    p.add_argument("--skip", type=int, default=0, help="Skip this many replayable jobs first.")
     p.add_argument("--policies", default=",".join(POLICIES), help="Comma list (default fcfs,easy,conservative).")
     p.add_argument("--estimate", choices=("request", "runtime"), default="request",
                    help="Time limit: the requested time (default; run time when the trace has none) or the "
@@ -194,23 +125,23 @@ def main():
     t_start = time.perf_counter()
     njobs = args.jobs or (300 if args.quick else 2000)
     path = args.trace if os.path.sep in args.trace else os.path.join(SWF_DIR, args.trace)
-    header, raw, dropped = read_swf(path, njobs, args.skip)
-    max_nodes = int(header.get("MaxNodes", "0") or 0)
-    max_procs = int(header.get("MaxProcs", "0") or 0) or max_nodes
-    max_nodes = max_nodes or max_procs
-    cores = max(1, max_procs // max_nodes)
-    jobs = usable(raw, max_nodes * cores, dropped)
-    recorded_waits = [j["wait"] for j in jobs if j["wait"] >= 0]
+    from flux_lite import workload
+
+    trace = workload.read_trace(path, limit=args.skip + njobs)
+    raw = trace.jobs[args.skip:]
+    max_nodes, cores, jobs = workload.fit(workload.Trace(trace.header, raw, trace.skipped), None, None)
+    header = trace.header
+    recorded_waits = [j.wait for j in jobs if j.wait >= 0]
     figures = {
         "trace": os.path.basename(path),
         "header": {k: header.get(k) for k in ("Computer", "Installation", "MaxNodes", "MaxProcs", "Note")},
         "instance": f"{max_nodes} nodes x {cores} cores, virtual clock",
         "jobs_read": len(raw),
         "jobs_replayed": len(jobs),
-        "dropped": dropped,
+        "dropped": trace.skipped,
         "estimate": args.estimate,
         "driver": args.driver,
-        "trace_span_s": jobs[-1]["submit"] - jobs[0]["submit"] if jobs else 0,
+        "trace_span_s": jobs[-1].submit - jobs[0].submit if jobs else 0,
         "trace_recorded_mean_wait_s": round(statistics.fmean(recorded_waits), 1) if recorded_waits else None,
         "policies": {},
     }
@@ -240,7 +171,7 @@ def main():
                 out["sched_status_after"] = json.loads(status.stdout)
             except ValueError:
                 out["sched_status_after"] = status.stdout.strip() or status.stderr.strip() or None
-            out.update(metrics(rows, timing["start"], total_cores))
+            out.update(metrics(rows, total_cores))
             figures["policies"][policy] = out
             if prof:
                 extra.setdefault("profile", {})[policy] = prof

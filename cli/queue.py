@@ -157,54 +157,33 @@ _verbose_option = click.option("-v", "--verbose", is_flag=True,
                                help="Show every queue, and (start/stop) alloc request counts.")
 
 
-@queue.command("enable")
-@_all_option
-@_quiet_option
-@_verbose_option
-@_old_queue_option
-@_queue_argument
-def queue_enable(all_queues, quiet, verbose, old_queue, name):
-    """Allow job submission to QUEUE (or the anonymous queue)."""
-    _control("enable", _pick(name, old_queue), all_queues, quiet, verbose)
+def _control_command(action, doc, nocheckpoint_help=None, message_help=None, default_reason=None):
+    """Define `queue ACTION` (enable, disable, start, stop) with the options the
+    four share; disable and stop also take --nocheckpoint and -m REASON."""
+    def command(all_queues, quiet, verbose, old_queue, name, nocheckpoint=False, message=None):
+        _control(action, _pick(name, old_queue), all_queues, quiet, verbose,
+                 reason=message or default_reason, nocheckpoint=nocheckpoint)
+
+    command.__doc__ = doc
+    options = [_all_option, _quiet_option, _verbose_option]
+    if message_help is not None:
+        options += [click.option("--nocheckpoint", is_flag=True, help=nocheckpoint_help),
+                    click.option("-m", "--message", metavar="REASON", help=message_help)]
+    options += [_old_queue_option, _queue_argument]
+    for option in reversed(options):
+        command = option(command)
+    return queue.command(action)(command)
 
 
-@queue.command("disable")
-@_all_option
-@_quiet_option
-@_verbose_option
-@click.option("--nocheckpoint", is_flag=True, help="Accepted for compatibility (disable is always kept).")
-@click.option("-m", "--message", metavar="REASON", help="Reason shown to users who submit.")
-@_old_queue_option
-@_queue_argument
-def queue_disable(all_queues, quiet, verbose, nocheckpoint, message, old_queue, name):
-    """Refuse job submission to QUEUE, with a reason."""
-    _control("disable", _pick(name, old_queue), all_queues, quiet, verbose,
-             reason=message or "disabled by administrator")
-
-
-@queue.command("start")
-@_all_option
-@_quiet_option
-@_verbose_option
-@_old_queue_option
-@_queue_argument
-def queue_start(all_queues, quiet, verbose, old_queue, name):
-    """Start scheduling jobs of QUEUE."""
-    _control("start", _pick(name, old_queue), all_queues, quiet, verbose)
-
-
-@queue.command("stop")
-@_all_option
-@_quiet_option
-@_verbose_option
-@click.option("--nocheckpoint", is_flag=True, help="Do not checkpoint that the queue was stopped.")
-@click.option("-m", "--message", metavar="REASON", help="Reason the queue is stopped.")
-@_old_queue_option
-@_queue_argument
-def queue_stop(all_queues, quiet, verbose, nocheckpoint, message, old_queue, name):
-    """Stop scheduling jobs of QUEUE: pending jobs stay in SCHED, running ones go on."""
-    _control("stop", _pick(name, old_queue), all_queues, quiet, verbose, reason=message,
-             nocheckpoint=nocheckpoint)
+_control_command("enable", "Allow job submission to QUEUE (or the anonymous queue).")
+_control_command("disable", "Refuse job submission to QUEUE, with a reason.",
+                 nocheckpoint_help="Accepted for compatibility (disable is always kept).",
+                 message_help="Reason shown to users who submit.",
+                 default_reason="disabled by administrator")
+_control_command("start", "Start scheduling jobs of QUEUE.")
+_control_command("stop", "Stop scheduling jobs of QUEUE: pending jobs stay in SCHED, running ones go on.",
+                 nocheckpoint_help="Do not checkpoint that the queue was stopped.",
+                 message_help="Reason the queue is stopped.")
 
 
 def _timeout(text):

@@ -88,9 +88,9 @@ def job_options(f):
                      help="Set a jobspec attribute (system. prefix implied)."),
         click.option("--job-name", metavar="NAME", help="Job name."),
         click.option("--flags", default="", metavar="FLAGS", help="debug, waitable, novalidate."),
-        click.option("--dependency", "dependencies", multiple=True, metavar="URI",
+        click.option("--dependency", "dependencies", multiple=True, metavar="URI", cls=_OrderedDependencyOption,
                      shell_complete=_complete_dependency, help="Set an RFC 26 dependency URI for this job"),
-        click.option("--begin-time", "begin_times", multiple=True, metavar="+FSD|TIME",
+        click.option("--begin-time", "begin_times", multiple=True, metavar="+FSD|TIME", cls=_OrderedDependencyOption,
                      help='Set minimum start time as offset in FSD (e.g. +1h) or an absolute TIME '
                           '(e.g. "3pm") for job'),
         click.option("--dry-run", is_flag=True, help="Print the jobspec instead of submitting it."),
@@ -134,6 +134,25 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
     )
 
 
+def with_environment(js, extra=None):
+    """The jobspec as flux submit --dry-run prints it: the submitting
+    environment in attributes.system.environment, placed right after
+    duration as Flux's Jobspec sets it (the job manager never stores it, as
+    Flux's ingest drops it, so it is added only here)."""
+    import os
+
+    env = dict(os.environ)
+    env.update(extra or {})
+    system = js["attributes"]["system"]
+    ordered = {}
+    for key, value in system.items():
+        ordered[key] = value
+        if key == "duration":
+            ordered["environment"] = env
+    ordered.setdefault("environment", env)
+    return {**js, "attributes": {**js["attributes"], "system": ordered}}
+
+
 def _constraints(requires):
     """--requires (repeatable: the queries are joined, as flux submit does)."""
     if not requires:
@@ -156,22 +175,53 @@ def _count(value, option):
         raise FluxLiteError(f"--{option}: invalid int value '{value}'") from None
 
 
+_ORDER_KEY = "flux_lite.dependency_order"
+
+
+class _OrderedDependencyOption(click.Option):
+    """--dependency and --begin-time: flux submit's argparse appends both, in
+    command-line order, to one dependency list. Click keeps one list per
+    option, so note the kind of each occurrence as the parser meets it."""
+
+    def add_to_parser(self, parser, ctx):
+        super().add_to_parser(parser, ctx)
+        order = ctx.meta.setdefault(_ORDER_KEY, [])
+        for opt in self.opts:
+            parsed = getattr(parser, "_long_opt", {}).get(opt)
+            if parsed is None or not callable(getattr(parsed, "process", None)):
+                continue  # another click: the order falls back to --dependency first
+
+            def process(value, state, _process=parsed.process, _name=self.name):
+                order.append(_name)
+                _process(value, state)
+
+            parsed.process = process
+
+
 def dependency_entries(uris, begin_times):
-    """RFC 26 entries for --dependency and --begin-time, as flux submit makes
-    them (the deprecated `after` scheme warns here, on the client side)."""
+    """RFC 26 entries for --dependency and --begin-time in command-line order,
+    as flux submit makes them. Begin times are converted first (flux submit
+    does it while parsing its options, so their errors come first); the
+    deprecated `after` scheme warns here, on the client side."""
     if not uris and not begin_times:
         return None
     from flux_lite.job_manager import dependency
 
+    begins = []
+    if begin_times:
+        now = _instance_now()
+        begins = [dependency.begin_time_uri(t, now) for t in begin_times]
+    ctx = click.get_current_context(silent=True)
+    order = list(ctx.meta.get(_ORDER_KEY, ())) if ctx is not None else []
+    if order.count("dependencies") != len(uris) or order.count("begin_times") != len(begins):
+        order = ["dependencies"] * len(uris) + ["begin_times"] * len(begins)
+    pending = {"dependencies": iter(uris), "begin_times": iter(begins)}
     entries = []
-    for uri in uris:
-        entry = dependency.parse_uri(uri)
+    for kind in order:
+        entry = dependency.parse_uri(next(pending[kind]))
         if entry["scheme"] == "after":
             click.echo(dependency.DEPRECATED_AFTER, err=True)
         entries.append(entry)
-    if begin_times:
-        now = _instance_now()
-        entries.extend(dependency.parse_uri(dependency.begin_time_uri(t, now)) for t in begin_times)
     return entries
 
 
@@ -243,8 +293,10 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
                                                     exclusive, time_limit, setattrs, job_name, queue, requires),
                                       dep_entries))
     if dry_run:
-        for js in specs:
-            click.echo(json.dumps(js))
+        # as flux submit: the first job's jobspec only (it exits there), with
+        # the environment the job would carry (FLUX_JOB_CC for a --cc copy)
+        extra = {"FLUX_JOB_CC": str(copies[0])} if copies[0] is not None else {}
+        click.echo(json.dumps(with_environment(specs[0], extra)))
         return
     from flux_lite.cli.output import progress
 
@@ -279,19 +331,24 @@ def _refused(exc):
 def _wait_all(inst, ids, name):
     """Wait for event NAME (or the end) of each job, as flux submit's job
     watcher does: fatal exceptions on stderr; the largest exit code."""
+    from flux_lite.cli.interrupt import DETACHED, attach_signals
+    from flux_lite.cli.words import prog
     from flux_lite.instance import WaitStalled, WaitTimeout
     from flux_lite.job_manager import attach
 
     exit_code = 0
-    for jobid in ids:
-        try:
-            entries = inst.wait(lambda b, j=jobid: attach.watched(b, j, name))
-        except (WaitTimeout, WaitStalled):
-            raise FluxLiteError(f"wait-event: event '{name}' cannot arrive under the virtual clock") from None
-        lines, code = attach.watch_report(entries)
-        for line in lines:
-            click.echo(line, err=True)
-        exit_code = max(exit_code, code)
+    with attach_signals(prog("submit"), ids) as intr:
+        for jobid in ids:
+            try:
+                entries = inst.wait(lambda b, j=jobid: intr.check(b) or attach.watched(b, j, name))
+            except (WaitTimeout, WaitStalled):
+                raise FluxLiteError(f"wait-event: event '{name}' cannot arrive under the virtual clock") from None
+            if entries is DETACHED:
+                return 1
+            lines, code = attach.watch_report(entries)
+            for line in lines:
+                click.echo(line, err=True)
+            exit_code = max(exit_code, code)
     return exit_code
 
 
@@ -313,18 +370,23 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
                        setattrs, job_name, queue, requires)
     add_dependencies(js, dependency_entries(dependencies, begin_times))
     if dry_run:
-        click.echo(json.dumps(js))
+        click.echo(json.dumps(with_environment(js)))
         return
     inst = instance()
     with inst.session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=parse_flags(flags))
-    try:
-        job = inst.wait(lambda b: waiters.inactive(b, jobid))
-    except (WaitTimeout, WaitStalled):
-        raise FluxLiteError(
-            f"{f58(jobid)}: the job cannot end under the virtual clock "
-            "(it has no run duration, time limit or anything else left to happen)"
-        ) from None
+    from flux_lite.cli.interrupt import DETACHED, attach_signals
+
+    with attach_signals(_job_prog(), [jobid]) as intr:
+        try:
+            job = inst.wait(lambda b: intr.check(b) or waiters.inactive(b, jobid))
+        except (WaitTimeout, WaitStalled):
+            raise FluxLiteError(
+                f"{f58(jobid)}: the job cannot end under the virtual clock "
+                "(it has no run duration, time limit or anything else left to happen)"
+            ) from None
+    if job is DETACHED:
+        sys.exit(1)  # the job runs on: flux job attach's exit code after detaching
     if isinstance(job, str):
         raise FluxLiteError(job)
     # what flux job attach says of the job (flux run is submit + attach)

@@ -18,6 +18,7 @@ class Broker:
         self.instance = instance
         self.kvs = instance.kvs
         self.now = now
+        self.step_target = now  # where the command's step catches up to (Instance._step)
         self.messages = collections.deque()
         self._jm = None
         self._sched = None

@@ -79,6 +79,16 @@ DERIVED_NAMES = jobindex.NAMES | {"timers", "waitable", "depends", "job_names"}
 DERIVED_VERSION = 6
 
 
+def wall_time() -> float:
+    """The real clock's source (one place, so tests can move it)."""
+    return time.time()
+
+
+def wall_sleep(seconds: float) -> None:
+    """Wait in wall time between polls of a real-clock wait."""
+    time.sleep(seconds)
+
+
 @contextmanager
 def _gc_paused():
     """Pause the cyclic garbage collector for one command.
@@ -169,7 +179,7 @@ class Instance:
             if start is None:
                 start = float(configmod.get_path(cfg, "clock.start", VIRTUAL_START))
         else:
-            start = time.time()
+            start = wall_time()
         made_dir = make_private_dir(state_dir)
         published = False
         tmp = None
@@ -290,11 +300,15 @@ class Instance:
 
     def clock_now(self):
         """The instance's current time: stored for a virtual clock, wall time otherwise."""
-        stored = self.kvs.get("instance.clock")["now"]
+        stored = self.stored_now()
         if self.virtual or self.readonly:
             return stored
         # never let time run backwards across commands
-        return max(time.time(), stored)
+        return max(wall_time(), stored)
+
+    def stored_now(self):
+        """The time the instance was last brought up to (by the last command)."""
+        return self.kvs.get("instance.clock")["now"]
 
     def set_clock(self, now):
         if self.readonly and now == self.clock_now():
@@ -336,10 +350,16 @@ class Instance:
         """The sequence every command runs, written once: the collector paused,
         one write transaction, a broker at the instance's "now" over derived
         tables known to be current, and the broker's state saved at the end.
-        Anything raised rolls the whole step back, the log lines included."""
+        Anything raised rolls the whole step back, the log lines included.
+
+        The broker starts where the last command left the instance, not at
+        "now": under a real clock, whatever fell due since (a job's end, an
+        expiration) is then stamped when it was due when the step catches up
+        with advance_to(step_target), however late this command runs."""
         try:
             with _gc_paused(), self.kvs.transaction():
-                ctx = self.context(self.clock_now())
+                ctx = self.context(self.stored_now())
+                ctx.step_target = self.clock_now()
                 self._check_derived(ctx)
                 if not self.readonly:
                     self._check_rollback(ctx)
@@ -353,8 +373,12 @@ class Instance:
     def session(self, catch_up=True):
         """One command: a write transaction, brought up to now, saved at the end."""
         with self._step() as ctx:
-            if catch_up and not self.readonly:  # read-only: the last committed state
-                ctx.advance_to(ctx.now)
+            if self.readonly:
+                pass  # read-only: the last committed state
+            elif catch_up:
+                ctx.advance_to(ctx.step_target)
+            else:
+                ctx.now = ctx.step_target
             yield ctx
             ctx.run()
 
@@ -471,8 +495,8 @@ class Instance:
             start = None
             try:
                 with self._step() as ctx:
+                    ctx.advance_to(ctx.step_target)
                     now = start = ctx.now
-                    ctx.advance_to(now)
                     if deadline is None and timeout is not None:
                         deadline = now + timeout
                     result = check(ctx)
@@ -499,9 +523,9 @@ class Instance:
                 raise outcome
             if result is not None:
                 return result
-            if deadline is not None and time.time() >= deadline:
+            if deadline is not None and wall_time() >= deadline:
                 raise WaitTimeout("timeout")
-            time.sleep(poll)
+            wall_sleep(poll)
 
     def advance_clock(self, seconds, progress=None):
         """Move a virtual clock forward, processing everything that falls due."""

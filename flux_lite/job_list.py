@@ -143,36 +143,12 @@ def _queue(rec):
     return queue_of(rec.get("jobspec"))
 
 
-_DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M",
-                     "%Y-%m-%d", "%m/%d/%Y %H:%M", "%m/%d/%Y")
-_TIME_FORMATS = ("%H:%M:%S", "%H:%M")
-
-
 def parse_datetime(text: str, now: float) -> float:
-    """A point in time as flux's parse_datetime takes it: ``now``, ``+FSD`` or
-    ``-FSD`` from now, or a date and/or time (local time). ValueError if not."""
-    import datetime
+    """A point in time as flux's parse_datetime takes it (see
+    flux_lite.formats.when). ValueError if not."""
+    from flux_lite.formats import when
 
-    from flux_lite.formats import fsd
-
-    if text == "now":
-        return now
-    if text[:1] in ("+", "-"):
-        offset = fsd.parse(text[1:])
-        return now + offset if text[0] == "+" else now - offset
-    for form in _DATETIME_FORMATS:
-        try:
-            return datetime.datetime.strptime(text, form).astimezone().timestamp()
-        except ValueError:
-            pass
-    today = datetime.datetime.fromtimestamp(now).date()
-    for form in _TIME_FORMATS:
-        try:
-            t = datetime.datetime.strptime(text, form).time()
-        except ValueError:
-            continue
-        return datetime.datetime.combine(today, t).astimezone().timestamp()
-    raise ValueError(f'Invalid datetime: "{text}"')
+    return when.parse(text, now)
 
 
 def parse_since(text: str, now: float) -> float:

@@ -20,9 +20,6 @@ from flux_lite.errors import ConfigError, FluxLiteError
 
 STATE_KEY = "job-manager.queue"
 
-QUEUE_KEYS = ("requires", "parent", "policy")
-# RFC 20: characters a property name must not contain
-_BAD_PROPERTY_CHARS = set("!&'\"^`|()")
 
 
 # -- configuration -------------------------------------------------------------
@@ -72,10 +69,13 @@ class QueueConfig:
         """A policy key for queue name: the queue's own, else the global one."""
         from flux_lite.config import get_path
 
-        if name is not None and name in self.defs:
-            value = get_path(self.defs[name].policy, dotted)
+        q = self.defs.get(name) if name is not None else None
+        while q is not None:
+            # a virtual queue's own keys, then its parent's, then the general table
+            value = get_path(q.policy, dotted)
             if value is not None:
                 return value
+            q = self.defs.get(q.parent) if q.parent else None
         return get_path(self.global_policy, dotted)
 
     def hash_order(self):
@@ -145,117 +145,136 @@ def _table_error(where, msg):
     return ConfigError(f"error parsing [{where}] config table: {msg}")
 
 
-def _check_fsd(value, where, key):
-    from flux_lite.formats import fsd
-
-    try:
-        if isinstance(value, bool) or not isinstance(value, str):
-            raise ValueError
-        seconds = fsd.parse_config(value)
-        if seconds < 0:
-            raise ValueError
-    except ValueError:
-        raise _table_error(where, f"'{key}' is not a valid FSD") from None
-    return seconds
+def _jansson_type(value):
+    """The type name jansson's unpack errors use for a parsed config value."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return {int: "integer", float: "real", str: "string", list: "array", dict: "object"}.get(type(value), "null")
 
 
-def _unpacked(where, table, allowed):
+def _unpack(where, table, allowed):
+    """jansson's ``{s?o ... !}``: an object holding only the allowed keys."""
+    if not isinstance(table, dict):
+        raise _table_error(where, f"Expected object, got {_jansson_type(table)}")
     extra = [k for k in table if k not in allowed]
     if extra:
         raise _table_error(where, f"{len(extra)} object item(s) left unpacked: {', '.join(extra)}")
 
 
-def _check_table(where, value):
-    if not isinstance(value, dict):
-        kind = {bool: "boolean", int: "integer", float: "real", str: "string", list: "array"}.get(
-            type(value), "null")
-        raise _table_error(where, f"Expected object, got {kind}")
+def _is_fsd(value):
+    from flux_lite.formats import fsd
+
+    if not isinstance(value, str):  # Flux wants an FSD string, not a number
+        return False
+    try:
+        fsd.parse_config(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_string_array(value, banned=""):
+    return isinstance(value, list) and all(
+        isinstance(v, str) and not (set(v) & set(banned)) for v in value)
+
+
+# characters Flux refuses in a queue's required property names
+_BANNED_PROPERTY_CHARS = " \t!&'\"`|()"
+
+
+def _validate_job_size(where, size):
+    _unpack(where, size, ("nnodes", "ncores", "ngpus"))
+    for key in ("nnodes", "ncores", "ngpus"):  # jansson checks keys in format order
+        if key in size and (isinstance(size[key], bool) or not isinstance(size[key], int)):
+            raise _table_error(where, f"Expected integer, got {_jansson_type(size[key])}")
+    if any(v < -1 for v in size.values()):
+        raise _table_error(where, "values must be >= -1")
 
 
 def validate_policy(policy, where):
-    """A [policy] table (global or per queue): limits, jobspec defaults, access."""
-    _check_table(where, policy)
-    _unpacked(where, policy, ("limits", "jobspec", "access"))
+    """A [policy] table (global or per queue), as Flux's conf_policy checks
+    it: jobspec defaults, limits, access and the scheduler table. Returns the
+    default queue it names, if any."""
+    _unpack(where, policy, ("jobspec", "limits", "access", "scheduler"))
+    default_queue = None
+    if "jobspec" in policy:
+        jw = f"{where}.jobspec"
+        jobspec = policy["jobspec"]
+        _unpack(jw, jobspec, ("defaults",))
+        if "defaults" in jobspec:
+            _unpack(jw, jobspec["defaults"], ("system",))
+            system = jobspec["defaults"].get("system", {})
+            _unpack(jw, system, ("duration", "queue"))
+            if "duration" in system and not _is_fsd(system["duration"]):
+                raise _table_error(jw, "'defaults.system.duration' is not a valid FSD")
+            if "queue" in system:
+                if not isinstance(system["queue"], str):
+                    raise _table_error(jw, "'defaults.system.queue' is not a string")
+                default_queue = system["queue"]
     if "limits" in policy:
         lw = f"{where}.limits"
         limits = policy["limits"]
-        _check_table(lw, limits)
-        _unpacked(lw, limits, ("duration", "job-size"))
-        if "duration" in limits:
-            _check_fsd(limits["duration"], lw, "duration")
+        _unpack(lw, limits, ("job-size", "duration"))
+        if "duration" in limits and not _is_fsd(limits["duration"]):
+            raise _table_error(lw, "'duration' is not a valid FSD")
         if "job-size" in limits:
-            sw = f"{lw}.job-size"
             size = limits["job-size"]
-            _check_table(sw, size)
-            _unpacked(sw, size, ("min", "max"))
+            _unpack(f"{lw}.job-size", size, ("min", "max"))
+            # Flux names these tables [...limits.min] / [...limits.max]
             for bound in ("min", "max"):
-                if bound not in size:
-                    continue
-                bw = f"{sw}.{bound}"
-                _check_table(bw, size[bound])
-                _unpacked(bw, size[bound], ("nnodes", "ncores", "ngpus"))
-                for key, value in size[bound].items():
-                    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
-                        raise _table_error(bw, f"'{key}' must be an integer >= -1")
-    if "jobspec" in policy:
-        jw = f"{where}.jobspec"
-        _check_table(jw, policy["jobspec"])
-        _unpacked(jw, policy["jobspec"], ("defaults",))
-        defaults = policy["jobspec"].get("defaults", {})
-        _check_table(f"{jw}.defaults", defaults)
-        _unpacked(f"{jw}.defaults", defaults, ("system",))
-        system = defaults.get("system", {})
-        sw = f"{jw}.defaults.system"
-        _check_table(sw, system)
-        _unpacked(sw, system, ("duration", "queue"))
-        if "duration" in system:
-            _check_fsd(system["duration"], sw, "duration")
-        if "queue" in system and not isinstance(system["queue"], str):
-            raise _table_error(sw, "'queue' must be a string")
+                if bound in size:
+                    _validate_job_size(f"{lw}.{bound}", size[bound])
     if "access" in policy:
         aw = f"{where}.access"
         access = policy["access"]
-        _check_table(aw, access)
-        _unpacked(aw, access, ("allow-user", "allow-group"))
-        for key, value in access.items():
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise _table_error(aw, f"'{key}' must be an array of strings")
-
-
-def _valid_property(name):
-    return isinstance(name, str) and name and not (set(name) & _BAD_PROPERTY_CHARS) and "@" not in name
+        _unpack(aw, access, ("allow-user", "allow-group"))
+        for key in ("allow-user", "allow-group"):
+            if key in access and not _is_string_array(access[key]):
+                raise _table_error(aw, f"'{key}' must be a string array")
+    return default_queue
 
 
 def validate_queues(cfg):
-    """Check [queues] and the default queue, with Flux's messages."""
+    """Check [queues] and the default queue, with Flux's messages and in
+    Flux's order: each entry's syntax first, then parent relationships."""
     queues = cfg.get("queues")
     if queues is not None:
         if not isinstance(queues, dict):
-            raise ConfigError("error parsing [queues] config table: Expected object")
+            raise ConfigError("error parsing [queues] config table: not a table")
         for name, table in queues.items():
             where = f"queues.{name}"
-            _check_table(where, table)
-            _unpacked(where, table, QUEUE_KEYS)
-            if "requires" in table:
-                req = table["requires"]
-                if not isinstance(req, list) or not all(_valid_property(p) for p in req):
-                    raise _table_error(where, "'requires' must be an array of property strings (RFC 20)")
-            if "parent" in table:
-                parent = table["parent"]
-                if not isinstance(parent, str) or parent not in queues:
-                    raise _table_error(where, f"parent queue '{parent}' is not configured")
-                if "requires" in table:
-                    raise _table_error(where, "a virtual queue must not set 'requires'")
-                ptable = queues[parent]
-                if isinstance(ptable, dict) and "parent" in ptable:
-                    # inheritance is one level deep (RFC 33)
-                    raise _table_error(where, f"parent queue '{parent}' is itself a virtual queue")
+            _unpack(where, table, ("policy", "requires", "parent"))
+            parent = table.get("parent")
+            if "parent" in table and not isinstance(parent, str):
+                raise _table_error(where, "'parent' must be a string")
             if "policy" in table:
-                validate_policy(table["policy"], f"{where}.policy")
+                if validate_policy(table["policy"], f"{where}.policy") is not None:
+                    raise _table_error(where, "'policy' must not define a default queue!")
+                if parent is not None and "scheduler" in table["policy"]:
+                    raise _table_error(where, "a virtual queue must not set 'policy.scheduler'")
+            if "requires" in table:
+                if parent is not None:
+                    raise _table_error(where, "a virtual queue must not set 'requires'")
+                if not _is_string_array(table["requires"], _BANNED_PROPERTY_CHARS):
+                    raise _table_error(where, "'requires' must be an array of property strings (RFC 20)")
+        for name, table in queues.items():
+            parent = table.get("parent")
+            if parent is None:
+                continue
+            where = f"queues.{name}"
+            if parent == name:
+                raise _table_error(where, "parent queue is itself")
+            if parent not in queues:
+                raise _table_error(where, f"parent queue '{parent}' is not configured")
+            if isinstance(queues[parent], dict) and isinstance(queues[parent].get("parent"), str):
+                # inheritance is one level deep (RFC 33)
+                raise _table_error(where, f"parent queue '{parent}' is itself a virtual queue")
     from flux_lite.config import get_path
 
     default = get_path(cfg, "policy.jobspec.defaults.system.queue")
-    if default is not None and (not queues or default not in queues):
+    if isinstance(default, str) and (not queues or default not in queues):
         raise ConfigError(f"the [policy] config table defines a default queue {default} "
                           "that is not in [queues] table")
 
@@ -309,30 +328,26 @@ class Queues:
         return self._states
 
     def save(self):
-        entries = []
-        for name, st in self.states.items():
-            ent = {} if name is None else {"name": name}
-            ent["enable"] = st["enable"]
-            ent["start"] = st["start"]
-            if st["checkpoint_start"] != st["start"]:
-                ent["checkpoint_start"] = st["checkpoint_start"]
-            if not st["enable"]:
-                ent["disable_reason"] = st["disable_reason"]
-            if not st["start"] and st["stop_reason"]:
-                ent["stop_reason"] = st["stop_reason"]
-            entries.append(ent)
-        self.b.kvs.put(STATE_KEY, {"version": 1, "queue": entries})
+        self.b.kvs.put(STATE_KEY, {"version": 1, "queue": self._entries(checkpointed=False)})
 
     def checkpoint(self):
         """Flux's checkpoint form of the queue states (start as checkpointed)."""
+        return self._entries(checkpointed=True)
+
+    def _entries(self, checkpointed):
+        """The queue states as stored (the live start, and the checkpointed one
+        where it differs) or, checkpointed, as Flux's checkpoint has them."""
         out = []
         for name, st in self.states.items():
+            start = st["checkpoint_start"] if checkpointed else st["start"]
             ent = {} if name is None else {"name": name}
             ent["enable"] = st["enable"]
-            ent["start"] = st["checkpoint_start"]
+            ent["start"] = start
+            if not checkpointed and st["checkpoint_start"] != start:
+                ent["checkpoint_start"] = st["checkpoint_start"]
             if not st["enable"]:
                 ent["disable_reason"] = st["disable_reason"]
-            if not st["checkpoint_start"] and st["stop_reason"]:
+            if not start and st["stop_reason"]:
                 ent["stop_reason"] = st["stop_reason"]
             out.append(ent)
         return out
@@ -540,6 +555,25 @@ class Queues:
             return None
         limit = fsd.parse_config(str(value)) if not isinstance(value, (int, float)) else float(value)
         return limit if 0 < limit < float("inf") else None
+
+    def check_job_size(self, name, counts):
+        """The .limit-job-size plugin: the request's node, core and GPU counts
+        against the job-size limits of queue name (-1 = unlimited, overriding
+        a general limit)."""
+        if not self.config.global_policy and not self.config.named:
+            return
+        values = {"nnodes": counts["nnodes"], "ncores": counts["nslots"] * counts["slot_size"],
+                  "ngpus": counts["nslots"] * counts["slot_gpus"]}
+        for bound, word in (("max", "exceeds"), ("min", "is under")):
+            for item in ("nnodes", "ncores", "ngpus"):
+                limit = self.config.policy_value(name, f"limits.job-size.{bound}.{item}")
+                if not isinstance(limit, int) or limit < 0:
+                    continue
+                value = values[item]
+                if (value > limit) if bound == "max" else (value < limit):
+                    where = f" for queue {name}" if name is not None else ""
+                    raise FluxLiteError(f"requested {item} ({value}) {word} policy limit of {limit}{where}",
+                                        errno=EINVAL)
 
     # -- update queue= ------------------------------------------------------------------
 

@@ -58,8 +58,37 @@ def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
     R = Rset.build(nodes)
     exclude = configmod.get_path(cfg, "resource.exclude")
     if exclude is not None:
-        targets_to_ranks(R, str(exclude))  # validated now; applied by Resources.rset
+        exclude_ranks(R, str(exclude))  # validated now; applied by Resources.rset
     return R.to_dict()
+
+
+def exclude_ranks(rset, text):
+    """The ranks resource.exclude names, checked as Flux's resource module
+    checks it when it loads: an idset within the instance, or a hostlist of
+    the instance's hosts. ConfigError with Flux's words otherwise."""
+    from flux_lite.formats.hostlist import Hostlist
+    from flux_lite.formats.idset import IDset
+
+    try:
+        ids = IDset.parse(text)
+    except FormatError:
+        ids = None
+    if ids is not None:
+        if ids and ids.last() >= len(rset.ranks):
+            raise ConfigError(f"exclude set {text} is out of range")
+        return ids
+    error = f"error decoding exclude set {text}: invalid targets: "
+    try:
+        hosts = Hostlist.parse(text)
+    except FormatError:
+        raise ConfigError(error + "Hostlist cannot be decoded") from None
+    known = {rset.hostname(r): r for r in rset.ranks}
+    if len(hosts) > len(known):  # cannot all be the instance's: not expanded
+        raise ConfigError(error + f"invalid hosts: {text}")
+    missing = [h for h in hosts if h not in known]
+    if missing:
+        raise ConfigError(error + f"invalid hosts: {Hostlist.from_hosts(missing)}")
+    return IDset([known[h] for h in hosts])
 
 
 def _count(value):

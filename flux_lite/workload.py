@@ -278,10 +278,16 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
 
 def _outcomes(inst) -> list[Outcome]:
     from flux_lite.job_manager import index
+
+    return outcomes(index.all_records(inst.kvs.conn))
+
+
+def outcomes(records) -> list[Outcome]:
+    """The outcome of each job record of the index (the replay's, or a benchmark's)."""
     from flux_lite.listing.jobs import make_info
 
     out = []
-    for rec in index.all_records(inst.kvs.conn):
+    for rec in records:
         info = make_info(rec, rec.get("t_inactive") or 0.0, str)
         out.append(Outcome(t_submit=rec["t_submit"], t_run=rec.get("t_run") or None,
                            t_end=rec.get("t_cleanup") or None, ncores=rec.get("ncores") or 0,

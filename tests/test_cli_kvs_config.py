@@ -162,7 +162,7 @@ def test_config_load_replaces_config(fluxc, tmp_path):
     ("bogus: 1\n", "bogus"),
     ("sched:\n  queue-depth: 0\n", "sched.queue-depth"),
     ("sched:\n  policy: lifo\n", "sched.policy"),
-    ("policy:\n  limits:\n    duration: forever\n", "policy.limits.duration"),
+    ("policy:\n  limits:\n    duration: forever\n", "[policy.limits] config table: 'duration' is not a valid FSD"),
     ("job-manager:\n  housekeeping:\n    nope: 1\n", "nope"),
 ])
 def test_config_load_bad_key_refused_by_name(fluxc, text, name):

@@ -7,7 +7,7 @@ error, the listing fields, and persistence across reloads and rebuilds.
 
 import json
 import sqlite3
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -428,14 +428,78 @@ def test_parse_datetime(text, expect):
     assert parse_datetime(text, now) == expect(now)
 
 
-@pytest.mark.parametrize("text", ["bad", "", "+", "+1x", "25:00", "13pm", "2030-13-01", "3pm 4pm", "+inf", "+1e20s",
-                                  "-1e20s"])
-def test_parse_datetime_rejects(text):
+@pytest.mark.parametrize("text, message", [
+    ("bad", 'Invalid datetime: "bad"'), ("", 'Invalid datetime: ""'), ("25:00", 'Invalid datetime: "25:00"'),
+    ("2030-13-01", 'Invalid datetime: "2030-13-01"'), ("10", 'Invalid datetime: "10"'),
+    # an offset is a Python FSD, with flux.util.parse_fsd's error
+    ("+", "invalid Flux standard duration"), ("+1x", "invalid Flux standard duration"),
+    ("-1.5.5h", "invalid Flux standard duration"), ("+-1h", "invalid Flux standard duration"),
+])
+def test_parse_datetime_rejects(text, message):
     from flux_lite.errors import FluxLiteError
     from flux_lite.job_manager.dependency import parse_datetime
 
-    with pytest.raises(FluxLiteError, match="Invalid datetime"):
+    with pytest.raises(FluxLiteError) as info:
         parse_datetime(text, 1767225600.0)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("text", ["+inf", "+1e20s", "-1e20s"])
+def test_parse_datetime_rejects_times_no_calendar_shows(text):
+    # Flux fails converting these to a datetime, with Python's message
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.job_manager.dependency import parse_datetime
+
+    with pytest.raises(FluxLiteError, match="out of range|convert"):
+        parse_datetime(text, 1767225600.0)
+
+
+def _local(n, **fields):
+    return datetime.fromtimestamp(n).replace(microsecond=0, **fields)
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("noon", lambda n: _local(n, hour=12, minute=0, second=0)),
+    ("midnight", lambda n: _local(n, hour=0, minute=0, second=0)),
+    ("tomorrow", lambda n: _local(n, hour=0, minute=0, second=0) + timedelta(days=1)),
+    ("tomorrow 8am", lambda n: _local(n, hour=8, minute=0, second=0) + timedelta(days=1)),
+    ("10:00", lambda n: _local(n, hour=10, minute=0, second=0)),
+    ("2025-01-01 10:00", lambda n: datetime(2025, 1, 1, 10, 0)),
+    ("in 1 hour", lambda n: _local(n) + timedelta(hours=1)),
+    ("in 2 days", lambda n: _local(n) + timedelta(days=2)),
+    ("in 5 minutes", lambda n: _local(n) + timedelta(minutes=5)),
+])
+def test_parse_datetime_words(text, expect):
+    # the forms common to parsedatetime (Flux's parser) and the built-in reader;
+    # relative words count from the instance clock, in whole seconds
+    from flux_lite.job_manager.dependency import parse_datetime
+
+    now = 1767263400.25
+    assert parse_datetime(text, now) == expect(now).timestamp()
+
+
+@pytest.mark.parametrize("text", ["noon", "midnight", "tomorrow", "10:00", "3pm", "2025-01-01 10:00", "in 1 hour",
+                                  "in 3 weeks", "tomorrow 8am", "today 17:45:10"])
+def test_builtin_reader_agrees_with_parsedatetime(text):
+    # without parsedatetime the built-in reader stands in for it: same answers
+    pytest.importorskip("parsedatetime")
+    from flux_lite.formats import when
+
+    for now in (1767263400.25, 1767225600.0, 1790000000.9):
+        assert when._builtin(text, now) == when.parse(text, now), (text, now)
+
+
+def test_parse_datetime_natural_language_as_flux():
+    # what only parsedatetime reads (Flux requires it)
+    pytest.importorskip("parsedatetime")
+    from flux_lite.job_manager.dependency import parse_datetime
+
+    now = datetime(2026, 1, 1, 10, 30).timestamp()  # a Thursday
+    assert parse_datetime("next monday", now) == datetime(2026, 1, 5).timestamp()
+    assert parse_datetime("yesterday", now) == datetime(2025, 12, 31).timestamp()
+    assert parse_datetime("8am tomorrow", now) == datetime(2026, 1, 2, 8).timestamp()
+    assert parse_datetime("Jan 5", now) == datetime(2026, 1, 5, 10, 30).timestamp()
+    assert parse_datetime("1 hour", now) == datetime(2026, 1, 1, 11, 30).timestamp()
 
 
 # -- singleton ---------------------------------------------------------------------------------------------
@@ -657,8 +721,8 @@ def test_begin_time_under_the_real_clock(tmp_path, monkeypatch):
     monkeypatch.setattr(time, "time", lambda: begin + 1)
     assert flux.state(a) != "DEPEND"
     assert flux.events(a)[3]["name"] == "dependency-remove"
-    # without a daemon, the release is stamped when a command observes it
-    assert flux.events(a)[3]["timestamp"] == begin + 1
+    # stamped when it was due, as Flux's timer would, not when a command observed it
+    assert flux.events(a)[3]["timestamp"] == begin
 
 
 def test_filter_depend(flux):
@@ -707,7 +771,10 @@ def test_parse_datetime_garbage_gives_a_time_or_one_error(text):
     try:
         value = parse_datetime(text, 1767225600.0)
     except FluxLiteError as exc:
-        assert str(exc) == f'Invalid datetime: "{text}"'
+        if text[:1] in ("+", "-"):
+            assert str(exc) == "invalid Flux standard duration" or "out of range" in str(exc)
+        else:
+            assert str(exc) == f'Invalid datetime: "{text}"' or "out of range" in str(exc), str(exc)
         return
     assert isinstance(value, float)
 
@@ -903,3 +970,60 @@ def test_malformed_dependency_events_replay_without_harm(flux):
         conn.close()
     drop(flux, "jobs", "timers", "depends", "job_names")
     assert flux.out("jobs", "-no", "{id.f58} {state} {dependencies}", a) == f"{a} SCHED \n"
+
+
+# -- --dependency and --begin-time interleaved -------------------------------------------------------
+
+
+def test_dependency_and_begin_time_keep_command_line_order(flux):
+    import json
+
+    held = flux.submit("--urgency=hold", "true")
+    now = flux.now()
+    jobid = flux.submit("--begin-time=+1h", f"--dependency=afterok:{held}", "--begin-time", "+2h",
+                        f"--dependency=afterany:{held}", RUN1MS, "true")
+    deps = json.loads(flux.out("job", "info", jobid, "jobspec"))["attributes"]["system"]["dependencies"]
+    assert deps == [{"scheme": "begin-time", "value": repr(now + 3600)},
+                    {"scheme": "afterok", "value": held},
+                    {"scheme": "begin-time", "value": repr(now + 7200)},
+                    {"scheme": "afterany", "value": held}]
+    assert ctx_events(flux, jobid)[1:5] == [
+        ("dependency-add", {"description": f"begin-time={now + 3600:.3f}"}),
+        ("dependency-add", {"description": f"after-success={held}"}),
+        ("dependency-add", {"description": f"begin-time={now + 7200:.3f}"}),
+        ("dependency-add", {"description": f"after-finish={held}"}),
+    ]
+    assert ctx_events(flux, jobid)[5][0] == "validate"
+    # the other way round, and in run's --dry-run jobspec too
+    out = flux.out("run", "--dry-run", f"--dependency=afterstart:{held}", "--begin-time=+1m",
+                   "--dependency=singleton", "--job-name=x", "true")
+    assert [d["scheme"] for d in json.loads(out)["attributes"]["system"]["dependencies"]] == \
+        ["afterstart", "begin-time", "singleton"]
+
+
+def test_begin_time_errors_come_before_dependency_ones(flux):
+    # flux submit converts --begin-time while parsing its options: the
+    # deprecated `after` warning of an earlier --dependency is never printed
+    held = flux.submit("--urgency=hold", "true")
+    r = flux.fails("submit", f"--dependency=after:{held}", "--begin-time=bad", "true")
+    assert r.stderr == 'flux-lite submit: ERROR: Invalid datetime: "bad"\n'
+    r = flux.fails("submit", "--dependency=foo:1", "--begin-time=+1x", "true")
+    assert r.stderr == "flux-lite submit: ERROR: invalid Flux standard duration\n"
+    assert flux.out("jobs", "-a", "-no", "{id}") == f"{held}\n"
+
+
+@pytest.mark.parametrize("word, expect", [
+    ("noon", lambda n: _local(n, hour=12, minute=0, second=0)),
+    ("tomorrow", lambda n: _local(n, hour=0, minute=0, second=0) + timedelta(days=1)),
+    ("in 1 hour", lambda n: _local(n) + timedelta(hours=1)),
+    ("2030-01-02 08:15", lambda n: datetime(2030, 1, 2, 8, 15)),
+])
+def test_begin_time_words_on_the_instance_clock(flux, word, expect):
+    import json
+
+    flux.advance("1h")
+    now = flux.now()
+    jobid = flux.submit(f"--begin-time={word}", RUN1MS, "true")
+    deps = json.loads(flux.out("job", "info", jobid, "jobspec"))["attributes"]["system"]["dependencies"]
+    assert deps == [{"scheme": "begin-time", "value": repr(expect(now).timestamp())}]
+    assert flux.state(jobid) in ("DEPEND", "INACTIVE")

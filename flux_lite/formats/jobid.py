@@ -186,14 +186,21 @@ def _f58_prefix(env):
 # Encoders
 
 
-def _b58(jobid):
-    if jobid == 0:
-        return _B58_DIGITS[0]
+def _encode_digits(value, digits):
+    """value in base len(digits), most significant digit first (the inverse of
+    _decode_digits): f58 and the emoji form."""
+    if value == 0:
+        return digits[0]
+    base = len(digits)
     out = []
-    while jobid:
-        jobid, rem = divmod(jobid, 58)
-        out.append(_B58_DIGITS[rem])
+    while value:
+        value, rem = divmod(value, base)
+        out.append(digits[rem])
     return "".join(reversed(out))
+
+
+def _b58(jobid):
+    return _encode_digits(jobid, _B58_DIGITS)
 
 
 def f58(jobid):
@@ -276,14 +283,7 @@ def _emoji_index():
 
 def emoji(jobid):
     """Base-576 emoji form (most significant digit first)."""
-    x = _check_id(jobid)
-    if x == 0:
-        return _EMOJI_TEXT[0]
-    out = []
-    while x:
-        x, rem = divmod(x, 576)
-        out.append(_EMOJI_TEXT[rem])
-    return "".join(reversed(out))
+    return _encode_digits(_check_id(jobid), _EMOJI_TEXT)
 
 
 def encode(jobid, to="f58"):

@@ -25,6 +25,7 @@ class SchedInterface:
         self.queue = []  # heap of (-priority, id) for SCHED jobs awaiting an alloc send
         self._canceling = set()  # limited-mode preemption cancels in flight
         self._pending_ids = set()  # jobs with a sched.alloc outstanding
+        self._stored_pending_read = False  # _pending_ids holds the index's too
         # until every job is loaded, the queue's candidates come from the
         # index, (id, priority) best first, merged into the heap as needed
         self._candidates = None
@@ -64,11 +65,18 @@ class SchedInterface:
         if index.loaded:
             jobs = index.jobs
             return [jobs[i] for i in self._pending_ids if i in jobs]
+        if not self._stored_pending_read:
+            # the stored requests are read once: from then on every change
+            # goes through _set_pending/after_event, and the pump asks often
+            self._pending_ids |= index.outstanding_ids()
+            self._stored_pending_read = True
         out = []
-        for jobid in index.outstanding_ids() | self._pending_ids:
+        for jobid in list(self._pending_ids):
             job = index.get(jobid)
             if job is not None and job.alloc_pending:
                 out.append(job)
+            else:
+                self._pending_ids.discard(jobid)
         return out
 
     def outstanding(self):

@@ -457,69 +457,15 @@ def _number(text):
     return text
 
 
-_CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*([ap]\.?m\.?)?", re.I)
-_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
-
-
 def parse_datetime(text: str, now: float) -> float:
-    """--begin-time: `+FSD` or `-FSD` from now, `now`, or an absolute time
-    (`15:30`, `3pm`, `2026-12-24 18:00`, `tomorrow 8am`) in local time.
-    Returns a timestamp; raises Flux's `Invalid datetime` error."""
-    from datetime import datetime, timedelta
+    """--begin-time: a point in time as Flux's parse_datetime reads it (see
+    flux_lite.formats.when), on the instance clock; Flux's errors."""
+    from flux_lite.formats import when
 
-    from flux_lite.formats.fsd import parse as parse_fsd
-
-    bad = FluxLiteError(f'Invalid datetime: "{text}"')
-    if text == "now":
-        return now
-    if text[:1] in "+-" and text:
-        try:
-            delta = parse_fsd(text[1:])
-            ts = now + delta if text[0] == "+" else now - delta
-            datetime.fromtimestamp(ts)  # a time a calendar can show
-        except (ValueError, OverflowError, OSError):
-            raise bad from None
-        return ts
-    base = datetime.fromtimestamp(now)
-    words = text.strip().lower().split()
-    day = base.replace(hour=0, minute=0, second=0, microsecond=0)
-    clock = None
-    seen_date = False
-    for word in words:
-        m_date = _DATE.fullmatch(word)
-        m_clock = _CLOCK.fullmatch(word)
-        if word in ("today", "tonight") and not seen_date:
-            seen_date = True
-        elif word == "tomorrow" and not seen_date:
-            day += timedelta(days=1)
-            seen_date = True
-        elif word in ("noon", "midday") and clock is None:
-            clock = (12, 0, 0)
-        elif word == "midnight" and clock is None:
-            clock = (0, 0, 0)
-        elif m_date and not seen_date:
-            try:
-                day = datetime(int(m_date[1]), int(m_date[2]), int(m_date[3]))
-            except ValueError:
-                raise bad from None
-            seen_date = True
-        elif m_clock and clock is None and (m_clock[2] or m_clock[4]):
-            hour, minute, second = int(m_clock[1]), int(m_clock[2] or 0), int(m_clock[3] or 0)
-            ampm = (m_clock[4] or "").replace(".", "")
-            if ampm:
-                if not 1 <= hour <= 12:
-                    raise bad
-                hour = hour % 12 + (12 if ampm == "pm" else 0)
-            if hour > 23 or minute > 59 or second > 59:
-                raise bad
-            clock = (hour, minute, second)
-        else:
-            raise bad
-    if not words:
-        raise bad
-    if clock is not None:
-        day = day.replace(hour=clock[0], minute=clock[1], second=clock[2])
-    return day.timestamp()
+    try:
+        return when.parse(text, now)
+    except ValueError as exc:
+        raise FluxLiteError(str(exc)) from None
 
 
 def begin_time_uri(text: str, now: float) -> str:

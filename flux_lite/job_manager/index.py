@@ -172,6 +172,7 @@ class JobIndex:
         self._all = False  # _cache holds every active job
         self._dirty: set[int] = set()
         self._removed: dict[int, Job] = {}
+        self._stored_ids: dict[int, list] = {}  # any_active: [row ids, cursor] by state mask
 
     @property
     def loaded(self) -> bool:
@@ -253,14 +254,20 @@ class JobIndex:
             return True
         if self._all:
             return False
-        # the rows of jobs read this command may be stale: their objects answer
-        known = self._cache.keys() | self._removed.keys()
-        for (jobid,) in self.conn.execute(
-            "SELECT id FROM jobs WHERE state < ? AND (state & ?) != 0", (INACTIVE, state_mask)
-        ):
-            if jobid not in known:
-                return True
-        return False
+        # the rows of jobs read this command may be stale: their objects
+        # answer. The rows of the others do not change during the command, so
+        # they are read once per mask (the pump asks often); a job once read
+        # stays read, so a cursor skips them for good.
+        entry = self._stored_ids.get(state_mask)
+        if entry is None:
+            entry = self._stored_ids[state_mask] = [[r[0] for r in self.conn.execute(
+                "SELECT id FROM jobs WHERE state < ? AND (state & ?) != 0", (INACTIVE, state_mask))], 0]
+        ids, pos = entry
+        cache, removed = self._cache, self._removed
+        while pos < len(ids) and (ids[pos] in cache or ids[pos] in removed):
+            pos += 1
+        entry[1] = pos
+        return pos < len(ids)
 
     def save(self) -> None:
         conn = self.conn

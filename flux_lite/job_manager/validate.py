@@ -39,10 +39,13 @@ def validate_jobspec(broker, jobspec):
     _check_run_duration(jobspec)
     duration = jobspecmod.duration(jobspec)
     queue = None
-    if broker.config.get("queues"):
+    if broker.config.get("queues") or broker.config.get("policy"):
         from flux_lite.queues import queue_of
 
         queue = queue_of(jobspec)
+        # Flux's .limit-job-size runs before .limit-duration
+        broker.queues.check_job_size(queue, jobspecmod._jj_counts(jobspec))
+    if broker.config.get("queues"):
         limit = broker.queues.duration_limit(queue)
     else:
         limit = policy_duration_limit(broker.config)
