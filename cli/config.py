@@ -60,8 +60,11 @@ def _module_of(message):
     """The Flux module that would refuse a table (named in its message)."""
     for prefix, module in (("job-manager", "job-manager"), ("resource", "resource"),
                            ("queues", "job-ingest"), ("[queues", "job-ingest"), ("policy", "job-ingest"),
-                           ("the [policy]", "job-ingest"), ("error parsing [", "job-ingest"),
-                           ("instance", "job-manager"), ("sched", "sched-simple")):
+                           ("the [policy]", "job-ingest"), ("error parsing [resource]", "resource"),
+                           ("error parsing [", "job-ingest"),
+                           ("instance", "job-manager"), ("sched", "sched-simple"),
+                           ("error creating housekeeping", "job-manager"), ("exclude set", "resource"),
+                           ("error decoding exclude set", "resource")):
         if message.startswith(prefix):
             return module
     return "config"

@@ -134,6 +134,25 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
     )
 
 
+def with_environment(js, extra=None):
+    """The jobspec as flux submit --dry-run prints it: the submitting
+    environment in attributes.system.environment, placed right after
+    duration as Flux's Jobspec sets it (the job manager never stores it, as
+    Flux's ingest drops it, so it is added only here)."""
+    import os
+
+    env = dict(os.environ)
+    env.update(extra or {})
+    system = js["attributes"]["system"]
+    ordered = {}
+    for key, value in system.items():
+        ordered[key] = value
+        if key == "duration":
+            ordered["environment"] = env
+    ordered.setdefault("environment", env)
+    return {**js, "attributes": {**js["attributes"], "system": ordered}}
+
+
 def _constraints(requires):
     """--requires (repeatable: the queries are joined, as flux submit does)."""
     if not requires:
@@ -274,8 +293,10 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
                                                     exclusive, time_limit, setattrs, job_name, queue, requires),
                                       dep_entries))
     if dry_run:
-        for js in specs:
-            click.echo(json.dumps(js))
+        # as flux submit: the first job's jobspec only (it exits there), with
+        # the environment the job would carry (FLUX_JOB_CC for a --cc copy)
+        extra = {"FLUX_JOB_CC": str(copies[0])} if copies[0] is not None else {}
+        click.echo(json.dumps(with_environment(specs[0], extra)))
         return
     from flux_lite.cli.output import progress
 
@@ -349,7 +370,7 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
                        setattrs, job_name, queue, requires)
     add_dependencies(js, dependency_entries(dependencies, begin_times))
     if dry_run:
-        click.echo(json.dumps(js))
+        click.echo(json.dumps(with_environment(js)))
         return
     inst = instance()
     with inst.session() as broker:

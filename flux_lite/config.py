@@ -255,6 +255,18 @@ def _posint(value, key, allow_unlimited=False):
     return value
 
 
+def _json_type(value):
+    """A value's JSON type as jansson names it in its errors."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    for kind, name in ((int, "integer"), (float, "real"), (str, "string"), (list, "array"), (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
 def _bool(value, key):
     if not isinstance(value, bool):
         raise ConfigError(f"{key}: expected true or false, got {value!r}")
@@ -289,7 +301,15 @@ def validate(cfg):
                 if not isinstance(props, list) or not all(isinstance(p, str) and p for p in props):
                     raise ConfigError(f"{key}.properties: must be a list of strings")
         if "exclude" in res:
-            _targets(res["exclude"], "resource.exclude")
+            if not isinstance(res["exclude"], str):
+                # Flux's unpack of the [resource] table
+                raise ConfigError("error parsing [resource] configuration: "
+                                  f"Expected string, got {_json_type(res['exclude'])}")
+            try:
+                _targets(res["exclude"], "resource.exclude")
+            except ConfigError:
+                raise ConfigError(f"error decoding exclude set {res['exclude']}: invalid targets: "
+                                  "Hostlist cannot be decoded") from None
     inst = _section(cfg, "instance", ("expiration",))
     if inst is not None and "expiration" in inst:
         _fsd(inst["expiration"], "instance.expiration")
@@ -396,20 +416,26 @@ def validate_housekeeping(hk, imp=None):
     prefix = "job-manager.housekeeping"
     if not isinstance(hk, dict):
         raise ConfigError(f"{prefix}: must be a table")
-    for key in hk:
-        if key not in HOUSEKEEPING_KEYS:
-            # the wording of Flux's strict jansson unpack
-            raise ConfigError(f"{prefix}: 1 object item(s) left unpacked: {key}")
-    if "command" not in hk and imp is None and not SIMULATION_KEYS & set(hk):
-        # without a command Flux runs housekeeping through the IMP; flux-lite's
-        # simulation keys stand in for a command
-        raise ConfigError(f"{prefix} implies IMP but exec.imp is undefined")
+    # checked in the order of Flux's strict unpack of the table: the value
+    # types of its keys, then keys left over, then release-after, then the
+    # command (or the IMP it implies); the messages are jansson's and Flux's
+    for key, want in (("release-after", str), ("use-systemd-unit", bool), ("exit-on-first-error", bool)):
+        if key in hk and not isinstance(hk[key], want):
+            expected = "string" if want is str else "true or false"
+            raise ConfigError(f"{prefix}: Expected {expected}, got {_json_type(hk[key])}")
+    unknown = [key for key in hk if key not in HOUSEKEEPING_KEYS]
+    if unknown:
+        raise ConfigError(f"{prefix}: {len(unknown)} object item(s) left unpacked: {', '.join(unknown)}")
+    if "release-after" in hk:
+        _fsd(hk["release-after"], f"{prefix}.release-after")
     if "command" in hk:
         cmd = hk["command"]
         if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) and c for c in cmd):
             raise ConfigError("error creating housekeeping command")
-    if "release-after" in hk:
-        _fsd(hk["release-after"], f"{prefix}.release-after")
+    elif imp is None and not SIMULATION_KEYS & set(hk):
+        # without a command Flux runs housekeeping through the IMP; flux-lite's
+        # simulation keys stand in for a command
+        raise ConfigError(f"{prefix} implies IMP but exec.imp is undefined")
     if "duration" in hk:
         _fsd(hk["duration"], f"{prefix}.duration")
     if "rank-durations" in hk:

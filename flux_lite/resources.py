@@ -58,8 +58,37 @@ def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
     R = Rset.build(nodes)
     exclude = configmod.get_path(cfg, "resource.exclude")
     if exclude is not None:
-        targets_to_ranks(R, str(exclude))  # validated now; applied by Resources.rset
+        exclude_ranks(R, str(exclude))  # validated now; applied by Resources.rset
     return R.to_dict()
+
+
+def exclude_ranks(rset, text):
+    """The ranks resource.exclude names, checked as Flux's resource module
+    checks it when it loads: an idset within the instance, or a hostlist of
+    the instance's hosts. ConfigError with Flux's words otherwise."""
+    from flux_lite.formats.hostlist import Hostlist
+    from flux_lite.formats.idset import IDset
+
+    try:
+        ids = IDset.parse(text)
+    except FormatError:
+        ids = None
+    if ids is not None:
+        if ids and ids.last() >= len(rset.ranks):
+            raise ConfigError(f"exclude set {text} is out of range")
+        return ids
+    error = f"error decoding exclude set {text}: invalid targets: "
+    try:
+        hosts = Hostlist.parse(text)
+    except FormatError:
+        raise ConfigError(error + "Hostlist cannot be decoded") from None
+    known = {rset.hostname(r): r for r in rset.ranks}
+    if len(hosts) > len(known):  # cannot all be the instance's: not expanded
+        raise ConfigError(error + f"invalid hosts: {text}")
+    missing = [h for h in hosts if h not in known]
+    if missing:
+        raise ConfigError(error + f"invalid hosts: {Hostlist.from_hosts(missing)}")
+    return IDset([known[h] for h in hosts])
 
 
 def _count(value):
@@ -286,10 +315,30 @@ class Resources:
     def allocated_rset(self):
         """job-manager.resource-status: jobs holding resources + housekeeping.
 
-        Read from the job index's R column (no job records are decoded) and
-        merged in one pass."""
+        While a scheduler is loaded its pool holds exactly those: it is asked
+        (sched.resource-status) or its persisted rows are read; otherwise the
+        job index's R column (no job records are decoded) is merged in one
+        pass."""
+        from flux_lite import protocol
         from flux_lite.formats.rset import rlite_nodes
 
+        # a loaded scheduler's pool holds exactly that: ask it when this
+        # command has it in memory, else read its persisted rows (one per
+        # busy rank), rather than every running job's R
+        if self.b.scheduler_in_memory():
+            try:
+                allocated = self.b.rpc(protocol.SCHED_RESOURCE_STATUS, {})["allocated"]
+                return self.rset.subset((rank, allocated.cores(rank), allocated.gpus(rank))
+                                        for rank in allocated.ranks)
+            except FluxLiteError as exc:
+                if exc.errno != ENOSYS:
+                    raise
+        else:
+            from flux_lite.sched import store
+
+            parts = store.allocated_parts(self.b.kvs)
+            if parts is not None:
+                return self.rset.subset(parts)
         parts = []
         for R in self.b.jm.index.held_Rs():
             parts.extend(rlite_nodes(R))

@@ -140,7 +140,7 @@ def build(
     task per node and the nodes are exclusive. duration None leaves the
     integer 0; otherwise seconds (number) or an FSD string, stored as float.
     setattrs items are ``(key, value)`` pairs or raw ``"KEY=VAL"`` strings
-    (parsed by parse_setattr). No environment or shell rlimits are added.
+    (parsed by parse_setattr). No environment (only --dry-run shows one) or shell rlimits are added.
     """
     if not ntasks and nnodes:
         ntasks = nnodes

@@ -35,6 +35,13 @@ def apply(broker, cfg):
     if old_res != new_res:
         raise ConfigError("resource configuration cannot be changed on a live instance "
                           "(only resource.exclude may change; it applies when the scheduler is next loaded)")
+    exclude = configmod.get_path(cfg, "resource.exclude")
+    if exclude is not None:
+        # refused as Flux's resource module refuses it when it next loads
+        from flux_lite.formats.rset import Rset
+        from flux_lite.resources import exclude_ranks
+
+        exclude_ranks(Rset.from_dict(broker.resources.instance_R), str(exclude))
     old_exp = configmod.get_path(old, "instance.expiration")
     new_exp = configmod.get_path(cfg, "instance.expiration")
     broker.instance.set_config(cfg)

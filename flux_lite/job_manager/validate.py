@@ -40,18 +40,23 @@ def instance_expiration(broker):
     return R["execution"].get("expiration", 0.0) or 0.0
 
 
-def validate_jobspec(broker, jobspec):
+def validate_jobspec(broker, jobspec, seen=False):
+    """seen: this very jobspec (same JSON text) passed before in this command,
+    so its self-contained checks are skipped; those that depend on the
+    instance (constraints, limits, its remaining lifetime) run again."""
     from flux_lite.formats import jobspec as jobspecmod
     from flux_lite.formats.fsd import format_c
 
-    try:
-        jobspecmod.validate(jobspec)
-    except JobspecError as exc:
-        raise FluxLiteError(str(exc), errno=EINVAL) from None
+    if not seen:
+        try:
+            jobspecmod.validate(jobspec)
+        except JobspecError as exc:
+            raise FluxLiteError(str(exc), errno=EINVAL) from None
     constraint = (jobspec.get("attributes") or {}).get("system", {}).get("constraints")
     if constraint:
         check_hosts(broker, constraint)
-    _check_run_duration(jobspec)
+    if not seen:
+        _check_run_duration(jobspec)
     duration = jobspecmod.duration(jobspec)
     queue = None
     if broker.config.get("queues") or broker.config.get("policy"):
