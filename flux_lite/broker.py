@@ -10,7 +10,11 @@ one entry settle before the next.
 
 import collections
 import json
+import math
 
+
+
+_ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
 
 
 class Broker:
@@ -98,6 +102,11 @@ class Broker:
             self._sched_loaded = True
         return self._sched
 
+    def scheduler_in_memory(self):
+        """Has this command loaded the scheduler module? (If not, its
+        persisted state is current.)"""
+        return bool(self._sched_loaded) and self._sched is not None
+
     # -- logging ------------------------------------------------------------
 
     def log(self, name, level, msg):
@@ -167,32 +176,75 @@ class Broker:
         module.handle(topic, payload, None)
 
     # -- timers -------------------------------------------------------------
-    # The queue is the ``timers`` table, loaded into a heap on first use and
-    # written back by save(): a catch-up fires thousands of timers, and one
-    # SQL round trip per add/fire/cancel would dominate it.
+    # The queue is the ``timers`` table, indexed by (t, seq) and by job. A
+    # command reads only what it reaches: the earliest rows, in chunks, as
+    # time advances (the heap holds every row with t <= _loaded_to, plus
+    # this command's new timers; _loaded_to is a (t, seq) cursor), and a
+    # job's rows when its timers are canceled. Changes are written back by save(), row by row: the rows of
+    # fired or canceled timers are deleted, new ones inserted.
 
-    def _timerq(self):
+    def _timer_init(self):
         if self._timers is None:
-            import heapq
-
-            self._timers = []
+            self._timers = []  # heap of [t, seq, kind, jobid, arg, alive, stored]
             self._timers_by_job = {}
-            self._timer_seq = 0
-            for seq, t, kind, jobid, arg in self.kvs.conn.execute(
-                "SELECT seq, t, kind, jobid, arg FROM timers"
-            ):
-                self._push_timer(t, seq, kind, jobid, None if arg is None else json.loads(arg))
-            heapq.heapify(self._timers)
-            self._timers_dirty = False
+            self._timer_seq = None  # the highest seq in use (read when first needed)
+            self._timer_drop = []  # seqs of stored rows to delete
+            self._timer_reset = False  # rebuilt: every row is rewritten
+            self._loaded_to = (-math.inf, 0)
+            self._loaded_seqs = set()
+            self._loaded_jobs = set()
+            self._timer_chunk = 64
+            self._db_next = self.kvs.conn.execute("SELECT t, seq FROM timers ORDER BY t, seq LIMIT 1").fetchone()
+            if self._db_next is None:
+                self._loaded_to = _ALL_LOADED
         return self._timers
 
-    def _push_timer(self, t, seq, kind, jobid, arg):
-        entry = [t, seq, kind, jobid, arg, True]
-        self._timers.append(entry)
-        self._timer_seq = max(self._timer_seq, seq)
+    def _timerq(self):
+        return self._timer_init()
+
+    def _track(self, entry):
+        jobid = entry[3]
         if jobid is not None:
             self._timers_by_job.setdefault(jobid, []).append(entry)
-        return entry
+
+    def _load_row(self, seq, t, kind, jobid, arg):
+        import heapq
+
+        if seq in self._loaded_seqs:
+            return
+        self._loaded_seqs.add(seq)
+        entry = [t, seq, kind, jobid, None if arg is None else json.loads(arg), True, True]
+        heapq.heappush(self._timers, entry)
+        self._track(entry)
+
+    def _load_chunk(self):
+        """Read the next rows in (t, seq) order."""
+        conn = self.kvs.conn
+        t, seq = self._loaded_to
+        rows = conn.execute("SELECT seq, t, kind, jobid, arg FROM timers WHERE (t, seq) > (?, ?) "
+                            "ORDER BY t, seq LIMIT ?", (t, seq, self._timer_chunk)).fetchall()
+        for row in rows:
+            self._load_row(*row)
+        if len(rows) < self._timer_chunk:
+            self._loaded_to = _ALL_LOADED
+            self._db_next = None
+            return
+        self._timer_chunk = min(self._timer_chunk * 4, 4096)  # a long catch-up reads more at once
+        self._loaded_to = (rows[-1][1], rows[-1][0])
+        self._db_next = conn.execute("SELECT t, seq FROM timers WHERE (t, seq) > (?, ?) ORDER BY t, seq LIMIT 1",
+                                     self._loaded_to).fetchone()
+        if self._db_next is None:
+            self._loaded_to = _ALL_LOADED
+
+    def _load_job_timers(self, jobid):
+        """Every row of jobid's timers in memory (to cancel some)."""
+        if jobid in self._loaded_jobs or self._loaded_to is _ALL_LOADED:
+            return
+        self._loaded_jobs.add(jobid)
+        t, seq = self._loaded_to
+        for row in self.kvs.conn.execute("SELECT seq, t, kind, jobid, arg FROM timers "
+                                         "WHERE jobid = ? AND (t, seq) > (?, ?)", (jobid, t, seq)):
+            self._load_row(*row)
 
     def add_timer(self, t, kind, jobid=None, arg=None):
         import heapq
@@ -201,18 +253,25 @@ class Broker:
 
         if not t < MAX_TIME:
             return  # at the end of 9999 (where longer times are clamped), or nan: never
-        queue = self._timerq()
+        queue = self._timer_init()
+        if self._timer_seq is None:
+            row = self.kvs.conn.execute("SELECT max(seq) FROM timers").fetchone()
+            self._timer_seq = (row[0] or 0) if not self._timer_reset else 0
         self._timer_seq += 1
-        entry = [t, self._timer_seq, kind, jobid, arg, True]
+        entry = [t, self._timer_seq, kind, jobid, arg, True, False]
         heapq.heappush(queue, entry)
-        if jobid is not None:
-            self._timers_by_job.setdefault(jobid, []).append(entry)
-        self._timers_dirty = True
+        self._track(entry)
+
+    def _kill(self, entry):
+        entry[5] = False
+        if entry[6]:
+            self._timer_drop.append(entry[1])
 
     def cancel_timers(self, jobid, kind=None, match=None):
         """Drop a job's timers: all, one kind ('exec.expire'), or a module's
         ('exec.'); `match(arg)` narrows further (e.g. one housekeeping rank)."""
-        self._timerq()
+        self._timer_init()
+        self._load_job_timers(jobid)
         entries = self._timers_by_job.get(jobid)
         if not entries:
             return
@@ -222,8 +281,8 @@ class Broker:
             hit = (kind is None or k == kind or (kind.endswith(".") and k.startswith(kind))) and (
                 match is None or match(entry[4]))
             if hit:
-                entry[5] = False
-                self._timers_dirty = True
+                if entry[5]:
+                    self._kill(entry)
             else:
                 keep.append(entry)
         if keep:
@@ -233,18 +292,27 @@ class Broker:
 
     def reset_timers(self):
         """Forget every timer (derived-table rebuild)."""
-        self._timers = []
+        self._timer_init()
+        self._timers.clear()
         self._timers_by_job = {}
         self._timer_seq = 0
-        self._timers_dirty = True
+        self._timer_drop = []
+        self._timer_reset = True
+        self._loaded_to = _ALL_LOADED
+        self._db_next = None
 
     def _peek_timer(self):
         import heapq
 
-        queue = self._timerq()
-        while queue and not queue[0][5]:
-            heapq.heappop(queue)
-        return queue[0] if queue else None
+        queue = self._timer_init()
+        while True:
+            while queue and not queue[0][5]:
+                heapq.heappop(queue)
+            nxt = self._db_next
+            if nxt is not None and (not queue or (nxt[0], nxt[1]) <= (queue[0][0], queue[0][1])):
+                self._load_chunk()
+                continue
+            return queue[0] if queue else None
 
     def next_event_time(self):
         entry = self._peek_timer()
@@ -272,15 +340,14 @@ class Broker:
             # 48 jobs ending together cost one scheduling pass, not 48
             while entry is not None and entry[0] == due:
                 heapq.heappop(self._timers)
-                entry[5] = False
-                _due, _seq, kind, jobid, arg, _alive = entry
+                self._kill(entry)
+                _due, _seq, kind, jobid, arg, _alive, _stored = entry
                 if jobid is not None:
                     lst = self._timers_by_job.get(jobid)
                     if lst is not None:
                         lst[:] = [e for e in lst if e is not entry]
                         if not lst:
                             del self._timers_by_job[jobid]
-                self._timers_dirty = True
                 self._fire(kind, jobid, arg)
                 fired += 1
                 entry = self._peek_timer()
@@ -293,16 +360,23 @@ class Broker:
         self.run()
 
     def _save_timers(self):
-        if self._timers is None or not self._timers_dirty:
+        if self._timers is None:
             return
         conn = self.kvs.conn
-        conn.execute("DELETE FROM timers")
-        conn.executemany(
-            "INSERT INTO timers(seq, t, kind, jobid, arg) VALUES (?, ?, ?, ?, ?)",
-            [(e[1], e[0], e[2], e[3], None if e[4] is None else json.dumps(e[4]))
-             for e in self._timers if e[5]],
-        )
-        self._timers_dirty = False
+        if self._timer_reset:
+            conn.execute("DELETE FROM timers")
+            self._timer_reset = False
+        elif self._timer_drop:
+            conn.executemany("DELETE FROM timers WHERE seq = ?", [(seq,) for seq in self._timer_drop])
+        self._timer_drop = []
+        new = [e for e in self._timers if e[5] and not e[6]]
+        if new:
+            conn.executemany(
+                "INSERT INTO timers(seq, t, kind, jobid, arg) VALUES (?, ?, ?, ?, ?)",
+                [(e[1], e[0], e[2], e[3], None if e[4] is None else json.dumps(e[4])) for e in new],
+            )
+            for e in new:
+                e[6] = True
 
     def _fire(self, kind, jobid, arg):
         module, _, what = kind.partition(".")

@@ -275,7 +275,7 @@ def _rebuild(ctx, reload_sched):
             rec = kvs.get(loader.MODULE_KEY)
         except stored.DamagedError:
             pass
-        kvs.delete(loader.STATE_KEY)
+        loader.discard_state(kvs)
         kvs.delete(loader.MODULE_KEY)
         if kvs.get_raw("job-manager.sched") is None:
             kvs.put("job-manager.sched", {"online": False, "mode": None, "limit": 0})

@@ -59,6 +59,10 @@ def sqlite_uri(path, mode):
     return f"file://{quoted}?mode={mode}"
 
 
+# json.dumps(value, separators=(",", ":"), ensure_ascii=False), one encoder for all
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def _check_key(key):
     if not isinstance(key, str) or not key or key.startswith(".") or key.endswith(".") or ".." in key:
         raise KVSError(f"invalid key: {key!r}")
@@ -337,7 +341,7 @@ class KVS:
             raise stored.DamagedError(key, str(exc)) from None
 
     def put(self, key, value):
-        self.put_text(key, json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+        self.put_text(key, _COMPACT(value))
 
     def put_text(self, key, text, kind=JSON):
         """Store already-encoded text (used to keep Flux's exact JSON spelling)."""

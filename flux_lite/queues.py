@@ -488,6 +488,11 @@ class Queues:
         jm = self.b.jm
         if not jm.index.any_active(PENDING | RUNNING):
             return {"queue_length": 0, "alloc_pending": 0, "running": 0}
+        if all(st["start"] for st in self.states.values()):
+            # every queue started: each SCHED job with a priority and no
+            # request out is queued, so the index's columns can count them
+            jm.index.save()
+            return jm.index.alloc_counts(SCHED)
         jobs = jm.jobs.values()
         queued = sum(1 for j in jobs if j.state == SCHED and j.queued and not j.alloc_pending and j.priority)
         return {"queue_length": queued, "alloc_pending": jm.alloc.outstanding(),
@@ -646,7 +651,8 @@ def idle(broker):
         return None
     if not jm.index.any_active(PENDING):
         return 0
-    return sum(1 for j in jm.jobs.values() if j.state & PENDING)
+    jm.index.save()
+    return jm.index.count_active(PENDING)
 
 
 def reconfigured(broker) -> None:

@@ -315,10 +315,30 @@ class Resources:
     def allocated_rset(self):
         """job-manager.resource-status: jobs holding resources + housekeeping.
 
-        Read from the job index's R column (no job records are decoded) and
-        merged in one pass."""
+        While a scheduler is loaded its pool holds exactly those: it is asked
+        (sched.resource-status) or its persisted rows are read; otherwise the
+        job index's R column (no job records are decoded) is merged in one
+        pass."""
+        from flux_lite import protocol
         from flux_lite.formats.rset import rlite_nodes
 
+        # a loaded scheduler's pool holds exactly that: ask it when this
+        # command has it in memory, else read its persisted rows (one per
+        # busy rank), rather than every running job's R
+        if self.b.scheduler_in_memory():
+            try:
+                allocated = self.b.rpc(protocol.SCHED_RESOURCE_STATUS, {})["allocated"]
+                return self.rset.subset((rank, allocated.cores(rank), allocated.gpus(rank))
+                                        for rank in allocated.ranks)
+            except FluxLiteError as exc:
+                if exc.errno != ENOSYS:
+                    raise
+        else:
+            from flux_lite.sched import store
+
+            parts = store.allocated_parts(self.b.kvs)
+            if parts is not None:
+                return self.rset.subset(parts)
         parts = []
         for R in self.b.jm.index.held_Rs():
             parts.extend(rlite_nodes(R))

@@ -10,10 +10,20 @@ virtual clock, so every release happens at an exact instant.
 
 import json
 
+import pytest
+
 
 RUN1S = "--setattr=exec.test.run_duration=1s"
 HEADER = "       JOBID NNODES #ACTIVE  RUNTIME NODELIST"
 ERR = "flux-lite housekeeping: ERROR: "
+
+
+@pytest.fixture(autouse=True)
+def sched_debug(request):
+    """As t2226: sched-simple loaded with log-level=debug, so that its
+    alloc and free lines reach dmesg (at the default, info, they do not)."""
+    if "flux" in request.fixturenames:
+        request.getfixturevalue("flux")("module", "reload", "sched-simple", "log-level=debug")
 
 
 # -- helpers -------------------------------------------------------------------------

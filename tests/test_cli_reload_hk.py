@@ -15,16 +15,25 @@ RUN10M = "--setattr=exec.test.run_duration=10m"
 HEADER = "       JOBID NNODES #ACTIVE  RUNTIME NODELIST"
 
 NOPARTIAL = [
-    pytest.param(("module", "reload", "sched-simple", "test-hello-nopartial"), id="module-reload"),
+    pytest.param(("module", "reload", "sched-simple", "test-hello-nopartial", "log-level=debug"),
+                 id="module-reload"),
     pytest.param(("module", "reload", "-f", "sched-simple", "test-hello-nopartial", "log-level=debug"),
                  id="module-reload-f"),
     pytest.param(("sched", "reload", "--no-partial-ok"), id="sched-reload"),
 ]
 PARTIAL = [
-    pytest.param(("module", "reload", "sched-simple"), id="module-reload"),
+    pytest.param(("module", "reload", "sched-simple", "log-level=debug"), id="module-reload"),
     pytest.param(("module", "reload", "-f", "sched-simple", "log-level=debug"), id="module-reload-f"),
     pytest.param(("sched", "reload"), id="sched-reload"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def sched_debug(request):
+    """As t2226: sched-simple loaded with log-level=debug, so that its
+    alloc and free lines reach dmesg (at the default, info, they do not)."""
+    if "flux" in request.fixturenames:
+        request.getfixturevalue("flux")("module", "reload", "sched-simple", "log-level=debug")
 
 
 # -- helpers ----------------------------------------------------------------------------------

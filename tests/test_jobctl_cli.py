@@ -125,6 +125,8 @@ def _human_stamp(t):
 
 
 def test_dmesg_human(flux):
+    # sched-simple logs each alloc and free at debug level: lines at every step
+    flux("module", "reload", "sched-simple", "log-level=debug")
     flux.submit(RUN + "1s", "true")
     flux.advance("30s")
     flux.submit(RUN + "1s", "true")

@@ -242,22 +242,45 @@ def make_entry(timestamp, name, context=None):
 _FLAT = (str, int, bool, type(None))
 
 
+# json.dumps(..., separators=(",", ":"), ensure_ascii=False) builds an encoder
+# per call; one made once writes the same text
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_GOOD_NAMES: set = set()  # names that passed _check_name (a handful in practice)
+
+
+def _flat_ascii(ctx):
+    """Only what Python's json writes exactly as jansson does: flat values,
+    printable ASCII strings (jansson escapes control chars in upper case)."""
+    for k, v in ctx.items():
+        if type(k) is not str or not (k.isascii() and k.isprintable()):
+            return False
+        tv = type(v)
+        if tv is str:
+            if not (v.isascii() and v.isprintable()):
+                return False
+        elif tv is not int and tv is not bool and v is not None:
+            return False
+    return True
+
+
 def encode_entry(timestamp, name, context=None):
     """One eventlog line (newline-terminated) for the given fields."""
-    entry = make_entry(timestamp, name, context)
-    ctx = entry.get("context")
-    # the fast path covers only what Python's json writes exactly as jansson
-    # does: printable ASCII strings (jansson escapes control chars in upper case)
-    if ctx is not None and not all(
-        type(k) is str and k.isascii() and k.isprintable() and type(v) in _FLAT
-        and (type(v) is not str or (v.isascii() and v.isprintable()))
-        for k, v in ctx.items()
-    ):
+    if type(timestamp) is float and 0 < timestamp < math.inf and name in _GOOD_NAMES \
+            and (context is None or type(context) is dict):
+        # the common case (the job manager's own posts), checked as make_entry does
+        ctx = context or None
+    else:
+        entry = make_entry(timestamp, name, context)
+        _GOOD_NAMES.add(name)
+        timestamp = entry["timestamp"]
+        ctx = entry.get("context")
+    if ctx is not None and not _flat_ascii(ctx):
+        entry = {"timestamp": timestamp, "name": name, "context": ctx}
         return dumps(entry) + "\n"
     # fast path (most events): only the timestamp needs jansson's real format
-    line = '{"timestamp":' + _dump_real(entry["timestamp"]) + ',"name":' + _dump_string(name)
+    line = '{"timestamp":' + _dump_real(timestamp) + ',"name":' + _dump_string(name)
     if ctx is not None:
-        line += ',"context":' + json.dumps(ctx, separators=(",", ":"), ensure_ascii=False)
+        line += ',"context":' + _COMPACT(ctx)
     return line + "}\n"
 
 

@@ -62,12 +62,22 @@ def _append_range(ranges, rng):
             and tail[0] == rng[0]
             and tail[2] + 1 == rng[1]
         ):
-            if tail[3] == rng[3]:  # equal widths always merge (the common case)
-                ranges[-1] = (tail[0], tail[1], rng[2], rng[3])
+            wn, wm = tail[3], rng[3]
+            if wn == wm:  # equal widths always merge (the common case)
+                ranges[-1] = (tail[0], tail[1], rng[2], wm)
                 return
-            ok, wt, _ = _width_equiv(tail[1], tail[3], rng[1], rng[3])
-            if ok:
-                ranges[-1] = (tail[0], tail[1], rng[2], wt)
+            # _width_equiv inlined: unpadded names of growing digit counts
+            # (node9, node10, ...) come here once per host
+            ln, lm = len(str(tail[1])), len(str(rng[1]))
+            npad = wn - ln if wn > ln else 0
+            nmpad = wm - ln if wm > ln else 0
+            if npad == nmpad:
+                ranges[-1] = (tail[0], tail[1], rng[2], wm)
+                return
+            mpad = wm - lm if wm > lm else 0
+            mnpad = wn - lm if wn > lm else 0
+            if mpad == mnpad:
+                ranges[-1] = (tail[0], tail[1], rng[2], wn)
                 return
     ranges.append(rng)
 

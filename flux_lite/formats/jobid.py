@@ -199,8 +199,22 @@ def _encode_digits(value, digits):
     return "".join(reversed(out))
 
 
+_B58_PAIRS = [a + b for a in _B58_DIGITS for b in _B58_DIGITS]
+
+
 def _b58(jobid):
-    return _encode_digits(jobid, _B58_DIGITS)
+    """_encode_digits(jobid, _B58_DIGITS), two digits per step (58**2 =
+    3364): half the divisions (hello logs thousands of ids); inner pairs
+    keep their leading zero digit, the most significant part does not."""
+    if jobid < 58:
+        return _B58_DIGITS[jobid]
+    pairs = _B58_PAIRS
+    out = []
+    while jobid >= 3364:
+        jobid, rem = divmod(jobid, 3364)
+        out.append(pairs[rem])
+    out.append(pairs[jobid] if jobid >= 58 else _B58_DIGITS[jobid])
+    return "".join(reversed(out))
 
 
 def f58(jobid):

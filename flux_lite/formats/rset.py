@@ -67,6 +67,11 @@ def _num(value, what):
     return value if value > 0 else 0.0
 
 
+# Rset.from_dict results by R's JSON text (bounded: cleared when full)
+_FROM_DICT_CACHE: dict = {}
+_FROM_DICT_CACHE_SIZE = 4096
+
+
 class Rset:
     """Immutable RFC 20 R version 1 resource set."""
 
@@ -160,9 +165,30 @@ class Rset:
 
     @classmethod
     def from_dict(cls, obj):
-        """Build from a decoded R object, validating it (RsetError)."""
+        """Build from a decoded R object, validating it (RsetError).
+
+        Sets are immutable, so one parsed from the same content is reused:
+        a job's R is read back several times while it runs (listing fields,
+        sched.free), and the JSON text is a cheap, exact key.
+        """
         if isinstance(obj, Rset):
             return obj
+        if not isinstance(obj, dict) or obj.get("scheduling") is not None:
+            return cls._from_dict(obj)  # (scheduling is kept by reference: not shared)
+        try:
+            key = json.dumps(obj)
+        except (TypeError, ValueError, RecursionError):
+            return cls._from_dict(obj)
+        rs = _FROM_DICT_CACHE.get(key)
+        if rs is None:
+            rs = cls._from_dict(obj)
+            if len(_FROM_DICT_CACHE) >= _FROM_DICT_CACHE_SIZE:
+                _FROM_DICT_CACHE.clear()
+            _FROM_DICT_CACHE[key] = rs
+        return rs
+
+    @classmethod
+    def _from_dict(cls, obj):
         if not isinstance(obj, dict):
             raise RsetError("R must be a JSON object")
         if "version" not in obj:

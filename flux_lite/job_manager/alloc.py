@@ -255,8 +255,7 @@ class SchedInterface:
         partial_ok = bool(msg.get("partial-ok"))
         self.b.log("job-manager", "debug", "scheduler: hello" + (" +partial-ok" if partial_ok else ""))
         index = self.jm.index
-        if index.loaded:
-            self.jm.save()  # the index must show this command's changes
+        index.save()  # the index must show this command's changes
         # flux-lite hands the scheduler the job's current R (resource-update
         # events applied); Flux's scheduler re-reads the original from the KVS
         records = [rfc27.hello_record(jobid, priority, userid, t_submit, R)

@@ -92,19 +92,63 @@ def listing_fields(job: Job) -> dict[str, Any]:
     return out
 
 
-def _listing_fields(job: Job) -> dict[str, Any]:
+# the jobspec-derived listing fields by the JSON text of what they depend on
+_JOBSPEC_FIELDS: dict[str, tuple[Any, Any]] = {}
+_JOBSPEC_BY_ID: dict[int, tuple[dict, tuple[str, Any, Any]]] = {}
+
+
+def _jobspec_fields(js: dict) -> tuple[str, Any, Any]:
+    """(name, ntasks, nnodes requested) as `jobs` shows them. Jobs of one
+    burst or trace share shapes: the counts are cached by what they are
+    computed from (resources, tasks, duration, shell options, version)."""
     from flux_lite.formats import jobspec as jobspecmod
 
+    hit = _JOBSPEC_BY_ID.get(id(js))
+    if hit is not None and hit[0] is js:  # copies of one submission share their jobspec object
+        return hit[1]
+    out = _jobspec_fields_of(js, jobspecmod)
+    if len(_JOBSPEC_BY_ID) > 4096:
+        _JOBSPEC_BY_ID.clear()
+    _JOBSPEC_BY_ID[id(js)] = (js, out)  # holding js keeps its id from being reused
+    return out
+
+
+def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any]:
+    try:
+        out_name = jobspecmod.name(js)
+    except Exception:
+        out_name = ""
+    key = None
+    attrs = js.get("attributes") if isinstance(js, dict) else None
+    system = attrs.get("system") if isinstance(attrs, dict) else None
+    if isinstance(system, dict):
+        try:
+            key = json.dumps([js.get("version"), js.get("resources"), js.get("tasks"),
+                              system.get("duration"), system.get("shell")], sort_keys=True)
+        except (TypeError, ValueError, RecursionError):
+            key = None
+        hit = _JOBSPEC_FIELDS.get(key) if key is not None else None
+        if hit is not None:
+            return out_name, hit[0], hit[1]
+    try:
+        ntasks = jobspecmod.ntasks(js)
+    except Exception:
+        ntasks = 1
+    try:
+        nnodes = jobspecmod.nnodes_requested(js) or ""
+    except Exception:
+        nnodes = ""
+    if key is not None:
+        if len(_JOBSPEC_FIELDS) > 4096:
+            _JOBSPEC_FIELDS.clear()
+        _JOBSPEC_FIELDS[key] = (ntasks, nnodes)
+    return out_name, ntasks, nnodes
+
+
+def _listing_fields(job: Job) -> dict[str, Any]:
     out: dict[str, Any] = {}
     js = job.jobspec or {}
-    try:
-        out["name"] = jobspecmod.name(js)
-    except Exception:
-        out["name"] = ""
-    try:
-        out["ntasks"] = jobspecmod.ntasks(js)
-    except Exception:
-        out["ntasks"] = 1
+    out["name"], out["ntasks"], nnodes = _jobspec_fields(js)
     if job.R:
         from flux_lite.formats.rset import Rset
 
@@ -114,13 +158,14 @@ def _listing_fields(job: Job) -> dict[str, Any]:
         out["nodelist"] = str(rs.nodelist)
         out["ncores"] = rs.ncores
     else:
-        try:
-            out["nnodes"] = jobspecmod.nnodes_requested(js) or ""
-        except Exception:
-            out["nnodes"] = ""
+        out["nnodes"] = nnodes
         out["ranks"] = ""
         out["nodelist"] = ""
     return out
+
+
+# json.dumps(value, separators=(",", ":")), without building an encoder per call
+_compact = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def write_row(conn: sqlite3.Connection, job: Job) -> None:
@@ -128,13 +173,13 @@ def write_row(conn: sqlite3.Connection, job: Job) -> None:
     hello can read them without parsing whole records."""
     rec = job_to_record(job)
     rec.update(listing_fields(job))
-    R = json.dumps(job.R, separators=(",", ":")) if job.has_resources and job.R else None
+    R = _compact(job.R) if job.has_resources and job.R else None
     conn.execute(
         "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
         "has_resources, R, result, alloc_pending, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
          1 if job.has_resources else 0, R, job.result, 1 if job.alloc_pending else 0,
-         json.dumps(rec, separators=(",", ":"))),
+         _compact(rec)),
     )
 
 
@@ -280,6 +325,28 @@ class JobIndex:
             write_row(conn, job)
         self._dirty.clear()
 
+    def alloc_counts(self, sched_state: int) -> dict[str, int]:
+        """job-manager.alloc-query's counts from the columns (call save()
+        first): SCHED jobs with a priority and no request outstanding,
+        requests outstanding, jobs holding resources. Each query reads an
+        index range, never the pending jobs' rows."""
+        from flux_lite.job_manager.job import ACTIVE, CLEANUP, RUN
+
+        conn = self.conn
+        states = ",".join(str(1 << b) for b in range(ACTIVE.bit_length()) if ACTIVE & (1 << b))
+        queued = conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0",
+                              (sched_state,)).fetchone()[0]
+        pending = conn.execute(f"SELECT count(*) FROM jobs WHERE state IN ({states}) AND alloc_pending = 1"
+                               ).fetchone()[0]
+        running = conn.execute("SELECT count(*) FROM jobs WHERE state IN (?, ?) AND has_resources = 1",
+                               (RUN, CLEANUP)).fetchone()[0]
+        return {"queue_length": queued, "alloc_pending": pending, "running": running}
+
+    def count_active(self, state_mask: int) -> int:
+        """Active jobs in these states, from the columns (call save() first)."""
+        return self.conn.execute("SELECT count(*) FROM jobs WHERE state < ? AND (state & ?) != 0",
+                                 (INACTIVE, state_mask)).fetchone()[0]
+
     def alloc_candidates(self, sched_state: int) -> list[tuple[int, int]]:
         """(id, priority) of the jobs that may await an alloc request (SCHED,
         a priority, none outstanding), best first, from the index's columns:
@@ -329,17 +396,26 @@ class JobIndex:
         holding resources, by id, from the index's own columns (call save()
         first). Jobs whose rows are damaged (quarantined) are left out, and
         so are damaged Rs, with a notice."""
-        for jobid, priority, userid, t_submit, R in self.conn.execute(
-            "SELECT id, priority, userid, t_submit, R FROM jobs "
-            "WHERE state < ? AND has_resources = 1 ORDER BY id", (INACTIVE,)
+        from flux_lite.stored import DamagedError, check_R, decode_row
+
+        # whether a row is damaged is asked of SQLite (json_valid), so that
+        # no record is decoded here; the few that fail are decoded to say why
+        for jobid, priority, userid, t_submit, R, ok in self.conn.execute(
+            "SELECT id, priority, userid, t_submit, R, json_valid(data) "
+            "FROM jobs WHERE state < ? AND has_resources = 1 ORDER BY id", (INACTIVE,)
         ):
-            if jobid not in self.jobs:
-                continue  # quarantined: its row is damaged
+            if not ok and jobid not in self._cache:
+                row = self.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
+                try:
+                    decode_row(jobid, row[0])
+                except DamagedError as exc:
+                    from flux_lite.instance import notice
+
+                    notice(exc.message)
+                    continue  # quarantined: its row is damaged
             try:
                 R = json.loads(R) if R else None
                 if R is not None:
-                    from flux_lite.stored import check_R
-
                     check_R(R)
             except (ValueError, RecursionError):
                 from flux_lite.instance import notice

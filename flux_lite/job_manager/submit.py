@@ -14,6 +14,8 @@ from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
 from flux_lite.job_manager.job import FLAG_NOVALIDATE, FLAG_WAITABLE, Job
 
 CHECKPOINT_KEY = "checkpoint.job-manager"
+# distinct jobspecs remembered per command (a trace replay submits thousands)
+SHARED_SPECS = 256
 
 
 class Submit:
@@ -23,6 +25,7 @@ class Submit:
         self.kvs = jm.b.kvs
         self.checkpoint = self.kvs.get(CHECKPOINT_KEY) or {"version": 1, "max_jobid": 0}
         self._dirty = False
+        self._specs = {}  # JSON text -> (jobspec, text) validated in this command
 
     @property
     def max_jobid(self):
@@ -77,16 +80,30 @@ class Submit:
             jobspec = json.loads(json.dumps(jobspec))
             del jobspec["attributes"]["system"]["environment"]
         jobspec = b.queues.frobnicate(jobspec)  # job-ingest: default queue, constraints
+        try:
+            text = json.dumps(jobspec)
+        except (TypeError, ValueError, RecursionError):
+            text = None  # validation says what is wrong with it
+        # copies of one jobspec (submit --cc) share one object: jobs never
+        # change theirs in place (jobspec-update events replace it)
+        shared = self._specs.get(text) if text is not None else None
+        if shared is not None:
+            jobspec, text = shared  # (one text object too: it is stored twice per job)
         if not novalidate:  # the instance owner may skip ingest validation
-            validate.validate_jobspec(b, jobspec)
+            validate.validate_jobspec(b, jobspec, seen=shared is not None)
         b.queues.submit_check(jobspec)
         # dependencies are checked before the job exists: a rejection leaves no trace
         dep_steps = b.deps.check(jobspec, ident.userid) if system.get("dependencies") else None
         jobid = self.next_jobid()
         job = Job(jobid, jobspec)
         jm.index.add(job)
+        if text is None:
+            text = json.dumps(jobspec)
+        if shared is None and not novalidate:
+            if len(self._specs) >= SHARED_SPECS:
+                self._specs.clear()
+            self._specs[text] = (jobspec, text)
         key = kvs_key(jobid)
-        text = json.dumps(jobspec)
         self.kvs.put_text(key + ".J", json.dumps(original) if original is not None else text)
         self.kvs.put_text(key + ".jobspec", text)
         if flags & FLAG_WAITABLE:  # `job wait` may reap it once

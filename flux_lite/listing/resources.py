@@ -61,17 +61,38 @@ class InvalidState(FluxLiteError):
     """A -s state flux resource status does not know (Flux also lists the valid ones)."""
 
 
+class _ResourceRow(Row):
+    """A resource list line; the costly fields (a nodelist of thousands of
+    hosts, the rank idset, the R summary) are computed only when printed."""
+
+    __slots__ = ("_rset",)
+
+    def __missing__(self, key):
+        rs = self._rset
+        if key == "nodelist":
+            value = str(rs.nodelist) if rs.nnodes else ""
+        elif key == "ranks":
+            value = str(rs.ranks)
+        elif key == "rlist":
+            value = rs.summary()
+        else:
+            raise KeyError(key)
+        self[key] = value
+        return value
+
+
 def _row(state, rset, queue=""):
     props = sorted(rset.properties) if rset.properties else []
     qnames = set(queue.split(",")) if queue else set()
-    return Row(
+    row = _ResourceRow(
         state=state, nnodes=rset.nnodes, ncores=rset.ncores, ngpus=rset.ngpus,
-        nodelist=str(rset.nodelist) if rset.nnodes else "", ranks=str(rset.ranks),
-        rlist=rset.summary(), properties=",".join(props),
+        properties=",".join(props),
         # properties that are not also the name of a queue the resources belong to
         propertiesx=",".join(p for p in props if p not in qnames),
         queue=queue,
     )
+    row._rset = rset
+    return row
 
 
 # fields whose values split a state's resources into several lines
@@ -102,8 +123,8 @@ def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"
         rset = status[state]
         if queue is not None:
             rset = rset.copy_ranks(rset.ranks & per_queue[queue])
-        if not split:
-            out.append(_row(state, rset))
+        if not split or (not rset.properties and not qc.named):
+            out.append(_row(state, rset))  # one line: nothing to split it by
             continue
         if not rset.nnodes:
             if "queue" in split and qc.named:

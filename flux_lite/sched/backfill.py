@@ -601,6 +601,7 @@ class BackfillScheduler(Scheduler):
     )
     queue_depth = "unlimited"
     policy = "easy"
+    default_log_level = "debug"  # its backfill decisions are logged unless asked not to
 
     @classmethod
     def policy_args(cls, policy, cfg=None):

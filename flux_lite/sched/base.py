@@ -175,6 +175,8 @@ class Scheduler:
     queue_depth: int | str = 8
     hello_partial_ok = True
     policy = "fcfs"
+    # Flux's Python schedulers log at info unless loaded with log-level=
+    default_log_level = "info"
 
     @classmethod
     def policy_args(cls, policy: str, cfg: dict | None = None) -> dict[str, Any]:
@@ -197,22 +199,40 @@ class Scheduler:
         else:
             self.rset = broker.resources.rset
         down = broker.resources.down_ranks() & self.rset.ranks
-        if state is not None and state.get("allocs"):
-            self.pool = Pool.load(self.rset, state["allocs"], down=down or None)
-        else:
-            self.pool = Pool(self.rset)
-            if down:
-                self.pool.set_down(down)
-        self.queue: dict[int, PendingJob] = {}
+        from flux_lite.sched import store
+
+        # version 2: the allocations and the queue are rows of their own
+        # (sched.store); an older state holds them in the key, and is
+        # rewritten as rows at the next save
+        conn = broker.kvs.conn if state is not None else None
+        rows = state is not None and conn is not None and state.get("version") == store.VERSION \
+            and store.present(conn)
+        self.pool = Pool(self.rset)
+        if rows:
+            assert conn is not None
+            store.attach(self.pool, conn)
+        elif state is not None and state.get("allocs"):
+            self.pool = Pool.load(self.rset, state["allocs"])
+        if down:
+            self.pool.set_down(down)
+        self.queue: store.StoredQueue = store.StoredQueue()
+        self.queue.rewrite = not rows
         self.needs_pass = False
         self.needs_forecast = False
-        self.dirty = False
+        # an older state is rewritten as rows by the first save
+        self.dirty = state is not None and not rows
+        self._meta_dirty = state is None or not rows
         self.passes = 0
         self.debug_flags = 0
         if state is not None:
+            if rows:
+                assert conn is not None
+                self.queue = store.load_queue(conn, PendingJob)
             self.load_state(state)
 
     def apply_args(self, args: dict) -> None:
+        self.log_level = args.get("log-level", self.default_log_level)
+        self._log_max = LOG_LEVELS.index(self.log_level)
         if "queue-depth" in args:
             self.queue_depth = args["queue-depth"]
         if args.get("test-hello-nopartial"):
@@ -224,10 +244,11 @@ class Scheduler:
 
     def load_state(self, state: dict) -> None:
         self.debug_flags = state.get("debug", 0)
-        for rec in state.get("queue", []):
+        for rec in state.get("queue", []):  # an older state: the queue in the key
             pj = PendingJob.load(rec)
             self.queue[pj.jobid] = pj
         self.load_extra(state)
+        self._saved_extra = self.dump_extra()
 
     def load_extra(self, state: dict) -> None:
         pass
@@ -236,22 +257,32 @@ class Scheduler:
         return {}
 
     def save(self) -> None:
+        """Write what changed: rows of the pool and the queue (sched.store),
+        and the small sched.state key when its contents changed."""
         if not self.dirty:
             return
-        state = {
-            "allocs": self.pool.dump_allocs(),
-            "queue": [pj.dump() for pj in self.sorted_queue()],
-            "debug": self.debug_flags,
-            "R": self.rset.to_dict(),
-        }
-        state.update(self.dump_extra())
-        self.b.kvs.put(STATE_KEY, state)
+        from flux_lite.sched import store
+
+        store.save(self)
+        extra = self.dump_extra()
+        if self._meta_dirty or extra != getattr(self, "_saved_extra", None):
+            state = {"version": store.VERSION, "debug": self.debug_flags, "R": self.rset.to_dict()}
+            state.update(extra)
+            self.b.kvs.put(STATE_KEY, state)
+            self._saved_extra = extra
+            self._meta_dirty = False
         self.dirty = False
 
     # -- logging ------------------------------------------------------------------
 
+    def logs(self, level: str) -> bool:
+        """Does the module's log level let `level` through? (Callers check
+        before formatting costly debug lines.)"""
+        return LOG_LEVELS.index(level) <= self._log_max
+
     def log(self, level: str, msg: str) -> None:
-        self.b.log(self.name, level, msg)
+        if LOG_LEVELS.index(level) <= self._log_max:
+            self.b.log(self.name, level, msg)
 
     # -- start-up: hello, then ready (the module drives it) ------------------------
 
@@ -263,6 +294,7 @@ class Scheduler:
         b = self.b
         records = b.rpc(rfc27.JM_HELLO, rfc27.hello_request(self.hello_partial_ok))
         total = len(records)
+        self.pool.begin_bulk()
         for count, rec in enumerate(records, 1):
             if progress is not None and count % HELLO_PROGRESS_EVERY == 0:
                 progress(count, total)
@@ -281,6 +313,7 @@ class Scheduler:
                                                                 "failed to reallocate R for running job"))
                 except FluxLiteError:
                     pass  # the job is gone meanwhile
+        self.pool.end_bulk()
         self.dirty = True
         mode, limit = self.ready_args()
         b.rpc(rfc27.JM_READY, rfc27.ready_request(mode, limit))
@@ -292,17 +325,20 @@ class Scheduler:
         """Re-register one allocation the job manager reports (minus the
         ranks in the `free` idset, already released). Raising makes the job
         manager kill the job (scheduler-restart)."""
-        from flux_lite.formats.idset import IDset
-        from flux_lite.formats.rset import nodes_summary, rlite_nodes, rlite_without
+        summary = self.pool.register_hello(jobid, R, free)
+        if summary is None:  # unusual R, or a conflict: the checking path says what is wrong
+            from flux_lite.formats.idset import IDset
+            from flux_lite.formats.rset import nodes_summary, rlite_nodes, rlite_without
 
-        if free:
-            R = rlite_without(R, IDset.parse(free))
-        nodes = rlite_nodes(R)
-        summary = nodes_summary(nodes)
-        self.pool.register_alloc(jobid, R, nodes)
+            if free:
+                R = rlite_without(R, IDset.parse(free))
+            nodes = rlite_nodes(R)
+            summary = nodes_summary(nodes)
+            self.pool.register_alloc(jobid, R, nodes)
         idf58 = f58(jobid)
         self.log("info", f"hello: {idf58}: {summary}")
-        self.log("debug", f"hello: id={idf58} priority={priority} userid={userid} t_submit={t_submit:.1f}")
+        if self.logs("debug"):
+            self.log("debug", f"hello: id={idf58} priority={priority} userid={userid} t_submit={t_submit:.1f}")
 
     def hello_R(self, jobid: int) -> dict | None:
         """R of a hello record that came without one: the KVS R, as a Flux
@@ -316,7 +352,7 @@ class Scheduler:
 
     def ready_log(self) -> None:
         depth = self.queue_depth
-        self.log("info", f"ready: queue-depth={depth} log-level=info pool-class=Rv1Pool Rv1 "
+        self.log("info", f"ready: queue-depth={depth} log-level={self.log_level} pool-class=Rv1Pool Rv1 "
                          f"{self.rset.summary()}")
 
     # -- message dispatch -------------------------------------------------------------
@@ -415,6 +451,7 @@ class Scheduler:
         self.changed("debug")
         self.debug_flags = flags
         self.dirty = True
+        self._meta_dirty = True
         self.request_pass()
 
     def stats(self) -> dict:
@@ -441,7 +478,8 @@ class Scheduler:
         jobid = msg["id"]
         rset = Rset.from_dict(msg["R"])
         final = bool(msg.get("final"))
-        self.log("debug", f"free: {f58(jobid)}: {rset.summary()}" + (" (final)" if final else ""))
+        if self.logs("debug"):
+            self.log("debug", f"free: {f58(jobid)}: {rset.summary()}" + (" (final)" if final else ""))
         self.pool.free(jobid, rset, final)
         self.request_pass()
 
@@ -458,6 +496,7 @@ class Scheduler:
             pj = self.queue.get(jobid)
             if pj is not None:
                 pj.priority = priority
+                self.queue.touch(jobid)
         self.request_pass()
 
     def expiration(self, jobid: int, expiration: float) -> None:
@@ -515,7 +554,8 @@ class Scheduler:
         if sched_ann:
             ann["sched"] = sched_ann
         self.queue.pop(pj.jobid, None)
-        self.log("debug", f"alloc: {f58(pj.jobid)}: {rset.summary()}")
+        if self.logs("debug"):
+            self.log("debug", f"alloc: {f58(pj.jobid)}: {rset.summary()}")
         self.respond(pj.jobid, rfc27.SUCCESS, R=R, annotations=ann)
         self.dirty = True
 
@@ -536,6 +576,7 @@ class Scheduler:
                 changed[key] = value
                 pj.annotations[key] = value
         if changed:
+            self.queue.touch(pj.jobid)
             self.respond(pj.jobid, rfc27.ANNOTATE, annotations={"sched": changed})
             self.dirty = True
 

@@ -70,6 +70,14 @@ def load_persisted(broker):
         raise DamagedError(STATE_KEY, f"the scheduler cannot load it: {exc}") from None
 
 
+def discard_state(kvs):
+    """Forget the scheduler's persisted state (key and rows)."""
+    from flux_lite.sched import store
+
+    kvs.delete(STATE_KEY)
+    store.clear(kvs.conn)
+
+
 def config_module(cfg):
     """The module and args the instance config asks for."""
     from flux_lite import config as configmod
@@ -126,7 +134,7 @@ def module_remove(broker):
     broker.log("broker", "debug", f"rmmod {name}")
     broker.rmmod_scheduler()
     broker.kvs.delete(MODULE_KEY)
-    broker.kvs.delete(STATE_KEY)
+    discard_state(broker.kvs)
     broker.log("broker", "debug", f"module {name} exited")
     return name
 

@@ -153,6 +153,21 @@ def _lowest(mask, n):
     return out
 
 
+_IDSETS = {}  # idset text -> (IDset, its encode(), its bitmask or None), for register_hello
+
+
+def _idset_text(text):
+    hit = _IDSETS.get(text)
+    if hit is None:
+        if len(_IDSETS) > 65536:
+            _IDSETS.clear()
+        ids = IDset.parse(text)
+        # no bitmask of absurdly high ids (register_hello leaves those to the checking path)
+        hit = _IDSETS[text] = (ids, ids.encode(), ids.as_mask() if ids.last() < 65536 else None) \
+            if ids else (ids, "", 0)
+    return hit
+
+
 class _Topology:
     """Static per-rank data shared by a pool and its copies."""
 
@@ -261,24 +276,38 @@ class _Job:
     """One job's allocation.  Never mutated except to fill the lazily
     built R / dict caches (copies of the pool share records)."""
 
-    __slots__ = ("R", "end", "parts", "rdict")
+    __slots__ = ("R", "end", "parts", "rdict", "topo")
 
-    def __init__(self, R, end, parts, rdict=None):
+    def __init__(self, R, end, parts, rdict=None, topo=None):
         self.R = R  # Rset, or None until first needed (after load)
         self.end = end
         self.parts = parts  # ((index, coremask, gpumask), ...)
         self.rdict = rdict  # R as a dict (dump cache), or None
+        self.topo = topo  # with neither R nor rdict (a stored row): R is built from parts
 
     def rset(self):
         R = self.R
         if R is None:
-            R = self.R = Rset.from_dict(self.rdict)
+            if self.rdict is None:
+                R = self.R = self._from_parts()
+            else:
+                R = self.R = Rset.from_dict(self.rdict)
         return R
+
+    def _from_parts(self):
+        """The allocation's resources (what the pool needs of an R: ranks,
+        hosts, cores, gpus) from its bitmasks and the topology."""
+        topo = self.topo
+        frm = IDset.from_mask
+        nodes = {}
+        for i, cm, gm in sorted(self.parts, key=lambda p: topo.ranks[p[0]]):
+            nodes[topo.ranks[i]] = (topo.hosts[i], frm(cm), frm(gm))
+        return topo.rset._derive(nodes, nslots=0, scheduling=None, starttime=0.0, expiration=self.end)
 
     def as_dict(self):
         d = self.rdict
         if d is None:
-            d = self.rdict = self.R.to_dict()
+            d = self.rdict = self.rset().to_dict()
         return d
 
 
@@ -321,6 +350,7 @@ class Pool:
             buckets.setdefault((self._fc[i], self._fg[i]), []).append(i)
         self._buckets = buckets
         self._keys = None
+        self._bulk = False
 
     # -- basic queries -----------------------------------------------------
 
@@ -402,7 +432,7 @@ class Pool:
         fg = self._topo.ngpu[i] - ag.bit_count()
         self._fc[i] = fc
         self._fg[i] = fg
-        if self._up[i] and old != (fc, fg):
+        if self._up[i] and old != (fc, fg) and not self._bulk:
             self._bucket_remove(i, old)
             self._bucket_add(i, (fc, fg))
 
@@ -721,6 +751,84 @@ class Pool:
         self._jobs[jobid] = _Job(R, R.expiration, tuple(parts))
         self.generation += 1
 
+    def register_hello(self, jobid, R, free=None):
+        """register_alloc() of an R dict from hello, minus the ranks of the
+        `free` idset string; returns the allocation's summary (as
+        Rset.summary() prints it), or None when the R is not one R_lite
+        entry, or conflicts (register_alloc() then decides, with messages).
+
+        Thousands of running jobs share a few hundred rank, core and gpu
+        strings: each is parsed once per process (see _idset_text)."""
+        if jobid in self._jobs:
+            return None
+        try:
+            ex = R["execution"]
+            entries = ex["R_lite"]
+            if len(entries) != 1 or R["version"] != 1:
+                return None
+            ent = entries[0]
+            ch = ent["children"]
+            ranks, rtext, _ = _idset_text(ent["rank"])
+            if free:
+                ranks = ranks - _idset_text(free)[0]
+                if not ranks:
+                    return None
+                rtext = ranks.encode()
+            _, ctext, cm = _idset_text(ch.get("core", ""))
+            gtext = ch.get("gpu", "")
+            if gtext:
+                _, gtext, gm = _idset_text(gtext)
+            else:
+                gm = 0
+            if cm is None or gm is None:
+                return None
+            expiration = float(ex.get("expiration", 0.0) or 0.0)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            return None
+        topo = self._topo
+        pos, cmask, gmask, ac, ag = topo.pos, topo.cmask, topo.gmask, self._ac, self._ag
+        parts = []
+        for r in ranks:
+            i = pos.get(r)
+            if i is None or cm & ~cmask[i] or gm & ~gmask[i] or cm & ac[i] or gm & ag[i]:
+                return None
+            parts.append((i, cm, gm))
+        if self._bulk:
+            # hello registers thousands: the buckets are rebuilt once at the end
+            ncore, ngpu, fc, fg = topo.ncore, topo.ngpu, self._fc, self._fg
+            for i, c, g in parts:
+                ac[i] |= c
+                fc[i] = ncore[i] - ac[i].bit_count()
+                if g:
+                    ag[i] |= g
+                    fg[i] = ngpu[i] - ag[i].bit_count()
+        else:
+            for i, c, g in parts:
+                self._apply(i, c, g, True)
+        if free:
+            from flux_lite.formats.rset import rlite_without
+
+            R = rlite_without(R, _idset_text(free)[0])
+        self._jobs[jobid] = _Job(None, expiration, tuple(parts), rdict=R)
+        self.generation += 1
+        return f"rank{rtext}/core{ctext}" + (f",gpu{gtext}" if gtext else "")
+
+    def begin_bulk(self):
+        """Many register_hello() calls follow: keep the free-resource buckets
+        stale until end_bulk() (nothing may be allocated meanwhile)."""
+        self._bulk = True
+
+    def end_bulk(self):
+        if self._bulk:
+            self._bulk = False
+            buckets = {}
+            up, fc, fg = self._up, self._fc, self._fg
+            for i in range(len(up)):
+                if up[i]:
+                    buckets.setdefault((fc[i], fg[i]), []).append(i)
+            self._buckets = buckets
+            self._keys = None
+
     def _register_dict(self, jobid, R, nodes=None):
         """Fast path of register_alloc; False when the slow path must decide
         (unknown ranks or resources, double booking: it has the messages).
@@ -796,7 +904,7 @@ class Pool:
         rec = self._jobs.get(jobid)
         if rec is None:
             return False
-        self._jobs[jobid] = _Job(rec.R, float(expiration), rec.parts, rec.rdict)
+        self._jobs[jobid] = _Job(rec.R, float(expiration), rec.parts, rec.rdict, rec.topo)
         self.generation += 1
         return True
 
@@ -859,6 +967,7 @@ class Pool:
         new._up = list(self._up)
         new._buckets = {k: list(v) for k, v in self._buckets.items()}
         new._keys = self._keys
+        new._bulk = False
         new._jobs = dict(self._jobs)
         new.generation = self.generation
         return new
@@ -880,7 +989,7 @@ class Pool:
                 if j is not None:
                     self._apply(j, cm, gm, True)
                     keep.append((j, cm, gm))
-            jobs[jobid] = _Job(rec.R, rec.end, tuple(keep), rec.rdict)
+            jobs[jobid] = _Job(rec.rset(), rec.end, tuple(keep), rec.rdict)
         self._jobs = jobs
         down = [r for r, up in old_up.items() if not up and r in pos]
         if down:

@@ -1,0 +1,379 @@
+"""The scheduler's persisted state, one row per thing that changes.
+
+A command that allocates or frees one job must not read and rewrite every
+allocation the scheduler holds, so the pool lives in three tables beside the
+small ``sched.state`` key (version 2: debug flags, the acquired R):
+
+``sched_rank``   per rank with anything allocated: the allocated cores and
+                 gpus (hex bitmasks); read whole at load (one row per busy
+                 node), which is all a worst-fit decision needs;
+``sched_alloc``  per allocation: its end time and its per-rank bitmasks
+                 (rank:cores:gpus in hex; what the pool needs of an R is
+                 built from them and the topology when asked for), read one
+                 row at a time as jobs are freed or moved (all of them only
+                 when a pass needs every end time);
+``sched_queue``  per pending request: priority, user, submit time, request
+                 and the annotations last sent.
+
+At save only what changed is written (rank rows by comparing with what was
+loaded, job and queue rows by id). The state is the scheduler module's own:
+removing the module empties the tables, and hello rebuilds them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flux_lite.sched.base import PendingJob, Scheduler
+    from flux_lite.sched.pool import Pool
+
+VERSION = 2
+TABLES = ("sched_rank", "sched_alloc", "sched_queue")
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sched_rank (
+    rank  INTEGER PRIMARY KEY,
+    cores TEXT NOT NULL,
+    gpus  TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sched_alloc (
+    id       INTEGER PRIMARY KEY,
+    end_time REAL NOT NULL,
+    parts    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sched_queue (
+    id          INTEGER PRIMARY KEY,
+    priority    INTEGER NOT NULL,
+    userid      INTEGER NOT NULL,
+    t_submit    REAL NOT NULL,
+    request     TEXT NOT NULL,
+    annotations TEXT NOT NULL
+)
+"""
+
+
+def damaged(msg: str) -> Exception:
+    from flux_lite.stored import DamagedError
+
+    return DamagedError("sched.state", f"the scheduler cannot load it: {msg}")
+
+
+def present(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?, ?)",
+                       TABLES).fetchone()
+    return row[0] == len(TABLES)
+
+
+def create(conn: sqlite3.Connection) -> None:
+    for stmt in SCHEMA.split(";"):
+        if stmt.strip():
+            conn.execute(stmt)
+
+
+def clear(conn: sqlite3.Connection) -> None:
+    """Forget the scheduler's rows (module removed, or its state is rebuilt)."""
+    if present(conn):
+        for table in TABLES:
+            conn.execute(f"DELETE FROM {table}")
+
+
+# -- allocations ----------------------------------------------------------------------
+
+
+def encode_parts(pool: Pool, parts: tuple) -> str:
+    ranks = pool._topo.ranks
+    return ";".join(f"{ranks[i]}:{cm:x}:{gm:x}" for i, cm, gm in parts)
+
+
+def decode_parts(pool: Pool, text: str) -> tuple:
+    pos = pool._topo.pos
+    out = []
+    for part in text.split(";") if text else ():
+        rank, cm, gm = part.split(":")
+        out.append((pos[int(rank)], int(cm, 16), int(gm, 16)))
+    return tuple(out)
+
+
+class StoredJobs:
+    """The pool's jobid -> allocation map, backed by ``sched_alloc``: rows are
+    read as jobs are asked for, all of them only when iterated; what changed
+    is remembered for save()."""
+
+    def __init__(self, conn: sqlite3.Connection | None, pool: Pool) -> None:
+        self._conn = conn
+        self._pool = pool
+        self._d: dict[int, Any] = {}
+        self._gone: set[int] = set()
+        self._all = conn is None
+        self.dirty: set[int] = set()
+
+    def _row(self, jobid: int, end: float, parts: str) -> Any:
+        from flux_lite.sched.pool import _Job
+
+        try:
+            return _Job(None, float(end), decode_parts(self._pool, parts), topo=self._pool._topo)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise damaged(f"allocation of job {jobid}: {exc}") from None
+
+    def _get(self, jobid: int) -> Any:
+        rec = self._d.get(jobid)
+        if rec is not None or self._all or jobid in self._gone:
+            return rec
+        assert self._conn is not None
+        row = self._conn.execute("SELECT end_time, parts FROM sched_alloc WHERE id = ?", (jobid,)).fetchone()
+        if row is None:
+            self._gone.add(jobid)
+            return None
+        rec = self._d[jobid] = self._row(jobid, *row)
+        return rec
+
+    def full(self) -> dict[int, Any]:
+        """Every allocation (read once)."""
+        if not self._all:
+            assert self._conn is not None
+            d, gone = self._d, self._gone
+            for jobid, end, parts in self._conn.execute("SELECT id, end_time, parts FROM sched_alloc"):
+                if jobid not in d and jobid not in gone:
+                    d[jobid] = self._row(jobid, end, parts)
+            self._all = True
+        return self._d
+
+    # the dict methods the pool and the policies use
+    def get(self, jobid: int, default: Any = None) -> Any:
+        rec = self._get(jobid)
+        return default if rec is None else rec
+
+    def __contains__(self, jobid: object) -> bool:
+        return isinstance(jobid, int) and self._get(jobid) is not None
+
+    def __getitem__(self, jobid: int) -> Any:
+        rec = self._get(jobid)
+        if rec is None:
+            raise KeyError(jobid)
+        return rec
+
+    def __setitem__(self, jobid: int, rec: Any) -> None:
+        self._d[jobid] = rec
+        self._gone.discard(jobid)
+        self.dirty.add(jobid)
+
+    def __delitem__(self, jobid: int) -> None:
+        if self._get(jobid) is None:
+            raise KeyError(jobid)
+        del self._d[jobid]
+        self._gone.add(jobid)
+        self.dirty.add(jobid)
+
+    def pop(self, jobid: int, *default: Any) -> Any:
+        rec = self._get(jobid)
+        if rec is None:
+            if default:
+                return default[0]
+            raise KeyError(jobid)
+        del self[jobid]
+        return rec
+
+    def items(self) -> Any:
+        return self.full().items()
+
+    def keys(self) -> Any:
+        return self.full().keys()
+
+    def values(self) -> Any:
+        return self.full().values()
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.full())
+
+    def __len__(self) -> int:
+        return len(self.full())
+
+    def copy(self) -> dict[int, Any]:
+        return dict(self.full())
+
+
+def attach(pool: Pool, conn: sqlite3.Connection) -> None:
+    """Give pool (fresh over its topology, nothing allocated) the allocations
+    in the tables."""
+    topo = pool._topo
+    pos, cmask, gmask, ncore, ngpu = topo.pos, topo.cmask, topo.gmask, topo.ncore, topo.ngpu
+    ac, ag, fc, fg = pool._ac, pool._ag, pool._fc, pool._fg
+    pool.begin_bulk()  # the free-resource buckets are rebuilt once
+    try:
+        for rank, cores, gpus in conn.execute("SELECT rank, cores, gpus FROM sched_rank"):
+            i = pos.get(rank)
+            if i is None:
+                continue  # a rank no longer in the pool (shrunk): not tracked
+            cm, gm = int(cores, 16), int(gpus, 16)
+            if cm & ~cmask[i] or gm & ~gmask[i]:
+                raise ValueError(f"rank {rank}: resources not in the pool")
+            ac[i], ag[i] = cm, gm
+            fc[i] = ncore[i] - cm.bit_count()
+            fg[i] = ngpu[i] - gm.bit_count()
+    except (ValueError, TypeError) as exc:
+        raise damaged(str(exc)) from None
+    finally:
+        pool.end_bulk()
+    pool._jobs = StoredJobs(conn, pool)
+    mark_saved(pool)
+
+
+def mark_saved(pool: Pool) -> None:
+    """What the tables now hold (save() writes the difference)."""
+    pool._saved = (list(pool._ac), list(pool._ag))
+    jobs = pool._jobs
+    if isinstance(jobs, StoredJobs):
+        jobs.dirty.clear()
+
+
+def save_pool(conn: sqlite3.Connection, pool: Pool) -> None:
+    ranks = pool._topo.ranks
+    jobs = pool._jobs
+    if not isinstance(jobs, StoredJobs):
+        # a pool built in memory (fresh load, migration): every row afresh
+        conn.execute("DELETE FROM sched_alloc")
+        conn.execute("DELETE FROM sched_rank")
+        pool._saved = ([0] * len(ranks), [0] * len(ranks))
+        dirty = set(jobs)
+        stored = StoredJobs(None, pool)
+        stored._d = jobs
+        pool._jobs = stored
+    else:
+        dirty = jobs.dirty
+    saved_ac, saved_ag = pool._saved
+    ac, ag = pool._ac, pool._ag
+    put, drop = [], []
+    for i in range(len(ranks)):
+        c, g = ac[i], ag[i]
+        if c != saved_ac[i] or g != saved_ag[i]:
+            if c or g:
+                put.append((ranks[i], f"{c:x}", f"{g:x}"))
+            else:
+                drop.append((ranks[i],))
+    if put:
+        conn.executemany("INSERT OR REPLACE INTO sched_rank(rank, cores, gpus) VALUES (?, ?, ?)", put)
+    if drop:
+        conn.executemany("DELETE FROM sched_rank WHERE rank = ?", drop)
+    if dirty:
+        d = pool._jobs._d  # type: ignore[union-attr]
+        rows, gone = [], []
+        for jobid in dirty:
+            rec = d.get(jobid)
+            if rec is None:
+                gone.append((jobid,))
+            else:
+                rows.append((jobid, rec.end, encode_parts(pool, rec.parts)))
+        if gone:
+            conn.executemany("DELETE FROM sched_alloc WHERE id = ?", gone)
+        if rows:
+            conn.executemany("INSERT OR REPLACE INTO sched_alloc(id, end_time, parts) VALUES (?, ?, ?)", rows)
+    mark_saved(pool)
+
+
+def allocated_parts(kvs: Any) -> list[tuple[int, Any, Any]] | None:
+    """(rank, cores, gpus) the loaded scheduler's pool holds, read from its
+    rows; None when no scheduler state in rows applies (none loaded, an
+    older or damaged state). Only valid while no scheduler object of this
+    command holds unsaved changes."""
+    from flux_lite.formats.idset import IDset
+    from flux_lite.sched import loader
+    from flux_lite.stored import DamagedError
+
+    try:
+        if kvs.get(loader.MODULE_KEY) is None:
+            return None
+        state = kvs.get(loader.STATE_KEY)
+    except DamagedError:
+        return None
+    if not isinstance(state, dict) or state.get("version") != VERSION or not present(kvs.conn):
+        return None
+    cache: dict[str, Any] = {}
+
+    def ids(text: str) -> Any:
+        hit = cache.get(text)
+        if hit is None:
+            hit = cache[text] = IDset.from_mask(int(text, 16))
+        return hit
+
+    try:
+        return [(rank, ids(c), ids(g)) for rank, c, g in kvs.conn.execute("SELECT rank, cores, gpus FROM sched_rank")]
+    except (ValueError, TypeError):
+        return None
+
+
+# -- the queue of pending requests ------------------------------------------------------------
+
+
+class StoredQueue(dict):
+    """The scheduler's pending requests by id, remembering which changed."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.dirty: set[int] = set()
+        self.rewrite = False  # every row afresh (not loaded from the table)
+
+    def __setitem__(self, jobid: int, pj: PendingJob) -> None:
+        super().__setitem__(jobid, pj)
+        self.dirty.add(jobid)
+
+    def __delitem__(self, jobid: int) -> None:
+        super().__delitem__(jobid)
+        self.dirty.add(jobid)
+
+    def pop(self, jobid: int, *default: Any) -> Any:  # type: ignore[override]
+        if jobid in self:
+            self.dirty.add(jobid)
+        return super().pop(jobid, *default)
+
+    def touch(self, jobid: int) -> None:
+        """A queued request's priority or annotations changed."""
+        self.dirty.add(jobid)
+
+
+def load_queue(conn: sqlite3.Connection, make: Callable[..., PendingJob]) -> StoredQueue:
+    from flux_lite.sched.pool import ResourceRequest
+
+    q = StoredQueue()
+    try:
+        for jobid, priority, userid, t_submit, req, ann in conn.execute(
+                "SELECT id, priority, userid, t_submit, request, annotations FROM sched_queue"):
+            pj = make(jobid, priority, userid, t_submit, ResourceRequest(**json.loads(req)), json.loads(ann))
+            dict.__setitem__(q, jobid, pj)
+    except (ValueError, TypeError) as exc:
+        raise damaged(f"queue: {exc}") from None
+    return q
+
+
+def save_queue(conn: sqlite3.Connection, q: StoredQueue) -> None:
+    if q.rewrite:
+        conn.execute("DELETE FROM sched_queue")
+        dirty: set[int] = set(q)
+        q.rewrite = False
+    else:
+        dirty = q.dirty
+    rows, gone = [], []
+    for jobid in dirty:
+        pj = q.get(jobid)
+        if pj is None:
+            gone.append((jobid,))
+        else:
+            rows.append((jobid, pj.priority, pj.userid, pj.t_submit,
+                         json.dumps(pj.request.as_dict(), separators=(",", ":")),
+                         json.dumps(pj.annotations, separators=(",", ":"))))
+    if gone:
+        conn.executemany("DELETE FROM sched_queue WHERE id = ?", gone)
+    if rows:
+        conn.executemany("INSERT OR REPLACE INTO sched_queue(id, priority, userid, t_submit, request, annotations) "
+                         "VALUES (?, ?, ?, ?, ?, ?)", rows)
+    q.dirty.clear()
+
+
+def save(sched: Scheduler) -> None:
+    conn = sched.b.kvs.conn
+    if not present(conn):
+        create(conn)
+    save_pool(conn, sched.pool)
+    save_queue(conn, sched.queue)
