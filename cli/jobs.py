@@ -60,19 +60,30 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         states |= job_list.INACTIVE
     if filter_:
         states, results = job_list.parse_filter(filter_)
-    with read_session() as broker:
-        ident = broker.instance.identity
-        userid = ident.userid
-        if all_users:
-            userid = None
-        elif user:
-            userid = users.userid(user)
-        since_t = job_list.parse_since(since, broker.now) if since is not None else 0.0
-        records = job_list.query(broker, userid=userid, states=states, results=results,
-                                 ids=list(jobids) or None, max_entries=count, name=job_name,
-                                 since=since_t, queues=_queue_filter(broker, queues), missing_ok=True)
-        now = broker.now
-        stats_line = _stats_line(broker)[0] if stats else None
+    from flux_lite.cli.output import JOBS_PROGRESS_MIN, staged_progress
+
+    # a large listing shows a bar on a terminal (stderr) while it reads,
+    # builds and renders; everything is printed once the bar is gone
+    with staged_progress("listing jobs", 3, minimum=JOBS_PROGRESS_MIN) as stage:
+        with read_session() as broker:
+            ident = broker.instance.identity
+            userid = ident.userid
+            if all_users:
+                userid = None
+            elif user:
+                userid = users.userid(user)
+            since_t = job_list.parse_since(since, broker.now) if since is not None else 0.0
+            records = job_list.query(broker, userid=userid, states=states, results=results,
+                                     ids=list(jobids) or None, max_entries=count, name=job_name,
+                                     since=since_t, queues=_queue_filter(broker, queues), missing_ok=True,
+                                     progress=stage(0) if stage else None)
+            now = broker.now
+            stats_line = _stats_line(broker)[0] if stats else None
+        items = _infos(records, now, users.username, stage(1) if stage else None)
+        lines = None
+        if not as_json and not (jobids and not records):
+            lines = listing.render(jobs_listing.JOBS, fmt, items, no_header=no_header,
+                                   progress=stage(2) if stage else None)
     missing = set(getattr(records, "missing", ()))
     for jobid, text in typed:
         if jobid in missing:
@@ -82,7 +93,6 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         raise SystemExit(1)
     if stats_line is not None:
         click.echo(stats_line)
-    items = [jobs_listing.make_info(rec, now, users.username) for rec in records]
     if getattr(records, "truncated", False) is True and not no_header and not as_json:
         click.echo(f"warning: output truncated at {count} jobs.", err=True)
         click.echo("Use --count to increase returned results or use filters to alter results.", err=True)
@@ -91,8 +101,23 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         # one job asked for by id: that job's object, as flux-jobs prints it
         listing.emit_json(docs[0] if len(jobids) == 1 and docs else {"jobs": docs})
         return
-    colorize = (lambda lines: _colorizer(lines, no_header)) if fmt == jobs_listing.JOBS.default else None
-    listing.emit(jobs_listing.JOBS, fmt, items, no_header=no_header, colorize=colorize)
+    from flux_lite.cli.output import emit
+
+    colorize = _colorizer(lines, no_header) if fmt == jobs_listing.JOBS.default else None
+    emit(lines, colorize=colorize)
+
+
+def _infos(records, now, username, progress):
+    from flux_lite.listing import jobs as jobs_listing
+
+    items = []
+    for done, rec in enumerate(records, 1):
+        items.append(jobs_listing.make_info(rec, now, username))
+        if progress is not None and done % 500 == 0:
+            progress(done, len(records))
+    if progress is not None:
+        progress(len(records), len(records))
+    return items
 
 
 def _queue_filter(broker, queues):

@@ -53,10 +53,10 @@ def format_string(listing, fmt):
         raise FluxLiteError(str(exc)) from None
 
 
-def render(listing, fmt, rows, no_header=False, merge=None):
+def render(listing, fmt, rows, no_header=False, merge=None, progress=None):
     """The listing's lines; a bad format is one error line, as in Flux."""
     try:
-        return listing.lines(fmt, rows, no_header=no_header, merge=merge)
+        return listing.lines(fmt, rows, no_header=no_header, merge=merge, progress=progress)
     except ValueError as exc:
         if not listing.user_format_errors:
             raise FluxLiteError(str(exc)) from None

@@ -157,10 +157,12 @@ class LazyGroup(click.Group):
 
 def _print_notices(ctx):
     """Warnings the library raised for the user (a detected state rollback...)."""
+    instance = sys.modules.get("flux_lite.instance")
+    if instance is None:
+        return  # nothing opened an instance, so nothing noticed anything (and `job id` stays cheap)
     from flux_lite.cli.words import prog
-    from flux_lite.instance import take_notices
 
-    for msg in take_notices():
+    for msg in instance.take_notices():
         click.echo(f"{prog(ctx.invoked_subcommand, ctx)}: warning: {msg}", err=True)
 
 

@@ -4,6 +4,7 @@ import contextlib
 import sys
 
 PROGRESS_MIN = 500  # smaller batches finish too fast for a bar to help
+JOBS_PROGRESS_MIN = 2000  # `jobs` lists ~10k rows a second: below this a bar only flickers
 
 
 def is_tty(stream=None):
@@ -15,35 +16,43 @@ def is_tty(stream=None):
 
 
 @contextlib.contextmanager
-def progress(total, description, stream=None):
-    """Yield advance(n); a rich progress bar on stderr when it is a TTY."""
+def progress(total, description, stream=None, minimum=None, count=True):
+    """Yield advance(n); a rich progress bar on stderr when it is a TTY and
+    total is at least `minimum` (default PROGRESS_MIN). count: show "done/total"
+    (else a percentage)."""
     stream = stream or sys.stderr
-    if total < PROGRESS_MIN or not is_tty(stream):
+    if total < (PROGRESS_MIN if minimum is None else minimum) or not is_tty(stream):
         yield lambda n=1: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn,
+    )
 
-    console = Console(file=stream)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    # is_tty said yes: rich must draw the bar even where its own check differs
+    console = Console(file=stream, force_terminal=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(),
+                  MofNCompleteColumn() if count else TaskProgressColumn(),
                   TimeRemainingColumn(), console=console, transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield lambda n=1: bar.advance(task, n)
 
 
 @contextlib.contextmanager
-def progress_report(description, stream=None):
+def progress_report(description, stream=None, minimum=None, count=True):
     """Yield report(done, total) for work whose size is known only once it
-    starts (a reload's hello); the bar appears on a TTY for large totals."""
+    starts (a reload's hello); the bar appears on a TTY for large totals
+    (at least `minimum`, default PROGRESS_MIN)."""
     stream = stream or sys.stderr
+    minimum = PROGRESS_MIN if minimum is None else minimum
     state = {}
 
     def report(done, total):
         if "advance" not in state:
-            if total < PROGRESS_MIN or not is_tty(stream):
+            if total < minimum or not is_tty(stream):
                 state["advance"] = None
             else:
-                state["cm"] = progress(total, description, stream)
+                state["cm"] = progress(total, description, stream, minimum=0, count=count)
                 state["advance"] = state["cm"].__enter__()
                 state["done"] = 0
         if state["advance"] is not None:
@@ -55,6 +64,33 @@ def progress_report(description, stream=None):
     finally:
         if state.get("cm") is not None:
             state["cm"].__exit__(None, None, None)
+
+
+@contextlib.contextmanager
+def staged_progress(description, stages, stream=None, minimum=None):
+    """One bar over `stages` consecutive passes over the same items (read,
+    build rows, render): yields stage(k), which returns the report(done,
+    total) callback of pass k. The bar's size is set by the first report of
+    pass 0; each pass fills its equal share. Yields None off a TTY, so callers
+    skip even the counting a bar needs."""
+    stream = stream or sys.stderr
+    if not is_tty(stream):
+        yield None
+        return
+    minimum = PROGRESS_MIN if minimum is None else minimum
+    # the bar's units are passes x items: a percentage, not a count, is honest
+    with progress_report(description, stream, minimum=minimum * stages, count=False) as report:
+        size = {}
+
+        def stage(k):
+            def step(done, total):
+                if "n" not in size:
+                    size["n"] = max(total, 1)
+                n = size["n"]
+                report(k * n + (n * done // total if total else n), stages * n)
+            return step
+
+        yield stage
 
 
 STATE_STYLES = {

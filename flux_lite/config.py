@@ -117,6 +117,10 @@ def _plain(value):
 
 
 def _parse_yaml(text, source):
+    from flux_lite.formats.bounds import flow_depth_exceeds
+
+    if flow_depth_exceeds(text):
+        raise ConfigError(f"{source}: nested too deeply")
     import yaml  # only commands that read YAML pay for it
 
     try:

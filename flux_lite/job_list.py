@@ -5,6 +5,8 @@ start, inactive by end), filtered by user, state and result. What the listing
 makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
+from collections.abc import Callable
+
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
 from flux_lite.job_manager import index
@@ -22,6 +24,7 @@ FILTER_STATES = {
 FILTER_RESULTS = {"completed": COMPLETED, "failed": FAILED, "canceled": CANCELED, "timeout": TIMEOUT}
 
 DEFAULT_MAX = 1000
+PROGRESS_EVERY = 500  # records between progress calls
 
 
 def parse_filter(text):
@@ -57,7 +60,8 @@ class _Rows(list):
 
 
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
-          name=None, since=0.0, queues=None, missing_ok=False):
+          name=None, since=0.0, queues=None, missing_ok=False,
+          progress: Callable[[int, int], None] | None = None):
     """Job records in flux-core's job-list order (at most max_entries; the
     list's ``truncated`` says whether more matched).
 
@@ -65,6 +69,10 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     jobs of that name; since keeps only inactive jobs that became inactive
     after it (active jobs always pass), as job-list's do. An unknown id in
     ids raises, unless missing_ok: then the rows' ``missing`` lists them.
+
+    progress(done, total), when given, is called at the start, every
+    PROGRESS_EVERY records and at the end (total counted on the index; the
+    name and queue filters may end the list early).
     """
     if ids:
         broker.flush()  # this command's own changes must be visible
@@ -83,14 +91,24 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         rows.missing = missing  # job-list answers each unknown id with an error
         return rows
     rows = _Rows()
+    total = 0
+    if progress is not None:
+        broker.flush()
+        total = index.listed_count(broker.kvs.conn, states, userid, since, results)
+        total = min(total, max_entries) if max_entries else total
+        progress(0, total)
     for rec in iter_rows(broker, userid=userid, states=states, results=results, name=name, since=since,
                          queues=queues):
         rows.append(rec)
         if max_entries and len(rows) > max_entries:
             break  # one more than asked: the output is truncated
+        if progress is not None and len(rows) % PROGRESS_EVERY == 0:
+            progress(min(len(rows), total), total)
     if max_entries and len(rows) > max_entries:
         rows = _Rows(rows[:max_entries])
         rows.truncated = True
+    if progress is not None:
+        progress(len(rows), len(rows))
     return rows
 
 

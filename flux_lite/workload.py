@@ -93,6 +93,25 @@ def _open_text(path: str):
     return open(path, encoding="utf-8", errors="replace")
 
 
+MAX_TRACE_LINE = 4096  # an SWF line is 18 numbers; /dev/zero is one endless line
+
+
+def _bounded_lines(f, path: str):
+    """f's lines, refusing an endless line or more than MAX_TRACE_BYTES in
+    all (a device, or a gzip that inflates without end)."""
+    total = 0
+    while True:
+        line = f.readline(MAX_TRACE_LINE + 1)
+        if not line:
+            return
+        total += len(line)
+        if len(line) > MAX_TRACE_LINE:
+            raise TraceError(f"{path}: a line longer than {MAX_TRACE_LINE} characters: not an SWF trace")
+        if total > MAX_TRACE_BYTES:
+            raise TraceError(f"{path}: trace larger than 512 MiB")
+        yield line
+
+
 def read_trace(path: str, limit: int | None = None) -> Trace:
     """Read an SWF trace (plain or gzip, ``-`` for stdin).
 
@@ -104,7 +123,7 @@ def read_trace(path: str, limit: int | None = None) -> Trace:
     skipped = {"no_procs": 0, "no_runtime": 0}
     try:
         with _open_text(path) as f:
-            for lineno, line in enumerate(f, 1):
+            for lineno, line in enumerate(_bounded_lines(f, path), 1):
                 line = line.strip()
                 if not line:
                     continue

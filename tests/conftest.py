@@ -2,6 +2,7 @@
 
 import json
 import os
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -100,3 +101,20 @@ def flux_factory(tmp_path):
         return make_instance(tmp_path / name if name != "state" else tmp_path, *args, config=config)
 
     return factory
+
+
+@pytest.fixture
+def timezone(monkeypatch):
+    """timezone("UTC") sets TZ for the rest of the test; the zone is restored after it."""
+    def set_tz(name):
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield set_tz
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
+def utc(timezone):
+    timezone("UTC")

@@ -9,7 +9,6 @@ fixture is a 4-node x 2-core instance on a virtual clock that starts at
 import json
 import os
 import pwd
-import time
 
 import pytest
 
@@ -109,26 +108,20 @@ def test_eventlog_text_and_json_forms_match_flux(flux):
     assert raw[-1] == '{"timestamp":1767225600.2,"name":"clean"}'
 
 
-def test_eventlog_human_and_offset_time_formats(flux, monkeypatch):
+def test_eventlog_human_and_offset_time_formats(flux, utc):
     # Flux 0.88's `flux job eventlog -H`: date at the first line, then offsets
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    try:
-        jobid = flux.submit("-N1", "-t", "5m", "--setattr=exec.test.run_duration=10s", "hostname")
-        flux.advance("10s")
-        out = lines(flux.out("job", "eventlog", "-H", jobid))
-        assert out[:2] == [f"[Jan01 00:00] submit userid={UID} urgency=16 flags=0 version=1",
-                           "[  +0.000000] validate"]
-        assert out[6:] == ["[ +10.000000] finish status=0", '[ +10.000000] release ranks="all" final=true',
-                           "[ +10.000000] free", "[ +10.000000] clean"]
-        out = lines(flux.out("job", "eventlog", "-T", "offset", jobid))
-        assert out[0] == f"0.000000 submit userid={UID} urgency=16 flags=0 version=1"
-        assert out[-1] == "10.000000 clean"
-        out = lines(flux.out("job", "eventlog", "-T", "iso", jobid))
-        assert out[-1].split()[1] == "clean" and out[-1].startswith("2026-01-01T00:00:10")
-    finally:
-        monkeypatch.undo()
-        time.tzset()
+    jobid = flux.submit("-N1", "-t", "5m", "--setattr=exec.test.run_duration=10s", "hostname")
+    flux.advance("10s")
+    out = lines(flux.out("job", "eventlog", "-H", jobid))
+    assert out[:2] == [f"[Jan01 00:00] submit userid={UID} urgency=16 flags=0 version=1",
+                       "[  +0.000000] validate"]
+    assert out[6:] == ["[ +10.000000] finish status=0", '[ +10.000000] release ranks="all" final=true',
+                       "[ +10.000000] free", "[ +10.000000] clean"]
+    out = lines(flux.out("job", "eventlog", "-T", "offset", jobid))
+    assert out[0] == f"0.000000 submit userid={UID} urgency=16 flags=0 version=1"
+    assert out[-1] == "10.000000 clean"
+    out = lines(flux.out("job", "eventlog", "-T", "iso", jobid))
+    assert out[-1].split()[1] == "clean" and out[-1].startswith("2026-01-01T00:00:10")
 
 
 def test_jobs_pending_line(flux):
@@ -491,18 +484,12 @@ def test_jobs_count_truncation_warning(flux):
     assert flux("jobs", "-c", "3").stderr == ""
 
 
-def test_jobs_output_formats_from_transcript(flux, monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    try:
-        jobid = flux.submit("-N1", "-t", "5m", "--setattr=exec.test.run_duration=60s", "hostname")
-        out = flux.out("jobs", "-a", "-o", "{id.f58} {state} {status} {nnodes} {ranks} {duration} "
-                                           "{expiration!d:%FT%T}")
-        assert out == ("JOBID STATE STATUS NNODES RANKS DURATION EXPIRATION\n"
-                       f"{jobid} RUN RUN 1 0 300.0 2026-01-01T00:05:00\n")
-    finally:
-        monkeypatch.undo()
-        time.tzset()
+def test_jobs_output_formats_from_transcript(flux, utc):
+    jobid = flux.submit("-N1", "-t", "5m", "--setattr=exec.test.run_duration=60s", "hostname")
+    out = flux.out("jobs", "-a", "-o", "{id.f58} {state} {status} {nnodes} {ranks} {duration} "
+                                       "{expiration!d:%FT%T}")
+    assert out == ("JOBID STATE STATUS NNODES RANKS DURATION EXPIRATION\n"
+                   f"{jobid} RUN RUN 1 0 300.0 2026-01-01T00:05:00\n")
 
 
 def test_jobs_json(flux):

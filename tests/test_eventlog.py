@@ -2,7 +2,6 @@
 
 import json
 import math
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -45,21 +44,8 @@ REF_HUMAN = """\
 
 
 @pytest.fixture
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-@pytest.fixture
-def tz_plus_5_30(monkeypatch):
-    monkeypatch.setenv("TZ", "IST-5:30")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+def tz_plus_5_30(timezone):
+    timezone("IST-5:30")
 
 
 # ----------------------------------------------------------- line format

@@ -1,6 +1,5 @@
 """Tests for flux_lite.formats.outputformat against real Flux transcripts."""
 
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -119,15 +118,6 @@ def job(f58, name, st, ntasks, nnodes, ctime, info, user="root", queue=""):
         "contextual_time": ctime,
         "contextual_info": info,
     }
-
-
-@pytest.fixture
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 # -- flux jobs --------------------------------------------------------------

@@ -12,20 +12,36 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def readme_script():
+# an indented block; the queue rehearsal's has blank lines between its steps
+ONE_BLOCK = r"\n\n((?:    .*\n)+)"
+BLOCK_WITH_BLANK_LINES = r"\n\n((?:(?:    .*)?\n)+)"
+
+
+def readme_block(heading, block_re):
+    """The first indented block of the README section `## heading`, unindented."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Scripting job control", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"\n\n((?:    .*\n)+)", section).group(1)
+    section = text.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
+    block = re.search(block_re, section).group(1)
     return "".join(line[4:] + "\n" for line in block.splitlines())
 
 
-@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
-def test_readme_job_control_script(tmp_path):
+def flux_lite_env(tmp_path):
+    """The installed flux-lite and an environment whose PATH and state dir reach it (skip without it)."""
     exe = shutil.which("flux-lite") or str(pathlib.Path(sys.executable).parent / "flux-lite")
     if not os.path.exists(exe):
         pytest.skip("flux-lite is not installed")
     env = dict(os.environ, FLUX_LITE_STATE_DIR=str(tmp_path / "state"), FLUX_F58_FORCE_ASCII="1",
                PATH=os.path.dirname(exe) + os.pathsep + os.environ.get("PATH", ""))
+    return exe, env
+
+
+def readme_script():
+    return readme_block("Scripting job control", ONE_BLOCK)
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_readme_job_control_script(tmp_path):
+    exe, env = flux_lite_env(tmp_path)
     subprocess.run([exe, "start", "--test-size=4", "--clock=virtual"], env=env, check=True,
                    capture_output=True)
     script = readme_script()
@@ -43,19 +59,12 @@ def test_readme_job_control_script(tmp_path):
 
 
 def readme_queue_script():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Rehearsing queue maintenance", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"\n\n((?:(?:    .*)?\n)+)", section).group(1)
-    return "".join(line[4:] + "\n" for line in block.splitlines())
+    return readme_block("Rehearsing queue maintenance", BLOCK_WITH_BLANK_LINES)
 
 
 @pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
 def test_readme_queue_maintenance_rehearsal(tmp_path):
-    exe = shutil.which("flux-lite") or str(pathlib.Path(sys.executable).parent / "flux-lite")
-    if not os.path.exists(exe):
-        pytest.skip("flux-lite is not installed")
-    env = dict(os.environ, FLUX_LITE_STATE_DIR=str(tmp_path / "state"), FLUX_F58_FORCE_ASCII="1",
-               PATH=os.path.dirname(exe) + os.pathsep + os.environ.get("PATH", ""))
+    exe, env = flux_lite_env(tmp_path)
     script = readme_queue_script()
     for step in ("queue stop", "resource drain", "queue idle", "queue=debug", "sched reload --policy=easy",
                  "queue start batch"):

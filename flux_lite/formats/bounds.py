@@ -24,3 +24,33 @@ def count_values(obj, limit: int = MAX_VALUES) -> int:
         elif isinstance(value, (list, tuple, set)):
             stack.extend(value)
     return seen
+
+
+MAX_DEPTH = 1000  # flow nesting ([ and {) a YAML document may have
+
+
+def flow_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether text nests [ and { deeper than limit, outside quoted strings.
+
+    PyYAML's parser takes seconds on 10^5 nested brackets (and the depth
+    would fail later anyway): this scan is linear and runs first."""
+    depth = 0
+    quote = None
+    escaped = False
+    for ch in text:
+        if quote is not None:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
+                quote = None
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+        elif ch in "'\"":
+            quote = ch
+    return False

@@ -272,6 +272,10 @@ def loads(text, strict=False, check=True):
 
 
 def _yaml_load(text):
+    from flux_lite.formats.bounds import flow_depth_exceeds
+
+    if flow_depth_exceeds(text):
+        raise JobspecError("jobspec: nesting too deep")
     import yaml  # only YAML input pays for the import
 
     try:

@@ -482,11 +482,12 @@ class OutputFormat:
                 tok[0] = tok[0].replace(sentinel, "")
         return self._from_tokens(self, tokens)
 
-    def lines(self, items, no_header=False, width=-1):
+    def lines(self, items, no_header=False, width=-1, progress=None):
         """filter + sort + optional header + one line per item.
 
         Lines that are empty or whitespace only are skipped (as Flux does).
         With width > 0, longer lines are cut to width-1 chars plus ``+``.
+        progress(done, total), when given, is called every 500 items and at the end.
         """
         items = list(items)
         fmt = self.filter(items, no_header=no_header)
@@ -500,11 +501,16 @@ class OutputFormat:
 
         if not no_header:
             result.append(cut(fmt.header()))
-        for item in items:
+        total = len(items)
+        for done, item in enumerate(items, 1):
+            if progress is not None and done % 500 == 0:
+                progress(done, total)
             line = fmt.format(item)
             if not line or line.isspace():
                 continue
             result.append(cut(line))
+        if progress is not None:
+            progress(total, total)
         return result
 
 

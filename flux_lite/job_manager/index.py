@@ -546,6 +546,26 @@ def active_count(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT count(*) FROM jobs WHERE state < ?", (INACTIVE,)).fetchone()[0]
 
 
+def listed_count(conn: sqlite3.Connection, state_mask: int, userid: int | None = None, since: float = 0.0,
+                 results: int = 0) -> int:
+    """How many jobs active_records_ordered(state_mask) and inactive_records
+    (when state_mask has INACTIVE or results is given) would yield together:
+    a progress bar's total, counted on the index alone."""
+    user_clause = _user_clause(userid)
+    total = conn.execute(f"SELECT count(*) FROM jobs WHERE state < {INACTIVE} AND (state & ?) != 0{user_clause}",
+                         (state_mask,)).fetchone()[0]
+    if state_mask & INACTIVE or results:
+        clauses, args = user_clause, []
+        if since:
+            clauses += " AND t_inactive > ?"
+            args.append(since)
+        if results and not state_mask & INACTIVE:
+            clauses += " AND (result & ?) != 0"
+            args.append(results)
+        total += conn.execute(f"SELECT count(*) FROM jobs WHERE state = {INACTIVE}{clauses}", args).fetchone()[0]
+    return total
+
+
 def inactive_count(conn: sqlite3.Connection, before: float | None = None) -> int:
     """Inactive jobs (those that went inactive before `before`, if given)."""
     if before is None:

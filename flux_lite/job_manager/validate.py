@@ -10,6 +10,23 @@ from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, JobspecError
 
 
+def check_hosts(broker, constraint) -> None:
+    """job-ingest's check: every host a constraint names must exist."""
+    from flux_lite.formats.constraint import hostnames
+
+    try:
+        names = hostnames(constraint)
+    except ValueError as exc:
+        raise FluxLiteError(f"invalid constraint: {exc}", errno=EINVAL) from None
+    if not names:
+        return
+    rset = broker.resources.rset
+    known = {rset.hostname(r) for r in rset.ranks}
+    for name in names:
+        if name not in known:
+            raise FluxLiteError(f"host constraint contains invalid hosts: host '{name}' not found", errno=EINVAL)
+
+
 def policy_duration_limit(cfg):
     value = configmod.get_path(cfg, "policy.limits.duration")
     if value is None:
@@ -37,8 +54,6 @@ def validate_jobspec(broker, jobspec, seen=False):
             raise FluxLiteError(str(exc), errno=EINVAL) from None
     constraint = (jobspec.get("attributes") or {}).get("system", {}).get("constraints")
     if constraint:
-        from flux_lite.sched.constraints import check_hosts
-
         check_hosts(broker, constraint)
     if not seen:
         _check_run_duration(jobspec)

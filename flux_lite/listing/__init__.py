@@ -78,14 +78,16 @@ class Listing:
         return outputformat.list_formats_help(self.formats, self.progname.split(" ")[0])
 
     def lines(self, fmt: str, rows: Iterable, no_header: bool = False,
-              merge: Callable[[Any, list], Iterable] | None = None) -> list[str]:
+              merge: Callable[[Any, list], Iterable] | None = None,
+              progress: Callable[[int, int], None] | None = None) -> list[str]:
         """The output lines of rows in format fmt (header first unless no_header).
 
         merge(rows, fields), when given, may combine rows once the format's
         fields are known (housekeeping list merges rows that print alike).
-        A bad format raises FormatError (a ValueError).
+        A bad format raises FormatError (a ValueError). progress(done, total)
+        is called every few hundred rows.
         """
         formatter = outputformat.OutputFormat(fmt, self.headings, heading_fallback=self.heading_fallback)
         if merge is not None:
             rows = merge(rows, formatter.fields)
-        return formatter.lines(rows, no_header=no_header)
+        return formatter.lines(rows, no_header=no_header, progress=progress)

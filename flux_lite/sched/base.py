@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from flux_lite.formats.rset import Rset
     from flux_lite.sched.pool import ResourceRequest
 
+HELLO_PROGRESS_EVERY = 500  # hello records between progress calls (a bar for large reloads)
 STATE_KEY = "sched.state"
 
 # debug bits, as flux-core's sched-simple names them (flux module debug --setbit N)
@@ -299,7 +300,7 @@ class Scheduler:
         total = len(records)
         self.pool.begin_bulk()
         for count, rec in enumerate(records, 1):
-            if progress is not None and count % 500 == 0:
+            if progress is not None and count % HELLO_PROGRESS_EVERY == 0:
                 progress(count, total)
             jobid = rec["id"]
             R = rec.get("R") or self.hello_R(jobid)
