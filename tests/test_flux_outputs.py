@@ -190,7 +190,7 @@ def test_module_stats_keys_and_format(flux):
     stats = json.loads(flux.out("module", "stats", "sched-simple"))
     assert list(stats) == ["sched_passes", "sched_yields", "forecast_passes", "forecast_yields", "sched_delay",
                            "sched_duration_ewma", "sched_interval_ewma", "pending_jobs"]
-    assert stats["pending_jobs"] == 1 and stats["sched_passes"] >= 1
+    assert stats["pending_jobs"] == 1
     assert flux.out("module", "stats", "-p", "inactive_jobs", "job-manager") == "1\n"
     assert flux.out("module", "stats", "-p", "housekeeping.config.release-after", "job-manager") == "-1.000000\n"
     assert outcome(as_flux(flux, "module", "stats", "-p", "nope.x", "job-manager")) == (

@@ -93,12 +93,12 @@ def listing_fields(job: Job) -> dict[str, Any]:
 
 
 # the jobspec-derived listing fields by the JSON text of what they depend on
-_JOBSPEC_FIELDS: dict[str, tuple[Any, Any]] = {}
-_JOBSPEC_BY_ID: dict[int, tuple[dict, tuple[str, Any, Any]]] = {}
+_JOBSPEC_FIELDS: dict[str, tuple[Any, Any, Any]] = {}
+_JOBSPEC_BY_ID: dict[int, tuple[dict, tuple[str, Any, Any, Any]]] = {}
 
 
-def _jobspec_fields(js: dict) -> tuple[str, Any, Any]:
-    """(name, ntasks, nnodes requested) as `jobs` shows them. Jobs of one
+def _jobspec_fields(js: dict) -> tuple[str, Any, Any, Any]:
+    """(name, ntasks, nnodes requested, ncores) as `jobs` shows them before R. Jobs of one
     burst or trace share shapes: the counts are cached by what they are
     computed from (resources, tasks, duration, shell options, version)."""
     from flux_lite.formats import jobspec as jobspecmod
@@ -113,7 +113,7 @@ def _jobspec_fields(js: dict) -> tuple[str, Any, Any]:
     return out
 
 
-def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any]:
+def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any, Any]:
     try:
         out_name = jobspecmod.name(js)
     except Exception:
@@ -129,7 +129,7 @@ def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any]:
             key = None
         hit = _JOBSPEC_FIELDS.get(key) if key is not None else None
         if hit is not None:
-            return out_name, hit[0], hit[1]
+            return out_name, hit[0], hit[1], hit[2]
     try:
         ntasks = jobspecmod.ntasks(js)
     except Exception:
@@ -138,17 +138,23 @@ def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any]:
         nnodes = jobspecmod.nnodes_requested(js) or ""
     except Exception:
         nnodes = ""
+    try:
+        # job-list's core count from the jobspec (none for whole exclusive nodes)
+        ncores = jobspecmod.ncores(js)
+    except Exception:
+        ncores = None
+    ncores = ncores if ncores is not None else ""
     if key is not None:
         if len(_JOBSPEC_FIELDS) > 4096:
             _JOBSPEC_FIELDS.clear()
-        _JOBSPEC_FIELDS[key] = (ntasks, nnodes)
-    return out_name, ntasks, nnodes
+        _JOBSPEC_FIELDS[key] = (ntasks, nnodes, ncores)
+    return out_name, ntasks, nnodes, ncores
 
 
 def _listing_fields(job: Job) -> dict[str, Any]:
     out: dict[str, Any] = {}
     js = job.jobspec or {}
-    out["name"], out["ntasks"], nnodes = _jobspec_fields(js)
+    out["name"], out["ntasks"], nnodes, ncores = _jobspec_fields(js)
     if job.R:
         from flux_lite.formats.rset import Rset
 
@@ -161,13 +167,7 @@ def _listing_fields(job: Job) -> dict[str, Any]:
         out["nnodes"] = nnodes
         out["ranks"] = ""
         out["nodelist"] = ""
-        try:
-            # job-list's count from the jobspec until R is known (none for
-            # whole exclusive nodes)
-            ncores = jobspecmod.ncores(js)
-        except Exception:
-            ncores = None
-        out["ncores"] = ncores if ncores is not None else ""
+        out["ncores"] = ncores  # until R is known
     return out
 
 
