@@ -189,7 +189,8 @@ def test_module_stats_keys_and_format(flux):
     assert out.endswith('   "release-after": -1.0,\n   "command": ""\n  }\n }\n}\n')
     stats = json.loads(flux.out("module", "stats", "sched-simple"))
     assert list(stats) == ["sched_passes", "sched_yields", "forecast_passes", "forecast_yields", "sched_delay",
-                           "sched_duration_ewma", "sched_interval_ewma", "pending_jobs"]
+                           "sched_duration_ewma", "sched_interval_ewma", "pending_jobs",
+                           "policy", "queue-depth", "allocated_jobs", "debug"]
     assert stats["pending_jobs"] == 1
     assert flux.out("module", "stats", "-p", "inactive_jobs", "job-manager") == "1\n"
     assert flux.out("module", "stats", "-p", "housekeeping.config.release-after", "job-manager") == "-1.000000\n"

@@ -25,12 +25,15 @@ class SimpleScheduler(Scheduler):
     python_module = True
 
     def stats(self) -> dict:
-        """sched-simple's stats-get keys (Flux's Python scheduler class). The
+        """sched-simple's stats-get keys (Flux's Python scheduler class) first. The
         module lives as long as one command in flux-lite, so the pass counts
         are this command's; its passes never yield nor wait for a burst."""
-        return {"sched_passes": self.passes, "sched_yields": 0, "forecast_passes": self.forecasts,
-                "forecast_yields": 0, "sched_delay": 0.0, "sched_duration_ewma": 0.0,
-                "sched_interval_ewma": 0.0, "pending_jobs": len(self.queue)}
+        out = {"sched_passes": self.passes, "sched_yields": 0, "forecast_passes": self.forecasts,
+               "forecast_yields": 0, "sched_delay": 0.0, "sched_duration_ewma": 0.0,
+               "sched_interval_ewma": 0.0, "pending_jobs": len(self.queue)}
+        # then flux-lite's own: policy, queue-depth, allocated_jobs, debug
+        out.update((k, v) for k, v in super().stats().items() if k not in out)
+        return out
 
     def cancel(self, msg: dict) -> None:
         """Flux's sched-simple schedules again as soon as a canceled request
