@@ -98,6 +98,9 @@ APPENDER = """
         with kvs.transaction():
             kvs.append("test.eventlog", encode_entry(1.0 + i, "w%d" % writer, {"i": i}))
             kvs.put("test.last%d" % writer, i)
+        # outside the lock a moment, as a real command is: without it one writer can
+        # take every turn while the others back off in SQLite's busy handler
+        time.sleep(0.002)
     kvs.close()
 """
 
