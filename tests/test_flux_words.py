@@ -113,6 +113,14 @@ def test_c_command_errors(flux):
     assert r.exit_code == 1 and r.stderr.startswith("Usage: flux-job urgency")
 
 
+def test_job_info_missing_keys_as_job_info_lookup_says(flux):
+    pending = flux.submit("--urgency=hold", "true")
+    assert outcome(as_flux(flux, "job", "info", pending, "R")) == (1, "", "flux-job: R: key not found\n")
+    assert outcome(as_flux(flux, "job", "info", pending, "bogus")) == (1, "", "flux-job: bogus: key not found\n")
+    assert outcome(as_flux(flux, "job", "info", pending, "guest.output")) == (
+        1, "", "flux-job: guest.output: key not found\n")
+
+
 def test_urgency_minus_one_is_a_value(flux):
     jobid = flux.submit("--urgency=hold", "true")
     for value in ("-1", "32", "-4294967264"):
