@@ -1,5 +1,6 @@
 """flux-lite resource: list, status, drain and undrain."""
 
+import errno
 import os
 
 import click
@@ -125,11 +126,11 @@ def drain(force, update, fmt, include, no_header, targets, reason):
         with session() as broker:
             admin.drain(broker, targets, " ".join(reason) if reason else None, mode=mode)
     except FluxLiteError as exc:
-        if exc.errno == 1:
+        if exc.errno == errno.EPERM:
             raise  # an owner-only refusal: the one message every command gives
         # flux resource drain logs the request's OSError as it prints
-        echo_error(f"[Errno {exc.errno or 22}] {exc}")
-        if exc.errno == 17:
+        echo_error(f"[Errno {exc.errno or errno.EINVAL}] {exc}")
+        if exc.errno == errno.EEXIST:
             info("Use --force to overwrite existing drain reason")
         raise SystemExit(1) from None
 
