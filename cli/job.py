@@ -142,12 +142,13 @@ def job_info(original, jobid, keys):
                 out.append(broker.kvs.get_raw(kvs_key(jobid, "J"))[1])
             elif key == "R":
                 if not job.R:
-                    raise FluxLiteError(f"job {f58(jobid)}: R: No such file or directory")
+                    # job-info.lookup's words for a key the job does not have
+                    raise FluxLiteError("R: key not found")
                 out.append(json.dumps(job.R))
             else:
                 raw = broker.kvs.get_raw(kvs_key(jobid, key))
                 if raw is None:
-                    raise FluxLiteError(f"job {f58(jobid)}: {key}: No such file or directory")
+                    raise FluxLiteError(f"{key}: key not found")
                 if key == "J" and raw[0] == "json":
                     from flux_lite.dump import sign_none
 

@@ -9,12 +9,27 @@ one entry settle before the next.
 """
 
 import collections
+import importlib
 import json
 import math
 
 
 
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
+
+
+def _module(slot: str, path: str, name: str, doc: str | None = None) -> property:
+    """A broker module, imported and created on first use (most commands
+    touch few of them) and kept in the attribute `slot`."""
+
+    def get(broker):
+        module = getattr(broker, slot)
+        if module is None:
+            module = getattr(importlib.import_module(path), name)(broker)
+            setattr(broker, slot, module)
+        return module
+
+    return property(get, doc=doc or f"The {name} module (loaded on first use).")
 
 
 class Broker:
@@ -24,15 +39,11 @@ class Broker:
         self.now = now
         self.step_target = now  # where the command's step catches up to (Instance._step)
         self.messages = collections.deque()
-        self._jm = None
+        # the modules' slots: each is created on first use (see _module)
+        self._jm = self._exec = self._hk = self._resources = self._deps = self._queues = None
         self._sched = None
         self._sched_loaded = None  # None = not looked up yet
-        self._exec = None
-        self._hk = None
-        self._resources = None
-        self._deps = None
         self._timers = None
-        self._queues = None
         # a read-only command's broker (Instance.read_session): the instance
         # is settled, so there is no module work to run and nothing to save
         self.reading = False
@@ -43,54 +54,13 @@ class Broker:
     def config(self):
         return self.instance.config
 
-    @property
-    def jm(self):
-        if self._jm is None:
-            from flux_lite.job_manager.manager import JobManager
-
-            self._jm = JobManager(self)
-        return self._jm
-
-    @property
-    def exec(self):
-        if self._exec is None:
-            from flux_lite.job_manager.exec import Exec
-
-            self._exec = Exec(self)
-        return self._exec
-
-    @property
-    def housekeeping(self):
-        if self._hk is None:
-            from flux_lite.job_manager.housekeeping import Housekeeping
-
-            self._hk = Housekeeping(self)
-        return self._hk
-
-    @property
-    def deps(self):
-        if self._deps is None:
-            from flux_lite.job_manager.dependency import Dependencies
-
-            self._deps = Dependencies(self)
-        return self._deps
-
-    @property
-    def resources(self):
-        if self._resources is None:
-            from flux_lite.resources import Resources
-
-            self._resources = Resources(self)
-        return self._resources
-
-    @property
-    def queues(self):
-        """The job manager's queues (RFC 33): config, enable/start state."""
-        if self._queues is None:
-            from flux_lite.queues import Queues
-
-            self._queues = Queues(self)
-        return self._queues
+    jm = _module("_jm", "flux_lite.job_manager.manager", "JobManager")
+    exec = _module("_exec", "flux_lite.job_manager.exec", "Exec")
+    housekeeping = _module("_hk", "flux_lite.job_manager.housekeeping", "Housekeeping")
+    deps = _module("_deps", "flux_lite.job_manager.dependency", "Dependencies")
+    resources = _module("_resources", "flux_lite.resources", "Resources")
+    queues = _module("_queues", "flux_lite.queues", "Queues",
+                     "The job manager's queues (RFC 33): config, enable/start state.")
 
     @property
     def sched(self):
@@ -126,6 +96,10 @@ class Broker:
     def send(self, topic, payload):
         """Queue a message; it is delivered by run()."""
         self.messages.append((topic, payload))
+
+    def next_message_is(self, topic) -> bool:
+        """Whether the next message waiting for delivery has this topic."""
+        return bool(self.messages) and self.messages[0][0] == topic
 
     def rpc(self, topic, payload, cred=None):
         """A request, answered at once: the response payload, or the

@@ -1,8 +1,13 @@
 #!/bin/sh
 # A short tour of flux-lite on a built-in default instance: 4 nodes x 4 cores,
 # virtual clock, housekeeping with a straggler, sched-simple. Nothing sleeps.
+# Piped (or with NO_COLOR set), it prints plain text; its config file is removed
+# however it ends.
 set -e
 FLUX_LITE_DEMO_CONFIG=$(mktemp)
+trap 'rm -f "$FLUX_LITE_DEMO_CONFIG"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 cat >"$FLUX_LITE_DEMO_CONFIG" <<'YAML'
 job-manager:
   housekeeping:
@@ -10,9 +15,10 @@ job-manager:
     rank-durations:
       "3": 30s
 YAML
-exec flux-lite start --test-size=4 --clock=virtual --config="$FLUX_LITE_DEMO_CONFIG" sh -c '
+flux-lite start --test-size=4 --clock=virtual --config="$FLUX_LITE_DEMO_CONFIG" sh -c '
 set -e
-say() { printf "\n\033[1m$ %s\033[0m\n" "$*"; "$@"; }
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$(printf "\033[1m"); plain=$(printf "\033[0m"); else bold= plain=; fi
+say() { printf "\n%s$ %s%s\n" "$bold" "$*" "$plain"; "$@"; }
 say flux-lite resource list
 A=$(flux-lite submit -N4 -t 10m --setattr=exec.test.run_duration=2m --job-name=wide true)
 B=$(flux-lite submit -N1 -t 5m --setattr=exec.test.run_duration=1m --job-name=small true)

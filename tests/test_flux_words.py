@@ -113,6 +113,14 @@ def test_c_command_errors(flux):
     assert r.exit_code == 1 and r.stderr.startswith("Usage: flux-job urgency")
 
 
+def test_job_info_missing_keys_as_job_info_lookup_says(flux):
+    pending = flux.submit("--urgency=hold", "true")
+    assert outcome(as_flux(flux, "job", "info", pending, "R")) == (1, "", "flux-job: R: key not found\n")
+    assert outcome(as_flux(flux, "job", "info", pending, "bogus")) == (1, "", "flux-job: bogus: key not found\n")
+    assert outcome(as_flux(flux, "job", "info", pending, "guest.output")) == (
+        1, "", "flux-job: guest.output: key not found\n")
+
+
 def test_urgency_minus_one_is_a_value(flux):
     jobid = flux.submit("--urgency=hold", "true")
     for value in ("-1", "32", "-4294967264"):
@@ -154,7 +162,7 @@ def test_unknown_command(flux):
     (("-N", "foo", "true"), "--nodes: invalid int value 'foo'"),
     (("-t", "foo", "true"), "invalid Flux standard duration"),
     (("-t", "-5", "true"), "duration must not be negative"),
-    (("-t", "-1m", "true"), "duration must not be negative"),
+    (("-t", "-1m", "true"), "invalid Flux standard duration"),  # parse_fsd refuses a negative FSD
     (("-t", "inf", "true"), "duration must be a normal, finite value"),
     (("--cc=foo", "true"), "IDset(): Invalid argument: foo"),
     (("--urgency=bogus", "true"), "invalid literal for int() with base 10: 'bogus'"),

@@ -91,12 +91,16 @@ APPENDER = """
     from flux_lite.formats.eventlog import encode_entry
     path, writer, n, go = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     kvs = KVS(path)
+    open(go + ".ready%d" % writer, "w").close()  # started: the test waits for every writer
     while not os.path.exists(go):
         time.sleep(0.001)
     for i in range(n):
         with kvs.transaction():
             kvs.append("test.eventlog", encode_entry(1.0 + i, "w%d" % writer, {"i": i}))
             kvs.put("test.last%d" % writer, i)
+        # outside the lock a moment, as a real command is: without it one writer can
+        # take every turn while the others back off in SQLite's busy handler
+        time.sleep(0.002)
     kvs.close()
 """
 
@@ -105,7 +109,12 @@ def test_parallel_appenders_lose_nothing(store, tmp_path):
     n = 100
     go = tmp_path / "go"
     procs = [python(APPENDER, store, w, n, go) for w in range(NPROC)]
-    time.sleep(0.2)
+    # release the writers together only once all have started, so they really contend
+    # (a fixed delay lost that race on a loaded machine)
+    deadline = time.monotonic() + 60
+    while not all(os.path.exists(f"{go}.ready{w}") for w in range(NPROC)):
+        assert time.monotonic() < deadline, "writers did not start"
+        time.sleep(0.01)
     go.touch()
     finish(procs)
     assert integrity(store) == "ok"

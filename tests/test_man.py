@@ -15,6 +15,7 @@ until its page says something about it. Conventions checked here:
 
 import ast
 import fnmatch
+import os
 import pathlib
 import re
 import shutil
@@ -37,7 +38,7 @@ _ESCAPES = [
     (re.compile(r"\\\(dq"), '"'),
     (re.compile(r"\\\(em"), "--"),
     (re.compile(r"\\\(bu"), "*"),
-    (re.compile(r"\\\(Fo"), "\u0192"),
+    (re.compile(r"\\\[u0192\]"), "\u0192"),
     (re.compile(r"\\\(hy"), "-"),
     (re.compile(r"\\-"), "-"),
     (re.compile(r"\\[&|^~]"), ""),
@@ -147,6 +148,19 @@ def test_page_renders_without_warnings(page):
     proc = subprocess.run([groff, "-man", "-ww", "-z", str(page)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "", proc.stderr
+
+
+def test_job_ids_print_as_f_with_hook():
+    """Job ids are written \\[u0192] (ƒ); groff's \\(Fo is a guillemet («)."""
+    uses = [page.name for page in PAGES if "\\[u0192]" in page.read_text(encoding="utf-8")]
+    assert "flux-lite.1" in uses
+    assert not [page.name for page in PAGES if "\\(Fo" in page.read_text(encoding="utf-8")]
+    groff = shutil.which("groff")
+    if groff is None:
+        pytest.skip("groff is not installed (apt-get install groff-base)")
+    text = subprocess.run([groff, "-man", "-Tutf8", str(MAN / "flux-lite-queue.1")], capture_output=True,
+                          env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"}).stdout.decode()
+    assert "update \u01922kMHuNF queue=debug" in text.replace("\u2010", "-") and "\u00ab" not in text
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)

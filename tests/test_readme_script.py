@@ -82,3 +82,76 @@ def test_readme_queue_maintenance_rehearsal(tmp_path):
     # the scheduler that finished the job is the one the rehearsal loaded
     r = subprocess.run([exe, "module", "list"], env=env, capture_output=True, text=True)
     assert "sched-backfill" in r.stdout
+
+
+def readme_test_command():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    commands = [line[4:] for line in section.splitlines() if line.startswith("    ") and "pytest" in line]
+    assert len(commands) == 1
+    return commands[0]
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    command = readme_test_command()
+    assert command.startswith("pip install -e '.[test]' && python -m pytest")
+    assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+
+
+def test_readme_test_command_shows_the_pass_count(tmp_path):
+    """pyproject's addopts has -q: one more -q would hide the "N passed" line."""
+    import shlex
+
+    pytest_part = readme_test_command().split("&&", 1)[1].split()
+    assert pytest_part[:3] == ["python", "-m", "pytest"]
+    sample = tmp_path / "test_sample.py"
+    sample.write_text("def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
+    args = [sys.executable, *pytest_part[1:], "-p", "no:cacheprovider", "--rootdir", str(ROOT),
+            "-c", str(ROOT / "pyproject.toml"), str(sample)]
+    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, shlex.join(args) + "\n" + r.stdout + r.stderr
+    assert re.match(r"2 passed in [0-9.]+s$", r.stdout.splitlines()[-1]), r.stdout
+
+
+def _demo(tmp_path, exe_dir, tty=False):
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("FLUX_LITE_STATE_DIR", "NO_COLOR")}
+    env.update(TMPDIR=str(tmpdir), PATH=exe_dir + os.pathsep + "/usr/bin:/bin")
+    if not tty:
+        r = subprocess.run(["sh", str(ROOT / "scripts" / "demo.sh")], env=env, capture_output=True, text=True,
+                           timeout=120)
+        return r.returncode, r.stdout, sorted(os.listdir(tmpdir))
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(["sh", str(ROOT / "scripts" / "demo.sh")], env=env, stdout=follower,
+                            stderr=subprocess.DEVNULL)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    return proc.wait(timeout=120), b"".join(chunks).decode(), sorted(os.listdir(tmpdir))
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_demo_is_plain_when_piped_and_leaves_no_temp_file(tmp_path):
+    exe, _env = flux_lite_env(tmp_path)
+    rc, out, left = _demo(tmp_path, os.path.dirname(exe))
+    assert (rc, left) == (0, [])
+    assert out.startswith("\n$ flux-lite resource list\n     STATE NNODES NCORES NGPUS NODELIST\n")
+    assert "\x1b" not in out
+    # on a terminal the commands are bold
+    rc, out, left = _demo(tmp_path, os.path.dirname(exe), tty=True)
+    assert (rc, left) == (0, [])
+    assert "\x1b[1m$ flux-lite resource list\x1b[0m" in out
+    # a failed start removes the file too
+    rc, out, left = _demo(tmp_path, str(tmp_path / "nothing-here"))
+    assert rc != 0 and left == []

@@ -12,18 +12,11 @@ from flux_lite.errors import FluxLiteError
 from flux_lite.listing import Listing
 from flux_lite.listing import jobs as jobs_listing
 
-FORMATS = {
+FORMATS = {  # flux-pgrep's: its full, long and deps are flux-jobs' default, long and deps
     "default": ("Default flux-pgrep format string", "{id.f58}"),
-    "full": ("full flux-pgrep format string",
-             "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_abbrev:>2.2} "
-             "{ntasks:>6} {nnodes:>6h} {contextual_time!F:>8h} {contextual_info}"),
-    "long": ("Extended flux-pgrep format string",
-             "{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status:>9.9} {ntasks:>6} "
-             "{nnodes:>6h} {t_submit!d:%b%d %R::>12} {t_remaining!F:>12h} {contextual_time!F:>8h} "
-             "{contextual_info}"),
-    "deps": ("Show job urgency, priority, and dependencies",
-             "{id.f58:>12} ?:{queue:<8.8} {name:<10.10+} {urgency:<3} {priority:<12} {state:<8.8} "
-             "{dependencies}"),
+    "full": ("full flux-pgrep format string", jobs_listing.DEFAULT_FORMAT),
+    "long": ("Extended flux-pgrep format string", jobs_listing.FORMATS["long"][1]),
+    "deps": jobs_listing.FORMATS["deps"],
 }
 
 PGREP = Listing("flux-pgrep", FORMATS, jobs_listing.HEADINGS, heading_fallback=jobs_listing.heading_fallback)
