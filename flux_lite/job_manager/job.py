@@ -62,7 +62,7 @@ class Job:
         "jobspec", "R", "has_resources", "alloc_pending", "annotations",
         "end_event", "exception", "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup",
         "t_inactive", "waitstatus", "started", "finished", "released", "freed", "immutable",
-        "set_flags", "nevents", "dirty", "queued", "dependencies",
+        "set_flags", "nevents", "dirty", "queued", "dependencies", "jobspec_text",
     )
 
     def __init__(self, jobid, jobspec=None):
@@ -91,6 +91,9 @@ class Job:
         self.dirty = False
         self.queued = False
         self.dependencies = []  # outstanding dependency descriptions (RFC 26)
+        # (jobspec, its JSON text) as submitted: the row reuses the text while
+        # the job's jobspec is still that object
+        self.jobspec_text = None
 
     # -- the state machine --------------------------------------------------
 
