@@ -5,14 +5,8 @@ import os
 
 import click
 
-from flux_lite.cli.common import read_session, session
+from flux_lite.cli.common import complete_queues, read_session, session
 from flux_lite.cli.listing import listing_options
-
-
-def _complete_queue(ctx, param, incomplete):
-    from flux_lite.cli._complete import complete_queues
-
-    return complete_queues(ctx, incomplete)
 
 
 def _fields(listing, fmt):
@@ -32,7 +26,7 @@ def resource():
               help="Comma-separated states: free, allocated, down, up, all.")
 @click.option("--from-sched", is_flag=True,
               help="Ask the scheduler instead of the job manager (as FLUX_RESOURCE_LIST_RPC=sched.resource-status).")
-@click.option("-q", "--queue", metavar="QUEUE", shell_complete=_complete_queue,
+@click.option("-q", "--queue", metavar="QUEUE", shell_complete=complete_queues,
               help="Only the resources of QUEUE.")
 @listing_options(json_help="Print JSON instead of a table.")
 def resource_list(states, from_sched, queue, no_header, fmt, as_json):

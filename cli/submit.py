@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from flux_lite.cli.common import instance
+from flux_lite.cli.common import complete_queues, instance
 from flux_lite.errors import FluxLiteError, UsageError
 
 URGENCY_NAMES = {"hold": 0, "default": 16, "expedite": 31}
@@ -49,12 +49,6 @@ def parse_time_limit(text):
     return value
 
 
-def complete_queue_option(ctx, param, incomplete):
-    from flux_lite.cli._complete import complete_queues
-
-    return complete_queues(ctx, incomplete)
-
-
 def _complete_dependency(ctx, param, incomplete):
     from flux_lite.cli._complete import complete_dependency
 
@@ -70,7 +64,7 @@ def job_options(f):
         click.option("-g", "--gpus-per-task", metavar="N", default=None, help="GPUs per task."),
         click.option("-x", "--exclusive", is_flag=True, default=None, help="Allocate whole nodes."),
         click.option("-t", "--time-limit", metavar="MIN|FSD", help="Time limit (minutes, or an FSD)."),
-        click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queue_option,
+        click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queues,
                      help="Submit to queue NAME."),
         click.option("--requires", "requires", multiple=True, metavar="CONSTRAINT",
                      help="Specify job constraints in RFC 35 syntax"),
