@@ -196,14 +196,16 @@ class Job:
 
     @classmethod
     def replay(cls, jobid, entries, jobspec=None, R=None):
-        """Rebuild a job from its eventlog (job-manager restart)."""
+        """Rebuild a job from its eventlog (job-manager restart). R is
+        adopted, not copied: callers pass a value freshly read for this job
+        (a resource-update copies it before changing it)."""
         job = cls(jobid, jobspec)
         for entry in entries:
             if entry["name"] == "alloc" and R is not None and job.R is None:
-                job.R = copy.deepcopy(R)
+                job.R = R
             job.apply(entry)
         if job.R is None and R is not None and job.state & (RUNNING | INACTIVE):
-            job.R = copy.deepcopy(R)
+            job.R = R
         return job
 
     # -- derived values -----------------------------------------------------
