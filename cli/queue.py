@@ -1,10 +1,9 @@
 """flux-lite queue: list, status, enable, disable, start, stop, drain, idle (as flux queue)."""
 
-import sys
-
 import click
 
 from flux_lite.cli.listing import format_string, listing_options
+from flux_lite.cli.output import emit, use_color
 from flux_lite.cli.common import instance, read_session, session
 from flux_lite.errors import FluxLiteError
 
@@ -46,14 +45,13 @@ def queue_list(queues, no_header, fmt):
     except ValueError as exc:
         raise FluxLiteError(str(exc)) from None
     with read_session() as broker:
-        rows = qlist.list_rows(broker, names or None, color=sys.stdout.isatty(), fields=fields)
+        rows = qlist.list_rows(broker, names or None, color=use_color(None), fields=fields)
     try:
         lines = qlist.QUEUE_LIST.lines(fmt, rows, no_header=no_header)
     except ValueError as exc:
         # flux queue reports a bad field plainly (no "Error in user format")
         raise FluxLiteError(str(exc)) from None
-    if lines:
-        click.echo("\n".join(lines))
+    emit(lines)
 
 
 def _echo_enable(name, status):

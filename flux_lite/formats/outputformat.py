@@ -248,9 +248,16 @@ def escape_controls(text: str) -> str:
     return _UNSAFE.sub(_escape_char, text)
 
 
+class Ansi(str):
+    """An ANSI color sequence a listing means to print (the `{color_*}` fields):
+    not escaped as user text is."""
+
+    __slots__ = ()
+
+
 def _format_field(value, spec):
     """format() plus Flux's 'h' and '+' spec suffixes."""
-    if isinstance(value, str) and not value.isprintable():
+    if isinstance(value, str) and not value.isprintable() and not isinstance(value, Ansi):
         value = escape_controls(value)
     truncate = False
     if spec.endswith("+"):
@@ -523,6 +530,18 @@ def _token_str(text, field, spec, conv):
     if field:
         out += "{" + field + ("!" + conv if conv else "") + (":" + spec if spec else "") + "}"
     return out
+
+
+def without_fields(fmt: str, fields) -> str:
+    """Format string fmt less `fields`, each with the literal text just before
+    it, as Flux's OutputFormat.copy(except_fields=...) drops them (how the
+    `{color_up}`/`{color_off}` fields go when color is off). A bad format is
+    returned unchanged, for the listing to report."""
+    try:
+        tokens = _parse(fmt)
+    except ValueError:
+        return fmt
+    return "".join(_token_str(*tok) for tok in tokens if tok[1] not in fields)
 
 
 def render(fmt, headings, items, no_header=False, width=-1, heading_fallback=None):
