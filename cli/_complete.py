@@ -157,10 +157,6 @@ def complete_queues(ctx, incomplete):
             if name.startswith(last) and name not in done]
 
 
-def complete_queue_option(ctx, param, incomplete):
-    return complete_queues(ctx, incomplete)
-
-
 # -- submit/run --dependency=URI -------------------------------------------------------
 
 DEPENDENCY_SCHEMES = (

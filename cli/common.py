@@ -88,3 +88,11 @@ class JobIDTextType(click.ParamType):
 
 JOBID_TEXT = JobIDTextType()
 
+
+
+def complete_queues(ctx, param, incomplete):
+    """shell_complete for every option or argument that takes queue names
+    (the completion module is imported only when completing)."""
+    from flux_lite.cli._complete import complete_queues as complete
+
+    return complete(ctx, incomplete)

@@ -2,16 +2,10 @@
 
 import click
 
-from flux_lite.cli.common import JOBID, JOBID_TEXT, read_session
+from flux_lite.cli.common import JOBID, JOBID_TEXT, complete_queues, read_session
 from flux_lite.cli.listing import listing_options
 from flux_lite.cli.output import color_option
 from flux_lite.errors import FluxLiteError
-
-
-def _complete_queues(ctx, param, incomplete):
-    from flux_lite.cli._complete import complete_queues
-
-    return complete_queues(ctx, incomplete)
 
 
 @click.command()
@@ -25,7 +19,7 @@ def _complete_queues(ctx, param, incomplete):
 @click.option("--since", metavar="WHEN",
               help="Include jobs that became inactive since WHEN (implies -a without -f).")
 @click.option("--name", "job_name", metavar="JOB-NAME", help="Limit output to jobs named JOB-NAME.")
-@click.option("-q", "--queue", "queues", multiple=True, metavar="QUEUE,...", shell_complete=_complete_queues,
+@click.option("-q", "--queue", "queues", multiple=True, metavar="QUEUE,...", shell_complete=complete_queues,
               help="Limit output to jobs in QUEUE(s) (a queue's virtual queues included).")
 @click.option("--stats", is_flag=True, help="Print job statistics before the header.")
 @click.option("--stats-only", is_flag=True,

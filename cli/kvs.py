@@ -47,9 +47,11 @@ def _key_value(pair):
     key, eq, value = pair.partition("=")
     if not eq or not key:
         raise click.UsageError(f"expected KEY=VALUE, got '{pair}'")
+    from flux_lite.formats.eventlog import jansson_loads
+
     try:
-        return key, json.loads(value)
-    except ValueError:
+        return key, jansson_loads(value)  # NaN or 1e400 would not be JSON: stored as strings
+    except (ValueError, UnicodeError):
         return key, value
     except RecursionError:
         raise FluxLiteError(f"{key}: value nested too deeply") from None

@@ -5,7 +5,7 @@ import sys
 import click
 
 from flux_lite.cli import words
-from flux_lite.cli.common import instance, read_session, session
+from flux_lite.cli.common import complete_queues, instance, read_session, session
 from flux_lite.cli.listing import listing_options
 from flux_lite.errors import FluxLiteError
 
@@ -17,7 +17,7 @@ def _selection_options(f):
                      help="Limit to jobs of USER (name or uid; 'all' for all users)."),
         click.option("-f", "--filter", "filter_", metavar="STATE|RESULT", multiple=True,
                      help="Jobs with these states or results (default pending,running)."),
-        click.option("-q", "--queue", metavar="QUEUE,...", multiple=True,
+        click.option("-q", "--queue", metavar="QUEUE,...", multiple=True, shell_complete=complete_queues,
                      help="Limit to jobs in these queues."),
         click.option("-c", "--count", type=int, default=99999, metavar="N",
                      help="Limit output to the first N matches."),

@@ -4,14 +4,8 @@ import click
 
 from flux_lite.cli.listing import format_string, listing_options
 from flux_lite.cli.output import emit, use_color
-from flux_lite.cli.common import instance, read_session, session
+from flux_lite.cli.common import complete_queues, instance, read_session, session
 from flux_lite.errors import FluxLiteError
-
-
-def _complete_queues(ctx, param, incomplete):
-    from flux_lite.cli._complete import complete_queues
-
-    return complete_queues(ctx, incomplete)
 
 
 @click.group()
@@ -20,7 +14,7 @@ def queue():
 
 
 @queue.command("list")
-@click.option("-q", "--queue", "queues", multiple=True, metavar="QUEUE,...", shell_complete=_complete_queues,
+@click.option("-q", "--queue", "queues", multiple=True, metavar="QUEUE,...", shell_complete=complete_queues,
               help="Include only these queues.")
 @listing_options(format_help="Output format, named format, 'help', or get-config=NAME.")
 def queue_list(queues, no_header, fmt):
@@ -95,13 +89,13 @@ def _alloc_query(broker):
 
 
 def _queue_argument(f):
-    return click.argument("name", metavar="[QUEUE]", required=False, shell_complete=_complete_queues)(f)
+    return click.argument("name", metavar="[QUEUE]", required=False, shell_complete=complete_queues)(f)
 
 
 def _old_queue_option(f):
     # flux queue's old -q/--queue spelling of the QUEUE argument
     return click.option("-q", "--queue", "old_queue", metavar="NAME", hidden=True,
-                        shell_complete=_complete_queues)(f)
+                        shell_complete=complete_queues)(f)
 
 
 def _pick(name, old_queue):

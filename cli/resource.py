@@ -1,18 +1,13 @@
 """flux-lite resource: list, status, drain and undrain."""
 
+import errno
 import os
 
 import click
 
-from flux_lite.cli.common import read_session, session
+from flux_lite.cli.common import complete_queues, read_session, session
 from flux_lite.cli.listing import listing_options
 from flux_lite.cli.output import color_option
-
-
-def _complete_queue(ctx, param, incomplete):
-    from flux_lite.cli._complete import complete_queues
-
-    return complete_queues(ctx, incomplete)
 
 
 def _fields(listing, fmt):
@@ -32,7 +27,7 @@ def resource():
               help="Comma-separated states: free, allocated, down, up, all.")
 @click.option("--from-sched", is_flag=True,
               help="Ask the scheduler instead of the job manager (as FLUX_RESOURCE_LIST_RPC=sched.resource-status).")
-@click.option("-q", "--queue", metavar="QUEUE", shell_complete=_complete_queue,
+@click.option("-q", "--queue", metavar="QUEUE", shell_complete=complete_queues,
               help="Only the resources of QUEUE.")
 @listing_options(json_help="Print JSON instead of a table.")
 def resource_list(states, from_sched, queue, no_header, fmt, as_json):
@@ -142,11 +137,11 @@ def drain(force, update, fmt, include, no_header, color, targets, reason):
         with session() as broker:
             admin.drain(broker, targets, " ".join(reason) if reason else None, mode=mode)
     except FluxLiteError as exc:
-        if exc.errno == 1:
+        if exc.errno == errno.EPERM:
             raise  # an owner-only refusal: the one message every command gives
         # flux resource drain logs the request's OSError as it prints
-        echo_error(f"[Errno {exc.errno or 22}] {exc}")
-        if exc.errno == 17:
+        echo_error(f"[Errno {exc.errno or errno.EINVAL}] {exc}")
+        if exc.errno == errno.EEXIST:
             info("Use --force to overwrite existing drain reason")
         raise SystemExit(1) from None
 

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from flux_lite.cli.common import instance
+from flux_lite.cli.common import complete_queues, instance
 from flux_lite.errors import FluxLiteError, UsageError
 
 URGENCY_NAMES = {"hold": 0, "default": 16, "expedite": 31}
@@ -26,42 +26,27 @@ def parse_urgency(text):
         raise FluxLiteError(f"invalid literal for int() with base 10: {text!r}") from None
 
 
-_FSD_UNITS = {"s": 1.0, "ms": 0.001, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
 def parse_time_limit(text):
-    """-t: minutes when the text is a number (as flux submit), else an FSD.
+    """-t: minutes when the text is a number (as flux submit), else an FSD
+    read as flux.util.parse_fsd reads it.
 
     Errors are Flux's: the FSD parser's, then the jobspec's range checks.
     """
     import math
-    import re
+
+    from flux_lite.formats import fsd
 
     if text is None:
         return None
     try:
         value = float(text) * 60.0
     except ValueError:
-        if text in ("inf", "infinity", "INF", "INFINITY"):
-            value = math.inf
-        else:
-            match = re.match(r"(.*?)(s|m|h|d|ms)$", text)
-            try:
-                value = float(match.group(1) if match else text)
-            except ValueError:
-                raise FluxLiteError("invalid Flux standard duration") from None
-            value *= _FSD_UNITS[match.group(2) if match else "s"]
+        value = fsd.parse(text)  # FSDError: "invalid Flux standard duration"
     if value < 0:
         raise FluxLiteError("duration must not be negative")
     if math.isnan(value) or math.isinf(value):
         raise FluxLiteError("duration must be a normal, finite value")
     return value
-
-
-def complete_queue_option(ctx, param, incomplete):
-    from flux_lite.cli._complete import complete_queues
-
-    return complete_queues(ctx, incomplete)
 
 
 def _complete_dependency(ctx, param, incomplete):
@@ -79,7 +64,7 @@ def job_options(f):
         click.option("-g", "--gpus-per-task", metavar="N", default=None, help="GPUs per task."),
         click.option("-x", "--exclusive", is_flag=True, default=None, help="Allocate whole nodes."),
         click.option("-t", "--time-limit", metavar="MIN|FSD", help="Time limit (minutes, or an FSD)."),
-        click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queue_option,
+        click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queues,
                      help="Submit to queue NAME."),
         click.option("--requires", "requires", multiple=True, metavar="CONSTRAINT",
                      help="Specify job constraints in RFC 35 syntax"),

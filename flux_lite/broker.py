@@ -97,6 +97,10 @@ class Broker:
         """Queue a message; it is delivered by run()."""
         self.messages.append((topic, payload))
 
+    def next_message_is(self, topic) -> bool:
+        """Whether the next message waiting for delivery has this topic."""
+        return bool(self.messages) and self.messages[0][0] == topic
+
     def rpc(self, topic, payload, cred=None):
         """A request, answered at once: the response payload, or the
         handler's FluxLiteError (errno and message). cred: the requester's

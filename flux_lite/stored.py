@@ -283,7 +283,7 @@ def check_job_events(entries):
         elif name in ("alloc", "start", "finish", "clean") and name in seen:
             raise ValueError(f"event {i}: a second {name}")
         need = {"alloc": "validate", "start": "alloc", "finish": "start", "free": "alloc",
-                "release": "start"}.get(name)
+                "release": "alloc"}.get(name)
         if need is not None and need not in seen:
             raise ValueError(f"event {i} ({name}) before {need}")
         seen.add(name)

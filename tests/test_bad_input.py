@@ -109,6 +109,44 @@ def test_durations_past_9999_are_stored_and_clamped(flux):
     assert flux.out("fsck") == "fsck: ok\n"
 
 
+def test_times_past_9999_do_not_break_listings_for_everyone(flux, timezone):
+    # a guest's -t 1e20 (minutes: 6e21 s, past what timedelta holds) and the
+    # clamped expiration (the end of 9999 in UTC is year 10000 in Tokyo)
+    timezone("Asia/Tokyo")
+    mine = flux.submit("-t", "1h", "sleep", "inf")
+    flux.submit("-t", "1e20", "sleep", "inf", env=GUEST)
+    out = flux.out("jobs", "-a", "-u", "all", "-no",
+                   "{duration!H}|{duration!D}|{expiration!D}|{expiration!d:%Y}|{t_remaining!H}|{duration!F}")
+    assert out.splitlines() == [
+        "1:00:00|1970-01-01T10:00:00|2026-01-01T10:00:00|2026|1:00:00|1h",
+        "999999999 days, 23:59:59|9999-12-31T23:59:59|9999-12-31T23:59:59|9999|2912442 days, 23:59:59|6.944e+16d",
+    ]
+    assert mine in flux.out("jobs", "-a", "-o", "long")
+
+
+def test_setattr_values_jansson_cannot_read_are_strings(flux):
+    import json
+
+    js = json.loads(flux.out("submit", "--dry-run", "-S", "user.a=NaN", "-S", "user.b=1e400",
+                             "-S", "user.c=-Infinity", "-S", "user.d=1.5", "true"))
+    assert js["attributes"]["user"] == {"a": "NaN", "b": "1e400", "c": "-Infinity", "d": 1.5}
+    flux("kvs", "put", "x.a=NaN", "x.b=1e400", "x.c=[1, Infinity]")
+    assert flux.out("kvs", "get", "x.a", "x.b", "x.c") == "NaN\n1e400\n[1, Infinity]\n"
+    # what is stored is JSON that strict parsers read
+    from test_damage import raw
+
+    assert json.loads(raw(__import__("pathlib").Path(flux.state_dir), "x.c"),
+                      parse_constant=lambda c: pytest.fail(c)) == "[1, Infinity]"
+
+
+def test_deeply_nested_setattr_is_one_line(flux):
+    before = flux.out("kvs", "ls", "-R")
+    result = flux("submit", "-S", "user.x=" + "[" * 100000, "true", check=False)
+    assert result.exit_code == 2
+    assert one_error(result).endswith("--setattr: user.x: value nested too deeply")
+    assert flux.out("kvs", "ls", "-R") == before
+
+
 def test_wait_event_that_never_matches_leaves_the_clock(flux):
     # one hour of other jobs' timers ahead
     others = [flux.submit("-t", "1h", "sleep", "inf") for _ in range(2)]

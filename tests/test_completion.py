@@ -304,3 +304,50 @@ def test_job_control_commands_offer_job_ids(flux, jobs):
     assert {"--stats", "--stats-only", "--since"} <= set(values(["flux-lite", "jobs", "--s"], flux.state_dir))
     assert "--name" in values(["flux-lite", "jobs", "--n"], flux.state_dir)
     assert "pgrep" in values(["flux-lite", "pg"], flux.state_dir)
+
+
+# -- queue names ----------------------------------------------------------------------------------
+
+
+QUEUES = "queues:\n  debug: {}\n  batch: {}\n  expedite: {parent: batch}\n"
+
+
+def _queue_params():
+    """(command words, option) for every option or argument of the command
+    tree that takes a queue name (its metavar or its name says so)."""
+    import click
+
+    def walk(cmd, words):
+        if isinstance(cmd, click.Group):
+            ctx = click.Context(cmd)
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                if sub is not None and not getattr(sub, "hidden", False):
+                    yield from walk(sub, words + [name])
+            return
+        for param in cmd.params:
+            if param.name in ("queue", "queues") or "QUEUE" in (param.metavar or ""):
+                yield words, param
+
+    return list(walk(cli, ["flux-lite"]))
+
+
+def test_every_queue_parameter_offers_queue_names(flux):
+    flux("config", "load", input=QUEUES)
+    found = _queue_params()
+    commands = {" ".join(words[1:]) for words, _param in found}
+    # where Flux takes a queue name
+    assert {"submit", "run", "jobs", "queue list", "queue status", "queue enable", "queue disable",
+            "queue start", "queue stop", "resource list", "pgrep", "pkill"} <= commands
+    for words, param in found:
+        if param.param_type_name == "option":
+            line = words + [param.opts[-1], ""]
+        else:
+            line = words + [""]
+        offered = values(line, flux.state_dir)
+        assert offered == ["debug", "batch", "expedite"], (line, offered)
+    # a comma-separated list completes its last item
+    assert values(["flux-lite", "jobs", "-q", "debug,b"], flux.state_dir) == ["debug,batch"]
+    # and `update JOB queue=`, as bash splits it at '='
+    jobid = flux.submit("-q", "debug", "--urgency=hold", "true")
+    assert values(["flux-lite", "update", jobid, "queue", "=", ""], flux.state_dir) == ["debug", "batch", "expedite"]

@@ -2,7 +2,7 @@
 eventlogs of jobs the exec system fails, sched-simple's log level, `module`
 list/stats, `kvs ls`, and flux-resource's format names.
 
-Expected texts are real Flux 0.88's (the transcripts in shared/reference),
+Expected texts are those real Flux 0.88 printed,
 or flux-core's sources where no recorded run shows the case.
 """
 

@@ -162,7 +162,7 @@ def test_unknown_command(flux):
     (("-N", "foo", "true"), "--nodes: invalid int value 'foo'"),
     (("-t", "foo", "true"), "invalid Flux standard duration"),
     (("-t", "-5", "true"), "duration must not be negative"),
-    (("-t", "-1m", "true"), "duration must not be negative"),
+    (("-t", "-1m", "true"), "invalid Flux standard duration"),  # parse_fsd refuses a negative FSD
     (("-t", "inf", "true"), "duration must be a normal, finite value"),
     (("--cc=foo", "true"), "IDset(): Invalid argument: foo"),
     (("--urgency=bogus", "true"), "invalid literal for int() with base 10: 'bogus'"),

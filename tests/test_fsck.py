@@ -149,3 +149,30 @@ def test_scheduler_view_is_checked_and_resynced(busy):
     assert f"scheduler: {ids[0]}: holds" in out and "does not track it" in out
     assert "[repaired: rebuilt]" in flux.out("fsck", "--repair")
     assert flux.out("fsck") == "fsck: ok\n"
+
+
+def test_every_ordinary_history_is_ok(flux):
+    """fsck knows every eventlog the job manager writes: an exec that fails
+    before start (release without start), timeouts, holds, cancels, updates,
+    notes, dependencies, a waited-for job, a reloaded scheduler."""
+    failed = flux.submit("-t", "1h", "-S", "exec.test.run_duration=5", "true")
+    timed_out = flux.submit("-t", "10s", "sleep", "inf")
+    first = flux.submit("-S", "exec.test.run_duration=3s", "true")
+    flux.submit(f"--dependency=afterok:{first}", "true")
+    held = flux.submit("--urgency=hold", "true")
+    pending = flux.submit("-N2", "-t", "1h", "sleep", "inf")
+    busy = flux.submit("-t", "1h", "-S", "exec.test.run_duration=1m", "true")
+    flux("job", "urgency", held, "hold")
+    flux("update", busy, "duration=2h")
+    flux("job", "raise", "--severity=3", "--type=note", busy, "hello")
+    flux("cancel", held, pending)
+    flux.advance("30s")
+    flux("resource", "drain", "1", "test")
+    flux("sched", "reload")
+    flux.advance("2h")
+    waited = flux.submit("--flags=waitable", "-S", "exec.test.run_duration=1s", "true")
+    flux("job", "wait", waited)
+    assert flux.out("jobs", "-no", "{status}", failed, timed_out) == "FAILED\nTIMEOUT\n"
+    assert flux.eventlog(failed)[-4:] == ["exception", "release", "free", "clean"]
+    assert flux.out("fsck") == "fsck: ok\n"
+    assert flux.out("fsck", "--rebuild") == "fsck: ok (derived tables rebuilt)\n"

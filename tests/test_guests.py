@@ -69,3 +69,25 @@ def test_wait_event_on_another_users_job(flux):
     assert flux.now() == t0
     assert flux.out("job", "wait-event", theirs, "start", env=OTHER).endswith("start\n")
     assert flux.out("job", "wait-event", theirs, "clean").endswith("clean\n")  # the owner
+
+
+def test_job_status_on_another_users_job(flux):
+    # job status waits for the job's end: a guest's wait on someone else's
+    # job would move the shared clock and time out everyone's jobs
+    theirs = flux.submit("-t", "1m", "sleep", "inf", env=OTHER)
+    t0 = flux.now()
+    r = flux.fails("job", "status", theirs, env=GUEST)
+    assert r.stderr == "flux-lite job: ERROR: access is restricted to job/instance owner\n"
+    assert flux.now() == t0 and flux.state(theirs) == "RUN"
+    mine = flux.submit("--setattr=exec.test.run_duration=10s", "true", env=GUEST)
+    assert flux("job", "status", mine, env=GUEST).exit_code == 0
+    assert flux("job", "status", theirs, check=False).exit_code == 142  # the owner: timed out at 1m
+
+
+def test_clock_next_only_reads_the_clock(flux):
+    # `clock next` prints when the next timed event is due; it moves nothing,
+    # so a guest may ask (advancing is the owner's: test_owner_only_as_in_flux)
+    jobid = flux.submit("-t", "1m", "sleep", "inf", env=OTHER)
+    t0 = flux.now()
+    assert flux.out("clock", "next", env=GUEST) == "1767225660.000000 2026-01-01T00:01:00.000000Z\n"
+    assert flux.now() == t0 and flux.state(jobid) == "RUN"

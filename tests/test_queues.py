@@ -25,6 +25,17 @@ queues:
 """
 
 
+# `resource list` of PROPS with every node free
+IDLE_DEBUG_BATCH = [
+    "     STATE QUEUE NNODES NCORES NGPUS NODELIST",
+    "      free debug      2      4     0 node[0-1]",
+    "      free batch      2      4     0 node[2-3]",
+    " allocated debug      0      0     0 ",
+    " allocated batch      0      0     0 ",
+    "      down debug      0      0     0 ",
+    "      down batch      0      0     0 "]
+
+
 @pytest.fixture
 def fluxq(flux_factory):
     return flux_factory(config=PROPS)
@@ -267,6 +278,9 @@ def test_virtual_queue_follows_its_parent(flux_factory):
     assert flux.state(jobid) == "SCHED"
     flux("queue", "start", "batch")
     assert flux.out("jobs", "-no", "{queue} {ranks}", jobid) == "expedite 2\n"
+    flux("job", "wait-event", jobid, "clean")
+    # resource list names the queues that own nodes: not the virtual one
+    assert lines(flux.out("resource", "list")) == IDLE_DEBUG_BATCH
 
 
 DEFAULT = """
@@ -510,14 +524,7 @@ def test_jobs_queue_filter(flux_factory):
 
 
 def test_resource_list_by_queue(fluxq):
-    assert lines(fluxq.out("resource", "list")) == [
-        "     STATE QUEUE NNODES NCORES NGPUS NODELIST",
-        "      free debug      2      4     0 node[0-1]",
-        "      free batch      2      4     0 node[2-3]",
-        " allocated debug      0      0     0 ",
-        " allocated batch      0      0     0 ",
-        "      down debug      0      0     0 ",
-        "      down batch      0      0     0 "]
+    assert lines(fluxq.out("resource", "list")) == IDLE_DEBUG_BATCH
     assert lines(fluxq.out("resource", "list", "-o", "{state} {properties} {nnodes} {ncores} {ranks} {nodelist}")) \
         == ["STATE PROPERTIES NNODES NCORES RANKS NODELIST", "free debug 2 4 0-1 node[0-1]",
             "free batch 2 4 2-3 node[2-3]", "allocated  0 0  ", "down  0 0  "]
@@ -577,16 +584,23 @@ def test_config_load_of_queues_moves_pending_requests(flux):
     assert flux.state(blocked) == "SCHED"
 
 
-def test_update_gives_sched_simple_a_pass_without_the_moved_job(fluxq):
-    """Recorded: moving the blocked head of sched-simple's FIFO to another
-    queue cancels its request; the scheduler's pass before the request comes
-    back reaches the jobs behind it (infeasible ones fail, fitting ones start)."""
+def blocked_head_and_infeasible_jobs(fluxq):
+    """The recorded scene: a debug -N2 job blocked at the head of sched-simple's
+    FIFO (ranks 0 and 2 busy), then two jobs that can never run."""
     fluxq("queue", "start", "--all")
     fluxq.submit("-q", "debug", RUN300, "true")               # rank 0
     fluxq.submit("-q", "batch", RUN300, "true")               # rank 2
     head = fluxq.submit("-q", "debug", "-N2", RUN300, "true")  # blocked: rank 0 is busy
     three = fluxq.submit("-q", "debug", "-N3", RUN1, "true")
     both = fluxq.submit("-q", "batch", "--requires=debug", RUN1, "true")
+    return head, three, both
+
+
+def test_update_gives_sched_simple_a_pass_without_the_moved_job(fluxq):
+    """Recorded: moving the blocked head of sched-simple's FIFO to another
+    queue cancels its request; the scheduler's pass before the request comes
+    back reaches the jobs behind it (infeasible ones fail, fitting ones start)."""
+    head, three, both = blocked_head_and_infeasible_jobs(fluxq)
     small = [fluxq.submit("-q", "batch", RUN300, "true") for _ in range(2)]
     assert [fluxq.state(j) for j in (head, three, both, *small)] == ["SCHED"] * 5
     fluxq("update", head, "queue=batch")
@@ -596,6 +610,26 @@ def test_update_gives_sched_simple_a_pass_without_the_moved_job(fluxq):
         "INACTIVE FAILED unsatisfiable request: need 1 slot(s) of 1 core(s), only 0 such slot(s) available "
         "(total cores: 0)\n"
         "RUN RUN \nRUN RUN \n")
+
+
+def test_stopping_queues_gives_no_pass_between_withdrawn_requests(fluxq):
+    """Recorded: `queue stop --all` withdraws every request at once, so the
+    infeasible jobs behind a blocked head get no pass (no exception yet);
+    after `queue start --all` the head blocks them again."""
+    head, three, both = blocked_head_and_infeasible_jobs(fluxq)
+    assert fluxq.out("queue", "stop", "-m", "draining for maintenance", "batch") == \
+        "batch: Scheduling is stopped: draining for maintenance\n"
+    assert fluxq.out("queue", "stop", "--all", "-m", "all stopped") == (
+        "batch: Scheduling is stopped: all stopped\ndebug: Scheduling is stopped: all stopped\n")
+    assert lines(fluxq.out("queue", "status", "-v"))[4:] == [
+        "0 alloc requests queued", "0 alloc requests pending to scheduler", "2 running jobs"]
+    fluxq("queue", "start", "--all")
+    assert fluxq.out("jobs", "-a", "-no", "{state} {status}", head, three, both) == "SCHED SCHED\n" * 3
+    assert fluxq.eventlog(three) == ["submit", "validate", "depend", "priority"]
+    assert lines(fluxq.out("queue", "status", "-v"))[4:] == [
+        "0 alloc requests queued", "3 alloc requests pending to scheduler", "2 running jobs"]
+    fluxq("update", head, "queue=batch")
+    assert fluxq.out("jobs", "-a", "-no", "{status} {exception.type}", three, both) == "FAILED alloc\n" * 2
 
 
 def test_update_queue_asks_the_scheduler_for_feasibility(flux_factory):

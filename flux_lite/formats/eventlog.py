@@ -192,8 +192,10 @@ def _check_unicode(value):
             _check_unicode(item)
 
 
-def _loads(text):
-    """json.loads() restricted to what jansson accepts."""
+def jansson_loads(text):
+    """json.loads() restricted to what jansson accepts: no NaN or Infinity,
+    no real number that overflows a double, no lone surrogate escapes
+    (ValueError or UnicodeError otherwise)."""
     obj = json.loads(
         text, parse_constant=_reject_constant, parse_float=_parse_real
     )
@@ -310,7 +312,7 @@ def _decode_line(line):
     if not line:
         raise EventlogError("empty line")
     try:
-        obj = _loads(line)
+        obj = jansson_loads(line)
     except json.JSONDecodeError as exc:
         raise EventlogError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     except (ValueError, UnicodeError, RecursionError) as exc:

@@ -109,10 +109,15 @@ def parse_setattr(keyval):
         raise UsageError(f"--setattr: expected KEY=VAL, got '{keyval}'")
     if not sep:
         return key, 1
+    from flux_lite.formats.eventlog import jansson_loads
+
     try:
-        return key, json.loads(val)
-    except ValueError:
+        # JSON as Flux's job-ingest reads it: NaN or 1e400 stay strings
+        return key, jansson_loads(val)
+    except (ValueError, UnicodeError):
         return key, val
+    except RecursionError:
+        raise UsageError(f"--setattr: {key}: value nested too deeply") from None
 
 
 # ---------------------------------------------------------------------------

@@ -176,6 +176,26 @@ def lookup(obj, path):
     return value
 
 
+# The ends of what datetime and timedelta can hold. A time or a duration
+# stored past them (a guest's `submit -t 1e20`, `update duration=1e308`) is
+# shown at the end of the range rather than failing everyone's listing: the
+# end of the year 9999 in local time (the UTC end overflows east of UTC).
+_LAST_DATETIME = datetime(9999, 12, 31, 23, 59, 59)
+_FIRST_DATETIME = datetime(1, 1, 1)
+_MAX_TIMEDELTA_SECONDS = 999999999 * 86400 + 86399
+
+
+def _fromtimestamp(value, cls=datetime):
+    """cls.fromtimestamp(value), clamped into the years 1-9999."""
+    try:
+        return cls.fromtimestamp(value)
+    except (OverflowError, ValueError, OSError):
+        if not isinstance(value, (int, float)) or value != value:  # not a number, or nan
+            raise
+        end = _LAST_DATETIME if value > 0 else _FIRST_DATETIME
+        return cls(end.year, end.month, end.day, end.hour, end.minute, end.second)
+
+
 def _convert(value, conv):
     """Apply a conversion the way flux.util.UtilFormatter does."""
     if not conv:
@@ -183,7 +203,7 @@ def _convert(value, conv):
     orig = str(value)
     if conv == "d":
         try:
-            return _Datetime.fromtimestamp(value)
+            return _fromtimestamp(value, _Datetime)
         except TypeError:
             if orig == "":
                 return _Datetime.fromtimestamp(0.0)
@@ -192,7 +212,7 @@ def _convert(value, conv):
         if not value:
             return ""
         try:
-            return datetime.fromtimestamp(value).strftime("%FT%T")
+            return _fromtimestamp(value).strftime("%FT%T")
         except TypeError:
             if orig == "":
                 return ""
@@ -208,7 +228,7 @@ def _convert(value, conv):
         try:
             if 0 < value < 1:
                 value = 1
-            return str(timedelta(seconds=round(value)))
+            return str(timedelta(seconds=min(round(value), _MAX_TIMEDELTA_SECONDS)))
         except TypeError:
             if orig == "":
                 return ""

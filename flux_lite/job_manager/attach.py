@@ -10,8 +10,6 @@ exception). `flux submit --wait` (JobWatcher) prints ``job.exception: ...``
 for fatal exceptions and exits with the largest exit code of its jobs.
 """
 
-from flux_lite.formats import eventlog
-from flux_lite.formats.jobid import kvs_key
 
 LOG = "log"  # a line flux-job logs under its program name
 RAW = "raw"  # a line printed as it is
@@ -20,10 +18,11 @@ RAW = "raw"  # a line printed as it is
 def watched(broker, jobid: int, stop: str = "clean"):
     """Eventlog entries up to the first `stop` event (all of them once the
     job is inactive without it), or None while the job has not got there."""
-    text = broker.kvs.get(kvs_key(jobid, "eventlog"))
-    if text is None:
+    from flux_lite.job_manager.waiters import readable_eventlog
+
+    entries = readable_eventlog(broker, jobid)
+    if entries is None:
         return None
-    entries = eventlog.decode(text)
     for i, entry in enumerate(entries):
         if entry["name"] == stop:
             return entries[: i + 1]

@@ -18,17 +18,24 @@ def _matches(entry, match):
     return json.dumps(value, separators=(",", ":")) == want
 
 
-def event_matcher(broker, jobid, name, match=None, count=1):
-    """None while waiting; (entries, entry) once found; an error string if it never can be."""
+def readable_eventlog(broker, jobid):
+    """A job's eventlog entries (None if there is no such job), for a
+    requester who may watch it: job-info's eventlog watch serves the job's
+    owner and the instance owner. Damage is DamagedError naming the key."""
     entries = broker.kvs.get_eventlog(kvs_key(jobid, "eventlog"))
-    if entries is None:
-        return f"job {f58(jobid)} not found"
     userid = (entries[0].get("context") or {}).get("userid") if entries else None
     if isinstance(userid, int):
         from flux_lite import access
 
-        # job-info's eventlog watch: the job's owner and the instance owner
         access.require_job_access(broker.instance.identity, userid)
+    return entries
+
+
+def event_matcher(broker, jobid, name, match=None, count=1):
+    """None while waiting; (entries, entry) once found; an error string if it never can be."""
+    entries = readable_eventlog(broker, jobid)
+    if entries is None:
+        return f"job {f58(jobid)} not found"
     seen = 0
     for i, entry in enumerate(entries):
         if entry["name"] == name and _matches(entry, match):

@@ -122,6 +122,8 @@ def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"
     if len(fields) <= 1 and "state" not in fields:
         split = []  # `-no {properties}` lists each value once, as in Flux
     per_queue = queues_of_ranks(broker.config, status["all"]) if qc.named else {}
+    # virtual queues run on their parent's nodes: Flux lists only the parents
+    listed = [n for n in qc.names() if not qc.defs[n].parent]
     out = []
     for state in states:
         rset = status[state]
@@ -132,14 +134,14 @@ def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"
             continue
         if not rset.nnodes:
             if "queue" in split and qc.named:
-                names = [queue] if queue is not None else qc.names()
+                names = [queue] if queue is not None else listed
                 out.extend(_row(state, rset, name) for name in names)
             else:
                 out.append(_row(state, rset))
             continue
         groups = {}  # key -> (queue string, [ranks])
         for rank in rset.ranks:
-            qs = ",".join(n for n in qc.names() if rank in per_queue[n])
+            qs = ",".join(n for n in listed if rank in per_queue[n])
             props = tuple(sorted(p for p, ids in rset.properties.items() if rank in ids))
             key = tuple(qs if f == "queue" else props for f in split)
             groups.setdefault(key, (qs, []))[1].append(rank)

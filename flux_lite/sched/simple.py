@@ -8,6 +8,7 @@ running jobs' end times.
 
 import heapq
 
+from flux_lite import protocol as rfc27
 from flux_lite.sched.base import COMMON_ARGS, DEBUG_ANNOTATE_REASON_PENDING, ModuleArg, Scheduler
 from flux_lite.sched.registry import register
 
@@ -39,10 +40,13 @@ class SimpleScheduler(Scheduler):
         """Flux's sched-simple schedules again as soon as a canceled request
         leaves its queue, before the job manager can send that job's request
         again (a round trip later): the jobs behind a canceled head get a pass
-        without it (recorded when `update queue=` moves a blocked head)."""
+        without it (recorded when `update queue=` moves a blocked head). It
+        reads the cancels already waiting first: stopping a queue withdraws
+        all its requests at once, and the jobs behind a withdrawn head get no
+        pass in between (recorded: an infeasible job behind it stays SCHED)."""
         had = msg.get("id") in self.queue
         super().cancel(msg)
-        if had and self.needs_pass:
+        if had and self.needs_pass and not self.b.next_message_is(rfc27.SCHED_CANCEL):
             self.run_pass()
     policy = "fcfs"
 
