@@ -132,6 +132,7 @@ class Instance:
             raise NoInstanceError(f"{self.state_dir}: not a flux-lite instance")
         self._config = None
         self._identity = None
+        self._hwm_file = None  # the job id high-water mark, opened by the first submit
         self._log = []
 
     # -- creation and opening ----------------------------------------------
@@ -270,6 +271,8 @@ class Instance:
 
     def close(self):
         self.kvs.close()
+        if self._hwm_file is not None:
+            self._hwm_file.close()
 
     # -- properties ---------------------------------------------------------
 
@@ -428,18 +431,11 @@ class Instance:
     def hwm_writer(self, jobid):
         """A hook that records jobid as the highest issued (run after commit)."""
         def write():
-            path = self.state_dir / HWM_NAME
-            tmp = self.state_dir / f".{HWM_NAME}.{os.getpid()}"
-            try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                try:
-                    os.fchmod(fd, 0o600)
-                    os.write(fd, f"{self._tag()} {jobid}\n".encode())
-                finally:
-                    os.close(fd)
-                os.replace(tmp, path)
-            except OSError:
-                pass  # the mark is a safety net; the committed jobs stand without it
+            if self._hwm_file is None:
+                from flux_lite.kvs import SideFile
+
+                self._hwm_file = SideFile(str(self.state_dir / HWM_NAME))
+            self._hwm_file.write(f"{self._tag()} {jobid}\n".encode())
         return write
 
     def read_hwm(self):

@@ -34,6 +34,37 @@ CREATE TABLE IF NOT EXISTS kvs (
 """
 
 
+class SideFile:
+    """A small file next to the database, rewritten in place through one
+    descriptor kept open for the process: a command that commits often (a
+    replay, a burst of submits) would otherwise pay an open, or an open and a
+    rename, per transaction. Writing is best effort: what it records (who
+    holds the lock, the job id high-water mark) is a safety net."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def write(self, data: bytes) -> None:
+        import os
+
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                os.fchmod(self._fd, 0o600)  # whatever the umask
+            os.pwrite(self._fd, data, 0)
+            os.ftruncate(self._fd, len(data))
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        if self._fd is not None:
+            import os
+
+            os.close(self._fd)
+            self._fd = None
+
+
 class KVSError(FluxLiteError):
     pass
 
@@ -110,6 +141,7 @@ class KVS:
         self._puts = {}
         # callables run once the current transaction has committed
         self._after_commit = []
+        self._holder_file = SideFile(self.path + "-holder")
         if create:
             self.conn.executescript(SCHEMA)
 
@@ -136,6 +168,7 @@ class KVS:
         if (self._appends or self._puts) and not self._depth:
             self.flush()
         self.conn.close()
+        self._holder_file.close()
 
     # -- transactions -------------------------------------------------------
 
@@ -206,15 +239,8 @@ class KVS:
         import os
         import sys
 
-        try:
-            fd = os.open(self._holder_path(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                words = " ".join(["flux-lite", *sys.argv[1:4]])[:120]
-                os.write(fd, f"pid {os.getpid()} ({words})".encode("utf-8", "replace"))
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # only the waiting message loses its detail
+        words = " ".join(["flux-lite", *sys.argv[1:4]])[:120]
+        self._holder_file.write(f"pid {os.getpid()} ({words})".encode("utf-8", "replace"))
 
     def _holder(self):
         try:

@@ -603,6 +603,29 @@ def test_plan_invariants_random(policy, seed):
     cut = rng.randint(0, len(queue))
     resumed = _Pass(sched, sched.pool.copy(), commit=False).place_all(queue[:cut]).place_all(queue[cut:])
     assert resumed.plan().starts == plan.starts
+    # ... and so, when nothing it planned with has ended meanwhile, are
+    # arrivals at a later time (a trace replay submits one job per second)
+    pool = sched.pool.copy()
+    first = _Pass(sched, pool, commit=False).place_all(queue[:cut])
+    ends = sorted(e for _j, e in pool.job_end_times() if e)
+    later = now + rng.choice([1.0, 30.0, 400.0, 5000.0])
+    if ends and ends[0] > now:
+        later = min(later, rng.choice([ends[0], math.nextafter(ends[0], -math.inf)]))
+    left = [pj for pj in queue[:cut] if first.starts.get(pj.jobid) != now]
+    full_pool = pool.copy()
+    sched.b.now = later
+    try:
+        if not first.resumable(later):
+            return  # something ended by then: a full replan
+        first.rebase(later)
+        first.place_all(queue[cut:])
+        full = _Pass(sched, full_pool, commit=False).place_all(left + queue[cut:])
+    finally:
+        sched.b.now = now
+    ids = {pj.jobid for pj in left + queue[cut:]}
+    assert {j: t for j, t in first.starts.items() if j in ids} == full.starts
+    assert {j: rset.dumps() for j, rset in first.allocated.items() if first.starts[j] == later} == \
+        {j: rset.dumps() for j, rset in full.allocated.items()}
 
 
 def test_duration_zero_runs_until_instance_expiration():

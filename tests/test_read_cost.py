@@ -120,3 +120,103 @@ def test_writers_touch_only_the_jobs_they_need(flux, monkeypatch):
     monkeypatch.undo()  # queue status -v counts over every job
     assert flux.out("queue", "status", "-v").splitlines()[2:4] == [
         "0 alloc requests queued", "4 alloc requests pending to scheduler"]
+
+
+@pytest.fixture
+def long_queue(flux):
+    """Every core busy for an hour, 300 one-core jobs pending behind."""
+    flux.submit("-N4", "--exclusive", "-S", "exec.test.run_duration=1h", "true")
+    flux("submit", "--cc=1-300", "--quiet", "-n1", "-t", "10m", "true")
+    pending = flux.out("jobs", "-n", "-c", "0", "-f", "pending", "-o", "{id}").split()
+    assert len(pending) == 300
+    return flux, pending
+
+
+def _count_decoded(monkeypatch):
+    """Job ids whose stored record the job manager turned into a Job."""
+    from flux_lite.job_manager import index
+
+    loaded = []
+    real = index.job_from_record
+
+    def counting(rec):
+        loaded.append(rec["id"])
+        return real(rec)
+    monkeypatch.setattr(index, "job_from_record", counting)
+    return loaded
+
+
+class _CountingCursor:
+    def __init__(self, cur, rows):
+        self._cur, self._rows = cur, rows
+
+    def __iter__(self):
+        for row in self._cur:
+            self._rows[0] += 1
+            yield row
+
+    def fetchone(self):
+        row = self._cur.fetchone()
+        self._rows[0] += row is not None
+        return row
+
+    def fetchall(self):
+        out = self._cur.fetchall()
+        self._rows[0] += len(out)
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self._cur, name)
+
+
+class _CountingConn:
+    def __init__(self, conn, rows):
+        self._conn, self._rows = conn, rows
+
+    def execute(self, *args):
+        return _CountingCursor(self._conn.execute(*args), self._rows)
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+def _count_rows(monkeypatch):
+    """[rows the command's SQL statements returned]: every KVS connection
+    opened from now on counts them."""
+    rows = [0]
+    real = KVS.__init__
+
+    def init(self, *args, **kw):
+        real(self, *args, **kw)
+        self.conn = _CountingConn(self.conn, rows)
+    monkeypatch.setattr(KVS, "__init__", init)
+    return rows
+
+
+@pytest.mark.parametrize("argv", [
+    ("sched", "reload"),
+    ("module", "reload", "sched-simple"),
+    ("submit", "-n1", "true"),
+    ("cancel", "{last}"),
+    ("job", "urgency", "{last}", "31"),
+    ("update", "{last}", "duration=+1m"),
+    ("job", "raise", "{last}"),
+], ids=lambda a: " ".join(a))
+def test_writers_decode_only_what_they_touch(long_queue, monkeypatch, argv):
+    """With 300 jobs pending, a command reads the job it changes plus the
+    head of the alloc queue that limited mode (8) may send: never the
+    queue, whether by the working set, record by record (the scheduler's
+    disconnect and ready included) or id by id from the index (the alloc
+    queue's candidates, the "any job in SCHED?" checks)."""
+    flux, pending = long_queue
+    _no_working_set(monkeypatch)
+    loaded = _count_decoded(monkeypatch)
+    rows = _count_rows(monkeypatch)
+    flux(*[a.replace("{last}", pending[-1]) for a in argv])
+    assert 0 < len(loaded) <= 20, len(loaded)
+    assert rows[0] <= 100, rows[0]  # about 70: the schema check (22), the job, 16 candidates...
+    monkeypatch.undo()
+    # the queue is intact: limited=8 requests outstanding, the rest queued
+    assert flux.out("queue", "status", "-v").splitlines()[2:4] == [
+        f"{len(flux.out('jobs', '-n', '-c', '0', '-f', 'sched', '-o', '{id}').split()) - 8} alloc requests queued",
+        "8 alloc requests pending to scheduler"]

@@ -175,3 +175,79 @@ def test_gzip_trace(tmp_path):
         f.write("; MaxNodes: 2\n" + job_line(1, 5, 10, 1, 20) + "\n")
     trace = workload.read_trace(str(path))
     assert trace.max_nodes == 2 and trace.jobs[0].procs == 1 and trace.jobs[0].submit == 5
+
+
+# -- the replay is what a script of commands would do ---------------------------------------
+
+
+def per_command(state, jobs, nodes, cores, policy):
+    """The trace as a script of commands replays it: per job, a clock advance
+    to its submit time and a submit, each its own command (transaction, job
+    manager, scheduler loaded from its stored state); then clock advances
+    until every job is inactive."""
+    from flux_lite.instance import Instance
+    from flux_lite.job_manager import index
+
+    inst = Instance.create(state, config={"sched": {"policy": policy}}, size=nodes, cores=cores,
+                           clock="virtual")
+    try:
+        start, t0 = inst.clock_now(), jobs[0].submit
+        for job in jobs:
+            delta = start + job.submit - t0 - inst.clock_now()
+            if delta > 0:
+                inst.advance_clock(delta)
+            with inst.session() as broker:
+                broker.jm.submit(workload.jobspec_for(job))
+        while index.active_count(inst.kvs.conn):
+            inst.advance_clock(7 * 86400.0)
+    finally:
+        inst.close()
+
+
+def job_keys(state):
+    """Every job's KVS keys (eventlog, jobspec, R, J) and its index row's
+    times and result. Eventlog entries are compared decoded: a command
+    annotates the pending jobs once, as it ends, so between commands a
+    reserved job carries sched.selection_type before its alloc event merges
+    resource_summary in, while within one replay it does not, and the two
+    keys of that annotation come out in the other order."""
+    import sqlite3
+
+    conn = sqlite3.connect(str(Path(state) / "kvs.sqlite"))
+    try:
+        kvs = [(key, [json.loads(line) for line in value.splitlines()] if key.endswith(".eventlog") else value)
+               for key, value in conn.execute("SELECT key, value FROM kvs WHERE key LIKE 'job.%' ORDER BY key")]
+        rows = conn.execute("SELECT id, state, t_submit, t_run, t_inactive, result, R FROM jobs ORDER BY id")
+        return kvs, rows.fetchall()
+    finally:
+        conn.close()
+
+
+def random_trace(seed, n):
+    """n jobs on 4 nodes of 4 cores: sizes 1-16, run times short and long,
+    some running past their limit, arrivals in bursts and gaps."""
+    import random
+
+    rng = random.Random(seed)
+    t, jobs = 0.0, []
+    for num in range(1, n + 1):
+        t += rng.choice([0, 0, 1, 5, 30, 120, 600])
+        procs = rng.choice([1, 1, 2, 3, 4, 6, 8, 12, 16])
+        limit = rng.choice([60, 300, 900, 3600])
+        run = rng.choice([limit * 0.2, limit * 0.5, limit * 0.9, limit * 1.5, 0])
+        jobs.append(workload.TraceJob(num=num, submit=t, run=run, procs=procs, req_time=limit, user=1, wait=-1))
+    return jobs
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
+def test_replay_is_what_commands_would_do(tmp_path, policy):
+    """One replay command leaves the same eventlogs, jobspecs, R and results
+    as a command per submit and per clock advance: the replay's shortcuts
+    (one transaction, resumed scheduling passes) change no decision."""
+    for seed in (1, 2):
+        jobs = random_trace(seed, 60)
+        a, b = tmp_path / f"replay{seed}", tmp_path / f"commands{seed}"
+        got = workload.replay_trace(a, jobs, 4, 4, policy=policy)
+        per_command(b, jobs, 4, 4, policy)
+        assert got["jobs"] == 60 and got["wait_max"] > 0  # the instance was busy
+        assert job_keys(a) == job_keys(b)

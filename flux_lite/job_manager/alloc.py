@@ -12,7 +12,7 @@ scheduler drives. The interface state (online, mode, limit) persists under
 import heapq
 
 from flux_lite import protocol as rfc27
-from flux_lite.job_manager.job import CLEANUP, FLAG_DEBUG, PENDING, PRIORITY, SCHED
+from flux_lite.job_manager.job import CLEANUP, FLAG_DEBUG, PRIORITY, SCHED
 
 STATE_KEY = "job-manager.sched"
 
@@ -29,7 +29,7 @@ class SchedInterface:
         # until every job is loaded, the queue's candidates come from the
         # index, (id, priority) best first, merged into the heap as needed
         self._candidates = None
-        self._next_candidate = 0
+        self._next_candidate = None  # the next (id, priority) from the index, not yet in the heap
         st = self.kvs.get(STATE_KEY)
         self.state = st if st is not None else {"online": False, "mode": None, "limit": 0}
         self._state_dirty = False
@@ -124,12 +124,13 @@ class SchedInterface:
             return
         if self._candidates is None:
             self._candidates = index.alloc_candidates(SCHED)
-        cands, queue = self._candidates, self.queue
-        while self._next_candidate < len(cands):
-            jobid, priority = cands[self._next_candidate]
+            self._next_candidate = next(self._candidates, None)
+        queue = self.queue
+        while self._next_candidate is not None:
+            jobid, priority = self._next_candidate
             if queue and queue[0] <= (-priority, jobid):
                 return
-            self._next_candidate += 1
+            self._next_candidate = next(self._candidates, None)
             job = index.get(jobid)
             if job is not None and job.state == SCHED and job.priority and not job.alloc_pending \
                     and not job.queued:
@@ -264,37 +265,32 @@ class SchedInterface:
         return records
 
     def ready(self, msg, cred=None):
-        """job-manager.sched-ready: alloc requests may flow."""
+        """job-manager.sched-ready: alloc requests may flow. Its count (the
+        jobs queued for an alloc request) and the CLEANUP jobs whose frees
+        are re-sent come from the index: no pending job is read."""
         mode, limit = rfc27.check_ready(msg)
         self._set_state(True, mode, limit)
         self.b.log("job-manager", "debug", f"scheduler: ready {mode}")
         index = self.jm.index
-        if not index.any_active(PENDING | CLEANUP):
-            return {"count": 0}  # nothing to send or re-send: no need to load every job
-        jobs = index.jobs
+        index.save()  # the index must show this command's changes
         # re-run cleanup actions so that interrupted frees are re-sent
-        for job in jobs.values():
-            if job.state == CLEANUP:
-                self.jm.event.actions.append(job.id)
-        return {"count": sum(1 for j in jobs.values() if j.state == SCHED and j.priority and not j.alloc_pending)}
+        for job in index.active_in(CLEANUP):
+            self.jm.event.actions.append(job.id)
+        return {"count": index.alloc_counts(SCHED)["queue_length"]}
 
     def disconnect(self, msg=None, cred=None):
-        """The scheduler went away: outstanding requests go back to the queue."""
+        """The scheduler went away: outstanding requests go back to the
+        queue, their sched annotations cleared (as alloc.c's teardown does:
+        only the jobs with a request outstanding are touched)."""
         self._set_state(False, None, 0)
         self._canceling.clear()
         index = self.jm.index
-        if not index.any_active(PENDING):
-            return {}  # only pending jobs can have requests or sched annotations
-        for job in index.jobs.values():
-            if job.alloc_pending:
-                self._set_pending(job, False)
-                job.annotations.pop("sched", None)
-                index.changed(job.id)
-                if job.state == SCHED and job.priority:
-                    self.enqueue(job)
-            elif job.annotations.get("sched") and job.state == SCHED:
-                job.annotations.pop("sched", None)
-                index.changed(job.id)
+        for job in self._pending_jobs():
+            self._set_pending(job, False)
+            job.annotations.pop("sched", None)
+            index.changed(job.id)
+            if job.state == SCHED and job.priority:
+                self.enqueue(job)
         return {}
 
 

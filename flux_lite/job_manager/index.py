@@ -19,7 +19,7 @@ from errno import ENOENT
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
-from flux_lite.job_manager.job import INACTIVE, Job
+from flux_lite.job_manager.job import CLEANUP, INACTIVE, RUN, Job
 
 TABLE = "jobs"
 SCHEMA = """
@@ -171,6 +171,22 @@ def _listing_fields(job: Job) -> dict[str, Any]:
     return out
 
 
+def _state_bits(mask: int) -> list[int]:
+    """The single state bits of a mask, lowest first."""
+    return [1 << b for b in range(mask.bit_length()) if mask & (1 << b)]
+
+
+# the states in which a job can hold resources (alloc moves SCHED to RUN)
+_HOLDING = RUN | CLEANUP
+
+
+def _in_states(mask: int) -> str:
+    """An SQL condition: the job's state is one of mask's active states
+    (`state IN (...)` reads the state indexes' ranges of only those, where
+    `state < INACTIVE AND state & mask` would scan every active job's)."""
+    return f"state IN ({','.join(map(str, _state_bits(mask & (INACTIVE - 1)))) or 'NULL'})"
+
+
 # json.dumps(value, separators=(",", ":")), without building an encoder per call
 _compact = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -224,7 +240,7 @@ class JobIndex:
         self._all = False  # _cache holds every active job
         self._dirty: set[int] = set()
         self._removed: dict[int, Job] = {}
-        self._stored_ids: dict[int, list] = {}  # any_active: [row ids, cursor] by state mask
+        self._stored_ids: dict[int, int | None] = {}  # any_active: id cursor by state (None: done)
 
     @property
     def loaded(self) -> bool:
@@ -307,19 +323,36 @@ class JobIndex:
         if self._all:
             return False
         # the rows of jobs read this command may be stale: their objects
-        # answer. The rows of the others do not change during the command, so
-        # they are read once per mask (the pump asks often); a job once read
-        # stays read, so a cursor skips them for good.
-        entry = self._stored_ids.get(state_mask)
-        if entry is None:
-            entry = self._stored_ids[state_mask] = [[r[0] for r in self.conn.execute(
-                "SELECT id FROM jobs WHERE state < ? AND (state & ?) != 0", (INACTIVE, state_mask))], 0]
-        ids, pos = entry
+        # answer. The rows of the others do not change during the command,
+        # so per state a cursor walks the (state, id) index past the ids
+        # read so far, a few rows at a time: a job once read stays read.
         cache, removed = self._cache, self._removed
-        while pos < len(ids) and (ids[pos] in cache or ids[pos] in removed):
-            pos += 1
-        entry[1] = pos
-        return pos < len(ids)
+        for state in _state_bits(state_mask & (INACTIVE - 1)):
+            cursor, chunk = self._stored_ids.get(state, 0), 4
+            while cursor is not None:
+                ids = [r[0] for r in self.conn.execute(
+                    "SELECT id FROM jobs WHERE state = ? AND id > ? ORDER BY id LIMIT ?", (state, cursor, chunk))]
+                found = next((i for i in ids if i not in cache and i not in removed), None)
+                if found is not None:
+                    self._stored_ids[state] = found - 1
+                    return True
+                cursor = ids[-1] if len(ids) == chunk else None
+                chunk = min(chunk * 4, 1024)
+            self._stored_ids[state] = None
+        return False
+
+    def active_in(self, state_mask: int) -> list[Job]:
+        """The active jobs in these states, by id, reading the rows of only
+        those (this command's objects answer for the jobs they hold)."""
+        if self._all:
+            return sorted((j for j in self._cache.values() if j.state & state_mask), key=lambda j: j.id)
+        cache, removed = self._cache, self._removed
+        ids = {j.id for j in cache.values() if j.state & state_mask}
+        for state in _state_bits(state_mask & (INACTIVE - 1)):
+            ids.update(r[0] for r in self.conn.execute("SELECT id FROM jobs WHERE state = ?", (state,))
+                       if r[0] not in cache and r[0] not in removed)
+        jobs = (self.get(jobid) for jobid in sorted(ids))
+        return [j for j in jobs if j is not None and j.state & state_mask]
 
     def save(self) -> None:
         conn = self.conn
@@ -337,30 +370,49 @@ class JobIndex:
         first): SCHED jobs with a priority and no request outstanding,
         requests outstanding, jobs holding resources. Each query reads an
         index range, never the pending jobs' rows."""
-        from flux_lite.job_manager.job import ACTIVE, CLEANUP, RUN
+        from flux_lite.job_manager.job import ACTIVE
 
         conn = self.conn
-        states = ",".join(str(1 << b) for b in range(ACTIVE.bit_length()) if ACTIVE & (1 << b))
         queued = conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0",
                               (sched_state,)).fetchone()[0]
-        pending = conn.execute(f"SELECT count(*) FROM jobs WHERE state IN ({states}) AND alloc_pending = 1"
+        pending = conn.execute(f"SELECT count(*) FROM jobs WHERE {_in_states(ACTIVE)} AND alloc_pending = 1"
                                ).fetchone()[0]
-        running = conn.execute("SELECT count(*) FROM jobs WHERE state IN (?, ?) AND has_resources = 1",
-                               (RUN, CLEANUP)).fetchone()[0]
+        running = conn.execute(f"SELECT count(*) FROM jobs WHERE {_in_states(_HOLDING)} AND has_resources = 1"
+                               ).fetchone()[0]
         return {"queue_length": queued, "alloc_pending": pending, "running": running}
 
     def count_active(self, state_mask: int) -> int:
         """Active jobs in these states, from the columns (call save() first)."""
-        return self.conn.execute("SELECT count(*) FROM jobs WHERE state < ? AND (state & ?) != 0",
-                                 (INACTIVE, state_mask)).fetchone()[0]
+        return self.conn.execute(f"SELECT count(*) FROM jobs WHERE {_in_states(state_mask)}").fetchone()[0]
 
-    def alloc_candidates(self, sched_state: int) -> list[tuple[int, int]]:
+    def alloc_candidates(self, sched_state: int) -> Iterator[tuple[int, int]]:
         """(id, priority) of the jobs that may await an alloc request (SCHED,
         a priority, none outstanding), best first, from the index's columns:
-        the alloc queue reads the records of only those it gets to."""
-        return [(r[0], r[1]) for r in self.conn.execute(
-            "SELECT id, priority FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0 "
-            "ORDER BY priority DESC, id", (sched_state,))]
+        read lazily, a priority level at a time and a few rows at a time
+        along the (state, alloc_pending, priority, id) index, so the alloc
+        queue reads the rows of only those it gets to (limited=N: about N)."""
+        conn = self.conn
+        above: int | None = None  # the priority level last read
+        while True:
+            if above is None:
+                row = conn.execute("SELECT max(priority) FROM jobs WHERE state = ? AND alloc_pending = 0 "
+                                   "AND priority > 0", (sched_state,)).fetchone()
+            else:
+                row = conn.execute("SELECT max(priority) FROM jobs WHERE state = ? AND alloc_pending = 0 "
+                                   "AND priority > 0 AND priority < ?", (sched_state, above)).fetchone()
+            if row is None or row[0] is None:
+                return
+            above = priority = row[0]
+            after, chunk = 0, 16
+            while True:
+                ids = [r[0] for r in conn.execute(
+                    "SELECT id FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority = ? AND id > ? "
+                    "ORDER BY id LIMIT ?", (sched_state, priority, after, chunk))]
+                for jobid in ids:
+                    yield jobid, priority
+                if len(ids) < chunk:
+                    break
+                after, chunk = ids[-1], min(chunk * 4, 4096)
 
     def outstanding_ids(self) -> set[int]:
         """Ids of the active jobs with an alloc request outstanding (this
@@ -369,7 +421,7 @@ class JobIndex:
         if not self._all:
             known = self._cache.keys() | self._removed.keys()
             ids.update(r[0] for r in self.conn.execute(
-                "SELECT id FROM jobs WHERE state < ? AND alloc_pending = 1", (INACTIVE,)) if r[0] not in known)
+                f"SELECT id FROM jobs WHERE {_in_states(INACTIVE - 1)} AND alloc_pending = 1") if r[0] not in known)
         return ids
 
     def held_Rs(self) -> Iterator[dict]:
@@ -381,7 +433,7 @@ class JobIndex:
             if job.has_resources and job.R:
                 yield job.R
         for jobid, R in self.conn.execute(
-            "SELECT id, R FROM jobs WHERE state < ? AND has_resources = 1 AND R IS NOT NULL", (INACTIVE,)
+            f"SELECT id, R FROM jobs WHERE {_in_states(_HOLDING)} AND has_resources = 1 AND R IS NOT NULL"
         ):
             if jobid in known:
                 continue
@@ -409,7 +461,7 @@ class JobIndex:
         # no record is decoded here; the few that fail are decoded to say why
         for jobid, priority, userid, t_submit, R, ok in self.conn.execute(
             "SELECT id, priority, userid, t_submit, R, json_valid(data) "
-            "FROM jobs WHERE state < ? AND has_resources = 1 ORDER BY id", (INACTIVE,)
+            f"FROM jobs WHERE {_in_states(_HOLDING)} AND has_resources = 1 ORDER BY id"
         ):
             if not ok and jobid not in self._cache:
                 row = self.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
@@ -472,16 +524,33 @@ def active_records_ordered(conn: sqlite3.Connection, state_mask: int, userid: in
 
     decode = decode or _good_rows
     user_clause = _user_clause(userid)
-    for mask, order in ((PENDING, "COALESCE(priority, 0) DESC, id"), (RUNNING, "COALESCE(t_run, 0) DESC, id")):
-        if not state_mask & mask:
-            continue
-        ids = [r[0] for r in conn.execute(
-            f"SELECT id FROM jobs WHERE state < {INACTIVE} AND (state & ?) != 0{user_clause} ORDER BY {order}",
-            (state_mask & mask,))]
-        yield from decode(_rows_by_id(conn, ids))
+    for mask, key in ((PENDING, "COALESCE(priority, 0)"), (RUNNING, "COALESCE(t_run, 0)")):
+        if state_mask & mask:
+            yield from decode(_rows_by_id(conn, _ids_by_key_desc(conn, state_mask & mask, key, user_clause)))
 
 
-def _rows_by_id(conn: sqlite3.Connection, ids: list[int]) -> Iterator[tuple[int, str]]:
+def _ids_by_key_desc(conn: sqlite3.Connection, state_mask: int, key: str, user_clause: str) -> Iterator[int]:
+    """Ids of the jobs in state_mask by key descending, then id: read in
+    chunks that grow (a top-N sort each, past the last (key, id) read), so
+    that a caller stopping after a page does not sort and read every id."""
+    where = _in_states(state_mask) + user_clause
+    after: tuple | None = None
+    chunk = 1024
+    while True:
+        if after is None:
+            rows = conn.execute(f"SELECT -{key}, id FROM jobs WHERE {where} ORDER BY 1, 2 LIMIT ?",
+                                (chunk,)).fetchall()
+        else:
+            rows = conn.execute(f"SELECT -{key}, id FROM jobs WHERE {where} AND (-{key}, id) > (?, ?) "
+                                "ORDER BY 1, 2 LIMIT ?", (*after, chunk)).fetchall()
+        for row in rows:
+            yield row[1]
+        if len(rows) < chunk:
+            return
+        after, chunk = rows[-1], chunk * 4
+
+
+def _rows_by_id(conn: sqlite3.Connection, ids: Iterable[int]) -> Iterator[tuple[int, str]]:
     for jobid in ids:
         row = conn.execute("SELECT id, data FROM jobs WHERE id = ?", (jobid,)).fetchone()
         if row is not None:
@@ -552,8 +621,7 @@ def listed_count(conn: sqlite3.Connection, state_mask: int, userid: int | None =
     (when state_mask has INACTIVE or results is given) would yield together:
     a progress bar's total, counted on the index alone."""
     user_clause = _user_clause(userid)
-    total = conn.execute(f"SELECT count(*) FROM jobs WHERE state < {INACTIVE} AND (state & ?) != 0{user_clause}",
-                         (state_mask,)).fetchone()[0]
+    total = conn.execute(f"SELECT count(*) FROM jobs WHERE {_in_states(state_mask)}{user_clause}").fetchone()[0]
     if state_mask & INACTIVE or results:
         clauses, args = user_clause, []
         if since:

@@ -192,6 +192,7 @@ class _Planner:
         self.now_fail = {}  # shape -> smallest window (duration) that did not fit now
         self.never = {}  # shape -> smallest duration that could not be placed at all
         self.run_lb = {}  # shape -> earliest fit ignoring reservations
+        self.capacity = {}  # kind of request -> (totals, times) (see _capacity)
 
     def release(self, end):
         """When a running job's resources come back: its end; never for 0;
@@ -395,17 +396,36 @@ class _Planner:
         lb = self.run_lb.get(key)
         if lb is not None:
             return lb
-        pool = self.now_views[0].pool
-        p = pool._plan(req)
-        topo = pool._topo
+        p = self.now_views[0].pool._plan(req)
+        totals, times = self._capacity(p)
+        want = p.count
+        k = bisect_left(totals, want)
+        lb = times[k] if k < len(totals) else INF
+        self.run_lb[key] = lb
+        return lb
+
+    def _capacity(self, p):
+        """How many of p's units (nodes, or slots) fit the ranks as the jobs
+        running at the start of the pass end: (totals, times), totals
+        non-decreasing, times[k] when totals[k] become free (times[0] = now).
+        Requests differing only in their count share one sweep, so a pass
+        pays it once per kind of request, and each job a binary search."""
+        if p.nodes:
+            ckey = (p.key, True, p.need_c, p.need_g, p.exclusive)
+        else:
+            ckey = (p.key, False, p.s, p.g)
+        hit = self.capacity.get(ckey)
+        if hit is not None:
+            return hit
         allowed = p.allowed
         fc, fg, up = list(self.fc0), list(self.fg0), self.up0
         ok = [up[i] and (allowed is None or (allowed >> i) & 1) for i in range(len(fc))]
         if p.nodes:
-            need_c, need_g, excl, ncore = p.need_c, p.need_g, p.exclusive, topo.ncore
+            need_c, need_g, excl, ncore = p.need_c, p.need_g, p.exclusive, self.now_views[0].pool._topo.ncore
 
             def value(i):
-                return ok[i] and fc[i] >= need_c and fg[i] >= need_g and (not excl or fc[i] == ncore[i])
+                return 1 if ok[i] and fc[i] >= need_c and fg[i] >= need_g and (not excl or fc[i] == ncore[i]) \
+                    else 0
         else:
             sz, g = p.s, p.g
 
@@ -414,22 +434,22 @@ class _Planner:
                     return 0
                 n = fc[i] // sz
                 return min(n, fg[i] // g) if g else n
-        want = p.count
         total = sum(value(i) for i in range(len(fc)))
-        lb = INF
-        if total >= want:
-            lb = self.now
-        else:
-            for r, i, nc, ng in self.counts:
-                before = value(i)
-                fc[i] += nc
-                fg[i] += ng
-                total += value(i) - before
-                if total >= want:
-                    lb = r
-                    break
-        self.run_lb[key] = lb
-        return lb
+        totals, times = [total], [self.now]
+        for r, i, nc, ng in self.counts:
+            before = value(i)
+            fc[i] += nc
+            fg[i] += ng
+            gain = value(i) - before
+            if gain:
+                total += gain
+                if times[-1] == r:
+                    totals[-1] = total
+                else:
+                    totals.append(total)
+                    times.append(r)
+        hit = self.capacity[ckey] = (totals, times)
+        return hit
 
     # -- placement ------------------------------------------------------------------
 
@@ -494,6 +514,37 @@ class _Planner:
                 self.never[key] = deff
         return None
 
+    def rebase(self, t):
+        """Move the plan's "now" to t, a later time at which nothing has
+        changed: no running job or reservation releases anything by t (the
+        caller checks). Every cached answer stays true: what fits now fits
+        the same ranks, and a window starting later overlaps the same
+        reservations or more, so what failed still fails."""
+        old = self.now
+        self.now = t
+        for totals_times in self.capacity.values():
+            totals_times[1][0] = t
+        for key, lb in self.run_lb.items():
+            if lb == old:
+                self.run_lb[key] = t
+        # the views at the old now show the same running jobs; move() brings
+        # their windows over (through its general path, as their t is not now)
+
+    def unchanged_until(self, t):
+        """Does nothing the plan knows of release resources by t, and would a
+        fresh plan at t reserve what this one did? It would unless a job this
+        plan started shares a rank with a reservation it outlasts: as a
+        running job it then changes that rank's free count, and so the
+        pool's choice of ranks for the reservation."""
+        ev = self.run_ev
+        if ev and ev[0][0] <= t:
+            return False
+        for (_jobid, start, _end), ranks in zip(self.reservations, self.res_ranks):
+            for r, idx in self.run_log:
+                if r > start and any(i in ranks for i in idx):
+                    return False
+        return True
+
     def release_times(self):
         return sorted({r for r, _i in self.run_ev})
 
@@ -522,6 +573,24 @@ class _Pass:
         self.allocated = {}
         self.feasible = {}
         self.last_key = None
+
+    def resumable(self, now):
+        """Can jobs arriving at now be placed by continuing this pass? At
+        its own time, yes; later, if nothing it planned with has released
+        anything by then and the instance expiration is as it was (the
+        queued jobs it could not start still cannot: same pool, same
+        reservations, and their windows only grow)."""
+        if now == self.now:
+            return True
+        if now < self.now or self.inst != self.sched.instance_expiration or (self.inst and self.inst <= now):
+            return False
+        return self.planner is None or self.planner.unchanged_until(now)
+
+    def rebase(self, now):
+        if now != self.now:
+            self.now = now
+            if self.planner is not None:
+                self.planner.rebase(now)
 
     def place_all(self, queue):
         from flux_lite.sched.pool import InfeasibleRequest, InsufficientResources
@@ -665,9 +734,10 @@ class BackfillScheduler(Scheduler):
         submissions), place just those, continuing that pass."""
         arrivals, self._arrivals = self._arrivals, []
         live = self._live
-        if live is not None and live.now == self.b.now:
+        if live is not None and live.resumable(self.b.now):
             new = sorted((self.queue[j] for j in arrivals if j in self.queue), key=PendingJob.sort_key)
             if not new or live.last_key is None or new[0].sort_key() > live.last_key:
+                live.rebase(self.b.now)
                 live.place_all(new)
                 self._finish(live)
                 return
