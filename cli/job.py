@@ -110,7 +110,7 @@ def job_eventlog(fmt, time_format, human, path, jobid):
     if human:
         time_format = "human"
     if fmt == "json":
-        lines = [eventlog.format_json(e) for e in entries]
+        lines = [eventlog.display_json(e) for e in entries]
     elif time_format == "human":
         lines = eventlog.format_human(entries)
     elif time_format == "iso":
@@ -187,7 +187,7 @@ def job_wait_event(timeout, match, count, fmt, quiet, verbose, jobid, name):
     entries, entry = found
     if quiet:
         return
-    fmt_one = eventlog.format_json if fmt == "json" else eventlog.format_text
+    fmt_one = eventlog.display_json if fmt == "json" else eventlog.format_text
     shown = entries if verbose else [entry]
     click.echo("\n".join(fmt_one(e) for e in shown))
 

@@ -180,4 +180,4 @@ def eventlog_get(unformatted, key):
     if raw[0] != "eventlog":
         raise FluxLiteError(f"{key}: not an eventlog")
     for entry in instance().kvs.get_eventlog(key):
-        click.echo(ev.format_json(entry) if unformatted else ev.format_text(entry))
+        click.echo(ev.display_json(entry) if unformatted else ev.format_text(entry))

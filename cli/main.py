@@ -71,6 +71,7 @@ class LazyGroup(click.Group):
             click.echo(f"flux-lite {ctx.invoked_subcommand}: {msg}", err=True)
 
         kvs.waiting_hook = waiting
+        kvs.refused_write = False
         try:
             return self._invoke(ctx)
         except KeyboardInterrupt:
@@ -101,12 +102,13 @@ class LazyGroup(click.Group):
             words.echo_error(str(exc), ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except sqlite3.DatabaseError as exc:
+            from flux_lite import kvs
+
+            kvs.refused_write = kvs.refused_write or "readonly" in str(exc)
             _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
             if "readonly" in str(exc):
-                from flux_lite.kvs import ReadOnlyError
-
-                words.echo_error(str(ReadOnlyError()), ctx.invoked_subcommand, ctx)
+                words.echo_error(str(kvs.ReadOnlyError()), ctx.invoked_subcommand, ctx)
             else:
                 words.echo_error(f"state database: {exc}", ctx.invoked_subcommand, ctx)
             ctx.exit(1)
@@ -156,13 +158,18 @@ class LazyGroup(click.Group):
 
 
 def _print_notices(ctx):
-    """Warnings the library raised for the user (a detected state rollback...)."""
+    """Warnings the library raised for the user (a detected state rollback...).
+    A command that could not save on a read-only state dir says only that."""
     instance = sys.modules.get("flux_lite.instance")
     if instance is None:
         return  # nothing opened an instance, so nothing noticed anything (and `job id` stays cheap)
+    from flux_lite import kvs
     from flux_lite.cli.words import prog
 
+    read_only = instance.READ_ONLY_NOTICE.partition("{}")[2]
     for msg in instance.take_notices():
+        if kvs.refused_write and msg.endswith(read_only):
+            continue
         click.echo(f"{prog(ctx.invoked_subcommand, ctx)}: warning: {msg}", err=True)
 
 
@@ -192,7 +199,15 @@ def main(argv=None, prog_name=None):
         from flux_lite.cli._complete import fix_fish_completion
 
         fix_fish_completion()
-    cli.main(args=argv, prog_name=prog_name)
+    try:
+        cli.main(args=argv, prog_name=prog_name)
+    finally:
+        # the process ends here: what the command built (a scheduler's pool,
+        # thousands of jobs) is left to exit, not scanned once more by the
+        # collector's final pass, whose cost would grow with the state
+        import gc
+
+        gc.freeze()
 
 
 if __name__ == "__main__":

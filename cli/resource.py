@@ -132,13 +132,14 @@ def drain(force, update, fmt, include, no_header, color, targets, reason):
         raise SystemExit(1)
     mode = "update" if update else {0: None, 1: "overwrite"}.get(force, "force-overwrite")
     from flux_lite.errors import FluxLiteError
+    from flux_lite.kvs import KVSError
 
     try:
         with session() as broker:
             admin.drain(broker, targets, " ".join(reason) if reason else None, mode=mode)
     except FluxLiteError as exc:
-        if exc.errno == errno.EPERM:
-            raise  # an owner-only refusal: the one message every command gives
+        if exc.errno == errno.EPERM or isinstance(exc, KVSError):
+            raise  # an owner-only refusal, or the state dir's answer: what every command gives
         # flux resource drain logs the request's OSError as it prints
         echo_error(f"[Errno {exc.errno or errno.EINVAL}] {exc}")
         if exc.errno == errno.EEXIST:

@@ -173,7 +173,7 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
 
     state_dir = resolve_state_dir(state_dir)
     path = state_dir / DB_NAME
-    if not path.exists():
+    if not Instance.exists(state_dir):
         raise NoInstanceError(f"no flux-lite instance at {state_dir}")
     check_private(state_dir, path)
     readonly = not _writable(state_dir, path)

@@ -138,14 +138,19 @@ class Instance:
     # -- creation and opening ----------------------------------------------
 
     @classmethod
-    def exists(cls, state_dir):
-        return (Path(state_dir) / DB_NAME).exists()
+    def exists(cls, state_dir) -> bool:
+        """Whether state_dir holds an instance; a directory this user may not
+        look into (another user's, 0700) is one line, not a PermissionError."""
+        try:
+            return (Path(state_dir) / DB_NAME).exists()
+        except OSError as exc:
+            raise FluxLiteError(f"{state_dir}: cannot open the state directory: {exc.strerror}") from None
 
     @classmethod
     def open(cls, state_dir=None):
         state_dir = resolve_state_dir(state_dir)
         path = state_dir / DB_NAME
-        if not path.exists():
+        if not cls.exists(state_dir):
             raise NoInstanceError(
                 f"no flux-lite instance at {state_dir} (create one with 'flux-lite start', "
                 "or select one with --state-dir or FLUX_LITE_STATE_DIR)"
@@ -154,7 +159,7 @@ class Instance:
         if _writable(state_dir, path):
             return cls(state_dir, KVS(path))
         inst = cls(state_dir, KVS(path, readonly=True))
-        notice(f"{state_dir} is read-only: showing the last committed state (nothing is saved)")
+        notice(READ_ONLY_NOTICE.format(state_dir))
         return inst
 
     @classmethod
@@ -185,7 +190,7 @@ class Instance:
         published = False
         tmp = None
         try:
-            if path.exists() and not force:
+            if cls.exists(state_dir) and not force:
                 raise FluxLiteError(f"an instance already exists at {state_dir} (use --force to replace it)")
             tmp = state_dir / f".{DB_NAME}.new-{os.getpid()}-{os.urandom(4).hex()}"
             try:
@@ -543,6 +548,8 @@ class Instance:
 
 
 _NOTICES = []
+# said once by a command that only reads; one that fails to write says so in its error instead
+READ_ONLY_NOTICE = "{} is read-only: showing the last committed state (nothing is saved)"
 
 
 def notice(msg: str) -> None:

@@ -74,6 +74,11 @@ class KVSError(FluxLiteError):
 waiting_hook = None
 
 
+# set when a write was refused on a read-only state dir: the command's error
+# says so, and the CLI leaves out the readers' "is read-only" notice
+refused_write = False
+
+
 class ReadOnlyError(KVSError):
     def __init__(self):
         super().__init__("the state directory is read-only: this command cannot save its changes")
@@ -289,8 +294,10 @@ class KVS:
     def flush(self):
         """Write buffered puts, then buffered eventlog appends."""
         if self.readonly and (self._puts or self._appends):
+            global refused_write
             self._puts.clear()
             self._appends.clear()
+            refused_write = True
             raise ReadOnlyError()
         if self._puts:
             puts, self._puts = self._puts, {}

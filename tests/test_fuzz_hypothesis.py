@@ -48,7 +48,7 @@ OWN_TEST = {("start",)}
 STATUS_EXITS = {("run",), ("start",), ("env",), ("job", "status")}
 # commands whose nonzero exit may follow a committed change (see _explained)
 WAITERS = {("run",), ("submit",), ("job", "wait"), ("update",), ("pkill",), ("job", "wait-event"),
-           ("job", "status")}
+           ("job", "status"), ("queue", "drain"), ("queue", "idle")}
 
 JOBIDS = []  # the fuzz instance's jobs
 PATHS = []  # files of hostile content, filled in by the fixture (absolute, under tmp)
@@ -233,6 +233,17 @@ def _explained(before, after):
             or len(after["waitable"]) < len(before["waitable"]))
 
 
+def _per_job_errors(args, stderr):
+    """`cancel` acts on each job on its own, as Flux's does (one raise per
+    job): `cancel A B` cancels A and reports B's error on a line naming B.
+    True when every error names a job given and some job given was not
+    named: that one was acted on, and may have changed the state."""
+    named = [ln.split(": ")[2] for ln in stderr.splitlines() if ": ERROR: " in ln and ln.count(": ") >= 3]
+    errors = [ln for ln in stderr.splitlines() if ": ERROR: " in ln]
+    return bool(errors) and len(named) == len(errors) and set(named) <= set(args) and bool(
+        set(a for a in args if a in JOBIDS) - set(named))
+
+
 class Hang(BaseException):
     pass
 
@@ -292,6 +303,8 @@ def check(state, args, stdin=b"", path=None, env=None, fake_start=None, monkeypa
     if code and before is not None and code != 130:
         after = snapshot(state)
         if path in WAITERS and _explained(before, after):
+            pass
+        elif path == ("cancel",) and _per_job_errors(args, result.stderr):
             pass
         elif path == ("module", "reload") and after != before:
             # as in Flux (tests/test_flux_words.py), a reload whose load fails

@@ -34,3 +34,21 @@ def test_exception_note_is_escaped(flux):
     flux("job", "raise", "--type=oops", jobid, "note\x1b[31mred")
     out = flux.out("jobs", "-a", "-no", "{exception.note}", jobid)
     assert out == "note\\x1b[31mred\n"
+
+
+@pytest.mark.parametrize("args", [[], ["-H"], ["-T", "iso"], ["-f", "json"]])
+def test_guest_exception_note_is_escaped_in_the_eventlog(flux, args):
+    import json
+
+    jobid = flux.submit("-t", "1h", "sleep", "inf", env=GUEST)
+    flux("job", "raise", "--severity=3", jobid, EVIL, env=GUEST)
+    out = flux.out("job", "eventlog", *args, jobid)
+    last = out.splitlines()[-1]
+    assert last.isprintable(), last
+    # JSON escapes: the line still reads back to the guest's exact note
+    if args == ["-f", "json"]:
+        assert json.loads(last)["context"]["note"] == EVIL
+    else:
+        assert 'note="\\u001B]0;pwned\\u0007\\u001B[2J\\u202Eevil\\u009B"' in last
+    waited = flux.out("job", "wait-event", "-v", jobid, "exception")
+    assert waited.isprintable() or all(line.isprintable() for line in waited.splitlines())

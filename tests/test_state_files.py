@@ -106,3 +106,133 @@ def test_uncreatable_state_dir_is_one_line(tmp_path, kind):
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("flux-lite start: ERROR: "), result.stderr
     result = invoke(state, "jobs")
     assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
+
+
+# -- as a plain user -------------------------------------------------------------------------
+# Tests run as root, whom permissions do not stop. These fork and drop to
+# nobody (root's interpreter stays readable in the forked memory: every
+# command is run once as root first, so what it imports is already loaded).
+
+NOBODY = 65534
+
+
+def as_nobody(prepare, steps):
+    """Run prepare() as root, then each step (a function returning a value)
+    as uid/gid nobody in a forked child; return the steps' values."""
+    import json
+
+    prepare()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        code = 0
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            out = [step() for step in steps]
+            os.write(w, json.dumps(out).encode())
+        except BaseException as exc:
+            os.write(w, json.dumps({"error": repr(exc)}).encode())
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 1 << 16):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    out = json.loads(data)
+    assert not isinstance(out, dict), out
+    return out
+
+
+def shared_tmp():
+    """A directory under /tmp that nobody may enter (pytest's tmp_path is root's, 0700)."""
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="flux-lite-nobody-", dir="/tmp")
+    os.chmod(path, 0o755)
+    os.chown(path, NOBODY, NOBODY)
+    return path
+
+
+def run_as_is(state, *args):
+    r = invoke(state, *args)
+    exc = r.exception
+    return [r.exit_code, r.stdout, r.stderr, None if exc is None or isinstance(exc, SystemExit) else repr(exc)]
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="drops to nobody: needs root")
+
+
+@needs_root
+def test_other_users_private_state_dir_is_one_line(tmp_path):
+    mine = tmp_path / "state"  # root's, 0700, inside root's 0700 tmp_path
+    os.chmod(tmp_path, 0o755)
+
+    listed = []
+
+    def prepare():
+        assert invoke(mine, "start", "--clock=virtual").exit_code == 0
+        for cmd in (["jobs", "-a"], ["submit", "true"], ["fsck"], ["start"], ["dump", str(tmp_path / "x.tar")]):
+            invoke(mine, *cmd)
+        listed.append(invoke(mine, "jobs", "-a").stdout)
+
+    cmds = [["jobs", "-a"], ["submit", "true"], ["start"], ["fsck"], ["kvs", "get", "instance.meta"]]
+    out = as_nobody(prepare, [lambda c=c: run_as_is(mine, *c) for c in cmds])
+    for cmd, (code, stdout, stderr, exc) in zip(cmds, out):
+        assert exc is None, (cmd, exc)
+        assert (code, stdout) == (1, ""), (cmd, stderr)
+        verb = "create" if cmd == ["start"] else "open"
+        assert stderr == f"flux-lite {cmd[0]}: ERROR: {mine}: cannot {verb} the state directory: Permission denied\n"
+    assert invoke(mine, "jobs", "-a").stdout == listed[0]  # nothing was submitted
+
+
+@needs_root
+def test_read_only_state_dir_as_a_plain_user():
+    import shutil
+
+    root = shared_tmp()
+    state = root + "/state"
+
+    def prepare():
+        warm = root + "/warm"
+        invoke(warm, "start", "--clock=virtual")
+        invoke(warm, "submit", "true")
+        invoke(warm, "jobs", "-a")
+        shutil.rmtree(warm)
+
+    def make():
+        return [invoke(state, "start", "--clock=virtual").exit_code, invoke(state, "submit", "true").stdout]
+
+    def freeze():
+        os.chmod(state, 0o500)
+        return open(state + "/kvs.sqlite", "rb").read().hex()
+
+    def unchanged():
+        return open(state + "/kvs.sqlite", "rb").read().hex()
+
+    def uncreatable():
+        os.mkdir(root + "/ro", 0o500)
+        return run_as_is(root + "/ro/state", "start")
+
+    try:
+        made, before, jobs, submit, after, create = as_nobody(prepare, [
+            make, freeze, lambda: run_as_is(state, "jobs", "-a", "-no", "{id} {username} {state}"),
+            lambda: run_as_is(state, "submit", "true"), unchanged, uncreatable])
+    finally:
+        os.chmod(state, 0o700)
+        shutil.rmtree(root)
+    assert made[0] == 0
+    jobid = made[1].strip()
+    assert jobs == [0, f"{jobid} nobody RUN\n",
+                    f"flux-lite jobs: warning: {state} is read-only: showing the last committed state "
+                    "(nothing is saved)\n", None]
+    assert submit == [1, "", "flux-lite submit: ERROR: the state directory is read-only: "
+                      "this command cannot save its changes\n", None]
+    assert after == before
+    assert create == [1, "", f"flux-lite start: ERROR: {root}/ro/state: cannot create the state directory: "
+                      "Permission denied\n", None]

@@ -492,7 +492,15 @@ class EventlogFormatter:
         return "%s%f%s" % (self._c(_GREEN), ts - self.t0, self._reset())
 
     def format_entry(self, entry):
-        """Format one decoded entry (dict) as a line without newline."""
+        """Format one decoded entry (dict) as a line without newline.
+
+        JSON escapes the C0 controls; for a terminal the other characters
+        that can rewrite it (DEL, C1, bidirectional overrides: a guest's
+        exception note) are escaped too, as JSON \\uXXXX, so the line still
+        reads back to the same values."""
+        return escape_display(self._format_entry(entry))
+
+    def _format_entry(self, entry):
         ts, name, context = entry_fields(entry)
         if self.json:
             return dumps(entry)
@@ -522,15 +530,31 @@ class EventlogFormatter:
         return [self.format_entry(e) for e in entries]
 
 
+_DISPLAY_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_display(line: str) -> str:
+    """line with DEL, C1 controls and bidirectional overrides as JSON \\uXXXX."""
+    if line.isprintable():
+        return line
+    return _DISPLAY_UNSAFE.sub(lambda m: "\\u%04X" % ord(m.group()), line)
+
+
 def format_text(entry):
     """Default ``flux job eventlog`` line: ``%f name key=json ...``."""
     return EventlogFormatter().format_entry(entry)
 
 
 def format_json(entry):
-    """``flux job eventlog -f json`` line: the compact entry, no newline."""
+    """``flux job eventlog -f json`` line: the compact entry, no newline
+    (the stored line exactly; display_json escapes it for a terminal)."""
     entry_fields(entry)
     return dumps(entry)
+
+
+def display_json(entry):
+    """format_json for a terminal, escaped as format_entry is."""
+    return escape_display(format_json(entry))
 
 
 def format_iso(entry):

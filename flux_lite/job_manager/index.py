@@ -16,6 +16,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from errno import ENOENT
+from itertools import islice
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
@@ -551,10 +552,20 @@ def _ids_by_key_desc(conn: sqlite3.Connection, state_mask: int, key: str, user_c
 
 
 def _rows_by_id(conn: sqlite3.Connection, ids: Iterable[int]) -> Iterator[tuple[int, str]]:
-    for jobid in ids:
-        row = conn.execute("SELECT id, data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-        if row is not None:
-            yield row
+    """(id, data) of each id in order, read a batch of ids per statement
+    (batches grow, so a caller that stops after a few rows reads few)."""
+    it = iter(ids)
+    size = 16
+    while True:
+        batch = list(islice(it, size))
+        if not batch:
+            return
+        rows = dict(conn.execute(f"SELECT id, data FROM jobs WHERE id IN ({','.join('?' * len(batch))})", batch))
+        for jobid in batch:
+            data = rows.get(jobid)
+            if data is not None:
+                yield jobid, data
+        size = min(size * 4, 256)
 
 
 def inactive_records(conn: sqlite3.Connection, userid: int | None = None, since: float = 0.0,

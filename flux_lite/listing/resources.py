@@ -1,7 +1,7 @@
 """The `resource list`, `resource status` and `resource drain` listings."""
 
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats.outputformat import Ansi
+from flux_lite.formats.outputformat import Markup
 from flux_lite.listing import AltField, Listing, Row
 
 RESOURCE_LIST = Listing(
@@ -202,7 +202,7 @@ def _rank_sets(broker, include=None):
 
 # the UP column ({up.ascii}: y/n) and Flux's colors for it
 _UP, _DOWN = AltField("\u2714", "y"), AltField("\u2717", "n")
-_GREEN, _RED, _RESET = Ansi("\033[01;32m"), Ansi("\033[01;31m"), Ansi("\033[0;0m")
+_GREEN, _RED, _RESET = Markup("\033[01;32m"), Markup("\033[01;31m"), Markup("\033[0;0m")
 
 
 class StatusLine(Row):
