@@ -1,6 +1,5 @@
 """flux-lite queue: list, status, enable, disable, start, stop, drain, idle (as flux queue)."""
 
-import sys
 
 import click
 
@@ -40,14 +39,16 @@ def queue_list(queues, no_header, fmt):
     except ValueError as exc:
         raise FluxLiteError(str(exc)) from None
     with read_session() as broker:
-        rows = qlist.list_rows(broker, names or None, color=sys.stdout.isatty(), fields=fields)
+        # Flux colours the glyphs whatever the output is (recorded through a pipe);
+        # a format without {color_*} fields has none
+        rows = qlist.list_rows(broker, names or None, color=True, fields=fields)
     try:
         lines = qlist.QUEUE_LIST.lines(fmt, rows, no_header=no_header)
     except ValueError as exc:
         # flux queue reports a bad field plainly (no "Error in user format")
         raise FluxLiteError(str(exc)) from None
     if lines:
-        click.echo("\n".join(lines))
+        click.echo("\n".join(lines), color=True)  # click would strip the colours from a pipe
 
 
 def _echo_enable(name, status):

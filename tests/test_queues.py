@@ -41,6 +41,12 @@ def fluxq(flux_factory):
     return flux_factory(config=PROPS)
 
 
+# the EN/ST glyphs as flux queue list prints them, coloured even through a pipe
+ON = "\033[01;32m \u2714\033[0;0m"
+NO = "\033[01;31m \u2717\033[0;0m"
+PAUSED = "\033[01;33m \u23f8\033[0;0m"
+
+
 def lines(text):
     return text.splitlines()
 
@@ -51,9 +57,9 @@ def lines(text):
 def test_anonymous_queue_list_and_status(flux):
     assert lines(flux.out("queue", "list")) == [
         " EN ST TDEFAULT   TLIMIT     NNODES     NCORES      NGPUS",
-        "  \u2714  \u2714      inf      inf        0-4        0-8        0-0",
+        f" {ON} {ON}      inf      inf        0-4        0-8        0-0",
     ]
-    assert flux.out("queue", "list", "-n") == "  \u2714  \u2714      inf      inf        0-4        0-8        0-0\n"
+    assert flux.out("queue", "list", "-n") == f" {ON} {ON}      inf      inf        0-4        0-8        0-0\n"
     fmt = "{queue},{queuem},{submission},{scheduling},{enabled},{started},{enabled.ascii},{started.ascii}"
     assert lines(flux.out("queue", "list", "-o", fmt)) == [
         "QUEUE,QUEUE,SUBMIT,SCHED,EN,ST,EN,ST", ",,enabled,started,\u2714,\u2714,y,y"]
@@ -127,10 +133,10 @@ def test_list_formats(flux):
         "  policy       flux-queue list with policy limits only\n"
         "  nodes        Show queue status plus all/up/allocated/free nodes\n")
     assert lines(flux.out("queue", "list", "-o", "policy"))[1] == \
-        "  \u2714  \u2714      inf      inf      0-inf      0-inf      0-inf"
+        f" {ON} {ON}      inf      inf      0-inf      0-inf      0-inf"
     assert lines(flux.out("queue", "list", "-o", "nodes")) == [
         " EN ST  NODES   NODES:UP NODES:DOWN NODES:ALLOC NODES:FREE",
-        "  \u2714  \u2714      4          4          0           0          4"]
+        f" {ON} {ON}      4          4          0           0          4"]
     assert flux.fails("queue", "list", "-o", "{bogus}").stderr.endswith("ERROR: Unknown format field: bogus\n")
     assert flux.out("queue", "list", "-o", "get-config=policy").startswith(
         '[list.formats.policy]\ndescription = "flux-queue list with policy limits only"\nformat = "?:{queuem:<8.8}')
@@ -144,8 +150,8 @@ def test_list_formats(flux):
 def test_named_queues_begin_stopped(fluxq):
     assert lines(fluxq.out("queue", "list")) == [
         "QUEUE    EN ST TDEFAULT   TLIMIT     NNODES     NCORES      NGPUS",
-        "debug     \u2714  \u2717      inf      inf        0-2        0-4        0-0",
-        "batch     \u2714  \u2717      inf      inf        0-2        0-4        0-0",
+        f"debug    {ON} {NO}      inf      inf        0-2        0-4        0-0",
+        f"batch    {ON} {NO}      inf      inf        0-2        0-4        0-0",
     ]
     # status walks the job manager's hash: batch before debug
     assert fluxq.out("queue", "status") == (
@@ -269,7 +275,7 @@ def test_virtual_queue_follows_its_parent(flux_factory):
         "debug: Scheduling is started\nbatch: Scheduling is started\nexpedite: Scheduling is started\n")
     assert flux.out("queue", "stop", "batch") == "batch: Scheduling is stopped\n"
     assert lines(flux.out("queue", "list"))[3] == \
-        "expedite batch     \u2714  \u23f8      inf       1h        0-2        0-4        0-0"
+        f"expedite batch    {ON} {PAUSED}      inf       1h        0-2        0-4        0-0"
     assert "expedite: Scheduling is stopped: parent queue 'batch' is stopped\n" in flux.out("queue", "status")
     assert flux.out("queue", "list", "-q", "expedite", "-no", "{scheduling}") == "stopped (parent)\n"
     assert flux.fails("submit", "-q", "expedite", RUN1, "true").stderr.endswith(
@@ -311,8 +317,8 @@ policy:
 def test_default_queue_and_duration_limit(flux_factory):
     flux = flux_factory(config=DEFAULT)
     assert lines(flux.out("queue", "list"))[1:] == [
-        "debug     \u2714  \u2717      inf       1h        0-2        0-4        0-0",
-        "batch*    \u2714  \u2717      inf      inf        0-2        0-4        0-0"]
+        f"debug    {ON} {NO}      inf       1h        0-2        0-4        0-0",
+        f"batch*   {ON} {NO}      inf      inf        0-2        0-4        0-0"]
     fmt = "{queuem} {queue} {defaults.timelimit} {limits.timelimit} {defaults.timelimit!F} {limits.timelimit!F}"
     assert lines(flux.out("queue", "list", "-o", fmt))[1:] == [
         "debug debug inf 3600.0 inf 1h", "batch* batch inf inf inf inf"]

@@ -261,6 +261,10 @@ def _escape_char(match):
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+class Markup(str):
+    """Text the program itself produces (terminal colours): printed as is."""
+
+
 def escape_controls(text: str) -> str:
     """text with control characters shown as \\xNN (\\uNNNN for bidi overrides)."""
     if text.isprintable():
@@ -270,7 +274,7 @@ def escape_controls(text: str) -> str:
 
 def _format_field(value, spec):
     """format() plus Flux's 'h' and '+' spec suffixes."""
-    if isinstance(value, str) and not value.isprintable():
+    if isinstance(value, str) and not value.isprintable() and not isinstance(value, Markup):
         value = escape_controls(value)
     truncate = False
     if spec.endswith("+"):

@@ -1,6 +1,7 @@
 """The `queue list` listing: one row per queue, as flux-queue's QueueInfo."""
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.outputformat import Markup
 from flux_lite.listing import Listing
 from flux_lite.queues import queues_of_ranks
 
@@ -90,10 +91,10 @@ class QueueRow:
             self.started = AltField("\u23f8", "p")
         else:
             self.started = AltField("\u2717", "n")
-        green, red, yellow = "\033[01;32m", "\033[01;31m", "\033[01;33m"
+        green, red, yellow = Markup("\033[01;32m"), Markup("\033[01;31m"), Markup("\033[01;33m")
         self.color_enabled = (green if self.is_enabled else red) if color else ""
         self.color_started = (green if self.is_started else yellow if paused else red) if color else ""
-        self.color_off = "\033[0;0m" if color else ""
+        self.color_off = Markup("\033[0;0m") if color else ""
         self.limits = limits
         self.defaults = defaults
         self.resources = resources
