@@ -94,6 +94,21 @@ def run(argv, env=None, check=True, stdin=subprocess.DEVNULL, capture=True):
     return wall, proc
 
 
+def run_rss(argv, env):
+    """(wall, cpu, peak RSS MB, returncode, stdout, stderr) of one child, from wait4
+    (stdout is read whole first, then stderr: a command's stderr is short)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.stdout.close()
+    proc.stderr.close()
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, proc.returncode, out, err
+
+
 def fl(args, state_dir, check=True, capture=True):
     """Run `flux-lite ARGS` against state_dir; return (wall, CompletedProcess)."""
     return run([flux_lite_exe(), *args], env=base_env(state_dir), check=check, capture=capture)

@@ -5,6 +5,8 @@
   measured alternately with `python -c "import click, sqlite3"` (targets:
   <= 0.10 s each and <= 2x that baseline);
 * `flux-lite submit --cc=1-10000 --quiet` rate (target >= 2000 jobs/s);
+* `flux-lite submit --cc=1-100000 --quiet`, once: rate and peak RSS (wait4)
+  (targets >= 5000 jobs/s and < 300 MB);
 * `flux-lite jobs -a` with 10,000 inactive jobs (target <= 0.3 s; it lists
   the newest 1000 by default);
 * that `submit` and `jobs -n` (stdout piped) import neither rich, yaml nor
@@ -25,6 +27,9 @@ BASELINE_FACTOR = 2.0
 RATE_TARGET = 2000.0
 JOBS_A_TARGET = 0.3
 BURST = 10000
+BIG_BURST = 100000
+BIG_RATE_TARGET = 5000.0
+BIG_RSS_TARGET_MB = 300.0
 FORBIDDEN = ("rich", "yaml", "intervaltree")
 
 
@@ -65,6 +70,18 @@ def burst(n, reps, profile=False, top=10):
             prof = bl.profile_command(["submit", f"--cc=1-{n}", "--quiet", "-S", "exec.test.run_duration=1s",
                                        "true"], state, top)
     return walls, prof
+
+
+def big_burst(n):
+    """submit --cc=1-N --quiet once on a fresh instance: wall, CPU, peak RSS."""
+    with bl.temp_dir() as state:
+        bl.start_instance(state, size=4, cores=4)
+        argv = [bl.flux_lite_exe(), "submit", f"--cc=1-{n}", "--quiet", "-S", "exec.test.run_duration=1s", "true"]
+        wall, cpu, mb, rc, _, err = bl.run_rss(argv, bl.base_env(state))
+        if rc != 0:
+            raise bl.CommandFailed(f"submit --cc=1-{n}: exit {rc}: {err.strip()[-500:]}")
+    return {"jobs": n, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "jobs_per_s": round(n / wall, 1),
+            "jobs_per_cpu_s": round(n / cpu, 1), "peak_rss_mb": round(mb, 1)}
 
 
 def inactive_listing(n, runs, profile=False, top=10):
@@ -125,6 +142,8 @@ def main():
     bl.log("burst")
     walls, burst_prof = burst(BURST, reps, args.profile, args.top)
     rate = BURST / walls.median
+    bl.log(f"burst of {BIG_BURST}")
+    big = big_burst(BIG_BURST)
     bl.log("inactive listing")
     listing = inactive_listing(BURST, runs, args.profile, args.top)
     bl.log("imports")
@@ -143,6 +162,7 @@ def main():
         "burst_wall_s": walls.summary(),
         "burst_jobs_per_s": round(rate, 1),
         "burst_jobs_per_cpu_s": round(BURST / bl.median(walls.cpus), 1),
+        "big_burst": big,
         "inactive_listing": listing,
         "imports": imports,
     }
@@ -153,6 +173,10 @@ def main():
         bl.target("submit / import click,sqlite3", m_sub / m_base, BASELINE_FACTOR, unit="x"),
         bl.target("jobs / import click,sqlite3", m_jobs / m_base, BASELINE_FACTOR, unit="x"),
         bl.target(f"submit --cc=1-{BURST} --quiet rate", rate, RATE_TARGET, op=">=", unit="jobs/s"),
+        bl.target(f"submit --cc=1-{BIG_BURST} --quiet rate", big["jobs_per_s"], BIG_RATE_TARGET, op=">=",
+                  unit="jobs/s", note=f"{big['jobs_per_cpu_s']} jobs per CPU second"),
+        bl.target(f"submit --cc=1-{BIG_BURST} --quiet peak RSS", big["peak_rss_mb"], BIG_RSS_TARGET_MB, op="<=",
+                  unit="MB"),
         bl.target(f"jobs -a with {BURST} inactive jobs (median wall)", jobs_a, JOBS_A_TARGET),
         bl.target("submit imports none of rich, yaml, intervaltree", imports["submit"]["clean"], True, op="==",
                   unit="bool"),

@@ -199,7 +199,15 @@ def main(argv=None, prog_name=None):
         from flux_lite.cli._complete import fix_fish_completion
 
         fix_fish_completion()
-    cli.main(args=argv, prog_name=prog_name)
+    try:
+        cli.main(args=argv, prog_name=prog_name)
+    finally:
+        # the process ends here: what the command built (a scheduler's pool,
+        # thousands of jobs) is left to exit, not scanned once more by the
+        # collector's final pass, whose cost would grow with the state
+        import gc
+
+        gc.freeze()
 
 
 if __name__ == "__main__":
