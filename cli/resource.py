@@ -1,4 +1,4 @@
-"""flux-lite resource: list, status, drain and undrain."""
+"""flux-lite resource: list, info, status, drain and undrain."""
 
 import errno
 import os
@@ -32,6 +32,20 @@ def resource():
 @listing_options(json_help="Print JSON instead of a table.")
 def resource_list(states, from_sched, queue, no_header, fmt, as_json):
     """Show free, allocated and down resources."""
+    _list(states, from_sched, queue, no_header, fmt, as_json)
+
+
+@resource.command("info")
+@click.option("-s", "--states", default="all", metavar="STATE,...",
+              help="Show output only for resources in given states (default all).")
+@click.option("-q", "--queue", metavar="QUEUE", shell_complete=complete_queues,
+              help="Only the resources of QUEUE.")
+def resource_info(states, queue):
+    """Summarise resources on one line: N Nodes, N Cores, N GPUs."""
+    _list(states, False, queue, True, "{nnodes} Nodes, {ncores} Cores, {ngpus} GPUs", False)
+
+
+def _list(states, from_sched, queue, no_header, fmt, as_json):
     from flux_lite.cli import listing
     from flux_lite.listing import resources as res_listing
 
