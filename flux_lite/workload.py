@@ -25,6 +25,8 @@ from flux_lite.errors import FluxLiteError
 SWF_FIELDS = 18
 # a trace file larger than this is refused before any line is read
 MAX_TRACE_BYTES = 512 * 1024 * 1024
+# the replay writes the rows of finished jobs (and reports progress) every so many submits or timer steps
+FLUSH_EVERY = 512
 # bounded slowdown counts runs shorter than this as this long (Feitelson's tau)
 SLOWDOWN_TAU = 10.0
 
@@ -240,46 +242,66 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
                  progress=None) -> dict:
     """Replay jobs on a new virtual-clock instance at state_dir; returns the summary.
 
-    progress(done, total) is called every few hundred jobs.
+    progress(done, total) is called every few hundred jobs, done counting
+    the jobs that have finished.
     """
-    from flux_lite.instance import Instance
+    from flux_lite.instance import Instance, _gc_paused
 
     cfg = {"sched": {"policy": policy}}
     inst = Instance.create(state_dir, config=cfg, size=nodes, cores=cores, clock="virtual")
-    try:
-        with inst.session() as broker:
-            start = broker.now
-            t0 = jobs[0].submit
-            total = len(jobs)
-            for i, job in enumerate(jobs):
-                t = start + job.submit - t0
-                if t > broker.now:
-                    broker.advance_to(t)
-                broker.jm.submit(jobspec_for(job))
-                if progress is not None and i % 512 == 0:
-                    progress(i, total)
-            broker.run()
-            while True:
-                nxt = broker.next_event_time()
-                if nxt is None:
-                    break
-                broker.advance_to(nxt)
-            if progress is not None:
-                progress(total, total)
-        outcomes = _outcomes(inst)
-    finally:
-        inst.close()
-    summary = summarize(outcomes, nodes * cores)
+    # the collector stays off until the summary is made: the replay's
+    # objects form no cycles, and scanning them would cost seconds
+    with _gc_paused():
+        try:
+            summary = _run(inst, jobs, progress, nodes * cores)
+        finally:
+            inst.close()
     summary["policy"] = policy
     summary["nodes"] = nodes
     summary["cores_per_node"] = cores
     return summary
 
 
+def _run(inst, jobs, progress, total_cores):
+    total, done = len(jobs), 0
+
+    def flush():
+        # the finished jobs' rows are written as they finish (see flush_inactive)
+        nonlocal done
+        done += broker.jm.index.flush_inactive()
+        if progress is not None:
+            progress(done, total)
+
+    with inst.session() as broker:
+        start = broker.now
+        t0 = jobs[0].submit
+        for i, job in enumerate(jobs, 1):
+            t = start + job.submit - t0
+            if t > broker.now:
+                broker.advance_to(t)
+            broker.jm.submit(jobspec_for(job))
+            if i % FLUSH_EVERY == 0:
+                flush()
+        broker.run()
+        steps = 0
+        while True:
+            nxt = broker.next_event_time()
+            if nxt is None:
+                break
+            broker.advance_to(nxt)
+            steps += 1
+            if steps % FLUSH_EVERY == 0:
+                flush()
+        flush()
+    return summarize(_outcomes(inst), total_cores)
+
+
 def _outcomes(inst) -> list[Outcome]:
     from flux_lite.job_manager import index
 
-    return outcomes(index.all_records(inst.kvs.conn))
+    return [Outcome(t_submit=t_submit, t_run=t_run or None, t_end=t_end or None, ncores=ncores or 0,
+                    result=result)
+            for t_submit, t_run, t_end, ncores, result in index.outcome_rows(inst.kvs.conn)]
 
 
 def outcomes(records) -> list[Outcome]:

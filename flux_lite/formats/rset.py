@@ -187,6 +187,16 @@ class Rset:
             _FROM_DICT_CACHE[key] = rs
         return rs
 
+    def remember_as(self, text):
+        """Let from_dict() of an R whose json.dumps() is text return this set
+        (text: this set's to_dict(), encoded by its builder, which is about
+        to hand that R on: the scheduler's R is parsed back when the job
+        manager lists or frees the job)."""
+        if self._scheduling is None:
+            if len(_FROM_DICT_CACHE) >= _FROM_DICT_CACHE_SIZE:
+                _FROM_DICT_CACHE.clear()
+            _FROM_DICT_CACHE[text] = self
+
     @classmethod
     def _from_dict(cls, obj):
         if not isinstance(obj, dict):

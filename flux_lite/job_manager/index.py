@@ -197,13 +197,19 @@ def write_row(conn: sqlite3.Connection, job: Job) -> None:
     hello can read them without parsing whole records."""
     rec = job_to_record(job)
     rec.update(listing_fields(job))
-    R = _compact(job.R) if job.has_resources and job.R else None
+    # the jobspec and R, the bulk of a record, are encoded once: the jobspec
+    # as submit stored it (while it is still the job's), R once for both places
+    js, R = rec.pop("jobspec"), rec.pop("R")
+    text = job.jobspec_text
+    js_text = text[1] if text is not None and text[0] is js else _compact(js)
+    R_text = _compact(R)
+    data = '{"jobspec":' + js_text + ',"R":' + R_text + "," + _compact(rec)[1:]
     conn.execute(
         "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
         "has_resources, R, result, alloc_pending, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
-         1 if job.has_resources else 0, R, job.result, 1 if job.alloc_pending else 0,
-         _compact(rec)),
+         1 if job.has_resources else 0, R_text if job.has_resources and R else None, job.result,
+         1 if job.alloc_pending else 0, data),
     )
 
 
@@ -365,6 +371,25 @@ class JobIndex:
                 continue
             write_row(conn, job)
         self._dirty.clear()
+
+    def flush_inactive(self) -> int:
+        """Write the rows of the jobs that went inactive, and forget them.
+
+        For a command that runs many jobs through (a trace replay): it then
+        holds only its active jobs, and each row is written while what it is
+        derived from is still at hand. The rows are final (an inactive job
+        never changes), so the queries that trust the rows of jobs this
+        command has not read stay right. Returns how many were forgotten.
+        """
+        conn, dirty = self.conn, self._dirty
+        for jobid, job in self._removed.items():
+            if jobid in dirty:
+                write_row(conn, job)
+                dirty.discard(jobid)
+            _LISTING_CACHE.pop(jobid, None)
+        count = len(self._removed)
+        self._removed.clear()
+        return count
 
     def alloc_counts(self, sched_state: int) -> dict[str, int]:
         """job-manager.alloc-query's counts from the columns (call save()
@@ -609,6 +634,18 @@ def raw_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, str]]:
 def all_records(conn: sqlite3.Connection) -> Iterator[Record]:
     for (data,) in conn.execute("SELECT data FROM jobs"):
         yield json.loads(data)
+
+
+def outcome_rows(conn: sqlite3.Connection) -> Iterator[tuple[float, float, float, Any, str]]:
+    """(t_submit, t_run, t_cleanup, ncores, result or state name) of every
+    job, read from the columns and, inside the records, by SQLite itself."""
+    from flux_lite.job_manager.job import RESULT_NAMES, STATE_NAMES
+
+    for state, result, t_submit, t_run, t_cleanup, ncores in conn.execute(
+            "SELECT state, result, t_submit, t_run, json_extract(data, '$.t_cleanup'), "
+            "json_extract(data, '$.ncores') FROM jobs"):
+        name = (RESULT_NAMES.get(result, "") if state == INACTIVE else "") or STATE_NAMES.get(state, "")
+        yield t_submit, t_run, t_cleanup, ncores, name
 
 
 def state_of(conn: sqlite3.Connection, jobid: int) -> int | None:

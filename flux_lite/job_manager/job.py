@@ -62,7 +62,7 @@ class Job:
         "jobspec", "R", "has_resources", "alloc_pending", "annotations",
         "end_event", "exception", "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup",
         "t_inactive", "waitstatus", "started", "finished", "released", "freed", "immutable",
-        "set_flags", "nevents", "dirty", "queued", "dependencies",
+        "set_flags", "nevents", "dirty", "queued", "dependencies", "jobspec_text",
     )
 
     def __init__(self, jobid, jobspec=None):
@@ -91,6 +91,9 @@ class Job:
         self.dirty = False
         self.queued = False
         self.dependencies = []  # outstanding dependency descriptions (RFC 26)
+        # (jobspec, its JSON text) as submitted: the row reuses the text while
+        # the job's jobspec is still that object
+        self.jobspec_text = None
 
     # -- the state machine --------------------------------------------------
 
@@ -193,14 +196,16 @@ class Job:
 
     @classmethod
     def replay(cls, jobid, entries, jobspec=None, R=None):
-        """Rebuild a job from its eventlog (job-manager restart)."""
+        """Rebuild a job from its eventlog (job-manager restart). R is
+        adopted, not copied: callers pass a value freshly read for this job
+        (a resource-update copies it before changing it)."""
         job = cls(jobid, jobspec)
         for entry in entries:
             if entry["name"] == "alloc" and R is not None and job.R is None:
-                job.R = copy.deepcopy(R)
+                job.R = R
             job.apply(entry)
         if job.R is None and R is not None and job.state & (RUNNING | INACTIVE):
-            job.R = copy.deepcopy(R)
+            job.R = R
         return job
 
     # -- derived values -----------------------------------------------------

@@ -99,6 +99,7 @@ class Submit:
         jm.index.add(job)
         if text is None:
             text = json.dumps(jobspec)
+        job.jobspec_text = (jobspec, text)
         if shared is None and not novalidate:
             if len(self._specs) >= SHARED_SPECS:
                 self._specs.clear()

@@ -551,7 +551,9 @@ class Scheduler:
     def success(self, pj: PendingJob, rset: Rset, annotations: dict | None = None) -> None:
         """Commit R to the KVS, then answer SUCCESS; pending sched.* keys are nulled."""
         R = rset.to_dict()
-        self.b.kvs.put_text(kvs_key(pj.jobid, "R"), json.dumps(R))
+        text = json.dumps(R)
+        self.b.kvs.put_text(kvs_key(pj.jobid, "R"), text)
+        rset.remember_as(text)
         sched_ann = {k: None for k in pj.annotations}
         sched_ann.update((annotations or {}).get("sched", {}))
         ann = dict(annotations or {})
