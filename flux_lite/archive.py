@@ -240,38 +240,90 @@ def write(path: str, entries: list[Entry], stdout=None) -> None:
 # -- reading --------------------------------------------------------------------
 
 
-def read_bytes(path: str, stdin=None) -> bytes:
-    """The raw bytes of an archive file ('-': all of stdin)."""
-    if path == "-":
-        return stdin.read()
+# what one archive may cost, read and after decompression (a dump holds about
+# 5 KB per job: 10^5 jobs fit); /dev/zero or a decompression bomb is refused
+MAX_ARCHIVE = 512 << 20
+
+_COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
+
+
+def _known_start(head: bytes) -> bool:
+    """Whether head (the first 512 bytes, or all of a shorter file) can
+    begin an archive this module reads."""
+    return (head.startswith(_COMPRESSED) or head[:6] in (b"070707", b"070701", b"070702")
+            or head[:4] in (b"PK\x03\x04", b"PK\x05\x06") or len(head) < 512 or _looks_like_tar(head))
+
+
+def read_bytes(path: str, stdin=None, limit: int | None = None) -> bytes:
+    """The raw bytes of an archive file ('-': all of stdin). What cannot
+    start an archive is refused after its first block, and anything past
+    limit bytes (default MAX_ARCHIVE: /dev/zero, a runaway pipe) is refused too."""
+    limit = MAX_ARCHIVE if limit is None else limit
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        f = stdin if path == "-" else open(path, "rb")
     except OSError:
         raise ArchiveError(f"Failed to open '{path}'") from None
+    try:
+        head = f.read(512)
+        if not _known_start(head):
+            raise ArchiveError(UNRECOGNIZED)
+        data = head + f.read(limit + 1 - len(head))
+    except OSError:
+        raise ArchiveError(f"Failed to read '{path}'") from None
+    finally:
+        if f is not stdin:
+            f.close()
+    if len(data) > limit:
+        raise ArchiveError(f"archive larger than {limit >> 20} MiB")
+    return data
+
+
+def _decompressor(data):
+    """A factory of decompressor objects for data's compression, or None."""
+    if data[:2] == b"\x1f\x8b":
+        import zlib
+
+        return lambda: zlib.decompressobj(31)  # gzip framing
+    if data[:3] == b"BZh":
+        import bz2
+
+        return bz2.BZ2Decompressor
+    if data[:6] == b"\xfd7zXZ\x00":
+        import lzma
+
+        return lzma.LZMADecompressor
+    if data[:4] == b"\x28\xb5\x2f\xfd":
+        try:
+            from compression import zstd  # Python 3.14+
+        except ImportError:
+            raise ArchiveError("zstd-compressed archives need Python 3.14 or newer") from None
+        return zstd.ZstdDecompressor
+    return None
+
+
+def _bounded_decompress(new, data, limit):
+    """Every stream in data (gzip and bzip2 allow several in a row), at most
+    limit bytes of output: a decompression bomb stops at the limit."""
+    out = bytearray()
+    while data:
+        d = new()
+        out += d.decompress(data, limit + 1 - len(out))
+        if len(out) > limit:
+            raise ArchiveError(f"archive larger than {limit >> 20} MiB once decompressed")
+        if not d.eof:
+            raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+        data = d.unused_data
+        if data.strip(b"\0") == b"":  # trailing padding, as gzip(1) tolerates
+            break
+    return bytes(out)
 
 
 def _decompress(data):
     """Undo a compression layer recognized by its magic bytes."""
     try:
-        if data[:2] == b"\x1f\x8b":
-            import gzip
-
-            return gzip.decompress(data)
-        if data[:3] == b"BZh":
-            import bz2
-
-            return bz2.decompress(data)
-        if data[:6] == b"\xfd7zXZ\x00":
-            import lzma
-
-            return lzma.decompress(data)
-        if data[:4] == b"\x28\xb5\x2f\xfd":
-            try:
-                from compression import zstd  # Python 3.14+
-            except ImportError:
-                raise ArchiveError("zstd-compressed archives need Python 3.14 or newer") from None
-            return zstd.decompress(data)
+        new = _decompressor(data)
+        if new is not None:
+            return _bounded_decompress(new, data, MAX_ARCHIVE)
     except Exception as exc:  # each codec has its own error class (lzma.LZMAError, ...)
         # a compressed stream cut short or damaged
         if isinstance(exc, ArchiveError):

@@ -36,3 +36,41 @@ def test_brackets_in_quoted_yaml_strings_are_not_nesting(flux, tmp_path):
 
     assert not flow_depth_exceeds("a: '" + "[" * 5000 + "'\nb: \"" + "{\\\"" * 3000 + "\"\n")
     assert flow_depth_exceeds("[" * 1001) and not flow_depth_exceeds("[" * 1000 + "]" * 1000)
+
+
+def test_restore_refuses_dev_zero_at_once(tmp_path):
+    # read whole, /dev/zero never ends (or ends in MemoryError)
+    from conftest import Flux
+
+    flux = Flux(tmp_path / "state")
+    r = flux.fails("start", "--restore", "/dev/zero")
+    assert r.stderr == "flux-lite start: ERROR: Unrecognized archive format\n"
+    assert not (tmp_path / "state").exists()
+
+
+def test_restore_stops_a_decompression_bomb(tmp_path, monkeypatch):
+    import gzip
+
+    from conftest import Flux
+    from flux_lite import archive
+
+    # 64 MiB of zeros in 64 KiB of gzip, against a limit lowered to 1 MiB
+    monkeypatch.setattr(archive, "MAX_ARCHIVE", 1 << 20)
+    bomb = tmp_path / "bomb.tar.gz"
+    bomb.write_bytes(gzip.compress(bytes(64 << 20), 9))
+    assert bomb.stat().st_size < 100 << 10
+    flux = Flux(tmp_path / "state")
+    t0 = time.process_time()
+    r = flux.fails("start", "--restore", bomb)
+    assert time.process_time() - t0 < 2
+    assert r.stderr == "flux-lite start: ERROR: archive larger than 1 MiB once decompressed\n"
+    import io
+    import tarfile
+
+    big = tmp_path / "big.tar"
+    with tarfile.open(big, "w", format=tarfile.USTAR_FORMAT) as tar:
+        info = tarfile.TarInfo("resource/R")
+        info.size = 2 << 20
+        tar.addfile(info, io.BytesIO(bytes(info.size)))
+    r = flux.fails("start", "--restore", big)
+    assert r.stderr == "flux-lite start: ERROR: archive larger than 1 MiB\n"

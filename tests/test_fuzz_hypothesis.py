@@ -152,6 +152,8 @@ GOOD = {
     "num_limit": ["1"], "states": ["drain", "up,down"], "policy": ["easy", "fcfs", "conservative"],
     "infile": [], "outfile": ["dump.tar"], "trace": [], "path": [], "file": ["-"],
     "match_context": ["type=cancel"], "queue_depth": ["8"], "reservation_depth": ["1"],
+    "test_size": ["1", "2", "4"], "test_cores": ["1", "2"], "test_gpus": ["0", "1"],
+    "test_hosts": ["node[0-3]", "a,b", "x[1-2]"], "config_file": [], "restore": [],
 }
 
 
@@ -433,3 +435,41 @@ def test_fuzz_root_options(data, fuzz_root, tmp_path_factory):
         os.chdir(old)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code in (0, 1, 2), (value, sub, result.exit_code, result.output)
+
+
+def test_fuzz_start(fuzz_root, tmp_path):
+    """`start` with any options (--restore of hostile files, configs,
+    sizes), each example into a fresh directory: no traceback or hang, and a
+    start that fails leaves nothing behind (the instance appears whole or not
+    at all). A COMMAND finds nothing to run: PATH is empty."""
+    cmd = dict(command_paths())[("start",)]
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    env = {"PATH": str(cwd)}
+    n = [0]
+
+    @settings(FUZZ, max_examples=EXAMPLES * 5)
+    @given(data=st.data(), stdin=STDIN)
+    def run(data, stdin):
+        n[0] += 1
+        target = tmp_path / f"s{n[0]}"
+        args = invocation(data, ("start",), cmd, VALUE, JOBIDS)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.chdir(cwd)
+            result = check(target, ["start", *args], stdin=stdin, path=("start",), env=env, monkeypatch=mp)
+        created = (target / "kvs.sqlite").exists()
+        try:
+            command = cmd.make_context("start", list(args), resilient_parsing=True).params.get("command")
+        except click.ClickException:
+            command = None
+        if command:
+            # a temporary instance, removed when COMMAND ends
+            assert not created, (args, result.output)
+        elif result.exit_code == 0 and not result.stdout.startswith("Usage:"):  # (not --help)
+            assert created, (args, result.output)
+        else:
+            assert not created, (args, result.output)
+        if not created and target.exists():
+            assert list(target.iterdir()) == [], (args, result.output)
+
+    run()
