@@ -543,6 +543,9 @@ def test_resource_list_by_queue(fluxq):
         " allocated debug      0      0     0 ",
         "      down debug      0      0     0 "]
     assert fluxq.fails("resource", "list", "-q", "nope").stderr.endswith("ERROR: --queue: nope: no such queue\n")
+    assert fluxq.out("resource", "info") == "4 Nodes, 8 Cores, 0 GPUs\n"
+    assert fluxq.out("resource", "info", "-q", "debug") == "2 Nodes, 4 Cores, 0 GPUs\n"
+    assert fluxq.out("resource", "info", "-s", "free,down") == "4 Nodes, 8 Cores, 0 GPUs\n0 Nodes, 0 Cores, 0 GPUs\n"
     fluxq("queue", "start", "--all")
     fluxq.submit("-q", "batch", RUN300, "true")
     assert lines(fluxq.out("resource", "list"))[2:4] == [
