@@ -5,6 +5,7 @@ import sys
 import click
 
 from flux_lite.cli.common import instance
+from flux_lite.cli.output import color_option, use_color
 from flux_lite.errors import FluxLiteError
 
 # flux dmesg's colors (ANSI): name, time, a new minute, and message by severity
@@ -64,18 +65,6 @@ class LineFormatter:
                 f"{self._c(SEVERITY_COLORS.get(level, ''))}{msg}{self._reset()}")
 
 
-def _use_color(when):
-    if when == "always":
-        return True
-    if when == "never":
-        return False
-    if when == "auto":
-        from flux_lite.cli.output import is_tty
-
-        return is_tty()
-    raise FluxLiteError(f"--color: invalid argument '{when}' (expected always, never or auto)")
-
-
 @click.command()
 @click.option("-C", "--clear", is_flag=True, help="Clear the ring buffer.")
 @click.option("-c", "--read-clear", is_flag=True, help="Clear the ring buffer contents after printing.")
@@ -83,8 +72,7 @@ def _use_color(when):
 @click.option("-n", "--new", is_flag=True, help="Show only new log messages (with --follow).")
 @click.option("-H", "--human", is_flag=True, help="Human readable output.")
 @click.option("-d", "--delta", is_flag=True, help="With --human, show timestamp delta between messages.")
-@click.option("-L", "--color", "color", is_flag=False, flag_value="always", default="auto", metavar="WHEN",
-              help="Colorize output: always (default if WHEN is omitted), never or auto (default).")
+@color_option("-L")
 def dmesg(clear, read_clear, follow, new, human, delta, color):
     """Print the instance log: protocol, scheduler and housekeeping lines, as flux dmesg does."""
     from flux_lite import log
@@ -93,7 +81,7 @@ def dmesg(clear, read_clear, follow, new, human, delta, color):
         raise FluxLiteError("--delta can only be used with --human")
     from flux_lite import admin
 
-    fmt = LineFormatter(human=human, delta=delta, color=_use_color(color))
+    fmt = LineFormatter(human=human, delta=delta, color=use_color(color, c_style=True))
     inst = instance()
     if clear or not follow:
         rows = admin.read_log(inst, read=not clear and not new, clear=clear or read_clear)

@@ -4,6 +4,7 @@ import click
 
 from flux_lite.cli.common import JOBID, JOBID_TEXT, complete_queues, read_session
 from flux_lite.cli.listing import listing_options
+from flux_lite.cli.output import color_option
 from flux_lite.errors import FluxLiteError
 
 
@@ -23,9 +24,10 @@ from flux_lite.errors import FluxLiteError
 @click.option("--stats", is_flag=True, help="Print job statistics before the header.")
 @click.option("--stats-only", is_flag=True,
               help="Print job statistics only; exit 1 if no job is active.")
+@color_option()
 @click.argument("jobids", nargs=-1, type=JOBID_TEXT)
 def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, since, job_name,
-         queues, stats, stats_only, jobids):
+         queues, stats, stats_only, color, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
     from flux_lite import job_list, users
     from flux_lite.cli import listing
@@ -33,6 +35,9 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
 
     if as_json and (stats or stats_only):
         raise FluxLiteError("--json incompatible with --stats or --stats-only")
+    from flux_lite.cli.output import RESULT_COLORS, emit, use_color
+
+    color = use_color(color)
     typed = [(JOBID.convert(text, _param("jobids"), click.get_current_context()), text) for text in jobids]
     jobids = [jobid for jobid, _ in typed]
     from flux_lite.cli.words import warning
@@ -95,10 +100,11 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         # one job asked for by id: that job's object, as flux-jobs prints it
         listing.emit_json(docs[0] if len(jobids) == 1 and docs else {"jobs": docs})
         return
-    from flux_lite.cli.output import emit
-
-    colorize = _colorizer(lines, no_header) if fmt == jobs_listing.JOBS.default else None
-    emit(lines, colorize=colorize)
+    colors = None
+    if color and lines and len(lines) == len(items) + (0 if no_header else 1):
+        # flux-jobs colors each inactive job's line by its result; not the header
+        colors = [""] * (len(lines) - len(items)) + [RESULT_COLORS.get(i["result"], "") for i in items]
+    emit(lines, colors)
 
 
 def _infos(records, now, username, progress):
@@ -132,21 +138,3 @@ def _stats_line(broker):
 def _param(name):
     ctx = click.get_current_context()
     return next(p for p in ctx.command.params if p.name == name)
-
-
-def _colorizer(lines, no_header):
-    from flux_lite.cli.output import STATE_STYLES
-
-    header = None if no_header or not lines else lines[0]
-    col = header.find(" ST ") + 1 if header and " ST " in header else -1
-
-    def colorize(line):
-        if line is header:
-            return [(0, len(line), "bold")]
-        if col <= 0:
-            return []
-        token = line[col:col + 2].strip()
-        style = STATE_STYLES.get(token)
-        return [(col, col + 2, style)] if style else []
-
-    return colorize

@@ -63,12 +63,11 @@ def render(listing, fmt, rows, no_header=False, merge=None, progress=None):
         raise FluxLiteError(f"Error in user format: {exc}") from None
 
 
-def emit(listing, fmt, rows, no_header=False, colorize=None):
-    """Render and print; colorize(lines) may return a styler for a terminal."""
+def emit(listing, fmt, rows, no_header=False):
+    """Render and print."""
     from flux_lite.cli.output import emit as emit_lines
 
-    lines = render(listing, fmt, rows, no_header=no_header)
-    emit_lines(lines, colorize=colorize(lines) if colorize is not None else None)
+    emit_lines(render(listing, fmt, rows, no_header=no_header))
 
 
 def emit_json(doc):

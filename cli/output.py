@@ -93,28 +93,54 @@ def staged_progress(description, stages, stream=None, minimum=None):
         yield stage
 
 
-STATE_STYLES = {
-    "R": "green", "RUN": "green", "C": "yellow", "CLEANUP": "yellow", "S": "cyan", "SCHED": "cyan",
-    "CD": "green", "COMPLETED": "green", "F": "red", "FAILED": "red", "CA": "magenta",
-    "CANCELED": "magenta", "TO": "red", "TIMEOUT": "red",
-}
+# flux-jobs' colors for a job's line, by result (flux-core's flux-jobs.py)
+RESULT_COLORS = {"COMPLETED": "\033[01;32m", "FAILED": "\033[01;31m", "CANCELED": "\033[37m",
+                 "TIMEOUT": "\033[01;31m"}
+COLOR_RESET = "\033[0;0m"
+COLOR_HELP = "Use color; WHEN can be 'never', 'always' or 'auto' (default)."
 
 
-def emit(lines, colorize=None):
-    """Print lines; on a TTY colorize(line) may return rich markup-free styling spans."""
+def color_option(*short):
+    """Flux's --color[=WHEN] (with -L where Flux has it): the parameter `color`."""
+    import click
+
+    return click.option(*short, "--color", "color", is_flag=False, flag_value="always", default=None,
+                        metavar="WHEN", help=COLOR_HELP)
+
+
+def use_color(when, c_style=False):
+    """Whether --color[=WHEN] colors stdout, as Flux decides: without the option,
+    'auto' (a terminal), or 'never' if NO_COLOR is set to a non-empty value.
+    A bad WHEN is argparse's usage error (exit 2), or liboptparse's line
+    (c_style: exit 1)."""
+    import os
+
+    import click
+
+    if when is None:
+        when = "never" if os.environ.get("NO_COLOR") else "auto"
+    if when in ("always", "never", "auto"):
+        return when == "always" or (when == "auto" and is_tty())
+    message = f"Invalid argument to --color: '{when}'"
+    if c_style:
+        click.echo(message, err=True)
+        raise SystemExit(1)
+    raise click.UsageError(message, ctx=click.get_current_context())
+
+
+def emit(lines, colors=None):
+    """Print lines; colors, when given, holds each line's ANSI prefix ("" for
+    none), reset after the line's newline as flux-jobs does."""
     import click
 
     if not lines:
         return
-    if colorize is None or not is_tty():
-        click.echo("\n".join(lines))
+    if not colors:
+        # color=True: click would strip the codes of a --color=always listing off a pipe
+        click.echo("\n".join(lines), color=True)
         return
-    from rich.console import Console
-    from rich.text import Text
-
-    console = Console(highlight=False, soft_wrap=True)
-    for line in lines:
-        text = Text(line)
-        for start, end, style in colorize(line):
-            text.stylize(style, start, end)
-        console.print(text)
+    out = []
+    for line, color in zip(lines, colors):
+        out.append(f"{color}{line}\n{COLOR_RESET}" if color else line + "\n")
+    # click strips ANSI codes off a pipe unless told: --color=always means it
+    click.echo("".join(out), nl=False, color=True)

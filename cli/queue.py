@@ -1,9 +1,11 @@
 """flux-lite queue: list, status, enable, disable, start, stop, drain, idle (as flux queue)."""
 
+import os
 
 import click
 
 from flux_lite.cli.listing import format_string, listing_options
+from flux_lite.cli.output import emit
 from flux_lite.cli.common import complete_queues, instance, read_session, session
 from flux_lite.errors import FluxLiteError
 
@@ -40,15 +42,14 @@ def queue_list(queues, no_header, fmt):
         raise FluxLiteError(str(exc)) from None
     with read_session() as broker:
         # Flux colours the glyphs whatever the output is (recorded through a pipe);
-        # a format without {color_*} fields has none
-        rows = qlist.list_rows(broker, names or None, color=True, fields=fields)
+        # a format without {color_*} fields has none. NO_COLOR (non-empty) turns it off.
+        rows = qlist.list_rows(broker, names or None, color=not os.environ.get("NO_COLOR"), fields=fields)
     try:
         lines = qlist.QUEUE_LIST.lines(fmt, rows, no_header=no_header)
     except ValueError as exc:
         # flux queue reports a bad field plainly (no "Error in user format")
         raise FluxLiteError(str(exc)) from None
-    if lines:
-        click.echo("\n".join(lines), color=True)  # click would strip the colours from a pipe
+    emit(lines)  # as is: click would strip the colours from a pipe
 
 
 def _echo_enable(name, status):

@@ -7,6 +7,7 @@ import click
 
 from flux_lite.cli.common import complete_queues, read_session, session
 from flux_lite.cli.listing import listing_options
+from flux_lite.cli.output import color_option
 
 
 def _fields(listing, fmt):
@@ -65,6 +66,7 @@ def _status_options(f):
         click.option("-i", "--include", metavar="TARGETS",
                      help="Include only these targets (an idset or hostlist) in the output."),
         click.option("-n", "--no-header", is_flag=True, help="Suppress the header line."),
+        color_option("-L"),
     ]):
         f = option(f)
     return f
@@ -78,7 +80,7 @@ def _status_options(f):
                    "torpid, allocated, housekeeping ('help' lists them).")
 @_status_options
 @click.option("--skip-empty", is_flag=True, help="Skip empty lines of output even with --states.")
-def resource_status(fmt, states, include, no_header, skip_empty):
+def resource_status(fmt, states, include, no_header, color, skip_empty):
     """Show node states (avail, exclude, draining, drained, allocated, housekeeping)."""
     from flux_lite.cli import listing
     from flux_lite.listing import resources as res_listing
@@ -92,10 +94,19 @@ def resource_status(fmt, states, include, no_header, skip_empty):
         res_listing.status_states(states)
     except res_listing.InvalidState as exc:
         _invalid_state(exc)
-    fmt = listing.format_string(res_listing.RESOURCE_STATUS, fmt)
+    fmt = _colored(listing.format_string(res_listing.RESOURCE_STATUS, fmt), color)
     with read_session() as broker:
         rows = res_listing.status_lines(broker, fmt, states, skip_empty=skip_empty, include=include)
     listing.emit(res_listing.RESOURCE_STATUS, fmt, rows, no_header=no_header)
+
+
+def _colored(fmt, color):
+    """fmt as -L/--color[=WHEN] leaves it: without color, less its color fields."""
+    from flux_lite.cli.output import use_color
+    from flux_lite.formats.outputformat import without_fields
+    from flux_lite.listing.resources import COLOR_FIELDS
+
+    return fmt if use_color(color) else without_fields(fmt, COLOR_FIELDS)
 
 
 def _invalid_state(exc):
@@ -117,7 +128,7 @@ def _invalid_state(exc):
 @_status_options
 @click.argument("targets", required=False)
 @click.argument("reason", nargs=-1)
-def drain(force, update, fmt, include, no_header, targets, reason):
+def drain(force, update, fmt, include, no_header, color, targets, reason):
     """Drain TARGETS (ranks or hosts) with an optional REASON; without TARGETS list drained nodes."""
     from flux_lite import admin
     from flux_lite.cli import listing
@@ -125,7 +136,7 @@ def drain(force, update, fmt, include, no_header, targets, reason):
     from flux_lite.listing import resources as res_listing
 
     if targets is None:
-        fmt = listing.format_string(res_listing.RESOURCE_DRAIN, fmt)
+        fmt = _colored(listing.format_string(res_listing.RESOURCE_DRAIN, fmt), color)
         with read_session() as broker:
             rows = res_listing.status_lines(broker, fmt, "drain", skip_empty=True, include=include)
         listing.emit(res_listing.RESOURCE_DRAIN, fmt, rows, no_header=no_header)

@@ -220,6 +220,8 @@ def _option_usage(param):
     if not _takes_value(param):
         return f"[{opt}]"
     metavar = param.metavar or param.name.upper()
+    if getattr(param, "_flag_needs_value", False):
+        return f"[{opt} [{metavar}]]"  # an optional value: argparse's nargs="?"
     return f"[{opt} {metavar}]"
 
 

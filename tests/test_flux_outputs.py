@@ -8,6 +8,8 @@ or flux-core's sources where no recorded run shows the case.
 
 import json
 
+import pytest
+
 from click.testing import CliRunner
 
 from flux_lite.cli.main import cli
@@ -302,3 +304,84 @@ def test_jobs_named_formats_in_flux_order(flux):
         "  long         Extended flux-jobs format string\n"
         "  deps         Show job urgency, priority, and dependencies\n"
         "  endreason    Show why each job ended\n")
+
+
+# -- --color[=WHEN] and NO_COLOR --------------------------------------------------------------
+
+GREEN, RED, GRAY, RESET = "\x1b[01;32m", "\x1b[01;31m", "\x1b[37m", "\x1b[0;0m"
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """stdout is a terminal, as `auto` sees it."""
+    from flux_lite.cli import output
+
+    monkeypatch.setattr(output, "is_tty", lambda stream=None: True)
+
+
+def test_jobs_color_by_result_as_flux_jobs(flux):
+    done = flux.submit("-S", "exec.test.run_duration=1s", "true")
+    timeout = flux.submit("-t", "1s", "-S", "exec.test.run_duration=60s", "true")
+    failed = flux.submit("-S", "exec.test.run_duration=1s", "-S", "exec.test.wait_status=256", "false")
+    running = flux.submit("-S", "exec.test.run_duration=60s", "true")
+    canceled = flux.submit("--urgency=hold", "true")
+    flux("cancel", canceled)
+    flux.advance("2s")
+    fmt = "{id.f58} {result}"
+    plain = flux.out("jobs", "-a", "-o", fmt).splitlines()
+    assert plain == ["JOBID RESULT", f"{running} ", f"{failed} FAILED", f"{timeout} TIMEOUT",
+                     f"{done} COMPLETED", f"{canceled} CANCELED"]
+    # the color before the line, the reset after its newline; the header and active jobs plain
+    assert flux.out("jobs", "-a", "-o", fmt, "--color") == (
+        f"JOBID RESULT\n{running} \n{RED}{failed} FAILED\n{RESET}{RED}{timeout} TIMEOUT\n{RESET}"
+        f"{GREEN}{done} COMPLETED\n{RESET}{GRAY}{canceled} CANCELED\n{RESET}")
+    assert flux.out("jobs", "-a", "-o", fmt, "--color=always") == flux.out("jobs", "-a", "-o", fmt, "--color")
+    assert flux.out("jobs", "-a", "-o", fmt, "--color=never").splitlines() == plain
+    assert flux.out("jobs", "-a", "-o", fmt, "--color=auto").splitlines() == plain  # not a terminal
+    r = as_flux(flux, "jobs", "--color=bogus")
+    assert (r.exit_code, r.stderr.splitlines()[-1]) == (2, "flux-jobs: error: Invalid argument to --color: 'bogus'")
+    assert r.stderr.startswith("usage: flux-jobs ") and "[--color [WHEN]]" in r.stderr
+
+
+def test_no_color_makes_never_the_default(flux, terminal):
+    jobid = flux.submit("-S", "exec.test.run_duration=1s", "true")
+    flux.advance("1s")
+    flux("resource", "drain", "1", "broken")
+    colored = f"{GREEN}{jobid}\n{RESET}"
+    assert flux.out("jobs", "-a", "-no", "{id.f58}") == colored  # auto, on a terminal
+    assert flux.out("jobs", "-a", "-no", "{id.f58}", env={"NO_COLOR": ""}) == colored  # empty: unset
+    assert flux.out("jobs", "-a", "-no", "{id.f58}", env={"NO_COLOR": "1"}) == f"{jobid}\n"
+    assert flux.out("jobs", "-a", "-no", "{id.f58}", "--color", env={"NO_COLOR": "1"}) == colored
+    status = flux.out("resource", "status", "-n")
+    assert status.splitlines()[0] == f"       avail {GREEN} ✔{RESET}      3 node[0,2-3]"
+    assert flux.out("resource", "status", "-n", env={"NO_COLOR": "1"}).splitlines()[0] == \
+        "       avail ✔      3 node[0,2-3]"
+    # queue list colors its EN/ST columns on a terminal, unless NO_COLOR
+    assert flux.out("queue", "list", "-n").startswith(f" {GREEN} ✔{RESET} {GREEN} ✔{RESET} ")
+    assert flux.out("queue", "list", "-n", env={"NO_COLOR": "1"}).startswith("  ✔  ✔ ")
+    assert "\x1b" not in flux.out("dmesg", env={"NO_COLOR": "1"})
+    assert "\x1b" in flux.out("dmesg")
+
+
+def test_resource_color_up_column(flux):
+    flux("resource", "drain", "1", "broken")
+    plain = "       STATEUP NNODES NODELIST\n       avail ✔      3 node[0,2-3]\n     drained ✔      1 node1\n"
+    assert flux.out("resource", "status") == plain
+    # Flux's formats carry the color fields; without color they go with the space before them
+    assert flux.out("resource", "status", "-L") == (
+        "       STATE UP NNODES NODELIST\n"
+        f"       avail {GREEN} ✔{RESET}      3 node[0,2-3]\n"
+        f"     drained {GREEN} ✔{RESET}      1 node1\n")
+    assert flux.out("resource", "status", "--color=never") == plain
+    assert as_flux(flux, "resource", "status", "-o", "get-config=default").stdout.splitlines()[-1] == \
+        'format = "{state:>12} {color_up}{up:>2}{color_off} {nnodes:>6} {nodelist}"'
+    fmt = "{nodelist}:{color_up}{up.ascii}{color_off}"
+    assert flux.out("resource", "drain", "-no", fmt) == "node1y\n"
+    assert flux.out("resource", "drain", "-no", fmt, "-L") == f"node1:{GREEN}y{RESET}\n"
+    r = as_flux(flux, "resource", "drain", "--color=bogus")
+    assert (r.exit_code, r.stderr.splitlines()[-1]) == (
+        2, "flux-resource drain: error: Invalid argument to --color: 'bogus'")
+
+
+def test_dmesg_bad_color_as_liboptparse(flux):
+    assert outcome(as_flux(flux, "dmesg", "--color=bogus")) == (1, "", "Invalid argument to --color: 'bogus'\n")

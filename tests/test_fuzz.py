@@ -71,15 +71,16 @@ def snapshot(state):
 
 
 def _job_failed(path, result, before, after):
-    """`run` exits with its job's status: a job that was submitted and then
-    failed (an unsatisfiable --requires, as in Flux) or cannot end under the
-    virtual clock is one new job, and the report names it."""
-    if path[0] != "run" or len(after["jobs"]) != len(before["jobs"]) + 1:
+    """`run` (and `submit --wait/--wait-event`) exits with its job's status: a
+    job that was submitted and then failed (an unsatisfiable --requires, as in
+    Flux) or whose event cannot arrive under the virtual clock is one new job,
+    and the output names it (submit prints its id first)."""
+    if path[0] not in ("run", "submit") or len(after["jobs"]) != len(before["jobs"]) + 1:
         return False
     from flux_lite.formats.jobid import f58
 
     new = {row[0] for row in after["jobs"]} - {row[0] for row in before["jobs"]}
-    return len(new) == 1 and f58(new.pop()) in result.stderr
+    return len(new) == 1 and f58(new.pop()) in (result.stderr if path[0] == "run" else result.stdout)
 
 
 class Hang(BaseException):

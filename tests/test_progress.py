@@ -28,7 +28,8 @@ def test_large_jobs_a_shows_progress_on_a_tty(jobs12, monkeypatch):
     monkeypatch.setattr(output, "JOBS_PROGRESS_MIN", 5)
     piped = jobs12("jobs", "-a", "-n", "-o", "{id.f58} {status}")
     monkeypatch.setattr(output, "is_tty", lambda stream=None: True)
-    result = jobs12("jobs", "-a", "-n", "-o", "{id.f58} {status}")
+    # (NO_COLOR: on a terminal flux-jobs would also color the inactive jobs' lines)
+    result = jobs12("jobs", "-a", "-n", "-o", "{id.f58} {status}", env={"NO_COLOR": "1"})
     assert "listing jobs" in result.stderr and "100%" in result.stderr
     # the listing itself is what a pipe gets, printed after the bar is gone
     assert result.stdout == piped.stdout and len(result.stdout.splitlines()) == 15
@@ -42,7 +43,7 @@ def test_jobs_progress_is_silent_when_piped(jobs12, monkeypatch):
 
 
 def test_small_jobs_listing_draws_no_bar(jobs12, tty):
-    result = jobs12("jobs", "-a")
+    result = jobs12("jobs", "-a", env={"NO_COLOR": "1"})
     assert result.stderr == "" and len(result.stdout.splitlines()) == 16
 
 

@@ -113,11 +113,11 @@ def test_readme_test_command_shows_the_pass_count(tmp_path):
     assert re.match(r"2 passed in [0-9.]+s$", r.stdout.splitlines()[-1]), r.stdout
 
 
-def _demo(tmp_path, exe_dir, tty=False):
+def _demo(tmp_path, exe_dir, tty=False, **extra):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("FLUX_LITE_STATE_DIR", "NO_COLOR")}
-    env.update(TMPDIR=str(tmpdir), PATH=exe_dir + os.pathsep + "/usr/bin:/bin")
+    env.update(TMPDIR=str(tmpdir), PATH=exe_dir + os.pathsep + "/usr/bin:/bin", **extra)
     if not tty:
         r = subprocess.run(["sh", str(ROOT / "scripts" / "demo.sh")], env=env, capture_output=True, text=True,
                            timeout=120)
@@ -152,6 +152,8 @@ def test_demo_is_plain_when_piped_and_leaves_no_temp_file(tmp_path):
     rc, out, left = _demo(tmp_path, os.path.dirname(exe), tty=True)
     assert (rc, left) == (0, [])
     assert "\x1b[1m$ flux-lite resource list\x1b[0m" in out
+    rc, out, left = _demo(tmp_path, os.path.dirname(exe), tty=True, NO_COLOR="1")
+    assert (rc, left) == (0, []) and "\x1b" not in out and "$ flux-lite resource list" in out
     # a failed start removes the file too
     rc, out, left = _demo(tmp_path, str(tmp_path / "nothing-here"))
     assert rc != 0 and left == []

@@ -549,6 +549,18 @@ def _token_str(text, field, spec, conv):
     return out
 
 
+def without_fields(fmt: str, fields) -> str:
+    """Format string fmt less `fields`, each with the literal text just before
+    it, as Flux's OutputFormat.copy(except_fields=...) drops them (how the
+    `{color_up}`/`{color_off}` fields go when color is off). A bad format is
+    returned unchanged, for the listing to report."""
+    try:
+        tokens = _parse(fmt)
+    except ValueError:
+        return fmt
+    return "".join(_token_str(*tok) for tok in tokens if tok[1] not in fields)
+
+
 def render(fmt, headings, items, no_header=False, width=-1, heading_fallback=None):
     """Parse fmt and return the output lines (header first unless no_header)."""
     formatter = OutputFormat(fmt, headings, heading_fallback=heading_fallback)

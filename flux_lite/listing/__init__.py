@@ -21,6 +21,17 @@ from typing import Any
 from flux_lite.formats import outputformat
 
 
+class AltField(str):
+    """A glyph that also has an ASCII spelling ({enabled.ascii}, {up.ascii})."""
+
+    ascii: str
+
+    def __new__(cls, text: str, ascii_text: str) -> "AltField":
+        obj = super().__new__(cls, text)
+        obj.ascii = ascii_text
+        return obj
+
+
 class Row(dict):
     """One listed item; a missing field reads as an AttributeError (printed empty)."""
 

@@ -2,7 +2,7 @@
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.outputformat import Markup
-from flux_lite.listing import Listing
+from flux_lite.listing import AltField, Listing
 from flux_lite.queues import queues_of_ranks
 
 FORMATS = {
@@ -40,15 +40,6 @@ for _item in ("nnodes", "ncores", "ngpus"):
 
 
 QUEUE_LIST = Listing("flux-queue", FORMATS, HEADINGS)
-
-
-class AltField(str):
-    """A glyph that also has an ASCII spelling ({enabled.ascii})."""
-
-    def __new__(cls, text, ascii_text):
-        obj = super().__new__(cls, text)
-        obj.ascii = ascii_text
-        return obj
 
 
 class _Attrs:

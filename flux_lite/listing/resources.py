@@ -1,7 +1,8 @@
 """The `resource list`, `resource status` and `resource drain` listings."""
 
 from flux_lite.errors import FluxLiteError
-from flux_lite.listing import Listing, Row
+from flux_lite.formats.outputformat import Markup
+from flux_lite.listing import AltField, Listing, Row
 
 RESOURCE_LIST = Listing(
     "flux-resource list",
@@ -24,16 +25,19 @@ RESOURCE_LIST = Listing(
 _STATUS_HEADINGS = {
     "state": "STATE", "statex": "STATE", "nnodes": "NNODES", "ranks": "RANKS", "nodelist": "NODELIST",
     "reason": "REASON", "timestamp": "TIME", "status": "STATUS", "up": "UP", "up.ascii": "UP",
+    "color_up": "", "color_off": "",
 }
+COLOR_FIELDS = ("color_up", "color_off")
 
 RESOURCE_STATUS = Listing(
     "flux-resource status",
     {
-        # Flux's formats less their {color_up}/{color_off} fields (and the
-        # space before them), as flux resource status prints them uncolored
-        "default": ("Default flux-resource status format string", "{state:>12}{up:>2} {nnodes:>6} {nodelist}"),
+        # uncolored, the {color_up}/{color_off} fields go with the space before
+        # them (outputformat.without_fields): "{state:>12}{up:>2} ..."
+        "default": ("Default flux-resource status format string",
+                    "{state:>12} {color_up}{up:>2}{color_off} {nnodes:>6} {nodelist}"),
         "long": ("Long flux-resource status format string",
-                 "{state:>12}{up:>2} {nnodes:>6} +:{reason:<30.30} {nodelist}"),
+                 "{state:>12} {color_up}{up:>2}{color_off} {nnodes:>6} +:{reason:<30.30} {nodelist}"),
     },
     _STATUS_HEADINGS,
     user_format_errors=False,
@@ -196,6 +200,11 @@ def _rank_sets(broker, include=None):
     return full, sets, IDset
 
 
+# the UP column ({up.ascii}: y/n) and Flux's colors for it
+_UP, _DOWN = AltField("\u2714", "y"), AltField("\u2717", "n")
+_GREEN, _RED, _RESET = Markup("\033[01;32m"), Markup("\033[01;31m"), Markup("\033[0;0m")
+
+
 class StatusLine(Row):
     """One `resource status` line; lines alike but for their nodes combine."""
 
@@ -204,8 +213,8 @@ class StatusLine(Row):
     @classmethod
     def make(cls, hostname, state, online, ranks, reason="", timestamp=""):
         line = cls(statex=state, state=state if online else state + "*", status="online" if online else "offline",
-                   up="\u2714" if online else "\u2717", reason=reason, timestamp=timestamp)
-        line["up.ascii"] = "y" if online else "n"
+                   up=_UP if online else _DOWN, reason=reason, timestamp=timestamp,
+                   color_up=_GREEN if online else _RED, color_off=_RESET)
         line.set_ranks(hostname, sorted(ranks))
         return line
 
