@@ -43,8 +43,22 @@ def _no_working_set(monkeypatch):
 
 @pytest.mark.parametrize("argv", READERS, ids=lambda a: " ".join(a))
 def test_readers_load_no_working_set(busy, monkeypatch, argv):
+    """Nor any job-manager or scheduler state: no scheduler module is
+    loaded, no running job's R is read (resource list reads the pool's
+    rows, one per busy rank), no timer is read."""
+    from flux_lite.broker import Broker
+    from flux_lite.sched import loader
+
     flux, pending, _ = busy
     _no_working_set(monkeypatch)
+
+    def refuse(*args, **kw):
+        raise AssertionError("a reading command loaded job-manager or scheduler state")
+    monkeypatch.setattr(loader, "load_persisted", refuse)
+    monkeypatch.setattr(JobIndex, "held_Rs", refuse)
+    monkeypatch.setattr(JobIndex, "holding_resources", refuse)
+    monkeypatch.setattr(Broker, "_timer_init", refuse)
+    monkeypatch.setattr(Broker, "save", refuse)
     flux(*[a.replace("{id}", pending[-1]) for a in argv])
 
 
