@@ -503,12 +503,15 @@ class Instance:
                 with self._step() as ctx:
                     ctx.advance_to(ctx.step_target)
                     now = start = ctx.now
-                    if deadline is None and timeout is not None:
+                    limit = self.clock_limit
+                    if deadline is None and timeout is not None and now + timeout <= limit:
+                        # (a timeout reaching past the clock's limit is no
+                        # timeout: the clock cannot be moved there)
                         deadline = now + timeout
                     result = check(ctx)
                     while result is None and self.virtual:
                         nxt = ctx.next_event_time()
-                        if nxt is None or (deadline is not None and nxt > deadline):
+                        if nxt is None or nxt > limit or (deadline is not None and nxt > deadline):
                             # the time waited has passed, even though nothing came
                             if deadline is not None:
                                 ctx.advance_to(deadline)
@@ -533,6 +536,14 @@ class Instance:
                 raise WaitTimeout("timeout")
             wall_sleep(poll)
 
+    @property
+    def clock_limit(self) -> float:
+        """The last time a virtual clock may reach: a job ID (FLUID) starts
+        with the milliseconds since the instance's epoch, and must fit
+        SQLite's signed 64-bit integers (39 bits of milliseconds: 17.4
+        years); nothing is printable past the year 9999."""
+        return min(MAX_TIME, self.meta["fluid_epoch"] + ((1 << 39) - 1) / 1000)
+
     def advance_clock(self, seconds, progress=None):
         """Move a virtual clock forward, processing everything that falls due."""
         from flux_lite import access
@@ -540,8 +551,13 @@ class Instance:
         access.require_owner(self.identity, "clock advance")
         if not self.virtual:
             raise FluxLiteError("the clock is real: only a virtual clock can be advanced")
-        if not 0 <= seconds or self.clock_now() + seconds > MAX_TIME:
-            raise FluxLiteError("cannot advance the clock past the year 9999")
+        limit = self.clock_limit
+        if not 0 <= seconds or self.clock_now() + seconds > limit:
+            if limit == MAX_TIME:
+                raise FluxLiteError("cannot advance the clock past the year 9999")
+            when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(limit))
+            raise FluxLiteError(f"cannot advance the clock past {when}: job IDs run out there "
+                                "(17.4 years after the instance started)")
         with self._step() as ctx:
             ctx.advance_to(ctx.now + seconds, progress=progress)
         return ctx.now

@@ -235,7 +235,7 @@ def jobspec_for(job: TraceJob) -> dict:
     # exec.test.run_duration=0s would mean "run until canceled": a 0 s job runs 1 ms
     run = f"{job.run:g}s" if job.run > 0 else "1ms"
     return jobspecmod.build(["swf", str(job.num)], ntasks=job.procs, duration=float(job.limit),
-                            name=f"swf{job.num}", setattrs=[("exec.test.run_duration", run)])
+                            name=f"swf{job.num}", setattrs=[("exec.test.run_duration", run)], check=False)
 
 
 def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy: str = "fcfs",

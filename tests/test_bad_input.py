@@ -164,3 +164,41 @@ def test_wait_event_that_never_matches_leaves_the_clock(flux):
     # and a wait that succeeds keeps the time it took
     assert flux.out("job", "wait-event", jobid, "clean").endswith("clean\n")
     assert flux.now() == t0 + 1800
+
+
+@pytest.mark.parametrize("args", [["job", "wait-event", "-t", "1e24", "{id}", "clean"],
+                                  ["job", "wait-event", "-t", "inf", "{id}", "clean"],
+                                  ["queue", "drain", "-t", "1e300"]])
+def test_a_timeout_past_the_clocks_end_is_no_timeout(flux, args):
+    # a guest's wait with an absurd timeout moved the shared clock past the
+    # year 9999: every later command failed on a damaged instance.clock
+    jobid = flux.submit("--urgency=hold", "true", env=GUEST)
+    t0 = flux.now()
+    r = flux.fails(*[a.replace("{id}", jobid) for a in args], env=GUEST)
+    assert "nothing left to happen under the virtual clock" in one_error(r)
+    assert flux.now() == t0
+    assert flux.out("fsck") == "fsck: ok\n"
+
+
+def test_the_virtual_clock_stops_where_job_ids_run_out(flux):
+    # a job ID starts with the milliseconds since the instance's epoch and
+    # must fit SQLite's integers: 2^39 ms after the epoch (a second before the start)
+    limit = 1767225599.0 + ((1 << 39) - 1) / 1000
+    r = flux.fails("clock", "advance", "1e10")
+    assert r.stderr == ("flux-lite clock: ERROR: cannot advance the clock past 2043-06-03T21:56:52Z: "
+                        "job IDs run out there (17.4 years after the instance started)\n")
+    held = flux.submit("--urgency=hold", "true")
+    long = flux.submit("-t", "7300d", "sleep", "inf")
+    # a wait does not run the clock past it either (the 20-year job never ends)
+    flux.fails("job", "wait-event", long, "clean")
+    flux.fails("job", "wait-event", "-t", "7300d", held, "clean")
+    assert flux.now() == 1767225600.0
+    flux("clock", "advance", f"{limit - flux.now()}s")
+    assert flux.now() == limit
+    assert flux.out("jobs", "-no", "{state}", long) == "RUN\n"
+    last = flux.submit("true")
+    r = flux.fails("submit", "--cc=1-2000", "true")
+    assert r.stderr == ("flux-lite submit: ERROR: job IDs have run out: an instance issues them for 17.4 years "
+                        "after it starts (a job ID must fit SQLite's 64-bit integers)\n")
+    assert sorted(flux.out("jobs", "-a", "-no", "{id}").split()) == sorted([held, long, last])
+    assert flux.out("fsck") == "fsck: ok\n"

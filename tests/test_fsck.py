@@ -176,3 +176,16 @@ def test_every_ordinary_history_is_ok(flux):
     assert flux.eventlog(failed)[-4:] == ["exception", "release", "free", "clean"]
     assert flux.out("fsck") == "fsck: ok\n"
     assert flux.out("fsck", "--rebuild") == "fsck: ok (derived tables rebuilt)\n"
+
+
+@pytest.mark.parametrize("suffix,reason", [("jobspec", "jobspec needs resources and tasks lists"),
+                                           ("R", "R version must be 1"), ("J", "value must be a JSON object")])
+def test_damaged_jobspec_and_R_are_reported_then_moved_aside(busy, suffix, reason):
+    flux, ids = busy
+    key = kvs_key(decode(ids[0]))
+    sql(flux, "UPDATE kvs SET value = ? WHERE key = ?", '{"x": 1}' if suffix != "J" else "[1]", f"{key}.{suffix}")
+    out = flux.fails("fsck").stdout
+    assert out == f"job {ids[0]}: damaged KVS key {key}.{suffix}: {reason}\nfsck: 1 problem\n"
+    assert flux("fsck", "--repair").stdout.splitlines()[-1] == "fsck: 1 problem, 1 repaired"
+    assert flux.out("fsck") == "fsck: ok\n"
+    assert ids[0] not in flux.out("jobs", "-a")

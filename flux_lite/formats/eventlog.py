@@ -247,7 +247,10 @@ _FLAT = (str, int, bool, type(None))
 # json.dumps(..., separators=(",", ":"), ensure_ascii=False) builds an encoder
 # per call; one made once writes the same text
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-_GOOD_NAMES: set = set()  # names that passed _check_name (a handful in practice)
+# names that passed _check_name (a handful in practice) -> their ',"name":...' text
+_GOOD_NAMES: dict = {}
+# the last timestamp encoded and its text: the events of one instant share it
+_LAST_TS: list = [None, ""]
 
 
 def _flat_ascii(ctx):
@@ -267,20 +270,24 @@ def _flat_ascii(ctx):
 
 def encode_entry(timestamp, name, context=None):
     """One eventlog line (newline-terminated) for the given fields."""
-    if type(timestamp) is float and 0 < timestamp < math.inf and name in _GOOD_NAMES \
+    name_text = _GOOD_NAMES.get(name) if type(name) is str else None
+    if type(timestamp) is float and 0 < timestamp < math.inf and name_text is not None \
             and (context is None or type(context) is dict):
         # the common case (the job manager's own posts), checked as make_entry does
         ctx = context or None
     else:
         entry = make_entry(timestamp, name, context)
-        _GOOD_NAMES.add(name)
+        name_text = _GOOD_NAMES[name] = ',"name":' + _dump_string(name)
         timestamp = entry["timestamp"]
         ctx = entry.get("context")
     if ctx is not None and not _flat_ascii(ctx):
         entry = {"timestamp": timestamp, "name": name, "context": ctx}
         return dumps(entry) + "\n"
     # fast path (most events): only the timestamp needs jansson's real format
-    line = '{"timestamp":' + _dump_real(timestamp) + ',"name":' + _dump_string(name)
+    last = _LAST_TS
+    if timestamp != last[0] or type(timestamp) is not type(last[0]):
+        last[0], last[1] = timestamp, _dump_real(timestamp)
+    line = '{"timestamp":' + last[1] + name_text
     if ctx is not None:
         line += ',"context":' + _COMPACT(ctx)
     return line + "}\n"

@@ -20,13 +20,19 @@ class Events:
         self.b = jm.b
         self.kvs = jm.b.kvs
         self.actions = collections.deque()  # job ids whose state action is due
+        self._keys = {}  # job id -> its eventlog key (a job posts several events)
 
     def post(self, job, name, context=None):
         """Append an event to the job's eventlog and apply it."""
         b = self.b
         ts = b.now
         line = eventlog.encode_entry(ts, name, context)
-        self.kvs.append(kvs_key(job.id, "eventlog"), line)
+        key = self._keys.get(job.id)
+        if key is None:
+            if len(self._keys) >= 4096:
+                self._keys.clear()
+            key = self._keys[job.id] = kvs_key(job.id, "eventlog")
+        self.kvs.append(key, line)
         entry = {"timestamp": ts, "name": name}
         if context:
             entry["context"] = context

@@ -123,8 +123,11 @@ def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any, Any]:
     attrs = js.get("attributes") if isinstance(js, dict) else None
     system = attrs.get("system") if isinstance(attrs, dict) else None
     if isinstance(system, dict):
+        tasks = js.get("tasks")
+        if isinstance(tasks, list):  # of a task only its count matters (not its command)
+            tasks = [t.get("count") if isinstance(t, dict) else t for t in tasks]
         try:
-            key = json.dumps([js.get("version"), js.get("resources"), js.get("tasks"),
+            key = json.dumps([js.get("version"), js.get("resources"), tasks,
                               system.get("duration"), system.get("shell")], sort_keys=True)
         except (TypeError, ValueError, RecursionError):
             key = None

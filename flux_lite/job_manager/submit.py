@@ -6,7 +6,7 @@ by the instance so that ids never repeat even after a state rollback.
 """
 
 import json
-from errno import EINVAL
+from errno import EINVAL, EOVERFLOW
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
@@ -55,6 +55,10 @@ class Submit:
                 ts, seq = ts + 1, 0
         else:
             seq = 0
+        if ts >> 39:
+            # (the virtual clock stops short of this: Instance.clock_limit)
+            raise FluxLiteError("job IDs have run out: an instance issues them for 17.4 years after it "
+                                "starts (a job ID must fit SQLite's 64-bit integers)", errno=EOVERFLOW)
         jobid = fluid(ts, 0, seq)
         self.checkpoint["max_jobid"] = jobid
         self._dirty = True
