@@ -271,14 +271,21 @@ def test_env_without_an_instance(tmp_path):
     assert r.exit_code == 1 and r.stderr.startswith("flux-lite env: ERROR: no flux-lite instance at ")
 
 
-@pytest.mark.parametrize("name", ["basics", "errors"])
+@pytest.mark.parametrize("name", ["basics", "errors", "queues", "named-queues"])
 def test_flux_script_runs_unchanged(tmp_path, name):
-    """A Flux-style test script, run as `flux-lite start --test-size=4 ./t.sh`."""
+    """A Flux-style test script, run as `flux-lite start --test-size=4 ./t.sh`
+    (with `-c conf` when the script comes with a NAME.conf directory)."""
+    import shutil
+
     script = tmp_path / f"{name}.sh"
     script.write_text((SCRIPTS / f"{name}.sh").read_text())
     script.chmod(0o755)
+    config = []
+    if (SCRIPTS / f"{name}.conf").is_dir():
+        shutil.copytree(SCRIPTS / f"{name}.conf", tmp_path / "conf")
+        config = ["-c", "conf"]
     out = subprocess.run([sys.executable, "-m", "flux_lite", "start", "--test-size=4", "--test-cores=2",
-                          "--clock=virtual", f"./{name}.sh"], cwd=tmp_path, env=_env_without_instance(),
+                          "--clock=virtual", *config, f"./{name}.sh"], cwd=tmp_path, env=_env_without_instance(),
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert out.stdout == (SCRIPTS / f"{name}.expected").read_text()
     assert out.returncode == 0
