@@ -106,8 +106,9 @@ def _job_help(state, data, now):
 
 
 @_never_fail
-def complete_jobids(ctx, incomplete):
-    """Job ids (f58): active jobs newest first, then the most recently inactive.
+def complete_jobids(ctx, incomplete, active_only=False):
+    """Job ids (f58): active jobs newest first, then the most recently inactive
+    (none with active_only: `update` changes only active jobs).
 
     A guest is offered only their own jobs; the instance owner every job. An
     incomplete value in another encoding (decimal, 0x hex, dothex) is
@@ -128,14 +129,54 @@ def complete_jobids(ctx, incomplete):
         count = 0
         for jobid, state, data in index.newest_rows(conn, userid, MAX_INACTIVE_SCAN):
             text = _jobid_text(jobid, incomplete)
-            if text is None:
+            if text is None or (active_only and state == INACTIVE):
                 continue
             out.append(CompletionItem(text, help=_job_help(state, json.loads(data), now)))
             if state == INACTIVE:
+                if active_only:
+                    break  # inactive rows come after the active ones
                 count += 1
                 if count >= MAX_INACTIVE:
                     break
     return out
+
+
+@_never_fail
+def complete_active_jobids(ctx, param, incomplete):
+    """shell_complete for `update JOBID`: active jobs only."""
+    return complete_jobids(ctx, incomplete, active_only=True)
+
+
+# -- values of options and arguments ------------------------------------------------------
+
+# flux job urgency's names (any number 0-31 too)
+URGENCY_NAMES = (("hold", "0: held until released"), ("default", "16"), ("expedite", "31: ahead of all others"))
+
+
+def complete_directory(ctx, param, incomplete):
+    """A directory: the shell completes the path (--state-dir)."""
+    return [CompletionItem(incomplete, type="dir")]
+
+
+def complete_urgency(ctx, param, incomplete):
+    return _items(URGENCY_NAMES, incomplete)
+
+
+def complete_jobs_filter(ctx, param, incomplete):
+    """-f STATES: a comma-separated list; each item completes on its own."""
+    from flux_lite.job_list import FILTER_RESULTS, FILTER_STATES
+
+    done, _sep, last = incomplete.rpartition(",")
+    prefix = done + "," if _sep else ""
+    given = set(done.split(",")) if done else set()
+    return [CompletionItem(prefix + name) for name in [*FILTER_STATES, *FILTER_RESULTS]
+            if name.startswith(last) and name not in given]
+
+
+def complete_formats(listing, incomplete):
+    """-o/--format: the listing's named formats, then `help`."""
+    pairs = [(name, entry[0]) for name, entry in listing.formats.items()]
+    return _items(pairs + [("help", "list the named formats")], incomplete)
 
 
 # -- queues -----------------------------------------------------------------------------
@@ -349,14 +390,97 @@ complete --no-files --command %(prog_name)s --arguments \
 """
 
 
+def _bash_source(template):
+    """click's bash script, but a KEY= candidate (update's duration=, a module's
+    queue-depth=) is completed without a trailing space: its value follows."""
+    return template.replace("            COMPREPLY+=($value)\n",
+                            "            COMPREPLY+=($value)\n"
+                            "            [[ $value == *= ]] && compopt -o nospace\n", 1)
+
+
+def _zsh_source(template):
+    """click's zsh script, with KEY= candidates added without a suffix (see _bash_source)."""
+    return template.replace(
+        "    local -a completions_with_descriptions\n",
+        "    local -a completions_with_descriptions\n"
+        "    local -a completions_eq\n"
+        "    local -a completions_eq_with_descriptions\n", 1,
+    ).replace(
+        '        if [[ "$type" == "plain" ]]; then\n            if [[ "$descr" == "_" ]]; then\n',
+        '        if [[ "$type" == "plain" && "$key" == *= ]]; then\n'
+        '            if [[ "$descr" == "_" ]]; then\n'
+        '                completions_eq+=("$key")\n'
+        '            else\n'
+        '                completions_eq_with_descriptions+=("$key":"$descr")\n'
+        '            fi\n'
+        '        elif [[ "$type" == "plain" ]]; then\n'
+        '            if [[ "$descr" == "_" ]]; then\n', 1,
+    ).replace(
+        "    if [ -n \"$completions\" ]; then\n        compadd -U -V unsorted -a completions\n    fi\n",
+        "    if [ -n \"$completions\" ]; then\n        compadd -U -V unsorted -a completions\n    fi\n\n"
+        "    if [ -n \"$completions_eq_with_descriptions\" ]; then\n"
+        "        _describe -V unsorted completions_eq_with_descriptions -U -S ''\n    fi\n\n"
+        "    if [ -n \"$completions_eq\" ]; then\n"
+        "        compadd -U -S '' -V unsorted -a completions_eq\n    fi\n", 1)
+
+
+def _join_option_values(args, incomplete):
+    """bash splits words at '=' (COMP_WORDBREAKS): `--state-dir=DIR` arrives
+    as "--state-dir", "=", "DIR". Join them back, as the command line means
+    them; `--opt=` being completed leaves the option waiting for its value."""
+    out = []
+    i = 0
+    while i < len(args):
+        if args[i].startswith("--") and i + 1 < len(args) and args[i + 1] == "=":
+            if i + 2 < len(args):
+                out.append(f"{args[i]}={args[i + 2]}")
+                i += 3
+                continue
+            out.append(args[i])  # "--opt", "=" then the value being completed
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    if incomplete == "=" and out and out[-1].startswith("--") and (not args or args[-1] != "="):
+        incomplete = ""  # the cursor just after `--opt=`
+    return out, incomplete
+
+
+def register_completion_classes():
+    """flux-lite's bash and zsh completion (KEY= without a space, `--opt=VALUE`
+    in bash), and fish's repair (fix_fish_completion). Called before cli.main()
+    when _FLUX_LITE_COMPLETE is set, and to print the scripts."""
+    from click import shell_completion as sc
+
+    fix_fish_completion()
+    if getattr(sc.get_completion_class("bash"), "flux_lite", False):
+        return  # registered already
+
+    class BashComplete(sc.BashComplete):
+        flux_lite = True
+        source_template = _bash_source(sc.BashComplete.source_template)
+
+        def get_completion_args(self):
+            args, incomplete = super().get_completion_args()
+            return _join_option_values(args, incomplete)
+
+    class ZshComplete(sc.ZshComplete):
+        flux_lite = True
+        source_template = _zsh_source(sc.ZshComplete.source_template)
+
+    sc.add_completion_class(BashComplete, "bash")
+    sc.add_completion_class(ZshComplete, "zsh")
+
+
 def completion_source(shell):
-    """The completion script for shell, as click's own `<shell>_source` instruction prints it."""
+    """The completion script for shell, as the `<shell>_source` instruction prints it."""
     import re
 
     from click.shell_completion import get_completion_class
 
     from flux_lite.cli.main import cli
 
+    register_completion_classes()
     cls = get_completion_class(shell)
     if cls is None:
         raise ValueError(f"click has no completion support for {shell}")

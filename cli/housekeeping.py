@@ -16,7 +16,8 @@ def housekeeping():
 @housekeeping.command("list")
 @click.option("-i", "--include", metavar="HOSTS|RANKS", shell_complete=complete_targets,
               help="Limit output to housekeeping jobs on HOSTS|RANKS.")
-@listing_options(json_help="Print the job manager's housekeeping stats as JSON.")
+@listing_options(json_help="Print the job manager's housekeeping stats as JSON.",
+                 formats="flux_lite.listing.housekeeping:HOUSEKEEPING")
 def hk_list(include, no_header, fmt, as_json):
     """List jobs whose nodes are still in housekeeping."""
     from flux_lite.cli import listing

@@ -192,10 +192,16 @@ def job_wait_event(timeout, match, count, fmt, quiet, verbose, jobid, name):
     click.echo("\n".join(fmt_one(e) for e in shown))
 
 
+def _complete_urgency(ctx, param, incomplete):
+    from flux_lite.cli._complete import complete_urgency
+
+    return complete_urgency(ctx, param, incomplete)
+
+
 @job.command("urgency")
 @click.option("-v", "--verbose", is_flag=True, help="Print the old urgency.")
 @click.argument("jobid", type=JOBID_TEXT)
-@click.argument("urgency")
+@click.argument("urgency", shell_complete=_complete_urgency)
 def job_urgency(verbose, jobid, urgency):
     """Set a pending job's urgency: 0-31, hold, default or expedite.
 

@@ -2,6 +2,7 @@
 
 import click
 
+from flux_lite.cli._complete import complete_jobs_filter
 from flux_lite.cli.common import JOBID, JOBID_TEXT, complete_queues, read_session
 from flux_lite.cli.listing import listing_options
 from flux_lite.cli.output import color_option
@@ -12,10 +13,12 @@ from flux_lite.errors import FluxLiteError
 @click.option("-a", "show_all_states", is_flag=True, help="List jobs in all states, including inactive.")
 @click.option("-A", "all_users", is_flag=True, help="List jobs of all users.")
 @click.option("-u", "--user", metavar="USER", help="List jobs of USER (name, uid, or all).")
-@click.option("-f", "--filter", "filter_", metavar="STATES", help="States/results to list (e.g. pending,running).")
+@click.option("-f", "--filter", "filter_", metavar="STATES", shell_complete=complete_jobs_filter,
+              help="States/results to list (e.g. pending,running).")
 @click.option("-c", "--count", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Limit output to N jobs (0 = unlimited).")
-@listing_options(json_help="Print one JSON document instead of a table.")
+@listing_options(json_help="Print one JSON document instead of a table.",
+                 formats="flux_lite.listing.jobs:JOBS")
 @click.option("--since", metavar="WHEN",
               help="Include jobs that became inactive since WHEN (implies -a without -f).")
 @click.option("--name", "job_name", metavar="JOB-NAME", help="Limit output to jobs named JOB-NAME.")

@@ -12,12 +12,14 @@ import click
 from flux_lite.errors import FluxLiteError
 
 
-def listing_options(json_help=None, format_help="Output format, or a named format ('help' lists them)."):
+def listing_options(json_help=None, format_help="Output format, or a named format ('help' lists them).",
+                    formats=None):
     """Add -n/--no-header and -o/--format (the parameters no_header and fmt),
-    and --json (as_json) when json_help is given."""
+    and --json (as_json) when json_help is given. formats, "module:NAME" of
+    the Listing, lets -o complete its named formats."""
     options = [
         click.option("-n", "--no-header", is_flag=True, help="Suppress the header line."),
-        click.option("-o", "--format", "fmt", default="default", metavar="FORMAT", help=format_help),
+        format_option(formats, help=format_help),
     ]
     if json_help:
         options.append(click.option("--json", "as_json", is_flag=True, help=json_help))
@@ -28,6 +30,21 @@ def listing_options(json_help=None, format_help="Output format, or a named forma
         return f
 
     return decorate
+
+
+def format_option(formats, help):
+    """-o/--format FORMAT (the parameter fmt); formats: see listing_options."""
+    complete = None
+    if formats is not None:
+        def complete(ctx, param, incomplete):
+            import importlib
+
+            from flux_lite.cli._complete import complete_formats
+
+            module, _, name = formats.partition(":")
+            return complete_formats(getattr(importlib.import_module(module), name), incomplete)
+    return click.option("-o", "--format", "fmt", default="default", metavar="FORMAT", help=help,
+                        shell_complete=complete)
 
 
 def format_string(listing, fmt):

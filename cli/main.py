@@ -173,12 +173,19 @@ def _print_notices(ctx):
         click.echo(f"{prog(ctx.invoked_subcommand, ctx)}: warning: {msg}", err=True)
 
 
+def _complete_directory(ctx, param, incomplete):
+    from flux_lite.cli._complete import complete_directory
+
+    return complete_directory(ctx, param, incomplete)
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--state-dir",
     metavar="DIR",
     envvar="FLUX_LITE_STATE_DIR",
     help="Instance state directory (default: $FLUX_LITE_STATE_DIR, else $XDG_STATE_HOME/flux-lite).",
+    shell_complete=_complete_directory,
 )
 @click.version_option(package_name="flux-lite", prog_name="flux-lite")
 @click.pass_context
@@ -195,10 +202,10 @@ def main(argv=None, prog_name=None):
         prog_name = "flux" if os.path.basename(sys.argv[0]) == "flux" else "flux-lite"
 
     if "_FLUX_LITE_COMPLETE" in os.environ:
-        # click 8.4.0/8.4.1 answer fish completion in a broken format
-        from flux_lite.cli._complete import fix_fish_completion
+        # KEY= without a trailing space, --opt=VALUE in bash; fish under click 8.4.0/8.4.1
+        from flux_lite.cli._complete import register_completion_classes
 
-        fix_fish_completion()
+        register_completion_classes()
     try:
         cli.main(args=argv, prog_name=prog_name)
     finally:

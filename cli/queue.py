@@ -18,7 +18,8 @@ def queue():
 @queue.command("list")
 @click.option("-q", "--queue", "queues", multiple=True, metavar="QUEUE,...", shell_complete=complete_queues,
               help="Include only these queues.")
-@listing_options(format_help="Output format, named format, 'help', or get-config=NAME.")
+@listing_options(format_help="Output format, named format, 'help', or get-config=NAME.",
+                 formats="flux_lite.listing.queues:QUEUE_LIST")
 def queue_list(queues, no_header, fmt):
     """List queue status, defaults and limits."""
     from flux_lite.listing import queues as qlist

@@ -6,7 +6,8 @@ import os
 import click
 
 from flux_lite.cli.common import complete_queues, read_session, session
-from flux_lite.cli.listing import listing_options
+from flux_lite.cli._complete import complete_targets
+from flux_lite.cli.listing import format_option, listing_options
 from flux_lite.cli.output import color_option
 
 
@@ -29,7 +30,7 @@ def resource():
               help="Ask the scheduler instead of the job manager (as FLUX_RESOURCE_LIST_RPC=sched.resource-status).")
 @click.option("-q", "--queue", metavar="QUEUE", shell_complete=complete_queues,
               help="Only the resources of QUEUE.")
-@listing_options(json_help="Print JSON instead of a table.")
+@listing_options(json_help="Print JSON instead of a table.", formats="flux_lite.listing.resources:RESOURCE_LIST")
 def resource_list(states, from_sched, queue, no_header, fmt, as_json):
     """Show free, allocated and down resources."""
     _list(states, from_sched, queue, no_header, fmt, as_json)
@@ -73,8 +74,8 @@ def _status_options(f):
 
 
 @resource.command("status")
-@click.option("-o", "--format", "fmt", default="default", metavar="FORMAT",
-              help="Output format, or a named format ('help' lists them).")
+@format_option("flux_lite.listing.resources:RESOURCE_STATUS",
+               help="Output format, or a named format ('help' lists them).")
 @click.option("-s", "--states", default=None, metavar="STATE,...",
               help="Only these states: all, online, avail, offline, exclude, drain, draining, drained, "
                    "torpid, allocated, housekeeping ('help' lists them).")
@@ -123,10 +124,10 @@ def _invalid_state(exc):
               help="Overwrite an existing drain reason; twice to also update the drain time.")
 @click.option("-u", "--update", is_flag=True,
               help="Do not fail for targets already drained, and keep their reason.")
-@click.option("-o", "--format", "fmt", default="default", metavar="FORMAT",
-              help="Output format or a named format (only used when listing drained nodes).")
+@format_option("flux_lite.listing.resources:RESOURCE_DRAIN",
+               help="Output format or a named format (only used when listing drained nodes).")
 @_status_options
-@click.argument("targets", required=False)
+@click.argument("targets", required=False, shell_complete=complete_targets)
 @click.argument("reason", nargs=-1)
 def drain(force, update, fmt, include, no_header, color, targets, reason):
     """Drain TARGETS (ranks or hosts) with an optional REASON; without TARGETS list drained nodes."""

@@ -5,7 +5,7 @@ import json
 import click
 
 from flux_lite.cli.common import JOBID, session
-from flux_lite.cli._complete import complete_update_pairs
+from flux_lite.cli._complete import complete_active_jobids, complete_update_pairs
 
 
 @click.command()
@@ -13,7 +13,7 @@ from flux_lite.cli._complete import complete_update_pairs
               help="Print the updates as JSON and change nothing.")
 @click.option("-v", "--verbose", is_flag=True, help="Report each applied update on stderr.")
 @click.option("--wait", is_flag=True, help="Wait until the jobspec-update event is in the eventlog.")
-@click.argument("jobid", type=JOBID)
+@click.argument("jobid", type=JOBID, shell_complete=complete_active_jobids)
 @click.argument("updates", nargs=-1, required=True, metavar="KEY=VALUE...",
                 shell_complete=complete_update_pairs)
 def update(dry_run, verbose, wait, jobid, updates):

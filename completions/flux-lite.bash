@@ -15,6 +15,7 @@ _flux_lite_completion() {
             compopt -o default
         elif [[ $type == 'plain' ]]; then
             COMPREPLY+=($value)
+            [[ $value == *= ]] && compopt -o nospace
         fi
     done
 

@@ -45,9 +45,8 @@ def run_completion(words, state_dir=None, shell="bash", env=None):
         full_env["FLUX_LITE_STATE_DIR"] = str(state_dir)
     if env:
         full_env.update(env)
-    result = CliRunner().invoke(cli, [], env=full_env, prog_name="flux-lite", catch_exceptions=False)
-    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
-    lines = result.stdout.splitlines()
+    lines = raw_completion(full_env)
+
     if shell == "bash":
         out = []
         for line in lines:
@@ -61,6 +60,23 @@ def run_completion(words, state_dir=None, shell="bash", env=None):
         if lines[i] == "plain":
             out.append((lines[i + 1], None if lines[i + 2] == "_" else lines[i + 2]))
     return out
+
+
+def raw_completion(env):
+    """The answer's lines, as main() gives it (flux-lite's completion classes registered)."""
+    complete.register_completion_classes()
+    result = CliRunner().invoke(cli, [], env=env, prog_name="flux-lite", catch_exceptions=False)
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
+    return result.stdout.splitlines()
+
+
+def types(words, shell="bash", **env):
+    """(type, value) of each candidate: plain, file or dir."""
+    lines = raw_completion({"_FLUX_LITE_COMPLETE": f"{shell}_complete", "COMP_WORDS": " ".join(words),
+                            "COMP_CWORD": str(len(words) - 1), "FLUX_F58_FORCE_ASCII": "1", **env})
+    if shell == "bash":
+        return [tuple(line.split(",", 1)) for line in lines]
+    return [(lines[i], lines[i + 1]) for i in range(0, len(lines) - 2, 3)]
 
 
 def values(*args, **kwargs):
@@ -91,6 +107,7 @@ def test_scripts_are_clicks_own(shell):
     gen = load_generator()
     committed = (COMPLETIONS / gen.FILES[shell]).read_text(encoding="utf-8")
     assert "_FLUX_LITE_COMPLETE" in committed and "flux-lite" in committed
+    complete.register_completion_classes()  # as main() does
     result = CliRunner().invoke(cli, [], env={"_FLUX_LITE_COMPLETE": f"{shell}_source"}, prog_name="flux-lite")
     assert result.exit_code == 0
     if shell == "fish" and "string split \n" in result.stdout:
@@ -131,9 +148,14 @@ def jobs(flux):
     return {"done": done, "running": running, "pending": pending}
 
 
-def test_update_offers_job_ids_active_first(flux, jobs):
+def test_update_offers_active_jobs_only(flux, jobs):
+    # flux update changes only active jobs
     offered = values(["flux-lite", "update", ""], flux.state_dir)
-    assert offered == [jobs["pending"], jobs["running"], jobs["done"]]
+    assert offered == [jobs["pending"], jobs["running"]]
+    assert values(["flux-lite", "update", jobs["done"]], flux.state_dir) == []
+    # other commands offer the inactive ones too
+    assert values(["flux-lite", "job", "eventlog", ""], flux.state_dir) == [
+        jobs["pending"], jobs["running"], jobs["done"]]
 
 
 def test_job_ids_carry_state_and_name(flux, jobs):
@@ -263,9 +285,18 @@ def test_bash_script_completes_job_ids(flux, jobs, tmp_path):
     wrapper.chmod(0o755)
     script = (
         f'source "{COMPLETIONS / "flux-lite.bash"}"\n'
+        'compopt() { printf "compopt"; printf " %s" "$@"; printf "\\n"; }\n'  # what the script asks of readline
         'COMP_WORDS=(flux-lite update ""); COMP_CWORD=2\n'
         "_flux_lite_completion flux-lite\n"
         'printf "%s\\n" "${COMPREPLY[@]}"\n'
+        f'COMP_WORDS=(flux-lite update {jobs["running"]} dur); COMP_CWORD=3; COMPREPLY=()\n'
+        "_flux_lite_completion flux-lite\n"
+        'printf "%s\\n" "${COMPREPLY[@]}"\n'
+        f'COMP_WORDS=(flux-lite update {jobs["running"]} duration = ""); COMP_CWORD=5; COMPREPLY=()\n'
+        "_flux_lite_completion flux-lite\n"
+        'printf "%s\\n" "${COMPREPLY[@]}"\n'
+        'COMP_WORDS=(flux-lite --state-dir = ""); COMP_CWORD=3; COMPREPLY=()\n'
+        "_flux_lite_completion flux-lite\n"
         'complete -p flux-lite\n'
     )
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}",
@@ -274,7 +305,11 @@ def test_bash_script_completes_job_ids(flux, jobs, tmp_path):
                           env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[:3] == [jobs["pending"], jobs["running"], jobs["done"]]
+    assert lines[:-1] == [jobs["pending"], jobs["running"],
+                          # duration= goes on without a space; its value then does get one
+                          "compopt -o nospace", "duration=", "inf",
+                          # --state-dir=: the shell completes directory names
+                          "compopt -o dirnames"]
     assert "_flux_lite_completion" in lines[-1]
 
 
@@ -351,3 +386,69 @@ def test_every_queue_parameter_offers_queue_names(flux):
     # and `update JOB queue=`, as bash splits it at '='
     jobid = flux.submit("-q", "debug", "--urgency=hold", "true")
     assert values(["flux-lite", "update", jobid, "queue", "=", ""], flux.state_dir) == ["debug", "batch", "expedite"]
+
+
+# -- paths, KEY=, --opt=VALUE, and the values of options ------------------------------------------
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_paths_are_completed_by_the_shell(shell):
+    assert types(["flux-lite", "start", "-c", ""], shell) == [("file", "")]
+    assert types(["flux-lite", "start", "--config", "conf."], shell) == [("file", "conf.")]
+    assert types(["flux-lite", "config", "load", ""], shell) == [("file", "")]
+    assert types(["flux-lite", "--state-dir", ""], shell) == [("dir", "")]
+    assert types(["flux-lite", "--state-dir", "/tm"], shell) == [("dir", "/tm")]
+
+
+def test_fish_hands_paths_to_fish():
+    lines = raw_completion({"_FLUX_LITE_COMPLETE": "fish_complete", "COMP_WORDS": "flux-lite start -c ",
+                            "COMP_CWORD": ""})
+    assert lines == ["file,"]
+    source = (COMPLETIONS / "flux-lite.fish").read_text(encoding="utf-8")
+    assert "__fish_complete_path" in source and "__fish_complete_directories" in source
+
+
+def test_state_dir_equals_form_is_honoured(flux, jobs, tmp_path):
+    elsewhere = {"FLUX_LITE_STATE_DIR": str(tmp_path / "elsewhere")}
+    # bash splits the word at '='; zsh keeps it whole
+    words = ["flux-lite", "--state-dir", "=", flux.state_dir, "update", ""]
+    assert values(words, env=elsewhere) == [jobs["pending"], jobs["running"]]
+    assert values(["flux-lite", f"--state-dir={flux.state_dir}", "update", ""], shell="zsh", env=elsewhere) == [
+        jobs["pending"], jobs["running"]]
+    # the value of --state-dir= itself: a directory
+    assert types(["flux-lite", "--state-dir", "=", ""]) == [("dir", "")]
+    assert types(["flux-lite", "--state-dir", "=", "/tm"]) == [("dir", "/tm")]
+
+
+def test_key_equals_goes_on_without_a_space():
+    bash = (COMPLETIONS / "flux-lite.bash").read_text(encoding="utf-8")
+    assert "[[ $value == *= ]] && compopt -o nospace" in bash
+    zsh = (COMPLETIONS / "_flux-lite").read_text(encoding="utf-8")
+    assert '"$key" == *= ]]' in zsh and "compadd -U -S '' -V unsorted -a completions_eq" in zsh
+    assert "_describe -V unsorted completions_eq_with_descriptions -U -S ''" in zsh
+
+
+def test_jobs_format_and_filter_values(flux):
+    assert values(["flux-lite", "jobs", "-o", ""]) == ["default", "cute", "long", "deps", "endreason", "help"]
+    assert values(["flux-lite", "jobs", "--format", "d"]) == ["default", "deps"]
+    assert values(["flux-lite", "jobs", "-f", "r"]) == ["run", "running"]
+    # a comma list: the next item, not one given already
+    assert values(["flux-lite", "jobs", "-f", "pending,"])[:3] == ["pending,depend", "pending,priority",
+                                                                  "pending,sched"]
+    assert "pending,pending" not in values(["flux-lite", "jobs", "-f", "pending,"])
+    assert values(["flux-lite", "jobs", "-f", "running,comp"]) == ["running,completed"]
+    assert values(["flux-lite", "resource", "status", "-o", ""]) == ["default", "long", "help"]
+    assert values(["flux-lite", "resource", "drain", "-o", ""]) == ["long", "default", "help"]
+    assert values(["flux-lite", "resource", "list", "-o", "r"]) == ["rlist"]
+    assert values(["flux-lite", "housekeeping", "list", "-o", ""]) == ["default", "pending", "help"]
+    assert values(["flux-lite", "queue", "list", "-o", "p"]) == ["policy"]
+
+
+def test_job_urgency_and_drain_targets(flux, jobs):
+    assert values(["flux-lite", "job", "urgency", jobs["pending"], ""], flux.state_dir) == [
+        "hold", "default", "expedite"]
+    assert values(["flux-lite", "job", "urgency", jobs["pending"], "e"], flux.state_dir) == ["expedite"]
+    assert values(["flux-lite", "job", "urgency", ""], flux.state_dir)[0] == jobs["pending"]
+    assert values(["flux-lite", "resource", "drain", ""], flux.state_dir) == [
+        "node0", "node1", "node2", "node3", "0", "1", "2", "3"]
+    assert values(["flux-lite", "resource", "drain", "node"], flux.state_dir, shell="zsh")[:1] == ["node0"]
