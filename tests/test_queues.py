@@ -485,7 +485,7 @@ def test_constraints_place_jobs_on_matching_nodes(flux, policy):
     assert flux.out("jobs", "-no", "{state} {nodelist}", not01) == "RUN node3\n"
 
 
-@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "hybrid", "conservative"])
 def test_queue_constraints_under_every_policy(flux_factory, policy):
     flux = flux_factory(config=PROPS)
     flux("sched", "reload", f"--policy={policy}")
@@ -652,3 +652,24 @@ def test_update_queue_asks_the_scheduler_for_feasibility(flux_factory):
     assert flux.eventlog(held)[-1] == "priority"  # nothing was posted
     flux("module", "remove", "sched-simple")
     flux("update", held, "queue=batch")  # no scheduler, nobody to ask
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "hybrid", "conservative"])
+def test_backfill_stays_within_a_queues_nodes(flux_factory, policy):
+    """A job backfills only onto its queue's free nodes, ahead of a blocked
+    job of its own queue when it ends before that job's reservation; another
+    queue's jobs run on their own nodes (sched-simple: one FIFO, all wait)."""
+    flux = flux_factory(config=PROPS)
+    flux("sched", "reload", f"--policy={policy}")
+    flux("queue", "start", "--all", "--quiet")
+    first = flux.submit("-q", "debug", "-n3", "-t", "10m", RUN300, "true")
+    whole = flux.submit("-q", "debug", "-n4", "-t", "10m", RUN300, "true")   # waits for first
+    short = flux.submit("-q", "debug", "-n1", "-t", "5m", RUN300, "true")    # ends before whole's start
+    long_ = flux.submit("-q", "debug", "-n1", "-t", "20m", RUN300, "true")   # would delay whole
+    batch = flux.submit("-q", "batch", "-n4", "-t", "1h", RUN300, "true")
+    got = flux.out("jobs", "-a", "-no", "{state} {nodelist}", first, whole, short, long_, batch).splitlines()
+    assert got[0] == "RUN node[0-1]" and got[1] == "SCHED " and got[3] == "SCHED "
+    if policy == "fcfs":
+        assert got[2] == "SCHED " and got[4] == "SCHED "
+    else:
+        assert got[2] in ("RUN node0", "RUN node1") and got[4] == "RUN node[2-3]"
