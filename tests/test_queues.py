@@ -573,9 +573,18 @@ def test_resource_config_entries_add_properties(flux_factory, tmp_path):
     from flux_lite.errors import ConfigError
     from flux_lite.resources import build_instance_R
 
-    with pytest.raises(ConfigError, match="cores for host node1 already given"):
+    # as Flux's librlist: an id given twice for a host is an error...
+    with pytest.raises(ConfigError) as exc:
         build_instance_R({"resource": {"config": [{"hosts": "node[0-1]", "cores": 2},
                                                    {"hosts": "node1", "cores": 4}]}})
+    assert str(exc.value) == "error parsing [resource.config] array: Unable to add rnode: File exists"
+    # ...other ids add up, and are kept as given
+    R = build_instance_R({"resource": {"config": [{"hosts": "node[0-1]", "cores": "0-1"},
+                                                  {"hosts": "node1", "cores": "2-3", "gpus": "0"},
+                                                  {"hosts": "node2", "cores": "4-5"}]}})
+    assert R["execution"]["R_lite"] == [{"rank": "0", "children": {"core": "0-1"}},
+                                        {"rank": "1", "children": {"core": "0-3", "gpu": "0"}},
+                                        {"rank": "2", "children": {"core": "4-5"}}]
 
 
 def test_config_load_of_queues_moves_pending_requests(flux):
