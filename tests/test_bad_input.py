@@ -202,3 +202,20 @@ def test_the_virtual_clock_stops_where_job_ids_run_out(flux):
                         "after it starts (a job ID must fit SQLite's 64-bit integers)\n")
     assert sorted(flux.out("jobs", "-a", "-no", "{id}").split()) == sorted([held, long, last])
     assert flux.out("fsck") == "fsck: ok\n"
+
+
+@pytest.mark.parametrize("args", [["submit", "\udcff"], ["submit", "--setattr=user.\udcff=1", "true"],
+                                  ["submit", "--setattr=user.x=\udcff", "true"], ["run", "\udcff"],
+                                  ["job", "submit", "{spec}"]])
+def test_jobspecs_that_are_not_utf8_are_refused(flux, tmp_path, args):
+    # argv that is not UTF-8 arrives surrogate-escaped: stored as JSON, the
+    # lone surrogate is what jansson (and so Flux's job-ingest) refuses
+    spec = tmp_path / "spec.json"
+    spec.write_text(flux.out("submit", "--dry-run", "true").replace('"true"', '"\\udcff"'))
+    before = flux.out("kvs", "ls", "-R")
+    r = flux.fails(*[a.replace("{spec}", str(spec)) for a in args])
+    assert one_error(r).endswith("ERROR: jobspec is not valid UTF-8")
+    assert flux.out("kvs", "ls", "-R") == before
+    # characters outside the BMP are fine (JSON writes them as surrogate pairs)
+    jobid = flux.submit("--job-name", "\U0001f680", "echo", "\U0001f680")
+    assert flux.out("jobs", "-no", "{name}", jobid) == "\U0001f680\n"

@@ -88,6 +88,13 @@ class Submit:
             text = json.dumps(jobspec)
         except (TypeError, ValueError, RecursionError):
             text = None  # validation says what is wrong with it
+        if text is not None and "\\ud" in text:
+            # a lone surrogate (argv that was not UTF-8) makes JSON that
+            # jansson, and so Flux, refuses; a non-BMP character is a pair
+            try:
+                json.dumps(jobspec, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:
+                raise FluxLiteError("jobspec is not valid UTF-8", errno=EINVAL) from None
         # copies of one jobspec (submit --cc) share one object: jobs never
         # change theirs in place (jobspec-update events replace it)
         shared = self._specs.get(text) if text is not None else None

@@ -418,7 +418,22 @@ class _Planner:
         if hit is not None:
             return hit
         allowed = p.allowed
-        fc, fg, up = list(self.fc0), list(self.fg0), self.up0
+        up = self.up0
+        if not p.nodes and p.s == 1 and not p.g and allowed is None:
+            # slots of one core anywhere (most requests): a count of free cores
+            total = sum(c for c, u in zip(self.fc0, up) if u)
+            totals, times = [total], [self.now]
+            for r, i, nc, _ng in self.counts:
+                if up[i] and nc:
+                    total += nc
+                    if times[-1] == r:
+                        totals[-1] = total
+                    else:
+                        totals.append(total)
+                        times.append(r)
+            hit = self.capacity[ckey] = (totals, times)
+            return hit
+        fc, fg = list(self.fc0), list(self.fg0)
         ok = [up[i] and (allowed is None or (allowed >> i) & 1) for i in range(len(fc))]
         if p.nodes:
             need_c, need_g, excl, ncore = p.need_c, p.need_g, p.exclusive, self.now_views[0].pool._topo.ncore
@@ -456,8 +471,6 @@ class _Planner:
     def place(self, pj, reserve):
         """("alloc", rset) if pj starts now, ("reserve", t) if reserved at t, or
         None: it cannot start now (reserve=False), or cannot be placed at all."""
-        from flux_lite.sched.pool import InsufficientResources
-
         req = pj.request
         now = self.now
         d = req.duration or 0.0
@@ -489,11 +502,8 @@ class _Planner:
                 view = self._view_for(t, ew)
             # later steps of a search keep the view: it is one release away
             self.move(view, t, ew)
-            try:
-                if view.pool._select(plan) is None:  # the cheap look before allocating
-                    raise InsufficientResources("insufficient resources")
-                rset = view.pool.alloc(pj.jobid, req, t, expiration_default=self.inst_exp)
-            except InsufficientResources:
+            found = view.pool._select(plan)
+            if found is None:
                 if t == now:
                     fail = self.now_fail.get(key)
                     if fail is None or deff < fail:
@@ -502,10 +512,12 @@ class _Planner:
                         return None
                 t = self.next_release(t)
                 continue
-            parts = _pop_parts(view.pool, pj.jobid)
             if t == now:
+                rset = view.pool.alloc_selected(pj.jobid, req, found, t, expiration_default=self.inst_exp)
+                parts = _pop_parts(view.pool, pj.jobid)
                 self._add_running(parts, self.release(rset.expiration))
                 return ("alloc", rset)
+            parts = view.pool.take_selected(found)  # a reservation needs no R
             self._add_reservation(pj.jobid, t, view.ew, parts)
             self._record_start(key, deff, t)
             return ("reserve", t)

@@ -685,6 +685,10 @@ class Pool:
         if found is None:
             self._check_feasible(p)
             raise InsufficientResources("insufficient resources")
+        return self.alloc_selected(jobid, request, found, now, expiration_default)
+
+    def alloc_selected(self, jobid, request, found, now, expiration_default=0.0):
+        """alloc() of what _select() just found for the request (found, not None)."""
         sel, nslots = found
         for i, cm, gm in sel:
             self._apply(i, cm, gm, True)
@@ -700,6 +704,14 @@ class Pool:
         self._jobs[jobid] = _Job(R, float(expiration), tuple(sel))
         self.generation += 1
         return R
+
+    def take_selected(self, found):
+        """Mark what _select() found as allocated, to no job (a planner's
+        reservation); returns its parts ((index, coremask, gpumask), ...)."""
+        sel = found[0]
+        for i, cm, gm in sel:
+            self._apply(i, cm, gm, True)
+        return tuple(sel)
 
     def register_alloc(self, jobid, R, nodes=None):
         """Mark an existing allocation (scheduler hello); end time = R expiration.
