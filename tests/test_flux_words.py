@@ -113,7 +113,7 @@ def test_c_command_errors(flux):
     assert r.exit_code == 1 and r.stderr.startswith("Usage: flux-job urgency")
     # flux-kvs: log_err_exit ("%s", key); liboptparse's unknown subcommand
     assert outcome(as_flux(flux, "kvs", "get", "nosuch")) == (1, "", "flux-kvs: nosuch: No such file or directory\n")
-    assert outcome(as_flux(flux, "kvs", "get", "job")) == (1, "", "flux-kvs: job: Is a directory\n")
+    assert outcome(as_flux(flux, "kvs", "get", "resource")) == (1, "", "flux-kvs: resource: Is a directory\n")
     assert outcome(as_flux(flux, "kvs", "eventlog", "get", "nosuch")) == (
         1, "", "flux-kvs: nosuch: No such file or directory\n")
     assert as_flux(flux, "kvs", "bogus").stderr.splitlines()[0] == "flux-kvs: Unknown subcommand: bogus"
