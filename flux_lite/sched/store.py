@@ -337,10 +337,16 @@ def load_queue(conn: sqlite3.Connection, make: Callable[..., PendingJob]) -> Sto
     from flux_lite.sched.pool import ResourceRequest
 
     q = StoredQueue()
+    # the jobs of a burst or a trace share a few request shapes: one
+    # (read-only) ResourceRequest per distinct text
+    requests: dict[str, ResourceRequest] = {}
     try:
         for jobid, priority, userid, t_submit, req, ann in conn.execute(
                 "SELECT id, priority, userid, t_submit, request, annotations FROM sched_queue"):
-            pj = make(jobid, priority, userid, t_submit, ResourceRequest(**json.loads(req)), json.loads(ann))
+            request = requests.get(req)
+            if request is None:
+                request = requests[req] = ResourceRequest(**json.loads(req))
+            pj = make(jobid, priority, userid, t_submit, request, json.loads(ann) if ann != "{}" else {})
             dict.__setitem__(q, jobid, pj)
     except (ValueError, TypeError) as exc:
         raise damaged(f"queue: {exc}") from None
