@@ -389,12 +389,18 @@ def _report_context(exc):
     return ctx
 
 
+def c_fullname(ctx):
+    """liboptparse's full program name of ctx's command: `flux-job eventlog`."""
+    path = command_path(ctx) if ctx is not None else []
+    return prog(path[0] if path else None, ctx, " ".join(path[1:]) or None)
+
+
 def c_usage_error(exc):
     """liboptparse's report of bad usage (C commands): lines and exit code 1."""
     ctx = exc.ctx
     path = command_path(ctx) if ctx is not None else []
     cmd = path[0] if path else None
-    fullname = prog(cmd, ctx, " ".join(path[1:]) or None)
+    fullname = c_fullname(ctx)
     if isinstance(exc, click.exceptions.NoSuchOption):
         return [f"{fullname}: unrecognized option '{exc.option_name}'",
                 f"Try `{fullname} --help' for more information."]

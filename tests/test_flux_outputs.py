@@ -384,4 +384,6 @@ def test_resource_color_up_column(flux):
 
 
 def test_dmesg_bad_color_as_liboptparse(flux):
-    assert outcome(as_flux(flux, "dmesg", "--color=bogus")) == (1, "", "Invalid argument to --color: 'bogus'\n")
+    # optparse_get_color's optparse_fatalmsg: the full program name first
+    assert outcome(as_flux(flux, "dmesg", "--color=bogus")) == (
+        1, "", "flux-dmesg: Invalid argument to --color: 'bogus'\n")

@@ -111,6 +111,13 @@ def test_c_command_errors(flux):
     assert outcome(as_flux(flux, "job", "info", "f1234", "jobspec")) == (1, "", "flux-job: invalid job id\n")
     r = as_flux(flux, "job", "urgency")
     assert r.exit_code == 1 and r.stderr.startswith("Usage: flux-job urgency")
+    # flux-kvs: log_err_exit ("%s", key); liboptparse's unknown subcommand
+    assert outcome(as_flux(flux, "kvs", "get", "nosuch")) == (1, "", "flux-kvs: nosuch: No such file or directory\n")
+    assert outcome(as_flux(flux, "kvs", "get", "resource")) == (1, "", "flux-kvs: resource: Is a directory\n")
+    assert outcome(as_flux(flux, "kvs", "eventlog", "get", "nosuch")) == (
+        1, "", "flux-kvs: nosuch: No such file or directory\n")
+    assert as_flux(flux, "kvs", "bogus").stderr.splitlines()[0] == "flux-kvs: Unknown subcommand: bogus"
+    assert outcome(as_flux(flux, "dmesg", "-d")) == (1, "", "flux-dmesg: --delta can only be used with --human\n")
 
 
 def test_job_info_missing_keys_as_job_info_lookup_says(flux):
