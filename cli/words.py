@@ -132,6 +132,11 @@ def _takes_value(param):
     return not (param.is_flag or param.count)
 
 
+def _optional_value(param):
+    """An option whose value may be left out (--color[=WHEN])."""
+    return getattr(param, "_flag_needs_value", False)
+
+
 def _option_tables(cmd, ctx):
     longs, shorts = {}, {}
     for param in cmd.get_params(ctx):
@@ -167,7 +172,9 @@ def respell(cmd, args, c_style, ctx):
                 name = _resolve_long(cmd, ctx, name, longs, c_style)
             out.append(name + eq + value)
             param = longs.get(name)
-            if param is not None and _takes_value(param) and not eq and i + 1 < len(args):
+            if param is not None and c_style and _optional_value(param) and not eq:
+                out[-1] = f"{name}={param.flag_value}"  # liboptparse: a value only as --opt=VALUE
+            elif param is not None and _takes_value(param) and not eq and i + 1 < len(args):
                 i += 1
                 out.append(args[i])
         elif arg.startswith("-") and len(arg) > 1:
@@ -176,6 +183,10 @@ def respell(cmd, args, c_style, ctx):
             for j in range(1, len(arg)):
                 param = shorts.get("-" + arg[j])
                 if param is None:
+                    break
+                if c_style and _optional_value(param):
+                    if j == len(arg) - 1:
+                        out[-1] = f"{arg}{param.flag_value}"  # and only attached: -LWHEN
                     break
                 if _takes_value(param):
                     if j == len(arg) - 1 and i + 1 < len(args):
@@ -220,7 +231,7 @@ def _option_usage(param):
     if not _takes_value(param):
         return f"[{opt}]"
     metavar = param.metavar or param.name.upper()
-    if getattr(param, "_flag_needs_value", False):
+    if _optional_value(param):
         return f"[{opt} [{metavar}]]"  # an optional value: argparse's nargs="?"
     return f"[{opt} {metavar}]"
 

@@ -387,3 +387,23 @@ def test_dmesg_bad_color_as_liboptparse(flux):
     # optparse_get_color's optparse_fatalmsg: the full program name first
     assert outcome(as_flux(flux, "dmesg", "--color=bogus")) == (
         1, "", "flux-dmesg: Invalid argument to --color: 'bogus'\n")
+
+
+def test_job_eventlog_and_wait_event_color_as_libeventlog(flux, utc):
+    jobid = flux.submit("-S", "exec.test.run_duration=1s", "true")
+    flux.advance("1s")
+    G, Y, B, GRAYV, M, R0 = "\x1b[32m", "\x1b[33m", "\x1b[34m", "\x1b[37m", "\x1b[35m", "\x1b[0m"
+    submit = (f"{G}{T0:.6f}{R0} {Y}submit{R0} {B}userid{R0}={GRAYV}0{R0} {B}urgency{R0}={GRAYV}16{R0} "
+              f"{B}flags{R0}={GRAYV}0{R0} {B}version{R0}={GRAYV}1{R0}")
+    alloc = f'{G}{T0:.6f}{R0} {Y}alloc{R0} {B}annotations{R0}={M}{{"sched":{{"resource_summary":"rank0/core0"}}}}{R0}'
+    for opt in ("-L", "--color", "--color=always", "--col", "-Lalways"):
+        lines = flux.out("job", "eventlog", opt, jobid).splitlines()
+        assert lines[0] == submit and lines[4] == alloc, opt
+    assert "\x1b" not in flux.out("job", "eventlog", "--color=never", jobid)
+    assert "\x1b" not in flux.out("job", "eventlog", "-L", "-f", "json", jobid)  # JSON is never colored
+    # liboptparse takes an optional value only attached: `-L ID` is -L, then the id
+    assert flux.out("job", "wait-event", "-L", jobid, "submit") == submit + "\n"
+    assert flux.out("job", "wait-event", "-H", jobid, "alloc") == \
+        '[Jan01 00:00] alloc annotations={"sched":{"resource_summary":"rank0/core0"}}\n'
+    assert outcome(as_flux(flux, "job", "eventlog", "--color=bogus", jobid)) == (
+        1, "", "flux-job eventlog: Invalid argument to --color: 'bogus'\n")
