@@ -285,8 +285,18 @@ def test_virtual_queue_follows_its_parent(flux_factory):
     flux("queue", "start", "batch")
     assert flux.out("jobs", "-no", "{queue} {ranks}", jobid) == "expedite 2\n"
     flux("job", "wait-event", jobid, "clean")
-    # resource list names the queues that own nodes: not the virtual one
+    # resource list names the queues that own nodes: not the virtual one...
     assert lines(flux.out("resource", "list")) == IDLE_DEBUG_BATCH
+    # ...unless asked for it: -q names the queues shown, on their resources
+    assert lines(flux.out("resource", "list", "-q", "debug,expedite")) == [
+        "     STATE QUEUE    NNODES NCORES NGPUS NODELIST",
+        "      free debug         2      4     0 node[0-1]",
+        "      free expedite      2      4     0 node[2-3]",
+        " allocated debug         0      0     0 ",
+        " allocated expedite      0      0     0 ",
+        "      down debug         0      0     0 ",
+        "      down expedite      0      0     0 "]
+    assert flux.out("resource", "info", "-q", "expedite", "-q", "debug") == "4 Nodes, 8 Cores, 0 GPUs\n"
 
 
 DEFAULT = """
@@ -561,6 +571,11 @@ def test_resource_list_queues_without_requires_share_lines(flux):
         " allocated b          0      0     0 ",
         "      down a          0      0     0 ",
         "      down b          0      0     0 "]
+    # -q a: the same nodes, named by the queue asked for only
+    assert lines(flux.out("resource", "list", "-q", "a"))[1:] == [
+        "      free a          4      8     0 node[0-3]",
+        " allocated a          0      0     0 ",
+        "      down a          0      0     0 "]
 
 
 def test_resource_config_entries_add_properties(flux_factory, tmp_path):
