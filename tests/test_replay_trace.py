@@ -272,3 +272,18 @@ def test_full_kth_trace_matches_reference_simulator(tmp_path, policy):
     assert got["wait_mean"] == pytest.approx(want["wait_mean"], abs=1e-3)
     assert got["utilization"] == pytest.approx(want["utilization"], abs=1e-4)
     assert got["makespan"] == pytest.approx(want["makespan"], abs=1e-2)
+
+
+def test_cli_progress_on_a_tty_only(flux, tmp_path, monkeypatch):
+    """A bar of finished jobs on stderr when it is a terminal; nothing extra when piped."""
+    import flux_lite.cli.output as output
+
+    path = swf(tmp_path, [job_line(i, i * 10, 30, 1, 60) for i in range(1, 13)])
+    monkeypatch.setattr(workload, "FLUSH_EVERY", 4)
+    monkeypatch.setattr(output, "PROGRESS_MIN", 5)
+    piped = flux("replay", "--json", path)
+    assert piped.stderr == ""
+    monkeypatch.setattr(output, "is_tty", lambda stream=None: True)
+    shown = flux("replay", "--json", path)
+    assert "replaying" in shown.stderr and "12/12" in shown.stderr
+    assert json.loads(shown.stdout) == json.loads(piped.stdout)

@@ -578,15 +578,23 @@ def _token_str(text, field, spec, conv):
 
 
 def without_fields(fmt: str, fields) -> str:
-    """Format string fmt less `fields`, each with the literal text just before
-    it, as Flux's OutputFormat.copy(except_fields=...) drops them (how the
-    `{color_up}`/`{color_off}` fields go when color is off). A bad format is
-    returned unchanged, for the listing to report."""
+    """Format string fmt less `fields`, as Flux's OutputFormat.get_format
+    (except_fields=...) drops them (how the `{color_up}`/`{color_off}` fields
+    go when color is off): the literal text just before such a field goes with
+    it when it is only whitespace or a sentinel (``?:``, ``+:``, ``?+:``). A
+    bad format is returned unchanged, for the listing to report."""
     try:
         tokens = _parse(fmt)
     except ValueError:
         return fmt
-    return "".join(_token_str(*tok) for tok in tokens if tok[1] not in fields)
+    out = []
+    for text, field, spec, conv in tokens:
+        if field in fields:
+            if text.strip() not in ("", "+:", "?:", "?+:"):
+                out.append(_escape(text))
+            continue
+        out.append(_token_str(text, field, spec, conv))
+    return "".join(out)
 
 
 def render(fmt, headings, items, no_header=False, width=-1, heading_fallback=None):
