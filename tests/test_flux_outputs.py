@@ -376,7 +376,9 @@ def test_resource_color_up_column(flux):
     assert as_flux(flux, "resource", "status", "-o", "get-config=default").stdout.splitlines()[-1] == \
         'format = "{state:>12} {color_up}{up:>2}{color_off} {nnodes:>6} {nodelist}"'
     fmt = "{nodelist}:{color_up}{up.ascii}{color_off}"
-    assert flux.out("resource", "drain", "-no", fmt) == "node1y\n"
+    # text before a dropped field stays unless it is only blanks or a sentinel
+    assert flux.out("resource", "drain", "-no", fmt) == "node1:y\n"
+    assert flux.out("resource", "drain", "-no", "{nodelist} ?:{color_up}{up.ascii}") == "node1y\n"
     assert flux.out("resource", "drain", "-no", fmt, "-L") == f"node1:{GREEN}y{RESET}\n"
     r = as_flux(flux, "resource", "drain", "--color=bogus")
     assert (r.exit_code, r.stderr.splitlines()[-1]) == (
@@ -407,3 +409,19 @@ def test_job_eventlog_and_wait_event_color_as_libeventlog(flux, utc):
         '[Jan01 00:00] alloc annotations={"sched":{"resource_summary":"rank0/core0"}}\n'
     assert outcome(as_flux(flux, "job", "eventlog", "--color=bogus", jobid)) == (
         1, "", "flux-job eventlog: Invalid argument to --color: 'bogus'\n")
+
+
+def test_resource_list_formats_are_fluxs_strings(flux):
+    # flux-core 0.88's builtin formats, sentinels and all
+    assert as_flux(flux, "resource", "list", "-o", "get-config=default").stdout.splitlines()[-1] == (
+        'format = "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} +:{ncores:>6} ?+:{ngpus:>5} '
+        '{nodelist}"')
+    assert as_flux(flux, "resource", "list", "-o", "get-config=rlist").stdout.splitlines()[-1] == (
+        'format = "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} +:{ncores:>6} ?:+{ngpus:>5} '
+        '{rlist}"')
+    # "?:+" is no sentinel: "?:" is removed from the text, the "+" printed
+    assert flux.out("resource", "list", "-o", "rlist") == (
+        "     STATE NNODES NCORES +NGPUS LIST\n"
+        "      free      4      8 +    0 rank[0-3]/core[0-1]\n"
+        " allocated      0      0 +    0 \n"
+        "      down      0      0 +    0 \n")

@@ -140,6 +140,13 @@ def test_list_formats(flux):
     assert flux.fails("queue", "list", "-o", "{bogus}").stderr.endswith("ERROR: Unknown format field: bogus\n")
     assert flux.out("queue", "list", "-o", "get-config=policy").startswith(
         '[list.formats.policy]\ndescription = "flux-queue list with policy limits only"\nformat = "?:{queuem:<8.8}')
+    assert flux.fails("queue", "list", "-o", "get-config=nope").stderr.endswith(
+        "ERROR: --format: No such format nope\n")
+    # the default, as flux-queue's config reads it from the environment
+    assert flux.out("queue", "list", env={"FLUX_QUEUE_LIST_FORMAT_DEFAULT": "{queue}|{scheduling}"}) == \
+        "QUEUE|SCHED\n|started\n"
+    assert lines(flux.out("queue", "list", env={"FLUX_QUEUE_LIST_FORMAT_DEFAULT": "nodes"}))[0] == \
+        " EN ST  NODES   NODES:UP NODES:DOWN NODES:ALLOC NODES:FREE"
     flux.fails("queue", "bogus", code=2)
     flux.fails("queue", code=2)
 

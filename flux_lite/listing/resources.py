@@ -8,11 +8,11 @@ RESOURCE_LIST = Listing(
     "flux-resource list",
     {
         "default": ("Default flux-resource list format string",
-                    "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} {ncores:>6} {ngpus:>5} "
+                    "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} +:{ncores:>6} ?+:{ngpus:>5} "
                     "{nodelist}"),
         "rlist": ("Format including resource list details",
-                  # the stray "+" before NGPUS is Flux 0.88's own
-                  "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} {ncores:>6} +{ngpus:>5} "
+                  # Flux 0.88's own "?:+": the sentinel goes, the "+" stays (+NGPUS)
+                  "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} +:{ncores:>6} ?:+{ngpus:>5} "
                   "{rlist}"),
     },
     {
