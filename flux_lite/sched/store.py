@@ -340,7 +340,11 @@ def load_queue(conn: sqlite3.Connection, make: Callable[..., PendingJob]) -> Sto
     try:
         for jobid, priority, userid, t_submit, req, ann in conn.execute(
                 "SELECT id, priority, userid, t_submit, request, annotations FROM sched_queue"):
-            pj = make(jobid, priority, userid, t_submit, ResourceRequest(**json.loads(req)), json.loads(ann))
+            ann = json.loads(ann)
+            if not (isinstance(jobid, int) and isinstance(priority, int) and isinstance(userid, int)
+                    and isinstance(t_submit, (int, float)) and isinstance(ann, dict)):
+                raise ValueError(f"job {jobid!r}: a field has the wrong type")
+            pj = make(jobid, priority, userid, t_submit, ResourceRequest(**json.loads(req)), ann)
             dict.__setitem__(q, jobid, pj)
     except (ValueError, TypeError) as exc:
         raise damaged(f"queue: {exc}") from None
