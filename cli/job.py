@@ -6,6 +6,7 @@ import sys
 import click
 
 from flux_lite.cli.common import FSD, JOBID, JOBID_TEXT, instance, read_session, session
+from flux_lite.cli.output import color_option
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
 
@@ -92,11 +93,11 @@ def _job_or_fail(broker, jobid, not_found=None, denied=None):
               help="Timestamp format.")
 @click.option("-H", "--human", is_flag=True, help="Same as --time-format=human.")
 @click.option("-p", "--path", default="eventlog", help="Eventlog under the job directory (default eventlog).")
+@color_option("-L")
 @click.argument("jobid", type=JOBID_TEXT)
-def job_eventlog(fmt, time_format, human, path, jobid):
+def job_eventlog(fmt, time_format, human, path, color, jobid):
     """Print a job's eventlog."""
     from flux_lite import access
-    from flux_lite.formats import eventlog
     from flux_lite.formats.jobid import kvs_key
 
     typed, jobid = jobid, _c_jobid(jobid)
@@ -107,20 +108,22 @@ def job_eventlog(fmt, time_format, human, path, jobid):
         entries = broker.kvs.get_eventlog(kvs_key(jobid, path))
     if entries is None:
         raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
+    _print_events(entries, fmt, time_format, human, color)
+
+
+def _print_events(entries, fmt, time_format, human, color):
+    """As libeventlog's formatter prints them: -H is text with human times;
+    -L/--color[=WHEN] colors text lines (names, times, context keys/values)."""
+    from flux_lite.cli.output import emit, use_color
+    from flux_lite.formats import eventlog
+
+    color = use_color(color, c_style=True)
     if human:
-        time_format = "human"
+        fmt, time_format = "text", "human"
     if fmt == "json":
-        lines = [eventlog.display_json(e) for e in entries]
-    elif time_format == "human":
-        lines = eventlog.format_human(entries)
-    elif time_format == "iso":
-        lines = [eventlog.format_iso(e) for e in entries]
-    elif time_format == "offset":
-        lines = eventlog.format_offset(entries)
+        emit([eventlog.display_json(e) for e in entries])
     else:
-        lines = [eventlog.format_text(e) for e in entries]
-    if lines:
-        click.echo("\n".join(lines))
+        emit(eventlog.EventlogFormatter(timestamp_format=time_format, color=color).format_entries(entries))
 
 
 @job.command("info")
@@ -164,14 +167,17 @@ def job_info(original, jobid, keys):
 @click.option("-m", "--match-context", "match", metavar="KEY=VAL", help="Only an event whose context has KEY=VAL.")
 @click.option("-c", "--count", type=click.IntRange(min=1), default=1, help="Wait for the Nth matching event.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("-T", "--time-format", type=click.Choice(["raw", "iso", "offset", "human"]), default="raw",
+              help="Timestamp format.")
+@click.option("-H", "--human", is_flag=True, help="Same as --format=text --time-format=human.")
+@color_option("-L")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the event.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every event up to the matching one.")
 @click.argument("jobid", type=JOBID)
 @click.argument("name")
-def job_wait_event(timeout, match, count, fmt, quiet, verbose, jobid, name):
+def job_wait_event(timeout, match, count, fmt, time_format, human, color, quiet, verbose, jobid, name):
     """Wait for event NAME in a job's eventlog (the virtual clock advances while waiting)."""
     from flux_lite.errors import FluxLiteError as _E
-    from flux_lite.formats import eventlog
     from flux_lite.instance import WaitStalled, WaitTimeout
     from flux_lite.job_manager import waiters
 
@@ -187,9 +193,7 @@ def job_wait_event(timeout, match, count, fmt, quiet, verbose, jobid, name):
     entries, entry = found
     if quiet:
         return
-    fmt_one = eventlog.display_json if fmt == "json" else eventlog.format_text
-    shown = entries if verbose else [entry]
-    click.echo("\n".join(fmt_one(e) for e in shown))
+    _print_events(entries if verbose else [entry], fmt, time_format, human, color)
 
 
 def _complete_urgency(ctx, param, incomplete):

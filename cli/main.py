@@ -206,14 +206,17 @@ def main(argv=None, prog_name=None):
         from flux_lite.cli._complete import register_completion_classes
 
         register_completion_classes()
+    import gc
+
+    # One command, then the process ends: the cyclic collector stays off.
+    # Its scans of what a command keeps to the end (jobs read, rows built
+    # for a listing) grow with the state and free next to nothing; what the
+    # command built is then left to exit, not scanned by the interpreter's
+    # final pass either. (A polling wait collects each poll's garbage.)
+    gc.disable()
     try:
         cli.main(args=argv, prog_name=prog_name)
     finally:
-        # the process ends here: what the command built (a scheduler's pool,
-        # thousands of jobs) is left to exit, not scanned once more by the
-        # collector's final pass, whose cost would grow with the state
-        import gc
-
         gc.freeze()
 
 

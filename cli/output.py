@@ -123,7 +123,9 @@ def use_color(when, c_style=False):
         return when == "always" or (when == "auto" and is_tty())
     message = f"Invalid argument to --color: '{when}'"
     if c_style:
-        click.echo(message, err=True)
+        from flux_lite.cli.words import c_fullname
+
+        click.echo(f"{c_fullname(click.get_current_context())}: {message}", err=True)
         raise SystemExit(1)
     raise click.UsageError(message, ctx=click.get_current_context())
 

@@ -24,16 +24,7 @@ def queue_list(queues, no_header, fmt):
     """List queue status, defaults and limits."""
     from flux_lite.listing import queues as qlist
 
-    if fmt == "help":
-        click.echo(qlist.QUEUE_LIST.help(), nl=False)
-        return
-    if fmt.startswith("get-config="):
-        try:
-            click.echo(qlist.get_config_text(fmt.split("=", 1)[1]))
-        except ValueError as exc:
-            raise FluxLiteError(str(exc)) from None
-        return
-    fmt = format_string(qlist.QUEUE_LIST, fmt)
+    fmt = format_string(qlist.QUEUE_LIST, fmt)  # help, get-config=, FLUX_QUEUE_LIST_FORMAT_DEFAULT
     names = [n for item in queues for n in item.split(",") if n]
     from flux_lite.formats import outputformat
 

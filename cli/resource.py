@@ -28,25 +28,25 @@ def resource():
               help="Comma-separated states: free, allocated, down, up, all.")
 @click.option("--from-sched", is_flag=True,
               help="Ask the scheduler instead of the job manager (as FLUX_RESOURCE_LIST_RPC=sched.resource-status).")
-@click.option("-q", "--queue", metavar="QUEUE", shell_complete=complete_queues,
-              help="Only the resources of QUEUE.")
+@click.option("-q", "--queue", "queues", metavar="QUEUE,...", multiple=True, shell_complete=complete_queues,
+              help="Only the resources of these queues.")
 @listing_options(json_help="Print JSON instead of a table.", formats="flux_lite.listing.resources:RESOURCE_LIST")
-def resource_list(states, from_sched, queue, no_header, fmt, as_json):
+def resource_list(states, from_sched, queues, no_header, fmt, as_json):
     """Show free, allocated and down resources."""
-    _list(states, from_sched, queue, no_header, fmt, as_json)
+    _list(states, from_sched, queues, no_header, fmt, as_json)
 
 
 @resource.command("info")
 @click.option("-s", "--states", default="all", metavar="STATE,...",
               help="Show output only for resources in given states (default all).")
-@click.option("-q", "--queue", metavar="QUEUE", shell_complete=complete_queues,
-              help="Only the resources of QUEUE.")
-def resource_info(states, queue):
+@click.option("-q", "--queue", "queues", metavar="QUEUE,...", multiple=True, shell_complete=complete_queues,
+              help="Only the resources of these queues.")
+def resource_info(states, queues):
     """Summarise resources on one line: N Nodes, N Cores, N GPUs."""
-    _list(states, False, queue, True, "{nnodes} Nodes, {ncores} Cores, {ngpus} GPUs", False)
+    _list(states, False, queues, True, "{nnodes} Nodes, {ncores} Cores, {ngpus} GPUs", False)
 
 
-def _list(states, from_sched, queue, no_header, fmt, as_json):
+def _list(states, from_sched, queues, no_header, fmt, as_json):
     from flux_lite.cli import listing
     from flux_lite.listing import resources as res_listing
 
@@ -55,7 +55,8 @@ def _list(states, from_sched, queue, no_header, fmt, as_json):
         else "job-manager"
     with read_session() as broker:
         rows = res_listing.list_rows(broker, [s for s in states.split(",") if s], source=source,
-                                     fields=_fields(res_listing.RESOURCE_LIST, fmt), queue=queue)
+                                     fields=_fields(res_listing.RESOURCE_LIST, fmt),
+                                     queues=[q for item in queues for q in item.split(",") if q])
     if as_json:
         listing.emit_json({"resources": rows})
         return

@@ -132,6 +132,11 @@ def _takes_value(param):
     return not (param.is_flag or param.count)
 
 
+def _optional_value(param):
+    """An option whose value may be left out (--color[=WHEN])."""
+    return getattr(param, "_flag_needs_value", False)
+
+
 def _option_tables(cmd, ctx):
     longs, shorts = {}, {}
     for param in cmd.get_params(ctx):
@@ -167,7 +172,9 @@ def respell(cmd, args, c_style, ctx):
                 name = _resolve_long(cmd, ctx, name, longs, c_style)
             out.append(name + eq + value)
             param = longs.get(name)
-            if param is not None and _takes_value(param) and not eq and i + 1 < len(args):
+            if param is not None and c_style and _optional_value(param) and not eq:
+                out[-1] = f"{name}={param.flag_value}"  # liboptparse: a value only as --opt=VALUE
+            elif param is not None and _takes_value(param) and not eq and i + 1 < len(args):
                 i += 1
                 out.append(args[i])
         elif arg.startswith("-") and len(arg) > 1:
@@ -176,6 +183,10 @@ def respell(cmd, args, c_style, ctx):
             for j in range(1, len(arg)):
                 param = shorts.get("-" + arg[j])
                 if param is None:
+                    break
+                if c_style and _optional_value(param):
+                    if j == len(arg) - 1:
+                        out[-1] = f"{arg}{param.flag_value}"  # and only attached: -LWHEN
                     break
                 if _takes_value(param):
                     if j == len(arg) - 1 and i + 1 < len(args):
@@ -220,7 +231,7 @@ def _option_usage(param):
     if not _takes_value(param):
         return f"[{opt}]"
     metavar = param.metavar or param.name.upper()
-    if getattr(param, "_flag_needs_value", False):
+    if _optional_value(param):
         return f"[{opt} [{metavar}]]"  # an optional value: argparse's nargs="?"
     return f"[{opt} {metavar}]"
 
@@ -389,12 +400,18 @@ def _report_context(exc):
     return ctx
 
 
+def c_fullname(ctx):
+    """liboptparse's full program name of ctx's command: `flux-job eventlog`."""
+    path = command_path(ctx) if ctx is not None else []
+    return prog(path[0] if path else None, ctx, " ".join(path[1:]) or None)
+
+
 def c_usage_error(exc):
     """liboptparse's report of bad usage (C commands): lines and exit code 1."""
     ctx = exc.ctx
     path = command_path(ctx) if ctx is not None else []
     cmd = path[0] if path else None
-    fullname = prog(cmd, ctx, " ".join(path[1:]) or None)
+    fullname = c_fullname(ctx)
     if isinstance(exc, click.exceptions.NoSuchOption):
         return [f"{fullname}: unrecognized option '{exc.option_name}'",
                 f"Try `{fullname} --help' for more information."]

@@ -452,6 +452,8 @@ class Broker:
         self.settle()
         if self._jm is not None:
             self._jm.save()
+        if self._deps is not None:
+            self._deps.save()
         self._auto_purge()
         if self._sched_loaded and self._sched is not None:
             self._sched.save()

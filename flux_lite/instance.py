@@ -109,6 +109,16 @@ def _gc_paused():
             gc.enable()
 
 
+def _collect_step_garbage():
+    """Between the steps of a polling wait: when the collector is off for
+    the whole process (the console script), collect what the last step
+    left (its broker and modules point at each other), or polls pile up."""
+    import gc
+
+    if not gc.isenabled():
+        gc.collect(1)
+
+
 def default_state_dir():
     env = os.environ.get("FLUX_LITE_STATE_DIR")
     if env:
@@ -535,6 +545,8 @@ class Instance:
                 return result
             if deadline is not None and wall_time() >= deadline:
                 raise WaitTimeout("timeout")
+            ctx = None  # the poll's broker is garbage from here
+            _collect_step_garbage()
             wall_sleep(poll)
 
     @property

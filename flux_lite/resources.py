@@ -22,25 +22,28 @@ def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
     nodes = []
     entries = configmod.get_path(cfg, "resource.config")
     if entries:
-        # Flux's [[resource.config]] rules: entries may name the same hosts;
-        # properties accumulate, but a host's cores (or gpus) come from one entry
+        from flux_lite.formats.idset import IDset
+
+        # Flux's [[resource.config]] rules (librlist): entries may name the same
+        # hosts; their cores and gpus add up and properties accumulate, but an
+        # id given twice for a host is an error
         seen = {}  # host -> [cores, gpus, properties]
-        for i, ent in enumerate(entries):
-            ncores = _count(ent["cores"]) if "cores" in ent else None
-            ngpus = _count(ent["gpus"]) if "gpus" in ent else None
+        for ent in entries:
+            ids = [_ids(ent[k]) if k in ent else None for k in ("cores", "gpus")]
             for host in Hostlist.parse(ent["hosts"]):
                 rec = seen.setdefault(host, [None, None, []])
-                for pos, value, what in ((0, ncores, "cores"), (1, ngpus, "gpus")):
+                for pos, value in enumerate(ids):
                     if value is None:
                         continue
-                    if rec[pos] is not None:
-                        raise ConfigError(f"error parsing [resource.config] array: entry {i}: "
-                                          f"{what} for host {host} already given by an earlier entry")
-                    rec[pos] = value
+                    if rec[pos] is not None and rec[pos] & value:
+                        raise ConfigError("error parsing [resource.config] array: "
+                                          "Unable to add rnode: File exists")
+                    rec[pos] = value if rec[pos] is None else rec[pos] | value
                 for prop in ent.get("properties", []):
                     if prop not in rec[2]:
                         rec[2].append(prop)
-        nodes = [(host, 4 if c is None else c, g or 0, tuple(p)) for host, (c, g, p) in seen.items()]
+        nodes = [(host, IDset.range(0, 3) if c is None else c, g or IDset(), tuple(p))
+                 for host, (c, g, p) in seen.items()]
     else:
         if hosts:
             hostlist = list(Hostlist.parse(hosts))
@@ -91,12 +94,14 @@ def exclude_ranks(rset, text):
     return IDset([known[h] for h in hosts])
 
 
-def _count(value):
+def _ids(value):
+    """cores or gpus of a resource.config entry: a count (ids 0..N-1), or
+    Flux's idset of the ids themselves."""
     from flux_lite.formats.idset import IDset
 
     if isinstance(value, int):
-        return value
-    return len(IDset.parse(str(value)))
+        return IDset.range(0, value - 1)
+    return IDset.parse(str(value))
 
 
 def targets_to_ranks(rset, text, invalid=None):

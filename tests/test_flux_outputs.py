@@ -376,7 +376,9 @@ def test_resource_color_up_column(flux):
     assert as_flux(flux, "resource", "status", "-o", "get-config=default").stdout.splitlines()[-1] == \
         'format = "{state:>12} {color_up}{up:>2}{color_off} {nnodes:>6} {nodelist}"'
     fmt = "{nodelist}:{color_up}{up.ascii}{color_off}"
-    assert flux.out("resource", "drain", "-no", fmt) == "node1y\n"
+    # text before a dropped field stays unless it is only blanks or a sentinel
+    assert flux.out("resource", "drain", "-no", fmt) == "node1:y\n"
+    assert flux.out("resource", "drain", "-no", "{nodelist} ?:{color_up}{up.ascii}") == "node1y\n"
     assert flux.out("resource", "drain", "-no", fmt, "-L") == f"node1:{GREEN}y{RESET}\n"
     r = as_flux(flux, "resource", "drain", "--color=bogus")
     assert (r.exit_code, r.stderr.splitlines()[-1]) == (
@@ -384,4 +386,42 @@ def test_resource_color_up_column(flux):
 
 
 def test_dmesg_bad_color_as_liboptparse(flux):
-    assert outcome(as_flux(flux, "dmesg", "--color=bogus")) == (1, "", "Invalid argument to --color: 'bogus'\n")
+    # optparse_get_color's optparse_fatalmsg: the full program name first
+    assert outcome(as_flux(flux, "dmesg", "--color=bogus")) == (
+        1, "", "flux-dmesg: Invalid argument to --color: 'bogus'\n")
+
+
+def test_job_eventlog_and_wait_event_color_as_libeventlog(flux, utc):
+    jobid = flux.submit("-S", "exec.test.run_duration=1s", "true")
+    flux.advance("1s")
+    G, Y, B, GRAYV, M, R0 = "\x1b[32m", "\x1b[33m", "\x1b[34m", "\x1b[37m", "\x1b[35m", "\x1b[0m"
+    submit = (f"{G}{T0:.6f}{R0} {Y}submit{R0} {B}userid{R0}={GRAYV}0{R0} {B}urgency{R0}={GRAYV}16{R0} "
+              f"{B}flags{R0}={GRAYV}0{R0} {B}version{R0}={GRAYV}1{R0}")
+    alloc = f'{G}{T0:.6f}{R0} {Y}alloc{R0} {B}annotations{R0}={M}{{"sched":{{"resource_summary":"rank0/core0"}}}}{R0}'
+    for opt in ("-L", "--color", "--color=always", "--col", "-Lalways"):
+        lines = flux.out("job", "eventlog", opt, jobid).splitlines()
+        assert lines[0] == submit and lines[4] == alloc, opt
+    assert "\x1b" not in flux.out("job", "eventlog", "--color=never", jobid)
+    assert "\x1b" not in flux.out("job", "eventlog", "-L", "-f", "json", jobid)  # JSON is never colored
+    # liboptparse takes an optional value only attached: `-L ID` is -L, then the id
+    assert flux.out("job", "wait-event", "-L", jobid, "submit") == submit + "\n"
+    assert flux.out("job", "wait-event", "-H", jobid, "alloc") == \
+        '[Jan01 00:00] alloc annotations={"sched":{"resource_summary":"rank0/core0"}}\n'
+    assert outcome(as_flux(flux, "job", "eventlog", "--color=bogus", jobid)) == (
+        1, "", "flux-job eventlog: Invalid argument to --color: 'bogus'\n")
+
+
+def test_resource_list_formats_are_fluxs_strings(flux):
+    # flux-core 0.88's builtin formats, sentinels and all
+    assert as_flux(flux, "resource", "list", "-o", "get-config=default").stdout.splitlines()[-1] == (
+        'format = "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} +:{ncores:>6} ?+:{ngpus:>5} '
+        '{nodelist}"')
+    assert as_flux(flux, "resource", "list", "-o", "get-config=rlist").stdout.splitlines()[-1] == (
+        'format = "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} +:{ncores:>6} ?:+{ngpus:>5} '
+        '{rlist}"')
+    # "?:+" is no sentinel: "?:" is removed from the text, the "+" printed
+    assert flux.out("resource", "list", "-o", "rlist") == (
+        "     STATE NNODES NCORES +NGPUS LIST\n"
+        "      free      4      8 +    0 rank[0-3]/core[0-1]\n"
+        " allocated      0      0 +    0 \n"
+        "      down      0      0 +    0 \n")

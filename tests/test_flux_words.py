@@ -111,6 +111,13 @@ def test_c_command_errors(flux):
     assert outcome(as_flux(flux, "job", "info", "f1234", "jobspec")) == (1, "", "flux-job: invalid job id\n")
     r = as_flux(flux, "job", "urgency")
     assert r.exit_code == 1 and r.stderr.startswith("Usage: flux-job urgency")
+    # flux-kvs: log_err_exit ("%s", key); liboptparse's unknown subcommand
+    assert outcome(as_flux(flux, "kvs", "get", "nosuch")) == (1, "", "flux-kvs: nosuch: No such file or directory\n")
+    assert outcome(as_flux(flux, "kvs", "get", "resource")) == (1, "", "flux-kvs: resource: Is a directory\n")
+    assert outcome(as_flux(flux, "kvs", "eventlog", "get", "nosuch")) == (
+        1, "", "flux-kvs: nosuch: No such file or directory\n")
+    assert as_flux(flux, "kvs", "bogus").stderr.splitlines()[0] == "flux-kvs: Unknown subcommand: bogus"
+    assert outcome(as_flux(flux, "dmesg", "-d")) == (1, "", "flux-dmesg: --delta can only be used with --human\n")
 
 
 def test_job_info_missing_keys_as_job_info_lookup_says(flux):
@@ -271,7 +278,7 @@ def test_env_without_an_instance(tmp_path):
     assert r.exit_code == 1 and r.stderr.startswith("flux-lite env: ERROR: no flux-lite instance at ")
 
 
-@pytest.mark.parametrize("name", ["basics", "errors", "queues", "named-queues"])
+@pytest.mark.parametrize("name", ["basics", "errors", "queues", "named-queues", "dependencies"])
 def test_flux_script_runs_unchanged(tmp_path, name):
     """A Flux-style test script, run as `flux-lite start --test-size=4 ./t.sh`
     (with `-c conf` when the script comes with a NAME.conf directory)."""

@@ -253,6 +253,19 @@ def test_submit_wait(flux):
     assert len(lines(r.stdout)) == 1
 
 
+def test_submit_wait_event_reports_fatal_exceptions(flux):
+    """As flux-core's JobWatcher: the exception on stderr; exit 1 if the job never
+    started, else the finish status's code (142 a timeout, 143 killed)."""
+    r = flux.fails("submit", "--wait-event=start", "-N5", "true", code=1)
+    assert (len(lines(r.stdout)), r.stderr) == (1, "job.exception: type=alloc severity=0 unsatisfiable request: "
+                                                   "need 5 exclusive node(s), only 4 eligible\n")
+    r = flux.fails("submit", "--wait-event=clean", "-t", "1s", RUN + "10s", "true", code=142)
+    assert r.stderr == "job.exception: type=timeout severity=0 resource allocation expired\n"
+    r = flux.fails("submit", "--wait-event=finish", "--setattr=exec.test.mock_exception=run", RUN + "10s", "true",
+                   code=143)
+    assert r.stderr == "job.exception: type=exec severity=0 mock run exception generated\n"
+
+
 def test_submit_wait_event_canceled_before_start(flux):
     from flux_lite.job_manager import attach
 

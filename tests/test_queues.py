@@ -140,6 +140,13 @@ def test_list_formats(flux):
     assert flux.fails("queue", "list", "-o", "{bogus}").stderr.endswith("ERROR: Unknown format field: bogus\n")
     assert flux.out("queue", "list", "-o", "get-config=policy").startswith(
         '[list.formats.policy]\ndescription = "flux-queue list with policy limits only"\nformat = "?:{queuem:<8.8}')
+    assert flux.fails("queue", "list", "-o", "get-config=nope").stderr.endswith(
+        "ERROR: --format: No such format nope\n")
+    # the default, as flux-queue's config reads it from the environment
+    assert flux.out("queue", "list", env={"FLUX_QUEUE_LIST_FORMAT_DEFAULT": "{queue}|{scheduling}"}) == \
+        "QUEUE|SCHED\n|started\n"
+    assert lines(flux.out("queue", "list", env={"FLUX_QUEUE_LIST_FORMAT_DEFAULT": "nodes"}))[0] == \
+        " EN ST  NODES   NODES:UP NODES:DOWN NODES:ALLOC NODES:FREE"
     flux.fails("queue", "bogus", code=2)
     flux.fails("queue", code=2)
 
@@ -285,8 +292,18 @@ def test_virtual_queue_follows_its_parent(flux_factory):
     flux("queue", "start", "batch")
     assert flux.out("jobs", "-no", "{queue} {ranks}", jobid) == "expedite 2\n"
     flux("job", "wait-event", jobid, "clean")
-    # resource list names the queues that own nodes: not the virtual one
+    # resource list names the queues that own nodes: not the virtual one...
     assert lines(flux.out("resource", "list")) == IDLE_DEBUG_BATCH
+    # ...unless asked for it: -q names the queues shown, on their resources
+    assert lines(flux.out("resource", "list", "-q", "debug,expedite")) == [
+        "     STATE QUEUE    NNODES NCORES NGPUS NODELIST",
+        "      free debug         2      4     0 node[0-1]",
+        "      free expedite      2      4     0 node[2-3]",
+        " allocated debug         0      0     0 ",
+        " allocated expedite      0      0     0 ",
+        "      down debug         0      0     0 ",
+        "      down expedite      0      0     0 "]
+    assert flux.out("resource", "info", "-q", "expedite", "-q", "debug") == "4 Nodes, 8 Cores, 0 GPUs\n"
 
 
 DEFAULT = """
@@ -485,7 +502,7 @@ def test_constraints_place_jobs_on_matching_nodes(flux, policy):
     assert flux.out("jobs", "-no", "{state} {nodelist}", not01) == "RUN node3\n"
 
 
-@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "hybrid", "conservative"])
 def test_queue_constraints_under_every_policy(flux_factory, policy):
     flux = flux_factory(config=PROPS)
     flux("sched", "reload", f"--policy={policy}")
@@ -561,6 +578,11 @@ def test_resource_list_queues_without_requires_share_lines(flux):
         " allocated b          0      0     0 ",
         "      down a          0      0     0 ",
         "      down b          0      0     0 "]
+    # -q a: the same nodes, named by the queue asked for only
+    assert lines(flux.out("resource", "list", "-q", "a"))[1:] == [
+        "      free a          4      8     0 node[0-3]",
+        " allocated a          0      0     0 ",
+        "      down a          0      0     0 "]
 
 
 def test_resource_config_entries_add_properties(flux_factory, tmp_path):
@@ -573,9 +595,18 @@ def test_resource_config_entries_add_properties(flux_factory, tmp_path):
     from flux_lite.errors import ConfigError
     from flux_lite.resources import build_instance_R
 
-    with pytest.raises(ConfigError, match="cores for host node1 already given"):
+    # as Flux's librlist: an id given twice for a host is an error...
+    with pytest.raises(ConfigError) as exc:
         build_instance_R({"resource": {"config": [{"hosts": "node[0-1]", "cores": 2},
                                                    {"hosts": "node1", "cores": 4}]}})
+    assert str(exc.value) == "error parsing [resource.config] array: Unable to add rnode: File exists"
+    # ...other ids add up, and are kept as given
+    R = build_instance_R({"resource": {"config": [{"hosts": "node[0-1]", "cores": "0-1"},
+                                                  {"hosts": "node1", "cores": "2-3", "gpus": "0"},
+                                                  {"hosts": "node2", "cores": "4-5"}]}})
+    assert R["execution"]["R_lite"] == [{"rank": "0", "children": {"core": "0-1"}},
+                                        {"rank": "1", "children": {"core": "0-3", "gpu": "0"}},
+                                        {"rank": "2", "children": {"core": "4-5"}}]
 
 
 def test_config_load_of_queues_moves_pending_requests(flux):
@@ -652,3 +683,24 @@ def test_update_queue_asks_the_scheduler_for_feasibility(flux_factory):
     assert flux.eventlog(held)[-1] == "priority"  # nothing was posted
     flux("module", "remove", "sched-simple")
     flux("update", held, "queue=batch")  # no scheduler, nobody to ask
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "hybrid", "conservative"])
+def test_backfill_stays_within_a_queues_nodes(flux_factory, policy):
+    """A job backfills only onto its queue's free nodes, ahead of a blocked
+    job of its own queue when it ends before that job's reservation; another
+    queue's jobs run on their own nodes (sched-simple: one FIFO, all wait)."""
+    flux = flux_factory(config=PROPS)
+    flux("sched", "reload", f"--policy={policy}")
+    flux("queue", "start", "--all", "--quiet")
+    first = flux.submit("-q", "debug", "-n3", "-t", "10m", RUN300, "true")
+    whole = flux.submit("-q", "debug", "-n4", "-t", "10m", RUN300, "true")   # waits for first
+    short = flux.submit("-q", "debug", "-n1", "-t", "5m", RUN300, "true")    # ends before whole's start
+    long_ = flux.submit("-q", "debug", "-n1", "-t", "20m", RUN300, "true")   # would delay whole
+    batch = flux.submit("-q", "batch", "-n4", "-t", "1h", RUN300, "true")
+    got = flux.out("jobs", "-a", "-no", "{state} {nodelist}", first, whole, short, long_, batch).splitlines()
+    assert got[0] == "RUN node[0-1]" and got[1] == "SCHED " and got[3] == "SCHED "
+    if policy == "fcfs":
+        assert got[2] == "SCHED " and got[4] == "SCHED "
+    else:
+        assert got[2] in ("RUN node0", "RUN node1") and got[4] == "RUN node[2-3]"

@@ -257,3 +257,37 @@ def test_process_exit_leaves_objects_to_the_os(busy, tmp_path):
     assert r.returncode == 0, r.stderr
     frozen = int(r.stderr.strip().rpartition("frozen=")[2])
     assert frozen > 10000  # every object alive at the end, the modules' and the command's
+
+
+def test_polling_wait_collects_each_poll_with_the_collector_off(tmp_path, monkeypatch):
+    """The console script runs with the cyclic collector off; a real-clock
+    wait polls in steps whose brokers and modules point at each other, so
+    each poll's garbage is collected before the next, not piled up."""
+    import gc
+
+    from conftest import Flux
+    from flux_lite import instance
+    from flux_lite.instance import Instance
+
+    flux = Flux(tmp_path / "s")
+    flux("start", "--test-size=1", "--clock=real")
+    inst = Instance.open(flux.state_dir)
+    polls = []
+    monkeypatch.setattr(instance, "wall_sleep", lambda seconds: polls.append(seconds))
+
+    def check(broker):
+        broker.jm.index.get(1)  # the job manager and the scheduler: cycles with the broker
+        assert broker.sched is not None
+        return "done" if len(polls) >= 30 else None
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        assert inst.wait(check) == "done"
+        left = gc.collect()
+    finally:
+        if was:
+            gc.enable()
+        inst.close()
+    assert len(polls) == 30
+    assert left < 200, left  # the last poll's leftovers at most (30 piled-up polls: thousands)

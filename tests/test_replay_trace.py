@@ -9,6 +9,7 @@ reserved nodes). Expected ends use the time limit, real ends the run time.
 
 import heapq
 import json
+import os
 import statistics
 from pathlib import Path
 
@@ -251,3 +252,38 @@ def test_replay_is_what_commands_would_do(tmp_path, policy):
         per_command(b, jobs, 4, 4, policy)
         assert got["jobs"] == 60 and got["wait_max"] > 0  # the instance was busy
         assert job_keys(a) == job_keys(b)
+
+
+# the whole KTH SP2 trace of the Parallel Workloads Archive (KTH-SP2-1996-2.swf.gz),
+# if FLUX_LITE_FULL_TRACE names it: about 30 s
+FULL_KTH = os.environ.get("FLUX_LITE_FULL_TRACE", "")
+
+
+@pytest.mark.skipif(not os.path.isfile(FULL_KTH), reason="FLUX_LITE_FULL_TRACE names no KTH SP2 trace")
+@pytest.mark.parametrize("policy", ["fcfs", "easy"])
+def test_full_kth_trace_matches_reference_simulator(tmp_path, policy):
+    """All 28,489 jobs of the KTH SP2 trace, against the simulator above."""
+    trace = workload.read_trace(FULL_KTH)
+    nodes, cores, jobs = workload.fit(trace, None, None)
+    assert (nodes, cores, len(jobs)) == (100, 1, 28489)
+    got = workload.replay_trace(tmp_path / "state", jobs, nodes, cores, policy=policy)
+    want = expected_summary(jobs, nodes, policy)
+    assert got["jobs"] == got["started"] == 28489
+    assert got["wait_mean"] == pytest.approx(want["wait_mean"], abs=1e-3)
+    assert got["utilization"] == pytest.approx(want["utilization"], abs=1e-4)
+    assert got["makespan"] == pytest.approx(want["makespan"], abs=1e-2)
+
+
+def test_cli_progress_on_a_tty_only(flux, tmp_path, monkeypatch):
+    """A bar of finished jobs on stderr when it is a terminal; nothing extra when piped."""
+    import flux_lite.cli.output as output
+
+    path = swf(tmp_path, [job_line(i, i * 10, 30, 1, 60) for i in range(1, 13)])
+    monkeypatch.setattr(workload, "FLUSH_EVERY", 4)
+    monkeypatch.setattr(output, "PROGRESS_MIN", 5)
+    piped = flux("replay", "--json", path)
+    assert piped.stderr == ""
+    monkeypatch.setattr(output, "is_tty", lambda stream=None: True)
+    shown = flux("replay", "--json", path)
+    assert "replaying" in shown.stderr and "12/12" in shown.stderr
+    assert json.loads(shown.stdout) == json.loads(piped.stdout)

@@ -161,6 +161,9 @@ def parse_config(text):
         return _number(text)
     if not isinstance(text, str) or "\0" in text:
         raise _error()
+    hit = _CONFIG_PARSED.get(text)
+    if hit is not None:
+        return hit
     value, end = _strtod(text)
     if math.isnan(value) or value < 0:
         raise _error()
@@ -172,7 +175,15 @@ def parse_config(text):
         if multiplier is None:
             raise _error()
         value *= multiplier
-    return value + 0.0
+    if len(_CONFIG_PARSED) >= 4096:
+        _CONFIG_PARSED.clear()
+    value = _CONFIG_PARSED[text] = value + 0.0
+    return value
+
+
+# parse_config's results by text: each started job's exec.test run time is
+# read again, and a workload repeats a few of them
+_CONFIG_PARSED: dict = {}
 
 
 # --------------------------------------------------------------------------

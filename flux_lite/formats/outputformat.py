@@ -420,16 +420,44 @@ class OutputFormat:
         except (TypeError, ValueError, OverflowError, OSError) as exc:
             raise FormatError(str(exc)) from None
 
+    def _steps(self):
+        """The tokens as format() walks them: (text, lookup path or None,
+        whether the path is one name, spec, conversion, whether the spec
+        ends with Flux's 'h' or '+'). Built once per format."""
+        cached = self.__dict__.get("_steps_cache")
+        if cached is None or cached[0] is not self.tokens:
+            steps = []
+            for text, field, spec, conv in self.tokens:
+                path = self.prepend + field if field else None
+                steps.append((text, path, path is not None and "." not in path, spec, conv,
+                              spec[-1:] in ("+", "h")))
+            cached = self.__dict__["_steps_cache"] = (self.tokens, steps)
+        return cached[1]
+
     def format(self, obj):
-        """Format one item."""
+        """Format one item (a listing's line: a row that is a dict is read
+        directly, anything else through lookup())."""
         out = []
-        for text, field, spec, conv in self.tokens:
+        is_dict = isinstance(obj, dict)
+        for text, path, single, spec, conv, suffix in self._steps():
             out.append(text)
-            if not field:
+            if path is None:
                 continue
-            value = self._value(obj, field, conv)
             try:
-                out.append(_format_field(value, spec))
+                value = obj.get(path, _MISSING) if single and is_dict else _MISSING
+                if value is _MISSING:
+                    value = lookup(obj, path)
+                elif value is None:
+                    value = ""
+                if conv:
+                    value = _convert(value, conv)
+            except (TypeError, ValueError, OverflowError, OSError) as exc:
+                raise FormatError(str(exc)) from None
+            try:
+                if suffix or isinstance(value, str):
+                    out.append(_format_field(value, spec))
+                else:
+                    out.append(format(value, spec))
             except (TypeError, ValueError) as exc:
                 raise FormatError(str(exc)) from None
         return "".join(out)
@@ -550,15 +578,23 @@ def _token_str(text, field, spec, conv):
 
 
 def without_fields(fmt: str, fields) -> str:
-    """Format string fmt less `fields`, each with the literal text just before
-    it, as Flux's OutputFormat.copy(except_fields=...) drops them (how the
-    `{color_up}`/`{color_off}` fields go when color is off). A bad format is
-    returned unchanged, for the listing to report."""
+    """Format string fmt less `fields`, as Flux's OutputFormat.get_format
+    (except_fields=...) drops them (how the `{color_up}`/`{color_off}` fields
+    go when color is off): the literal text just before such a field goes with
+    it when it is only whitespace or a sentinel (``?:``, ``+:``, ``?+:``). A
+    bad format is returned unchanged, for the listing to report."""
     try:
         tokens = _parse(fmt)
     except ValueError:
         return fmt
-    return "".join(_token_str(*tok) for tok in tokens if tok[1] not in fields)
+    out = []
+    for text, field, spec, conv in tokens:
+        if field in fields:
+            if text.strip() not in ("", "+:", "?:", "?+:"):
+                out.append(_escape(text))
+            continue
+        out.append(_token_str(text, field, spec, conv))
+    return "".join(out)
 
 
 def render(fmt, headings, items, no_header=False, width=-1, heading_fallback=None):

@@ -331,7 +331,8 @@ class Rset:
         """Instance resources from a list of nodes, ranks 0..N-1.
 
         Each node is ``(hostname, ncores, ngpus[, properties])`` or a dict
-        with those keys; cores are ``0..ncores-1``, gpus ``0..ngpus-1``.
+        with those keys; cores are ``0..ncores-1``, gpus ``0..ngpus-1``
+        (or an IDset: the ids themselves).
         """
         out = {}
         props = {}
@@ -346,9 +347,14 @@ class Rset:
                 nprops = rest[0] if rest else ()
             if not isinstance(host, str) or not host:
                 raise RsetError(f"rank {rank}: invalid hostname {host!r}")
-            if ncores < 0 or ngpus < 0:
+            if isinstance(ncores, IDset) or isinstance(ngpus, IDset):
+                core_ids = ncores if isinstance(ncores, IDset) else IDset.range(0, ncores - 1)
+                gpu_ids = ngpus if isinstance(ngpus, IDset) else IDset.range(0, ngpus - 1)
+            elif ncores < 0 or ngpus < 0:
                 raise RsetError(f"rank {rank}: negative resource count")
-            out[rank] = (host, IDset.range(0, ncores - 1), IDset.range(0, ngpus - 1))
+            else:
+                core_ids, gpu_ids = IDset.range(0, ncores - 1), IDset.range(0, ngpus - 1)
+            out[rank] = (host, core_ids, gpu_ids)
             if isinstance(nprops, str):
                 nprops = (nprops,)
             for name in nprops or ():

@@ -166,6 +166,8 @@ class SchedInterface:
         if head is None:
             return False
         if state.get("mode") == rfc27.LIMITED:
+            if (index.loaded or self._stored_pending_read) and len(self._pending_ids) < state["limit"]:
+                return True  # (the ids hold every outstanding request, and maybe some answered)
             pending = self._pending_jobs()
             if len(pending) >= state["limit"]:
                 # preempt the lowest-priority outstanding request for a better head

@@ -105,6 +105,9 @@ class Dependencies:
         self.conn = broker.kvs.conn
         self._any_rows = None  # does `depends` have rows? (asked once per command)
         self._any_names = None  # and `job_names`?
+        # `job_names` rows of jobs submitted by this command, written by save()
+        # (a trace replay's jobs mostly end within the command: no row at all)
+        self._names_new = {}
         # jobs found running at a restart from a Flux archive: Flux's restarted
         # dependency plugin never saw them start (see restore.py)
         self.starts_unseen = set()
@@ -208,9 +211,15 @@ class Dependencies:
         """An accepted job: count it under its name (for singletons)."""
         name = _job_name(job.jobspec or {})
         if name is not None:
-            self.conn.execute("INSERT OR REPLACE INTO job_names(jobid, key) VALUES (?, ?)",
-                              (job.id, f"{job.userid}:{name}"))
+            self._names_new[job.id] = f"{job.userid}:{name}"
             self._any_names = True
+
+    def save(self) -> None:
+        """Write the names counted by this command (see job_new)."""
+        if self._names_new:
+            self.conn.executemany("INSERT OR REPLACE INTO job_names(jobid, key) VALUES (?, ?)",
+                                  list(self._names_new.items()))
+            self._names_new = {}
 
     def validated(self, job, steps: list) -> None:
         """After `validate`: begin-times already past are satisfied at once
@@ -288,9 +297,12 @@ class Dependencies:
             self.b.cancel_timers(job.id, "depend.")
         if self._has_rows():
             self._release_dependents(job)
-        if self._has_names():
-            # the key the job was counted under at submission (an update
-            # may have renamed it since)
+        # the key the job was counted under at submission (an update may
+        # have renamed it since)
+        key = self._names_new.pop(job.id, None)
+        if key is not None:
+            self._singleton_inactive(job, key, stored=False)
+        elif self._has_names():
             row = self.conn.execute("SELECT key FROM job_names WHERE jobid = ?", (job.id,)).fetchone()
             if row is not None:
                 self._singleton_inactive(job, row[0])
@@ -329,10 +341,12 @@ class Dependencies:
         self.conn.execute("DELETE FROM depends WHERE target = ?", (job.id,))
 
     def _active_named(self, key):
+        self.save()
         return self.conn.execute("SELECT COUNT(*) FROM job_names WHERE key = ?", (key,)).fetchone()[0]
 
-    def _singleton_inactive(self, job, key):
-        self.conn.execute("DELETE FROM job_names WHERE jobid = ?", (job.id,))
+    def _singleton_inactive(self, job, key, stored=True):
+        if stored:
+            self.conn.execute("DELETE FROM job_names WHERE jobid = ?", (job.id,))
         if not self._has_rows():
             return
         waiting = [r[0] for r in self.conn.execute(
@@ -359,6 +373,7 @@ class Dependencies:
 
         from flux_lite.formats.jobid import kvs_key
 
+        self._names_new = {}
         for job in sorted(jobs, key=lambda j: j.id):
             if not job.active:
                 continue

@@ -552,19 +552,21 @@ def active_records_ordered(conn: sqlite3.Connection, state_mask: int, userid: in
     from flux_lite.job_manager.job import PENDING, RUNNING
 
     decode = decode or _good_rows
+    # the user is checked on the rows read for decoding, not in the sort:
+    # there it would read every job's row, where the ids come from an index
     user_clause = _user_clause(userid)
     for mask, key in ((PENDING, "COALESCE(priority, 0)"), (RUNNING, "COALESCE(t_run, 0)")):
         if state_mask & mask:
-            yield from decode(_rows_by_id(conn, _ids_by_key_desc(conn, state_mask & mask, key, user_clause)))
+            yield from decode(_rows_by_id(conn, _ids_by_key_desc(conn, state_mask & mask, key), user_clause))
 
 
-def _ids_by_key_desc(conn: sqlite3.Connection, state_mask: int, key: str, user_clause: str) -> Iterator[int]:
+def _ids_by_key_desc(conn: sqlite3.Connection, state_mask: int, key: str) -> Iterator[int]:
     """Ids of the jobs in state_mask by key descending, then id: read in
     chunks that grow (a top-N sort each, past the last (key, id) read), so
     that a caller stopping after a page does not sort and read every id."""
-    where = _in_states(state_mask) + user_clause
+    where = _in_states(state_mask)
     after: tuple | None = None
-    chunk = 1024
+    chunk = 2048
     while True:
         if after is None:
             rows = conn.execute(f"SELECT -{key}, id FROM jobs WHERE {where} ORDER BY 1, 2 LIMIT ?",
@@ -579,16 +581,18 @@ def _ids_by_key_desc(conn: sqlite3.Connection, state_mask: int, key: str, user_c
         after, chunk = rows[-1], chunk * 4
 
 
-def _rows_by_id(conn: sqlite3.Connection, ids: Iterable[int]) -> Iterator[tuple[int, str]]:
-    """(id, data) of each id in order, read a batch of ids per statement
-    (batches grow, so a caller that stops after a few rows reads few)."""
+def _rows_by_id(conn: sqlite3.Connection, ids: Iterable[int], clause: str = "") -> Iterator[tuple[int, str]]:
+    """(id, data) of each id in order (that also meets `clause`), read a
+    batch of ids per statement (batches grow, so a caller that stops after
+    a few rows reads few)."""
     it = iter(ids)
     size = 16
     while True:
         batch = list(islice(it, size))
         if not batch:
             return
-        rows = dict(conn.execute(f"SELECT id, data FROM jobs WHERE id IN ({','.join('?' * len(batch))})", batch))
+        rows = dict(conn.execute(
+            f"SELECT id, data FROM jobs WHERE id IN ({','.join('?' * len(batch))}){clause}", batch))
         for jobid in batch:
             data = rows.get(jobid)
             if data is not None:

@@ -39,7 +39,8 @@ for _item in ("nnodes", "ncores", "ngpus"):
             "" if _state == "all" else f":{_state[:5].upper()}")
 
 
-QUEUE_LIST = Listing("flux-queue", FORMATS, HEADINGS)
+# formats of the [list] table of flux-queue's config, as Flux's FluxQueueConfig("list")
+QUEUE_LIST = Listing("flux-queue list", FORMATS, HEADINGS, user_format_errors=False)
 
 
 class _Attrs:
@@ -155,13 +156,3 @@ def list_rows(broker, names=None, color=False, fields=None):
         rows.append(QueueRow(name, parent, name is not None and name == qc.default, queues.status(name),
                              limits, defaults, _Attrs(**counts), color))
     return rows
-
-
-def get_config_text(name):
-    """`queue list -o get-config=NAME`: the named format as a config snippet."""
-    from flux_lite.formats.outputformat import resolve_format
-
-    if name not in FORMATS:
-        resolve_format(FORMATS, name)  # raises Flux's "No such format" error
-    description, fmt = FORMATS[name]
-    return f'[list.formats.{name}]\ndescription = "{description}"\nformat = "{fmt}"'

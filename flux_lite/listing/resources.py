@@ -8,11 +8,11 @@ RESOURCE_LIST = Listing(
     "flux-resource list",
     {
         "default": ("Default flux-resource list format string",
-                    "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} {ncores:>6} {ngpus:>5} "
+                    "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} +:{ncores:>6} ?+:{ngpus:>5} "
                     "{nodelist}"),
         "rlist": ("Format including resource list details",
-                  # the stray "+" before NGPUS is Flux 0.88's own
-                  "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} {ncores:>6} +{ngpus:>5} "
+                  # Flux 0.88's own "?:+": the sentinel goes, the "+" stays (+NGPUS)
+                  "{state:>10} ?+:{queue:<5} ?:{propertiesx:<10.10+} {nnodes:>6} +:{ncores:>6} ?:+{ngpus:>5} "
                   "{rlist}"),
     },
     {
@@ -85,14 +85,13 @@ class _ResourceRow(Row):
         return value
 
 
-def _row(state, rset, queue=""):
+def _row(state, rset, queue="", queue_names=()):
     props = sorted(rset.properties) if rset.properties else []
-    qnames = set(queue.split(",")) if queue else set()
     row = _ResourceRow(
         state=state, nnodes=rset.nnodes, ncores=rset.ncores, ngpus=rset.ngpus,
         properties=",".join(props),
-        # properties that are not also the name of a queue the resources belong to
-        propertiesx=",".join(p for p in props if p not in qnames),
+        # properties that are not also the name of a configured queue
+        propertiesx=",".join(p for p in props if p not in queue_names),
         queue=queue,
     )
     row._rset = rset
@@ -103,16 +102,19 @@ def _row(state, rset, queue=""):
 UNIQ_FIELDS = ("state", "properties", "propertiesx", "queue")
 
 
-def list_rows(broker, states=("free", "allocated", "down"), source="job-manager", fields=None, queue=None):
+def list_rows(broker, states=("free", "allocated", "down"), source="job-manager", fields=None, queues=None):
     """`resource list`: one row per state asked for, split, as flux resource
     list does, into one row per distinct value of the uniq fields the
-    format shows (queue, properties); queue restricts to one queue's lines."""
+    format shows (queue, properties); queues (names) restrict it to their
+    resources, and the QUEUE column to their names."""
+    from flux_lite.formats.idset import IDset
     from flux_lite.queues import queue_config, queues_of_ranks
     from flux_lite.resources import resource_status
 
     qc = queue_config(broker.config)
-    if queue is not None and queue not in qc.defs:
-        raise FluxLiteError(f"--queue: {queue}: no such queue")
+    for name in queues or ():
+        if name not in qc.defs:
+            raise FluxLiteError(f"--queue: {name}: no such queue")
     status = resource_status(broker, source)
     for state in states:
         if state not in status:
@@ -122,22 +124,29 @@ def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"
     if len(fields) <= 1 and "state" not in fields:
         split = []  # `-no {properties}` lists each value once, as in Flux
     per_queue = queues_of_ranks(broker.config, status["all"]) if qc.named else {}
-    # virtual queues run on their parent's nodes: Flux lists only the parents
-    listed = [n for n in qc.names() if not qc.defs[n].parent]
+    if queues:
+        # the queues asked for, in config order: a virtual one on its parent's nodes
+        listed = [n for n in qc.names() if n in queues]
+        wanted = IDset()
+        for name in listed:
+            wanted = wanted | per_queue[name]
+    else:
+        # virtual queues run on their parent's nodes: Flux lists only the parents
+        listed = [n for n in qc.names() if not qc.defs[n].parent]
+    names = set(qc.names())
     out = []
     for state in states:
         rset = status[state]
-        if queue is not None:
-            rset = rset.copy_ranks(rset.ranks & per_queue[queue])
+        if queues:
+            rset = rset.copy_ranks(rset.ranks & wanted)
         if not split or (not rset.properties and not qc.named):
             out.append(_row(state, rset))  # one line: nothing to split it by
             continue
         if not rset.nnodes:
             if "queue" in split and qc.named:
-                names = [queue] if queue is not None else listed
-                out.extend(_row(state, rset, name) for name in names)
+                out.extend(_row(state, rset, name, names) for name in listed)
             else:
-                out.append(_row(state, rset))
+                out.append(_row(state, rset, "", names))
             continue
         groups = {}  # key -> (queue string, [ranks])
         for rank in rset.ranks:
@@ -145,10 +154,8 @@ def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"
             props = tuple(sorted(p for p, ids in rset.properties.items() if rank in ids))
             key = tuple(qs if f == "queue" else props for f in split)
             groups.setdefault(key, (qs, []))[1].append(rank)
-        from flux_lite.formats.idset import IDset
-
         for qs, ranks in groups.values():
-            out.append(_row(state, rset.copy_ranks(IDset(ranks)), qs))
+            out.append(_row(state, rset.copy_ranks(IDset(ranks)), qs, names))
     return out
 
 

@@ -517,7 +517,9 @@ class _Planner:
                 parts = _pop_parts(view.pool, pj.jobid)
                 self._add_running(parts, self.release(rset.expiration))
                 return ("alloc", rset)
-            parts = view.pool.take_selected(found)  # a reservation needs no R
+            # a reservation needs no R, and the view needs no update: its next
+            # move refreshes the ranks of reservations placed since the last
+            parts = tuple(found[0])
             self._add_reservation(pj.jobid, t, view.ew, parts)
             self._record_start(key, deff, t)
             return ("reserve", t)
@@ -583,7 +585,7 @@ class _Pass:
         self.nreserved = 0
         self.starts = {}
         self.allocated = {}
-        self.feasible = {}
+        self.feasible = sched.feasibility_notes(pool)
         self.last_key = None
 
     def resumable(self, now):
@@ -700,6 +702,7 @@ class BackfillScheduler(Scheduler):
         self.last_reserved = None  # jobs reserved by the last pass of this process
         self._live = None  # the last pass, while only new arrivals happened since
         self._arrivals = []
+        self._feasible = (None, {})  # (topology, {shape: "" or why it never fits})
         super().__init__(broker, args, state)
 
     def apply_args(self, args):
@@ -727,6 +730,16 @@ class BackfillScheduler(Scheduler):
         out["reserved_jobs"] = sum(1 for pj in self.queue.values()
                                    if pj.annotations.get("selection_type") == "reserved")
         return out
+
+    def feasibility_notes(self, pool):
+        """{shape: "" if it fits the whole pool, else why not}, kept while the
+        pool's topology is the same (allocations and down ranks aside, as
+        check_feasibility is)."""
+        topo, notes = self._feasible
+        if topo is not pool._topo:
+            notes = {}
+            self._feasible = (pool._topo, notes)
+        return notes
 
     # -- the plan is stale as soon as anything changes ---------------------------
 

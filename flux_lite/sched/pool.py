@@ -705,14 +705,6 @@ class Pool:
         self.generation += 1
         return R
 
-    def take_selected(self, found):
-        """Mark what _select() found as allocated, to no job (a planner's
-        reservation); returns its parts ((index, coremask, gpumask), ...)."""
-        sel = found[0]
-        for i, cm, gm in sel:
-            self._apply(i, cm, gm, True)
-        return tuple(sel)
-
     def register_alloc(self, jobid, R, nodes=None):
         """Mark an existing allocation (scheduler hello); end time = R expiration.
 

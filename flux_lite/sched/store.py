@@ -337,14 +337,20 @@ def load_queue(conn: sqlite3.Connection, make: Callable[..., PendingJob]) -> Sto
     from flux_lite.sched.pool import ResourceRequest
 
     q = StoredQueue()
+    # the jobs of a burst or a trace share a few request shapes: one
+    # (read-only) ResourceRequest per distinct text
+    requests: dict[str, ResourceRequest] = {}
     try:
         for jobid, priority, userid, t_submit, req, ann in conn.execute(
                 "SELECT id, priority, userid, t_submit, request, annotations FROM sched_queue"):
-            ann = json.loads(ann)
+            request = requests.get(req)
+            if request is None:
+                request = requests[req] = ResourceRequest(**json.loads(req))
+            ann = json.loads(ann) if ann != "{}" else {}
             if not (isinstance(jobid, int) and isinstance(priority, int) and isinstance(userid, int)
                     and isinstance(t_submit, (int, float)) and isinstance(ann, dict)):
                 raise ValueError(f"job {jobid!r}: a field has the wrong type")
-            pj = make(jobid, priority, userid, t_submit, ResourceRequest(**json.loads(req)), ann)
+            pj = make(jobid, priority, userid, t_submit, request, ann)
             dict.__setitem__(q, jobid, pj)
     except (ValueError, TypeError) as exc:
         raise damaged(f"queue: {exc}") from None
