@@ -420,16 +420,44 @@ class OutputFormat:
         except (TypeError, ValueError, OverflowError, OSError) as exc:
             raise FormatError(str(exc)) from None
 
+    def _steps(self):
+        """The tokens as format() walks them: (text, lookup path or None,
+        whether the path is one name, spec, conversion, whether the spec
+        ends with Flux's 'h' or '+'). Built once per format."""
+        cached = self.__dict__.get("_steps_cache")
+        if cached is None or cached[0] is not self.tokens:
+            steps = []
+            for text, field, spec, conv in self.tokens:
+                path = self.prepend + field if field else None
+                steps.append((text, path, path is not None and "." not in path, spec, conv,
+                              spec[-1:] in ("+", "h")))
+            cached = self.__dict__["_steps_cache"] = (self.tokens, steps)
+        return cached[1]
+
     def format(self, obj):
-        """Format one item."""
+        """Format one item (a listing's line: a row that is a dict is read
+        directly, anything else through lookup())."""
         out = []
-        for text, field, spec, conv in self.tokens:
+        is_dict = isinstance(obj, dict)
+        for text, path, single, spec, conv, suffix in self._steps():
             out.append(text)
-            if not field:
+            if path is None:
                 continue
-            value = self._value(obj, field, conv)
             try:
-                out.append(_format_field(value, spec))
+                value = obj.get(path, _MISSING) if single and is_dict else _MISSING
+                if value is _MISSING:
+                    value = lookup(obj, path)
+                elif value is None:
+                    value = ""
+                if conv:
+                    value = _convert(value, conv)
+            except (TypeError, ValueError, OverflowError, OSError) as exc:
+                raise FormatError(str(exc)) from None
+            try:
+                if suffix or isinstance(value, str):
+                    out.append(_format_field(value, spec))
+                else:
+                    out.append(format(value, spec))
             except (TypeError, ValueError) as exc:
                 raise FormatError(str(exc)) from None
         return "".join(out)
