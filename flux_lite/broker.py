@@ -16,6 +16,37 @@ import math
 
 
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
+TIMER_MODULES = ("exec", "housekeeping", "depend", "sched")  # what _fire dispatches to
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def _check_next(row):
+    """The (t, seq) of the next stored timer, checked (a damaged t would be compared with times)."""
+    if row is not None and not (_number(row[0]) and isinstance(row[1], int)):
+        from flux_lite.stored import TIMERS, DamagedError
+
+        raise DamagedError(TIMERS, f"row {row[1]!r}: the time is not a number")
+    return row
+
+
+def _check_timer_row(seq, t, kind, jobid, arg):
+    """A stored timer row as the broker can fire it; its argument decoded.
+    A damaged row (a bit flip, a stray tool) is DamagedError, not a traceback."""
+    from flux_lite.stored import TIMERS, DamagedError
+
+    try:
+        if not isinstance(seq, int) or not _number(t):
+            raise ValueError("the time is not a number")
+        if not isinstance(kind, str) or kind.partition(".")[0] not in TIMER_MODULES:
+            raise ValueError(f"unknown timer kind {kind!r}")
+        if jobid is not None and not isinstance(jobid, int):
+            raise ValueError("the job id is not an integer")
+        return None if arg is None else json.loads(arg)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise DamagedError(TIMERS, f"row {seq!r}: {exc}") from None
 
 
 def _module(slot: str, path: str, name: str, doc: str | None = None) -> property:
@@ -168,7 +199,8 @@ class Broker:
             self._loaded_seqs = set()
             self._loaded_jobs = set()
             self._timer_chunk = 64
-            self._db_next = self.kvs.conn.execute("SELECT t, seq FROM timers ORDER BY t, seq LIMIT 1").fetchone()
+            self._db_next = _check_next(
+                self.kvs.conn.execute("SELECT t, seq FROM timers ORDER BY t, seq LIMIT 1").fetchone())
             if self._db_next is None:
                 self._loaded_to = _ALL_LOADED
         return self._timers
@@ -186,8 +218,9 @@ class Broker:
 
         if seq in self._loaded_seqs:
             return
+        arg = _check_timer_row(seq, t, kind, jobid, arg)
         self._loaded_seqs.add(seq)
-        entry = [t, seq, kind, jobid, None if arg is None else json.loads(arg), True, True]
+        entry = [t, seq, kind, jobid, arg, True, True]
         heapq.heappush(self._timers, entry)
         self._track(entry)
 
@@ -205,8 +238,8 @@ class Broker:
             return
         self._timer_chunk = min(self._timer_chunk * 4, 4096)  # a long catch-up reads more at once
         self._loaded_to = (rows[-1][1], rows[-1][0])
-        self._db_next = conn.execute("SELECT t, seq FROM timers WHERE (t, seq) > (?, ?) ORDER BY t, seq LIMIT 1",
-                                     self._loaded_to).fetchone()
+        self._db_next = _check_next(conn.execute(
+            "SELECT t, seq FROM timers WHERE (t, seq) > (?, ?) ORDER BY t, seq LIMIT 1", self._loaded_to).fetchone())
         if self._db_next is None:
             self._loaded_to = _ALL_LOADED
 
@@ -363,7 +396,7 @@ class Broker:
         elif module == "sched":
             if self.sched is not None:
                 self.sched.timer(what, jobid, arg)
-        else:
+        else:  # (stored rows are checked as they load: _check_timer_row)
             raise RuntimeError(f"unknown timer kind {kind}")
 
     # -- scheduler load/unload ------------------------------------------------

@@ -139,6 +139,30 @@ def _index(kvs, good, report):
     for text in dependency.check_tables(kvs, good):
         report.index_differs = True
         report.add(text)
+    _timers(kvs, report)
+    _log(kvs, report)
+
+
+def _log(kvs, report):
+    """The dmesg table readable (it is not rebuilt: `dmesg -C` clears it)."""
+    from flux_lite import log
+
+    try:
+        log.read(kvs)
+    except stored.DamagedError as exc:
+        report.add(f"{exc.plain} (not repaired: clear the log with 'flux-lite dmesg -C')")
+
+
+def _timers(kvs, report):
+    """Every row of the timers table readable (they are rebuilt from the eventlogs)."""
+    from flux_lite.broker import _check_timer_row
+
+    for row in kvs.conn.execute("SELECT seq, t, kind, jobid, arg FROM timers"):
+        try:
+            _check_timer_row(*row)
+        except stored.DamagedError as exc:
+            report.index_differs = True
+            report.add(exc.plain)
 
 
 def _hwm(inst, report):
@@ -221,7 +245,8 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
                 ctx.jm.raise_jobid_floor(floor)
             if repair or rebuild:
                 _rebuild(ctx, reload_sched=repair and bool(set(_REBUILDABLE) & set(report.damaged_keys)))
-                _mark(report, lambda t: t.startswith("job index") or "jobs index" in t, "rebuilt")
+                _mark(report, lambda t: t.startswith("job index") or any(
+                    f"damaged row in the {name}" in t for name in stored.DERIVED_TABLES), "rebuilt")
                 _mark(report, lambda t: t.startswith("scheduler:"), "rebuilt")
                 _mark(report, lambda t: any(k in t for k in _REBUILDABLE) or t.startswith("scheduler:"),
                       "rebuilt")
@@ -258,6 +283,10 @@ def _sched(inst, report):
         for problem in checkmod.check(ctx):
             if problem != "no scheduler is loaded":
                 report.add(f"scheduler: {problem}")
+    except stored.DamagedError as exc:
+        if exc.key in _REBUILDABLE:  # (a damaged row of the scheduler's tables): --repair reloads it afresh
+            report.damaged_keys[exc.key] = exc.reason
+        report.add(exc.plain)
     except FluxLiteError as exc:
         report.add(f"scheduler: {exc.message}")
 

@@ -349,9 +349,10 @@ class Instance:
     def read_log(self, read=True, clear=False):
         """The instance log as (t, name, level, msg) rows, oldest first
         (flux dmesg); clear empties it afterwards, in the same transaction."""
+        from flux_lite import log
+
         with self.kvs.transaction():
-            rows = self.kvs.conn.execute("SELECT t, name, level, msg FROM dmesg ORDER BY seq").fetchall() \
-                if read else []
+            rows = [row[1:] for row in log.read(self.kvs)] if read else []
             if clear:
                 self.kvs.conn.execute("DELETE FROM dmesg")
         return rows

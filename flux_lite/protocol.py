@@ -98,8 +98,9 @@ def alloc_request(jobid: int, priority: int, userid: int, t_submit: float, jobsp
 
 def free_request(jobid: int, R: dict, final: bool) -> dict:
     """sched.free; the scheduling key of R is the scheduler's own, not sent back."""
-    R = dict(R)
-    R.pop("scheduling", None)
+    if "scheduling" in R:
+        R = dict(R)
+        del R["scheduling"]
     return {"id": jobid, "R": R, "final": final}
 
 

@@ -28,8 +28,11 @@ class DamagedError(FluxLiteError):
             from flux_lite.formats.jobid import encode
 
             where = f"job {encode(self.jobid, 'f58')}: "
-        if key == INDEX:
-            self.plain = f"{where}damaged row in the {INDEX}: {reason}"
+        if key == LOG:
+            self.plain = f"damaged row in the {LOG}: {reason}"
+            super().__init__(f"{self.plain} (clear the log with 'flux-lite dmesg -C')")
+        elif key in DERIVED_TABLES:
+            self.plain = f"{where}damaged row in the {key}: {reason}"
             super().__init__(f"{self.plain} (rebuild it with 'flux-lite fsck --repair')")
         else:
             self.plain = f"{where}damaged KVS key {key}: {reason}"
@@ -225,6 +228,11 @@ def checked(key, value):
 # -- the derived job index ----------------------------------------------------------
 
 INDEX = "jobs index"
+TIMERS = "timers table"
+DEPENDS = "dependency table"
+# tables fsck --repair rebuilds from the eventlogs (a damaged row names its table)
+DERIVED_TABLES = (INDEX, TIMERS, DEPENDS)
+LOG = "log"  # the dmesg table: not rebuildable, but dmesg -C clears it
 _ROW_FIELDS = {"id": int, "userid": int, "state": int, "nevents": int}
 
 

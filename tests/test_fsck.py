@@ -189,3 +189,47 @@ def test_damaged_jobspec_and_R_are_reported_then_moved_aside(busy, suffix, reaso
     assert flux("fsck", "--repair").stdout.splitlines()[-1] == "fsck: 1 problem, 1 repaired"
     assert flux.out("fsck") == "fsck: ok\n"
     assert ids[0] not in flux.out("jobs", "-a")
+
+
+@pytest.mark.parametrize("table,column,value,named", [
+    ("timers", "t", "garbage", "damaged row in the timers table: row "),
+    ("timers", "kind", "bogus.x", "damaged row in the timers table: row "),
+    ("timers", "arg", "{", "damaged row in the timers table: row "),
+    ("sched_queue", "priority", "x", "damaged KVS key sched.state: the scheduler cannot load it: queue: "),
+    ("sched_queue", "annotations", "5", "damaged KVS key sched.state: the scheduler cannot load it: queue: "),
+    ("depends", "jobid", "x", "damaged row in the dependency table: depends: "),
+])
+def test_damaged_derived_rows_are_one_line_then_rebuilt(busy, table, column, value, named):
+    """Rows of the derived tables, damaged as a bit flip or a stray tool
+    would: a command says which table (these were tracebacks), fsck finds
+    it, --repair rebuilds it from the eventlogs."""
+    flux, ids = busy
+    flux.submit(f"--dependency=afterok:{ids[0]}", "true")  # a row in depends
+    flux.submit("-N4", "-t", "1h", "true")  # pending (node 3 is drained): a row in sched_queue
+    conn = sqlite3.connect(flux.state_dir + "/kvs.sqlite", isolation_level=None)
+    try:
+        assert conn.execute(f"UPDATE {table} SET {column} = ?", (value,)).rowcount > 0
+    finally:
+        conn.close()
+    assert named in flux.fails("fsck").stdout
+    for cmd in (["submit", "true"], ["clock", "advance", "10m"], ["jobs", "-a"], ["sched", "check"]):
+        r = flux(*cmd, check=False)
+        assert r.exit_code in (0, 1), (cmd, r.output)
+        if r.exit_code:
+            assert r.stderr.count("\n") == 1 and named in r.stderr, (cmd, r.stderr)
+    assert "[repaired: rebuilt]" in flux.out("fsck", "--repair")
+    assert flux.out("fsck") == "fsck: ok\n"
+    assert flux.state(ids[0]) == "RUN"
+    flux.submit("true")
+
+
+def test_damaged_log_row_is_named_and_cleared_by_dmesg_C(busy):
+    flux, ids = busy
+    sql(flux, "UPDATE dmesg SET t = 'x' WHERE seq = 1")
+    r = flux.fails("dmesg")
+    assert r.stderr == ("flux-lite dmesg: ERROR: damaged row in the log: entry 1: 'x' 'broker' 'info' "
+                        "(clear the log with 'flux-lite dmesg -C')\n")
+    assert "damaged row in the log: entry 1" in flux.fails("fsck").stdout
+    assert flux("submit", "true").exit_code == 0  # the rest works
+    flux("dmesg", "-C")
+    assert flux.out("fsck") == "fsck: ok\n"

@@ -70,6 +70,17 @@ def _num(value, what):
 # Rset.from_dict results by R's JSON text (bounded: cleared when full)
 _FROM_DICT_CACHE: dict = {}
 _FROM_DICT_CACHE_SIZE = 4096
+# the same, by the identity of the R dict parsed (a job's R is one object
+# from the scheduler's answer to the job's end); R dicts are never changed
+# in place (a resource-update gives the job a new one), and the entry holds
+# the dict, so that its id is not reused
+_FROM_DICT_BY_ID: dict = {}
+
+
+def _remember_object(obj, rs):
+    if len(_FROM_DICT_BY_ID) >= _FROM_DICT_CACHE_SIZE:
+        _FROM_DICT_BY_ID.clear()
+    _FROM_DICT_BY_ID[id(obj)] = (obj, rs)
 
 
 class Rset:
@@ -175,6 +186,9 @@ class Rset:
             return obj
         if not isinstance(obj, dict) or obj.get("scheduling") is not None:
             return cls._from_dict(obj)  # (scheduling is kept by reference: not shared)
+        hit = _FROM_DICT_BY_ID.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
         try:
             key = json.dumps(obj)
         except (TypeError, ValueError, RecursionError):
@@ -185,17 +199,20 @@ class Rset:
             if len(_FROM_DICT_CACHE) >= _FROM_DICT_CACHE_SIZE:
                 _FROM_DICT_CACHE.clear()
             _FROM_DICT_CACHE[key] = rs
+        _remember_object(obj, rs)
         return rs
 
-    def remember_as(self, text):
-        """Let from_dict() of an R whose json.dumps() is text return this set
-        (text: this set's to_dict(), encoded by its builder, which is about
-        to hand that R on: the scheduler's R is parsed back when the job
-        manager lists or frees the job)."""
+    def remember_as(self, text, obj=None):
+        """Let from_dict() of an R whose json.dumps() is text (or of obj
+        itself) return this set (text: this set's to_dict() obj, encoded by
+        its builder, which is about to hand that R on: the scheduler's R is
+        parsed back when the job manager lists or frees the job)."""
         if self._scheduling is None:
             if len(_FROM_DICT_CACHE) >= _FROM_DICT_CACHE_SIZE:
                 _FROM_DICT_CACHE.clear()
             _FROM_DICT_CACHE[text] = self
+            if obj is not None:
+                _remember_object(obj, self)
 
     @classmethod
     def _from_dict(cls, obj):

@@ -216,8 +216,10 @@ class SchedInterface:
         rtype = msg["type"]
         job = self.jm.index.get(jobid)
         if rtype == rfc27.SUCCESS:
-            R = dict(msg["R"])
-            R.pop("scheduling", None)
+            R = msg["R"]
+            if "scheduling" in R:
+                R = dict(R)
+                del R["scheduling"]
             if job is None or job.state != SCHED or not job.alloc_pending:
                 # no longer waiting (e.g. canceled meanwhile): give it back
                 self.send_free(jobid, R, final=True)

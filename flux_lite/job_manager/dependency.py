@@ -412,12 +412,19 @@ def check_tables(kvs, jobs: dict) -> list[str]:
     present = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not set(TABLE_NAMES) <= present:
         return ["job index: dependency tables missing (any command rebuilds them)"]
+    from flux_lite.stored import DEPENDS
+
     have, names = {}, {}
-    for jobid, desc in kvs.conn.execute("SELECT jobid, description FROM depends"):
-        have.setdefault(jobid, set()).add(desc)
-    for jobid, key in kvs.conn.execute("SELECT jobid, key FROM job_names"):
-        names[jobid] = key
     problems = []
+    for table, sql, rows in (("depends", "SELECT jobid, description FROM depends", have),
+                             ("job_names", "SELECT jobid, key FROM job_names", names)):
+        for jobid, text in kvs.conn.execute(sql):
+            if not isinstance(jobid, int) or not isinstance(text, str):
+                problems.append(f"damaged row in the {DEPENDS}: {table}: {jobid!r} {text!r}")
+            elif rows is have:
+                have.setdefault(jobid, set()).add(text)
+            else:
+                names[jobid] = text
     for jobid in sorted(set(have) | {j.id for j in jobs.values() if j.active and j.dependencies}):
         job = jobs.get(jobid)
         want = set(job.dependencies) if job is not None and job.active else set()

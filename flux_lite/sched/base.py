@@ -553,7 +553,7 @@ class Scheduler:
         R = rset.to_dict()
         text = json.dumps(R)
         self.b.kvs.put_text(kvs_key(pj.jobid, "R"), text)
-        rset.remember_as(text)
+        rset.remember_as(text, R)
         sched_ann = {k: None for k in pj.annotations}
         sched_ann.update((annotations or {}).get("sched", {}))
         ann = dict(annotations or {})

@@ -346,7 +346,11 @@ def load_queue(conn: sqlite3.Connection, make: Callable[..., PendingJob]) -> Sto
             request = requests.get(req)
             if request is None:
                 request = requests[req] = ResourceRequest(**json.loads(req))
-            pj = make(jobid, priority, userid, t_submit, request, json.loads(ann) if ann != "{}" else {})
+            ann = json.loads(ann) if ann != "{}" else {}
+            if not (isinstance(jobid, int) and isinstance(priority, int) and isinstance(userid, int)
+                    and isinstance(t_submit, (int, float)) and isinstance(ann, dict)):
+                raise ValueError(f"job {jobid!r}: a field has the wrong type")
+            pj = make(jobid, priority, userid, t_submit, request, ann)
             dict.__setitem__(q, jobid, pj)
     except (ValueError, TypeError) as exc:
         raise damaged(f"queue: {exc}") from None
