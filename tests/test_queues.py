@@ -704,3 +704,13 @@ def test_backfill_stays_within_a_queues_nodes(flux_factory, policy):
         assert got[2] == "SCHED " and got[4] == "SCHED "
     else:
         assert got[2] in ("RUN node0", "RUN node1") and got[4] == "RUN node[2-3]"
+
+
+def test_cancel_all_cancels_a_blocked_job_before_it_can_start(fluxq):
+    """Recorded: `cancel --all` (job-manager.raiseall) gives every job its
+    exception before the scheduler hears of the freed nodes, so the blocked
+    debug job ends CANCELED without ever running."""
+    head, three, both = blocked_head_and_infeasible_jobs(fluxq)
+    assert fluxq("cancel", "--all").stderr == "flux-lite cancel: Canceled 5 jobs (0 errors)\n"
+    assert fluxq.out("jobs", "-a", "-no", "{status} {ranks} {exception.type}", head) == "CANCELED  cancel\n"
+    assert "alloc" not in fluxq.eventlog(head)

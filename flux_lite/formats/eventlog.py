@@ -253,15 +253,21 @@ _GOOD_NAMES: dict = {}
 _LAST_TS: list = [None, ""]
 
 
-def _flat_ascii(ctx):
-    """Only what Python's json writes exactly as jansson does: flat values,
-    printable ASCII strings (jansson escapes control chars in upper case)."""
+def _plain(ctx, depth=0):
+    """Only what Python's json writes exactly as jansson does: objects of
+    printable strings (jansson escapes control chars in upper case; a
+    printable string has none, nor lone surrogates), ints, booleans, nulls
+    and such objects (an alloc event's annotations), no floats (jansson
+    writes them its own way) and no arrays."""
     for k, v in ctx.items():
-        if type(k) is not str or not (k.isascii() and k.isprintable()):
+        if type(k) is not str or not k.isprintable():
             return False
         tv = type(v)
         if tv is str:
-            if not (v.isascii() and v.isprintable()):
+            if not v.isprintable():
+                return False
+        elif tv is dict:
+            if depth >= 4 or not _plain(v, depth + 1):
                 return False
         elif tv is not int and tv is not bool and v is not None:
             return False
@@ -280,7 +286,7 @@ def encode_entry(timestamp, name, context=None):
         name_text = _GOOD_NAMES[name] = ',"name":' + _dump_string(name)
         timestamp = entry["timestamp"]
         ctx = entry.get("context")
-    if ctx is not None and not _flat_ascii(ctx):
+    if ctx is not None and not _plain(ctx):
         entry = {"timestamp": timestamp, "name": name, "context": ctx}
         return dumps(entry) + "\n"
     # fast path (most events): only the timestamp needs jansson's real format

@@ -39,5 +39,7 @@ def raise_all(broker, user=None, states=None, dry_run=False, note=None, etype="c
         if job.state & 32:  # already in CLEANUP: the exception changes nothing
             continue
         jm.raise_exception(job, etype, severity, note or "", userid=ident.userid)
-        broker.run()
+    # as Flux's raiseall, every job has its exception before the scheduler
+    # hears of any freed resources: a pending job never starts mid-cancel
+    broker.run()
     return len(targets), errors

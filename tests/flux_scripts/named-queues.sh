@@ -67,6 +67,7 @@ run update f1234 queue=batch
 run job eventlog $jn3
 run job eventlog $jrq
 run cancel --all
+run jobs -no "{queue} {status} {result} {ranks} {exception.type}" $j3 $jn3 $jrq
 run queue idle -t 10s
 run queue drain -t 10s
 run queue list -o get-config=policy
