@@ -178,7 +178,7 @@ def check_queue_state(v):
 
 
 def check_debug(v):
-    _int(v, "debug flags", 0, 2**31)
+    _int(v, "debug flags", 0, 0xFFFFFFFF)
 
 
 def check_jobspec(v):
