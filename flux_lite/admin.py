@@ -179,14 +179,17 @@ def module_debug(broker, name, clear_all=False, set_=None, setbit=None, clearbit
     else:
         raise FluxLiteError(f"{name}: module is not loaded")
     changed = clear_all or set_ is not None or setbit is not None or clearbit is not None
+    # the flags are a C int in Flux's modules: masks are taken as 32 bits
+    # (-1 is 0xffffffff), so no value can be stored that a module cannot hold
+    word = 0xFFFFFFFF
     if clear_all:
         flags = 0
     if set_ is not None:
-        flags = set_
+        flags = set_ & word
     if setbit is not None:
-        flags |= setbit
+        flags |= setbit & word
     if clearbit is not None:
-        flags &= ~clearbit
+        flags &= ~clearbit & word
     if changed:
         set_flags(flags)
     return flags

@@ -19,7 +19,7 @@ LOST = "lost+found"
 _COMPARED = ("userid", "state", "t_submit", "t_run", "t_inactive", "has_resources", "urgency")
 # keys rebuilt by a scheduler reload (or recomputed) when damaged
 _REBUILDABLE = ("sched.state", "job-manager.sched", "checkpoint.job-manager", "job-manager.quarantine",
-                "sched.module")
+                "sched.module", "job-manager.queue")  # (queues: back to their defaults)
 
 
 class Report:

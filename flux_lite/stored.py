@@ -163,8 +163,22 @@ def check_housekeeping(v):
         check_R(_obj(a, "allocation").get("R"))
 
 
+def check_queue_state(v):
+    """job-manager.queue: each queue's enable/start state and reasons."""
+    entries = _obj(v).get("queue", [])
+    if not isinstance(entries, list):
+        raise ValueError("queue must be a list")
+    for ent in entries:
+        _obj(ent, "queue entry")
+        if "name" in ent and not isinstance(ent["name"], str):
+            raise ValueError("a queue name must be a string")
+        for key in ("disable_reason", "stop_reason"):
+            if ent.get(key) is not None and not isinstance(ent[key], str):
+                raise ValueError(f"{key} must be a string")
+
+
 def check_debug(v):
-    _int(v, "debug flags", 0, 2**31)
+    _int(v, "debug flags", 0, 0xFFFFFFFF)
 
 
 def check_jobspec(v):
@@ -187,6 +201,7 @@ CHECKS = {
     "job-manager.housekeeping": check_housekeeping,
     "job-exec.debug": check_debug,
     "job-manager.quarantine": _obj,
+    "job-manager.queue": check_queue_state,
 }
 JOB_CHECKS = {"R": check_R, "jobspec": check_jobspec, "J": _obj}
 
@@ -203,6 +218,7 @@ MANAGED = {
     "job-manager.housekeeping": "use 'flux-lite housekeeping kill'",
     "resource.eventlog": "use 'flux-lite resource drain/undrain'",
     "job-manager.quarantine": "use 'flux-lite fsck --repair'",
+    "job-manager.queue": "use 'flux-lite queue enable/disable/start/stop'",
 }
 
 
@@ -302,7 +318,7 @@ def check_put(key: str, value) -> None:
     from flux_lite.errors import UsageError
 
     reason = MANAGED.get(key)
-    if reason is None and (key.startswith("checkpoint.") or key.startswith("sched.")):
+    if reason is None and key.startswith(("checkpoint.", "sched.", "job-manager.")):
         reason = "flux-lite writes it"
     if reason is None and jobid_of_key(key) is not None:
         reason = "job data is written by the job manager"

@@ -219,3 +219,17 @@ def test_jobspecs_that_are_not_utf8_are_refused(flux, tmp_path, args):
     # characters outside the BMP are fine (JSON writes them as surrogate pairs)
     jobid = flux.submit("--job-name", "\U0001f680", "echo", "\U0001f680")
     assert flux.out("jobs", "-no", "{name}", jobid) == "\U0001f680\n"
+
+
+@pytest.mark.parametrize("module", ["job-exec", "sched-simple"])
+def test_module_debug_masks_are_32_bits(flux, module):
+    # `--set=4294967295 job-exec` stored a value its own check called
+    # damaged: module debug and fsck failed until the key was fixed by hand
+    assert flux.out("module", "debug", "--set=4294967295", module) == "0xffffffff\n"
+    assert flux.out("module", "debug", "--set=-1", module) == "0xffffffff\n"
+    assert flux.out("module", "debug", "--clearbit=-1", module) == "0x0\n"
+    assert flux.out("module", "debug", "--setbit=" + "9" * 24, module) == "0xa0ffffff\n"
+    assert flux.out("module", "debug", module) == "0xa0ffffff\n"
+    assert flux.out("fsck") == "fsck: ok\n"
+    flux("module", "debug", "--clear", module)
+    assert flux.state(flux.submit("true")) == "RUN"

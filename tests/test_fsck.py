@@ -257,3 +257,23 @@ def test_damaged_log_row_is_named_and_cleared_by_dmesg_C(busy):
     assert flux("submit", "true").exit_code == 0  # the rest works
     flux("dmesg", "-C")
     assert flux.out("fsck") == "fsck: ok\n"
+
+
+def test_damaged_queue_state_is_named_and_reset(flux_factory):
+    """job-manager.queue (each queue's enable/start state) was read unchecked:
+    garbage over it was a traceback in sched check, and kvs put took it."""
+    flux = flux_factory("--test-size=2", config="queues:\n  batch: {}\n  debug: {}\n")
+    flux("queue", "start", "--all")
+    flux("queue", "stop", "debug")
+    r = flux.fails("kvs", "put", "job-manager.queue=x")
+    assert "refusing to overwrite an instance key (use 'flux-lite queue enable/disable/start/stop')" in r.stderr
+    sql(flux, "UPDATE kvs SET value = '\"x\"' WHERE key = 'job-manager.queue'")
+    for cmd in (["submit", "-q", "batch", "true"], ["queue", "status"], ["queue", "start", "debug"]):
+        r = flux.fails(*cmd)
+        assert r.stderr.endswith("damaged KVS key job-manager.queue: value must be a JSON object "
+                                 "(see 'flux-lite fsck')\n") and r.stderr.count("\n") == 1, (cmd, r.stderr)
+    out = flux("fsck", "--repair").stdout
+    assert out.splitlines()[-1] == "fsck: 1 problem, 1 repaired"
+    # the queues are back to their defaults (configured queues start stopped, as in Flux)
+    assert flux.out("queue", "status", "batch") == "batch: Job submission is enabled\nbatch: Scheduling is stopped\n"
+    assert flux.out("fsck") == "fsck: ok\n"
