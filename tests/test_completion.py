@@ -134,6 +134,13 @@ def test_policy_names_are_offered():
     assert values(["flux-lite", "sched", "reload", "--policy", ""]) == ["fcfs", "easy", "hybrid", "conservative"]
 
 
+def test_replay_options_and_policies_are_offered():
+    offered = values(["flux-lite", "replay", "--"])
+    for flag in ("--policy", "--nodes", "--cores-per-node", "--limit", "--json", "--keep", "--help"):
+        assert flag in offered
+    assert values(["flux-lite", "replay", "--policy", ""]) == ["fcfs", "easy", "hybrid", "conservative"]
+
+
 # -- job ids -----------------------------------------------------------------------------------
 
 
