@@ -9,6 +9,9 @@
   (targets >= 5000 jobs/s and < 300 MB);
 * `flux-lite jobs -a` with 10,000 inactive jobs (target <= 0.3 s; it lists
   the newest 1000 by default);
+* `flux-lite jobs -a -c 10000` and `jobs -a -c 10000 --json` there (all of
+  them): median wall and CPU time, peak RSS (wait4) (targets: CPU <= 0.3 s,
+  peak RSS < 100 MB);
 * that `submit` and `jobs -n` (stdout piped) import neither rich, yaml nor
   intervaltree (python -X importtime).
 
@@ -30,6 +33,10 @@ BURST = 10000
 BIG_BURST = 100000
 BIG_RATE_TARGET = 5000.0
 BIG_RSS_TARGET_MB = 300.0
+LIST_ALL_ARGS = {"jobs -a -c 10000": ["jobs", "-a", "-c", "10000"],
+                 "jobs -a -c 10000 --json": ["jobs", "-a", "-c", "10000", "--json"]}
+LIST_ALL_CPU_TARGET = 0.3
+LIST_ALL_RSS_TARGET_MB = 100.0
 FORBIDDEN = ("rich", "yaml", "intervaltree")
 
 
@@ -108,9 +115,25 @@ def inactive_listing(n, runs, profile=False, top=10):
         out["jobs_a_s"] = walls.summary()
         out["jobs_a_lines"] = lines_a
         out["jobs_a_c0_s"] = walls_all.summary()
+        out["list_all"] = list_all(state, runs)
         if profile:
             out["profile_jobs_a"] = bl.profile_command(["jobs", "-a"], state, top)
     return out
+
+
+def list_all(state, runs):
+    """Each LIST_ALL_ARGS command, alternately: median wall and CPU, peak RSS."""
+    exe = bl.flux_lite_exe()
+    samples = {name: ([], [], []) for name in LIST_ALL_ARGS}
+    for _ in range(max(3, runs // 2)):
+        for name, args in LIST_ALL_ARGS.items():
+            wall, cpu, mb, rc, _, err = bl.run_rss([exe, *args], bl.base_env(state))
+            if rc != 0:
+                raise bl.CommandFailed(f"{name}: exit {rc}: {err.strip()[-500:]}")
+            for lst, v in zip(samples[name], (wall, cpu, mb)):
+                lst.append(v)
+    return {name: {"median_s": round(bl.median(w), 4), "cpu_median_s": round(bl.median(c), 4),
+                   "peak_rss_mb": round(max(m), 1)} for name, (w, c, m) in samples.items()}
 
 
 def import_check():
@@ -183,6 +206,11 @@ def main():
         bl.target("jobs -n (piped) imports none of rich, yaml, intervaltree", imports["jobs -n"]["clean"], True,
                   op="==", unit="bool"),
     ]
+    for name, fig in listing["list_all"].items():
+        targets.append(bl.target(f"{name} with {BURST} inactive jobs (median CPU)", fig["cpu_median_s"],
+                                 LIST_ALL_CPU_TARGET, note=f"median wall {fig['median_s']} s"))
+        targets.append(bl.target(f"{name} with {BURST} inactive jobs peak RSS", fig["peak_rss_mb"],
+                                 LIST_ALL_RSS_TARGET_MB, unit="MB"))
     if listing["inactive_completed"] != BURST:
         targets.append(bl.target("all burst jobs INACTIVE/COMPLETED", listing["inactive_completed"], BURST,
                                  op="==", unit="jobs"))

@@ -99,7 +99,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         click.echo(f"warning: output truncated at {count} jobs.", err=True)
         click.echo("Use --count to increase returned results or use filters to alter results.", err=True)
     if as_json:
-        docs = [jobs_listing.to_json(i) for i in items]
+        docs = [jobs_listing.to_json(i.complete()) for i in items]
         # one job asked for by id: that job's object, as flux-jobs prints it
         listing.emit_json(docs[0] if len(jobids) == 1 and docs else {"jobs": docs})
         return
@@ -115,7 +115,8 @@ def _infos(records, now, username, progress):
 
     items = []
     for done, rec in enumerate(records, 1):
-        items.append(jobs_listing.make_info(rec, now, username))
+        # fields computed as the format reads them: a listing computes what it prints
+        items.append(jobs_listing.JobInfo(rec, now, username))
         if progress is not None and done % 500 == 0:
             progress(done, len(records))
     if progress is not None:

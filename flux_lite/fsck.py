@@ -112,6 +112,7 @@ def _index(kvs, good, report):
         report.add("job index: missing (any command rebuilds it)")
         return
     seen = set()
+    listings = index.listing_column(kvs.conn)
     for jobid, data in index.raw_rows(kvs.conn):
         seen.add(jobid)
         try:
@@ -120,6 +121,9 @@ def _index(kvs, good, report):
             report.index_differs = True
             report.add(exc.plain)
             continue
+        if listings.get(jobid) != index.listing_text(rec):
+            report.index_differs = True
+            report.add(f"job index: {f58(jobid)}: listing column differs from its record")
         job = good.get(jobid)
         if job is None:
             if jobid not in report.damaged_jobs:

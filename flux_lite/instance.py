@@ -74,9 +74,10 @@ CREATE TABLE IF NOT EXISTS dmesg (
 # derived tables: each can be rebuilt from the eventlogs alone, and is when
 # missing or when SQLite's user_version says their layout is an older one
 # (jobs_user serves `job last`, jobs_result `jobs --stats`; waitable holds the
-# waitable jobs not yet waited on, with the outcome of those already purged)
+# waitable jobs not yet waited on, with the outcome of those already purged;
+# version 7 added the jobs table's listing column)
 DERIVED_NAMES = jobindex.NAMES | {"timers", "waitable", "depends", "job_names"}
-DERIVED_VERSION = 6
+DERIVED_VERSION = 7
 
 
 def wall_time() -> float:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
 from flux_lite.job_manager import index
-from flux_lite.stored import good_rows
 from flux_lite.job_manager.job import (
     ACTIVE, CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, PENDING, PRIORITY, RUN, RUNNING,
     SCHED, TIMEOUT,
@@ -80,7 +79,7 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         found = {}
         missing = []
         for jobid in ids:
-            rec = index.record(conn, jobid)
+            rec = index.listed_record(conn, jobid)
             if rec is None:
                 missing.append(jobid)
                 continue
@@ -114,11 +113,17 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
 
 def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=None, since=0.0, queues=None):
     """The records query() lists, one at a time: inactive jobs are decoded
-    only as far as the caller reads (pgrep stops at its first matches)."""
+    only as far as the caller reads (pgrep stops at its first matches).
+    Each holds what a listing shows of the job (the index's listing column,
+    index.listing_record), not the whole record."""
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
     active_mask = states & ACTIVE
-    for rec in index.active_records_ordered(conn, active_mask, userid, decode=good_rows):
+
+    def decode(rows):
+        return index.listing_records(conn, rows)
+    columns = index.LISTING_SELECT
+    for rec in index.active_records_ordered(conn, active_mask, userid, decode=decode, columns=columns):
         if name is not None and rec.get("name") != name:
             continue
         if queues is not None and _queue(rec) not in queues:
@@ -127,7 +132,7 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
     if states & INACTIVE or results:
         # the index's result column: no need to decode the jobs left out
         only = results if results and not states & INACTIVE else 0
-        for rec in index.inactive_records(conn, userid, since, results=only, decode=good_rows):
+        for rec in index.inactive_records(conn, userid, since, results=only, decode=decode, columns=columns):
             if name is not None and rec.get("name") != name:
                 continue
             if queues is not None and _queue(rec) not in queues:

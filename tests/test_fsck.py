@@ -94,6 +94,30 @@ def test_damaged_index_row_and_missing_row_are_rebuilt(busy):
     assert flux.state(ids[3]) == "INACTIVE"
 
 
+@pytest.mark.parametrize("damage", [None, "garbage", "[1,2]", '[null, "x"]', 42])
+def test_damaged_listing_column_lists_from_the_record_and_is_repaired(busy, damage):
+    """The listing column is what `jobs` reads of each job; damaged or
+    missing, the job is listed from its whole record (the same line), fsck
+    finds it and --repair writes it again."""
+    flux, ids = busy
+    argv = ("jobs", "-a", "-o", "long")
+    before = flux.out(*argv)
+    before_json = flux.out(*argv[:2], "--json")
+    for jobid in ids[1:3]:
+        sql(flux, "UPDATE jobs SET listing = ? WHERE id = ?", damage, decode(jobid))
+    assert flux.out(*argv) == before
+    assert flux.out(*argv[:2], "--json") == before_json
+    assert flux.out("jobs", "-o", "long", ids[1]) == "\n".join(before.splitlines()[:1] + [
+        line for line in before.splitlines() if line.split()[0] == ids[1]]) + "\n"
+    out = flux.fails("fsck").stdout
+    for jobid in ids[1:3]:
+        assert f"job index: {jobid}: listing column differs from its record" in out
+    assert f"job index: {ids[0]}: listing" not in out
+    flux("fsck", "--repair")
+    assert flux.out("fsck") == "fsck: ok\n"
+    assert flux.out(*argv) == before
+
+
 @pytest.mark.parametrize("key", ["sched.state", "job-manager.sched", "checkpoint.job-manager", "sched.module"])
 def test_damaged_rebuildable_state_is_repaired(busy, key):
     flux, ids = busy

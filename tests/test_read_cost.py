@@ -2,12 +2,13 @@
 working set, records decoded only for the rows shown; single-job commands
 read that job's row, not every active job."""
 
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from flux_lite import job_list
+from flux_lite.formats.jobid import f58
 from flux_lite.job_manager.index import JobIndex
 from flux_lite.kvs import KVS
 
@@ -78,21 +79,49 @@ def test_readers_take_no_write_lock(busy, monkeypatch, argv):
         holder.close()
 
 
+def _count_listing_decodes(monkeypatch):
+    """Ids of the rows whose listing column is decoded; decoding any whole
+    record (the data column) fails."""
+    from flux_lite import stored
+    from flux_lite.job_manager import index
+
+    decoded = []
+    real = index.listing_record
+
+    def counting(row):
+        decoded.append(row[0])
+        return real(row)
+
+    def refuse(*args, **kw):
+        raise AssertionError("a listing decoded a whole record")
+    monkeypatch.setattr(index, "listing_record", counting)
+    monkeypatch.setattr(stored, "decode_row", refuse)
+    return decoded
+
+
 def test_jobs_count_decodes_only_what_it_prints(busy, monkeypatch):
     flux, pending, _ = busy
-    decoded = []
-    real = job_list.good_rows
-
-    def counting(rows):
-        for rec in real(rows):
-            decoded.append(rec["id"])
-            yield rec
-    monkeypatch.setattr(job_list, "good_rows", counting)
+    decoded = _count_listing_decodes(monkeypatch)
     out = flux.out("jobs", "-n", "-c", "2", "-o", "{id}")
     assert len(out.split()) == 2
     assert len(decoded) <= 3  # the rows shown, and one to know the output is truncated
     # highest priority first, then by id: the listing order is kept
     assert out.split() == pending[:2]
+
+
+@pytest.mark.parametrize("argv", [("jobs", "-a"), ("jobs", "-a", "-c", "0"), ("jobs", "-a", "-c", "4"),
+                                  ("jobs", "-a", "--json"), ("jobs", "-f", "completed"), ("pgrep", "-a", "true")],
+                         ids=" ".join)
+def test_jobs_listing_decodes_only_the_listing_of_what_it_prints(busy, monkeypatch, argv):
+    """A listing reads each printed job's listing column (and one more row
+    to know it is truncated), never a whole record."""
+    flux, pending, done = busy
+    decoded = _count_listing_decodes(monkeypatch)
+    listed = flux.out(*argv, "-n", "-o", "{id}").split() if "--json" not in argv else \
+        [job["jobid"] for job in json.loads(flux.out(*argv))["jobs"]]
+    assert listed and len(set(decoded)) == len(decoded)  # each row decoded once
+    assert [f58(i) for i in decoded[:len(listed)]] == listed
+    assert len(decoded) <= len(listed) + ("-c" in argv and argv[-1] != "0")
 
 
 def test_writers_still_queue_in_order(busy):

@@ -289,6 +289,65 @@ def _format_field(value, spec):
     return result
 
 
+def _get(row, name):
+    """row[name] of a dict row (None and missing read as ""): a row that
+    computes its fields on demand (``__missing__``) computes this one."""
+    try:
+        value = row[name]
+    except KeyError:
+        return lookup(row, name)
+    return "" if value is None else value
+
+
+def _read(row, head, rest=""):
+    """lookup(row, head + "." + rest) of a dict row, its first name read by
+    key (see _get)."""
+    value = _get(row, head)
+    if rest and value != "":
+        return lookup(value, rest)
+    return value
+
+
+def _formatter(spec):
+    """The function format() applies to a field's value: _format_field(value,
+    spec), with the spec's parts worked out once for all rows."""
+    truncate = spec.endswith("+")
+    inner = spec[:-1] if truncate else spec
+    if inner.endswith("h"):
+        empty = empty_outputs()
+        text_spec = inner[:-1] + "s"
+
+        def hyphen(value):
+            if isinstance(value, str) and not value.isprintable() and not isinstance(value, Markup):
+                value = escape_controls(value)
+            if isinstance(value, _Datetime):
+                result = format(value, inner)
+            else:
+                value = str(value)
+                if value in empty:
+                    value = "-"
+                result = format(value, text_spec)
+            if truncate and len(result) < len(str(value)):
+                result = result[:-1] + "+"
+            return result
+        return hyphen
+    if truncate:
+        def cut(value):
+            if isinstance(value, str) and not value.isprintable() and not isinstance(value, Markup):
+                value = escape_controls(value)
+            result = format(value, inner)
+            if len(result) < len(str(value)):
+                result = result[:-1] + "+"
+            return result
+        return cut
+
+    def plain(value):
+        if isinstance(value, str) and not value.isprintable() and not isinstance(value, Markup):
+            value = escape_controls(value)
+        return format(value, spec)
+    return plain
+
+
 def _parse(fmt):
     try:
         return [[s or "" for s in tok] for tok in string.Formatter().parse(fmt)]
@@ -415,49 +474,46 @@ class OutputFormat:
     # -- formatting ------------------------------------------------------
 
     def _value(self, obj, field, conv):
+        path = self.prepend + field
         try:
-            return _convert(lookup(obj, self.prepend + field), conv)
+            value = _read(obj, *path.split(".", 1)) if isinstance(obj, dict) else lookup(obj, path)
+            return _convert(value, conv)
         except (TypeError, ValueError, OverflowError, OSError) as exc:
             raise FormatError(str(exc)) from None
 
     def _steps(self):
         """The tokens as format() walks them: (text, lookup path or None,
-        whether the path is one name, spec, conversion, whether the spec
-        ends with Flux's 'h' or '+'). Built once per format."""
+        whether the path is one name, conversion, the value's formatter).
+        Built once per format."""
         cached = self.__dict__.get("_steps_cache")
         if cached is None or cached[0] is not self.tokens:
             steps = []
             for text, field, spec, conv in self.tokens:
                 path = self.prepend + field if field else None
-                steps.append((text, path, path is not None and "." not in path, spec, conv,
-                              spec[-1:] in ("+", "h")))
+                # a dotted path: its first name read as a single one, the rest by lookup()
+                head, _, rest = (path or "").partition(".")
+                steps.append((text, path, head, rest, conv, _formatter(spec)))
             cached = self.__dict__["_steps_cache"] = (self.tokens, steps)
         return cached[1]
 
     def format(self, obj):
         """Format one item (a listing's line: a row that is a dict is read
-        directly, anything else through lookup())."""
+        by key -- a dict that computes its fields on demand computes only
+        those printed -- anything else through lookup())."""
         out = []
         is_dict = isinstance(obj, dict)
-        for text, path, single, spec, conv, suffix in self._steps():
+        for text, path, head, rest, conv, formatter in self._steps():
             out.append(text)
             if path is None:
                 continue
             try:
-                value = obj.get(path, _MISSING) if single and is_dict else _MISSING
-                if value is _MISSING:
-                    value = lookup(obj, path)
-                elif value is None:
-                    value = ""
+                value = _read(obj, head, rest) if is_dict else lookup(obj, path)
                 if conv:
                     value = _convert(value, conv)
             except (TypeError, ValueError, OverflowError, OSError) as exc:
                 raise FormatError(str(exc)) from None
             try:
-                if suffix or isinstance(value, str):
-                    out.append(_format_field(value, spec))
-                else:
-                    out.append(format(value, spec))
+                out.append(formatter(value))
             except (TypeError, ValueError) as exc:
                 raise FormatError(str(exc)) from None
         return "".join(out)

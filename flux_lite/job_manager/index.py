@@ -3,8 +3,9 @@
 This is the only module that knows how jobs are stored (flux-core keeps its
 active jobs in a hash and its inactive ones in job-list; flux-lite keeps both
 in one SQLite table, rebuilt from the eventlogs when missing). A row holds a
-few columns that queries filter or sort on, plus the whole record as JSON
-(``data``). Everything that reads or writes job rows goes through here:
+few columns that queries filter or sort on, the whole record as JSON
+(``data``), and what `jobs` lists of it (``listing``: see listing_text).
+Everything that reads or writes job rows goes through here:
 :class:`JobIndex` for the job manager's working set of active jobs, and the
 query functions below for everyone else (purge, history, stats, wait,
 listings). Changing how jobs are stored means changing this file.
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     R          TEXT,
     result     INTEGER,
     alloc_pending INTEGER NOT NULL DEFAULT 0,
-    data       TEXT NOT NULL
+    data       TEXT NOT NULL,
+    listing    TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 CREATE INDEX IF NOT EXISTS jobs_inactive ON jobs(state, t_inactive, id);
@@ -207,13 +209,69 @@ def write_row(conn: sqlite3.Connection, job: Job) -> None:
     js_text = text[1] if text is not None and text[0] is js else _compact(js)
     R_text = _compact(R)
     data = '{"jobspec":' + js_text + ',"R":' + R_text + "," + _compact(rec)[1:]
+    listing = _compact(_listing_values(rec, js, R))
     conn.execute(
         "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
-        "has_resources, R, result, alloc_pending, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "has_resources, R, result, alloc_pending, data, listing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
          1 if job.has_resources else 0, R_text if job.has_resources and R else None, job.result,
-         1 if job.alloc_pending else 0, data),
+         1 if job.alloc_pending else 0, data, listing),
     )
+
+
+# -- the listing column: what `jobs` shows of a record --------------------------------
+
+# the record's keys `jobs` reads, besides those the row has as columns
+# (LISTING_COLUMNS); stored as a JSON array in this order, then the jobspec's
+# attributes.system (only the keys in LISTING_SYSTEM) and R's expiration
+LISTING_KEYS = ("urgency", "name", "ntasks", "nnodes", "ncores", "ranks", "nodelist", "t_depend", "t_priority",
+                "t_sched", "t_cleanup", "finished", "waitstatus", "exception", "annotations", "dependencies")
+LISTING_COLUMNS = ("id", "userid", "state", "priority", "t_submit", "t_run", "t_inactive")
+LISTING_SYSTEM = ("queue", "project", "bank", "duration", "cwd")
+
+
+def _listing_values(rec: Record, js: Any, R: Any) -> list:
+    attrs = js.get("attributes") if isinstance(js, dict) else None
+    system = attrs.get("system") if isinstance(attrs, dict) else None
+    system = {k: system[k] for k in LISTING_SYSTEM if k in system} if isinstance(system, dict) else {}
+    execution = R.get("execution") if isinstance(R, dict) else None
+    expiration = execution.get("expiration") if isinstance(execution, dict) else None
+    return [rec.get(key) for key in LISTING_KEYS] + [system, expiration]
+
+
+def listing_text(rec: Record) -> str:
+    """The listing column of a whole record (what write_row stores)."""
+    return _compact(_listing_values(rec, rec.get("jobspec"), rec.get("R")))
+
+
+_LISTING_SIZE = len(LISTING_KEYS) + 2
+_LISTING_DICTS = tuple(LISTING_KEYS.index(k) for k in ("exception", "annotations"))
+
+
+def listing_record(row: tuple) -> Record | None:
+    """A record with what `jobs` reads of a job (the listing column's keys,
+    the row's LISTING_COLUMNS, a jobspec holding only attributes.system and
+    an R holding only the expiration) from a row (LISTING_COLUMNS...,
+    listing); None when the listing column is missing or damaged."""
+    text = row[-1]
+    if not isinstance(text, str) or type(row[1]) is not int or type(row[2]) is not int \
+            or any(v is not None and type(v) is not int and type(v) is not float for v in row[3:-1]):
+        return None  # (the columns are checked too: they were read from the record before)
+    try:
+        values = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if type(values) is not list or len(values) != _LISTING_SIZE:
+        return None
+    system, expiration = values[-2], values[-1]
+    if not isinstance(system, dict) or any(values[i] is not None and type(values[i]) is not dict
+                                           for i in _LISTING_DICTS):
+        return None
+    rec = dict(zip(LISTING_KEYS, values))
+    rec.update(zip(LISTING_COLUMNS, row))
+    rec["jobspec"] = {"attributes": {"system": system}}
+    rec["R"] = {"execution": {"expiration": expiration}}
+    return rec
 
 
 def create(conn: sqlite3.Connection) -> None:
@@ -517,6 +575,36 @@ class JobIndex:
 # -- queries for everyone else ----------------------------------------------------------
 
 
+LISTING_SELECT = ", ".join(LISTING_COLUMNS) + ", listing"
+
+
+def listing_records(conn: sqlite3.Connection, rows: Iterable[tuple]) -> Iterator[Record]:
+    """listing_record() of each row (read with LISTING_SELECT); a row whose
+    listing column is missing or damaged gives its whole record instead
+    (the listing shows it the same), and a damaged record is left out with a
+    notice, as stored.good_rows does."""
+    for row in rows:
+        rec = listing_record(row)
+        if rec is None:
+            from flux_lite.stored import good_rows
+
+            data = conn.execute("SELECT data FROM jobs WHERE id = ?", (row[0],)).fetchone()
+            rec = next(good_rows([(row[0], data[0])]), None) if data is not None else None
+            if rec is None:
+                continue
+        yield rec
+
+
+def listed_record(conn: sqlite3.Connection, jobid: int) -> Record | None:
+    """What `jobs` reads of one job (see listing_record; the whole record
+    when its listing column is damaged), or None; a damaged row is DamagedError."""
+    row = conn.execute(f"SELECT {LISTING_SELECT} FROM jobs WHERE id = ?", (jobid,)).fetchone()
+    if row is None:
+        return None
+    rec = listing_record(row)
+    return rec if rec is not None else record(conn, jobid)
+
+
 def record(conn: sqlite3.Connection, jobid: int) -> Record | None:
     """One job's record (active or inactive), or None; a damaged row is DamagedError."""
     row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
@@ -527,7 +615,7 @@ def record(conn: sqlite3.Connection, jobid: int) -> Record | None:
     return decode_row(jobid, row[0])
 
 
-Decoder = Callable[[Iterable[tuple[int, str]]], Iterator[Record]]
+Decoder = Callable[[Iterable[tuple]], Iterator[Record]]
 
 
 def _good_rows(rows: Iterable[tuple[int, str]]) -> Iterator[Record]:
@@ -543,12 +631,12 @@ def _user_clause(userid: int | None) -> str:
 
 
 def active_records_ordered(conn: sqlite3.Connection, state_mask: int, userid: int | None = None,
-                           decode: Decoder | None = None) -> Iterator[Record]:
+                           decode: Decoder | None = None, columns: str = "id, data") -> Iterator[Record]:
     """Records of the active jobs in state_mask (of userid's only), in
     job-list's order: pending by priority, then running by start, newest
     first. Sorted in SQL on the ids alone (sorting whole records would copy
     every one), then read one by one: only what the caller consumes is decoded
-    (by `decode`, rows -> records; default: stored.good_rows)."""
+    (by `decode`, rows of `columns` -> records; default: stored.good_rows)."""
     from flux_lite.job_manager.job import PENDING, RUNNING
 
     decode = decode or _good_rows
@@ -557,7 +645,8 @@ def active_records_ordered(conn: sqlite3.Connection, state_mask: int, userid: in
     user_clause = _user_clause(userid)
     for mask, key in ((PENDING, "COALESCE(priority, 0)"), (RUNNING, "COALESCE(t_run, 0)")):
         if state_mask & mask:
-            yield from decode(_rows_by_id(conn, _ids_by_key_desc(conn, state_mask & mask, key), user_clause))
+            yield from decode(_rows_by_id(conn, _ids_by_key_desc(conn, state_mask & mask, key), user_clause,
+                                          columns))
 
 
 def _ids_by_key_desc(conn: sqlite3.Connection, state_mask: int, key: str) -> Iterator[int]:
@@ -581,31 +670,33 @@ def _ids_by_key_desc(conn: sqlite3.Connection, state_mask: int, key: str) -> Ite
         after, chunk = rows[-1], chunk * 4
 
 
-def _rows_by_id(conn: sqlite3.Connection, ids: Iterable[int], clause: str = "") -> Iterator[tuple[int, str]]:
-    """(id, data) of each id in order (that also meets `clause`), read a
-    batch of ids per statement (batches grow, so a caller that stops after
-    a few rows reads few)."""
+def _rows_by_id(conn: sqlite3.Connection, ids: Iterable[int], clause: str = "",
+                columns: str = "id, data") -> Iterator[tuple]:
+    """(id, data) -- or the row's `columns`, id first -- of each id in order
+    (that also meets `clause`), read a batch of ids per statement (batches
+    grow, so a caller that stops after a few rows reads few)."""
     it = iter(ids)
     size = 16
     while True:
         batch = list(islice(it, size))
         if not batch:
             return
-        rows = dict(conn.execute(
-            f"SELECT id, data FROM jobs WHERE id IN ({','.join('?' * len(batch))}){clause}", batch))
+        rows = {row[0]: row for row in conn.execute(
+            f"SELECT {columns} FROM jobs WHERE id IN ({','.join('?' * len(batch))}){clause}", batch)}
         for jobid in batch:
-            data = rows.get(jobid)
-            if data is not None:
-                yield jobid, data
+            row = rows.get(jobid)
+            if row is not None:
+                yield row
         size = min(size * 4, 256)
 
 
 def inactive_records(conn: sqlite3.Connection, userid: int | None = None, since: float = 0.0,
-                     results: int = 0, decode: Decoder | None = None) -> Iterator[Record]:
+                     results: int = 0, decode: Decoder | None = None, columns: str = "id, data") -> Iterator[Record]:
     """Records of the inactive jobs (of userid's only; gone inactive after
     `since`; with a result among the `results` bits: each if given), most
     recently inactive first; damaged rows are left out with a notice. Read
-    lazily: stop early to read less."""
+    lazily: stop early to read less. `decode` and `columns`: as
+    active_records_ordered's."""
     decode = decode or _good_rows
 
     clauses = _user_clause(userid)
@@ -617,7 +708,7 @@ def inactive_records(conn: sqlite3.Connection, userid: int | None = None, since:
         clauses += " AND (result & ?) != 0"
         args.append(results)
     yield from decode(conn.execute(
-        f"SELECT id, data FROM jobs WHERE state = {INACTIVE}{clauses} ORDER BY t_inactive DESC, id DESC", args))
+        f"SELECT {columns} FROM jobs WHERE state = {INACTIVE}{clauses} ORDER BY t_inactive DESC, id DESC", args))
 
 
 def newest_rows(conn: sqlite3.Connection, userid: int | None = None,
@@ -636,6 +727,11 @@ def newest_rows(conn: sqlite3.Connection, userid: int | None = None,
 def raw_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, str]]:
     """(id, stored record text) of every row, unchecked (fsck)."""
     yield from conn.execute("SELECT id, data FROM jobs")
+
+
+def listing_column(conn: sqlite3.Connection) -> dict[int, Any]:
+    """Every row's listing column by id, unchecked (fsck)."""
+    return dict(conn.execute("SELECT id, listing FROM jobs"))
 
 
 def all_records(conn: sqlite3.Connection) -> Iterator[Record]:

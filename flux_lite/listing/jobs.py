@@ -13,7 +13,7 @@ from flux_lite.job_manager.job import (
     SCHED, STATE_NAMES,
     STATE_SHORT,
 )
-from flux_lite.formats.jobid import ENCODINGS
+from flux_lite.formats.jobid import ENCODINGS, f58 as _f58
 from flux_lite.listing import Listing, Row
 
 DEFAULT_FORMAT = (
@@ -82,6 +82,11 @@ class JobID(int):
         # listings print emoji ids as f58, which every terminal can show
         return jobid.encode(int(self), "f58" if name == "emoji" else name)
 
+    @property
+    def f58(self):
+        # the form every listing prints: no detour through __getattr__
+        return _f58(int(self))
+
     def __format__(self, spec):
         return format(self.f58, spec)
 
@@ -89,84 +94,142 @@ class JobID(int):
         return self.f58
 
 
-def make_info(rec, now, username):
-    state = rec["state"]
-    info = Row()
-    info["id"] = JobID(rec["id"])
-    info["userid"] = rec["userid"]
-    info["username"] = username(rec["userid"])
-    info["user"] = info["username"]
-    info["urgency"] = rec["urgency"]
-    info["priority"] = rec["priority"] if rec["priority"] is not None else ""
-    info["state"] = STATE_NAMES.get(state, "")
-    info["state_single"] = STATE_SHORT.get(state, "")
+def _system(rec):
+    """The jobspec's attributes.system (empty when there is none)."""
     js = rec.get("jobspec") or {}
     system = js.get("attributes", {}).get("system", {}) if isinstance(js, dict) else {}
-    info["name"] = rec.get("name", "")
-    info["queue"] = system.get("queue", "") or ""
-    info["project"] = system.get("project", "") or ""
-    info["bank"] = system.get("bank", "") or ""
-    info["ntasks"] = rec.get("ntasks", "")
-    info["nnodes"] = rec.get("nnodes", "")
-    info["ncores"] = rec.get("ncores", "")
-    info["ranks"] = _bracketed(rec.get("ranks", ""))
-    info["nodelist"] = rec.get("nodelist", "")
-    duration = system.get("duration", 0)
-    info["duration"] = float(duration) if duration is not None else 0.0
-    R = rec.get("R") or {}
+    return system
+
+
+def _expiration(info):
+    R = info.rec.get("R") or {}
     execution = R.get("execution", {}) if R else {}
-    expiration = execution.get("expiration", 0.0) or 0.0
-    info["expiration"] = expiration
-    info["cwd"] = system.get("cwd", "") if isinstance(system.get("cwd"), str) else ""
-    for key in ("t_submit", "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup", "t_inactive"):
-        info[key] = rec.get(key) or 0.0
+    return execution.get("expiration", 0.0) or 0.0
+
+
+def _duration(info):
+    duration = _system(info.rec).get("duration", 0)
+    return float(duration) if duration is not None else 0.0
+
+
+def _runtime(info):
     t_run = info["t_run"]
     if t_run:
-        end = info["t_cleanup"] or now
-        runtime = max(end - t_run, 0.0)
-    else:
-        runtime = 0.0
-    info["runtime"] = runtime
-    if state == RUN and expiration:
-        info["t_remaining"] = max(expiration - now, 0.0)
-    else:
-        info["t_remaining"] = 0.0
-    result = result_of(rec)
-    if state == INACTIVE:
-        info["result"] = RESULT_NAMES.get(result, "")
-        info["result_abbrev"] = RESULT_SHORT.get(result, "")
-        info["status"] = info["result"]
-        info["status_abbrev"] = info["result_abbrev"]
-        info["success"] = result == COMPLETED
-    else:
-        info["result"] = ""
-        info["result_abbrev"] = ""
-        info["status"] = info["state"]
-        info["status_abbrev"] = info["state_single"]
-        info["success"] = ""
-    info["returncode"] = _returncode(rec, result) if state == INACTIVE else ""
-    info["waitstatus"] = rec.get("waitstatus") if rec.get("waitstatus") is not None else ""
+        end = info["t_cleanup"] or info.now
+        return max(end - t_run, 0.0)
+    return 0.0
+
+
+def _t_remaining(info):
+    expiration = info["expiration"]
+    if info.rec["state"] == RUN and expiration:
+        return max(expiration - info.now, 0.0)
+    return 0.0
+
+
+def _result_name(info):
+    return RESULT_NAMES.get(result_of(info.rec), "") if info.rec["state"] == INACTIVE else ""
+
+
+def _result_abbrev(info):
+    return RESULT_SHORT.get(result_of(info.rec), "") if info.rec["state"] == INACTIVE else ""
+
+
+def _exception(info):
+    rec = info.rec
     exc = rec.get("exception")
-    info["exception"] = Row(
+    inactive = rec["state"] == INACTIVE
+    return Row(
         # job-list tells whether an exception occurred only once the job is
         # inactive: empty before
-        occurred=(exc is not None) if state == INACTIVE else "",
-        severity=exc["severity"] if exc and state == INACTIVE else "",
-        type=exc["type"] if exc and state == INACTIVE else "",
-        note=exc["note"] if exc and state == INACTIVE else "",
+        occurred=(exc is not None) if inactive else "",
+        severity=exc["severity"] if exc and inactive else "",
+        type=exc["type"] if exc and inactive else "",
+        note=exc["note"] if exc and inactive else "",
     )
-    ann = rec.get("annotations") or {}
-    info["annotations"] = _AnnotationDict(ann)
-    info["sched"] = _AnnotationDict(ann.get("sched", {}))
-    info["dependencies"] = DependencyList(rec.get("dependencies") or (), now)
-    info["status_emoji"] = _status_emoji(state, result)
-    info["inactive_reason"] = _inactive_reason(info) if state == INACTIVE else ""
-    if state & PENDING:
-        info["contextual_time"] = info["duration"]
-    else:
-        info["contextual_time"] = runtime
-    info["contextual_info"] = _contextual_info(rec, info, now)
-    return info
+
+
+def _time_field(key):
+    return lambda info: info.rec.get(key) or 0.0
+
+
+def _system_field(key):
+    return lambda info: _system(info.rec).get(key, "") or ""
+
+
+# each field of a job's row, computed from the record (info.rec) and the
+# fields it depends on; in make_info's order
+_FIELDS = {
+    "id": lambda info: JobID(info.rec["id"]),
+    "userid": lambda info: info.rec["userid"],
+    "username": lambda info: info.username_of(info.rec["userid"]),
+    "user": lambda info: info["username"],
+    "urgency": lambda info: info.rec["urgency"],
+    "priority": lambda info: info.rec["priority"] if info.rec["priority"] is not None else "",
+    "state": lambda info: STATE_NAMES.get(info.rec["state"], ""),
+    "state_single": lambda info: STATE_SHORT.get(info.rec["state"], ""),
+    "name": lambda info: info.rec.get("name", ""),
+    "queue": _system_field("queue"),
+    "project": _system_field("project"),
+    "bank": _system_field("bank"),
+    "ntasks": lambda info: info.rec.get("ntasks", ""),
+    "nnodes": lambda info: info.rec.get("nnodes", ""),
+    "ncores": lambda info: info.rec.get("ncores", ""),
+    "ranks": lambda info: _bracketed(info.rec.get("ranks", "")),
+    "nodelist": lambda info: info.rec.get("nodelist", ""),
+    "duration": _duration,
+    "expiration": _expiration,
+    "cwd": lambda info: (lambda cwd: cwd if isinstance(cwd, str) else "")(_system(info.rec).get("cwd", "")),
+    **{key: _time_field(key) for key in ("t_submit", "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup",
+                                         "t_inactive")},
+    "runtime": _runtime,
+    "t_remaining": _t_remaining,
+    "result": _result_name,
+    "result_abbrev": _result_abbrev,
+    "status": lambda info: info["result"] if info.rec["state"] == INACTIVE else info["state"],
+    "status_abbrev": lambda info: info["result_abbrev"] if info.rec["state"] == INACTIVE else info["state_single"],
+    "success": lambda info: result_of(info.rec) == COMPLETED if info.rec["state"] == INACTIVE else "",
+    "returncode": lambda info: (_returncode(info.rec, result_of(info.rec)) if info.rec["state"] == INACTIVE
+                                else ""),
+    "waitstatus": lambda info: info.rec.get("waitstatus") if info.rec.get("waitstatus") is not None else "",
+    "exception": _exception,
+    "annotations": lambda info: _AnnotationDict(info.rec.get("annotations") or {}),
+    "sched": lambda info: _AnnotationDict((info.rec.get("annotations") or {}).get("sched", {})),
+    "dependencies": lambda info: DependencyList(info.rec.get("dependencies") or (), info.now),
+    "status_emoji": lambda info: _status_emoji(info.rec["state"], result_of(info.rec)),
+    "inactive_reason": lambda info: _inactive_reason(info) if info.rec["state"] == INACTIVE else "",
+    "contextual_time": lambda info: info["duration"] if info.rec["state"] & PENDING else info["runtime"],
+    "contextual_info": lambda info: _contextual_info(info.rec, info, info.now),
+}
+
+
+class JobInfo(Row):
+    """A job's row whose fields are computed when first read (by key or
+    attribute): a listing computes only the fields its format prints."""
+
+    __slots__ = ("rec", "now", "username_of")
+
+    def __init__(self, rec, now, username):
+        super().__init__()
+        self.rec = rec
+        self.now = now
+        self.username_of = username
+
+    def __missing__(self, key):
+        compute = _FIELDS.get(key)
+        if compute is None:
+            raise KeyError(key)
+        value = self[key] = compute(self)
+        return value
+
+    def complete(self) -> Row:
+        """Every field, in make_info's order."""
+        return Row((key, self[key]) for key in _FIELDS)
+
+
+def make_info(rec, now, username):
+    """A job's row, every field computed (see JobInfo for the lazy one)."""
+    return JobInfo(rec, now, username).complete()
 
 
 def _bracketed(ranks):
