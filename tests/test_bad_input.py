@@ -87,6 +87,11 @@ def test_hostile_files_are_one_line(flux, tmp_path, files, name, how):
     (["jobs", "-o", "{id:>999999999}"], "width"),
     (["jobs", "-o", "{name:.999999999}"], "width"),
     (["start", "--test-size=999999999"], "999999999"),
+    # counts past what jansson reads (Flux's job-ingest refuses them): the job failed at alloc
+    (["submit", "-N", "9" * 24, "true"], f"node count {'9' * 24} is too large"),
+    (["submit", "-n", "9223372036854775808", "true"], "slot count 9223372036854775808 is too large"),
+    (["submit", "-c", "9" * 24, "true"], "core count"),
+    (["submit", "-g", "9" * 24, "true"], "gpu count"),
 ])
 def test_nonsense_is_refused_at_the_door(flux, args, message):
     before = flux.out("kvs", "ls", "-R")

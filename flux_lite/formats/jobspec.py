@@ -59,6 +59,9 @@ class DiscreteCountError(JobspecError):
 # small helpers
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -428,6 +431,8 @@ def _check_resource(res):
             raise JobspecError("node, slot, or core count must be > 0")
         if count < 0:
             raise JobspecError("count must be >= 0")
+        if count > _INT64_MAX:  # past what jansson reads: Flux's job-ingest refuses it
+            raise JobspecError(f"{res['type']} count {count} is too large")
     for key in ("id", "unit", "label"):
         if key in res and not isinstance(res[key], str):
             raise JobspecError(f"{key} must be a string")

@@ -589,14 +589,14 @@ class _Pass:
         self.last_key = None
 
     def resumable(self, now):
-        """Can jobs arriving at now be placed by continuing this pass? At
-        its own time, yes; later, if nothing it planned with has released
-        anything by then and the instance expiration is as it was (the
-        queued jobs it could not start still cannot: same pool, same
-        reservations, and their windows only grow)."""
-        if now == self.now:
-            return True
-        if now < self.now or self.inst != self.sched.instance_expiration or (self.inst and self.inst <= now):
+        """Can jobs arriving at now be placed by continuing this pass, as a
+        new pass would place them? At its own time or later, if nothing it
+        planned with has released anything by then, its reservations would
+        be chosen alike (see _Planner.unchanged_until) and the instance
+        expiration is as it was (the queued jobs it could not start still
+        cannot: same pool, same reservations, and their windows only grow)."""
+        if now != self.now and (now < self.now or self.inst != self.sched.instance_expiration
+                                or (self.inst and self.inst <= now)):
             return False
         return self.planner is None or self.planner.unchanged_until(now)
 
