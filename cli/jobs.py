@@ -1,5 +1,7 @@
 """flux-lite jobs: list jobs in Flux's formats."""
 
+import json
+
 import click
 
 from flux_lite.cli._complete import complete_jobs_filter
@@ -99,9 +101,17 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         click.echo(f"warning: output truncated at {count} jobs.", err=True)
         click.echo("Use --count to increase returned results or use filters to alter results.", err=True)
     if as_json:
-        docs = [jobs_listing.to_json(i.complete()) for i in items]
         # one job asked for by id: that job's object, as flux-jobs prints it
-        listing.emit_json(docs[0] if len(jobids) == 1 and docs else {"jobs": docs})
+        if len(jobids) == 1 and items:
+            listing.emit_json(jobs_listing.to_json(items[0]))
+            return
+        # json.dumps({"jobs": docs}) a job at a time: each row's fields are
+        # computed, encoded and dropped in turn
+        texts = []
+        for i, info in enumerate(items):
+            texts.append(json.dumps(jobs_listing.to_json(info)))
+            items[i] = None
+        click.echo('{"jobs": [' + ", ".join(texts) + "]}")
         return
     colors = None
     if color and lines and len(lines) == len(items) + (0 if no_header else 1):

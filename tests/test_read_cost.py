@@ -320,3 +320,27 @@ def test_polling_wait_collects_each_poll_with_the_collector_off(tmp_path, monkey
         inst.close()
     assert len(polls) == 30
     assert left < 200, left  # the last poll's leftovers at most (30 piled-up polls: thousands)
+
+
+def test_jobs_rows_compute_only_the_fields_printed(busy, monkeypatch):
+    """A listing's rows compute the fields its format (and --json) reads,
+    not every field a row can have."""
+    from flux_lite.listing import jobs as jobs_listing
+
+    flux, pending, done = busy
+    computed = []
+    for key, compute in list(jobs_listing._FIELDS.items()):
+        def counting(info, key=key, compute=compute):
+            computed.append(key)
+            return compute(info)
+        monkeypatch.setitem(jobs_listing._FIELDS, key, counting)
+    assert flux.out("jobs", "-a", "-n", "-o", "{id} {status}").split()[-2:] == [done, "COMPLETED"]
+    assert set(computed) == {"id", "status", "result", "state"}
+    computed.clear()
+    flux.out("jobs", "-a", "-o", "endreason")
+    assert "inactive_reason" in computed and "status_emoji" not in computed and "ranks" not in computed
+    computed.clear()
+    monkeypatch.setattr(jobs_listing, "_JSON_BUILDER", [])  # it binds the fields' functions once
+    flux.out("jobs", "-a", "--json")
+    assert {"duration", "runtime", "returncode"} <= set(computed)
+    assert "status_emoji" not in computed and "inactive_reason" not in computed

@@ -195,6 +195,7 @@ def _in_states(mask: int) -> str:
 
 # json.dumps(value, separators=(",", ":")), without building an encoder per call
 _compact = json.JSONEncoder(separators=(",", ":")).encode
+_decode = json.JSONDecoder().decode  # json.loads(text), without its checks per call
 
 
 def write_row(conn: sqlite3.Connection, job: Job) -> None:
@@ -254,19 +255,23 @@ def listing_record(row: tuple) -> Record | None:
     an R holding only the expiration) from a row (LISTING_COLUMNS...,
     listing); None when the listing column is missing or damaged."""
     text = row[-1]
-    if not isinstance(text, str) or type(row[1]) is not int or type(row[2]) is not int \
-            or any(v is not None and type(v) is not int and type(v) is not float for v in row[3:-1]):
+    if type(text) is not str or type(row[1]) is not int or type(row[2]) is not int:
         return None  # (the columns are checked too: they were read from the record before)
+    for value in row[3:-1]:
+        if value is not None and type(value) is not float and type(value) is not int:
+            return None
     try:
-        values = json.loads(text)
+        values = _decode(text)
     except (ValueError, RecursionError):
         return None
     if type(values) is not list or len(values) != _LISTING_SIZE:
         return None
     system, expiration = values[-2], values[-1]
-    if not isinstance(system, dict) or any(values[i] is not None and type(values[i]) is not dict
-                                           for i in _LISTING_DICTS):
+    if type(system) is not dict:
         return None
+    for i in _LISTING_DICTS:
+        if values[i] is not None and type(values[i]) is not dict:
+            return None
     rec = dict(zip(LISTING_KEYS, values))
     rec.update(zip(LISTING_COLUMNS, row))
     rec["jobspec"] = {"attributes": {"system": system}}

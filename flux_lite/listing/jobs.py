@@ -108,31 +108,32 @@ def _expiration(info):
 
 
 def _duration(info):
-    duration = _system(info.rec).get("duration", 0)
+    duration = info.system_of().get("duration", 0)
     return float(duration) if duration is not None else 0.0
 
 
 def _runtime(info):
-    t_run = info["t_run"]
+    rec = info.rec
+    t_run = rec.get("t_run") or 0.0  # the fields t_run and t_cleanup
     if t_run:
-        end = info["t_cleanup"] or info.now
+        end = rec.get("t_cleanup") or info.now
         return max(end - t_run, 0.0)
     return 0.0
 
 
 def _t_remaining(info):
+    if info.rec["state"] != RUN:
+        return 0.0
     expiration = info["expiration"]
-    if info.rec["state"] == RUN and expiration:
-        return max(expiration - info.now, 0.0)
-    return 0.0
+    return max(expiration - info.now, 0.0) if expiration else 0.0
 
 
 def _result_name(info):
-    return RESULT_NAMES.get(result_of(info.rec), "") if info.rec["state"] == INACTIVE else ""
+    return RESULT_NAMES.get(info.result_bit(), "") if info.rec["state"] == INACTIVE else ""
 
 
 def _result_abbrev(info):
-    return RESULT_SHORT.get(result_of(info.rec), "") if info.rec["state"] == INACTIVE else ""
+    return RESULT_SHORT.get(info.result_bit(), "") if info.rec["state"] == INACTIVE else ""
 
 
 def _exception(info):
@@ -149,12 +150,23 @@ def _exception(info):
     )
 
 
+# the fields that are a record's value as it is (key: default when absent):
+# to_json reads them straight from the record
+_PLAIN: dict = {}
+
+
 def _time_field(key):
+    _PLAIN[key] = None  # (absent or null: 0.0)
     return lambda info: info.rec.get(key) or 0.0
 
 
+def _plain_field(key):
+    _PLAIN[key] = ""
+    return lambda info: info.rec.get(key, "")
+
+
 def _system_field(key):
-    return lambda info: _system(info.rec).get(key, "") or ""
+    return lambda info: info.system_of().get(key, "") or ""
 
 
 # each field of a job's row, computed from the record (info.rec) and the
@@ -168,18 +180,18 @@ _FIELDS = {
     "priority": lambda info: info.rec["priority"] if info.rec["priority"] is not None else "",
     "state": lambda info: STATE_NAMES.get(info.rec["state"], ""),
     "state_single": lambda info: STATE_SHORT.get(info.rec["state"], ""),
-    "name": lambda info: info.rec.get("name", ""),
+    "name": _plain_field("name"),
     "queue": _system_field("queue"),
     "project": _system_field("project"),
     "bank": _system_field("bank"),
-    "ntasks": lambda info: info.rec.get("ntasks", ""),
-    "nnodes": lambda info: info.rec.get("nnodes", ""),
-    "ncores": lambda info: info.rec.get("ncores", ""),
+    "ntasks": _plain_field("ntasks"),
+    "nnodes": _plain_field("nnodes"),
+    "ncores": _plain_field("ncores"),
     "ranks": lambda info: _bracketed(info.rec.get("ranks", "")),
-    "nodelist": lambda info: info.rec.get("nodelist", ""),
+    "nodelist": _plain_field("nodelist"),
     "duration": _duration,
     "expiration": _expiration,
-    "cwd": lambda info: (lambda cwd: cwd if isinstance(cwd, str) else "")(_system(info.rec).get("cwd", "")),
+    "cwd": lambda info: (lambda cwd: cwd if isinstance(cwd, str) else "")(info.system_of().get("cwd", "")),
     **{key: _time_field(key) for key in ("t_submit", "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup",
                                          "t_inactive")},
     "runtime": _runtime,
@@ -188,15 +200,14 @@ _FIELDS = {
     "result_abbrev": _result_abbrev,
     "status": lambda info: info["result"] if info.rec["state"] == INACTIVE else info["state"],
     "status_abbrev": lambda info: info["result_abbrev"] if info.rec["state"] == INACTIVE else info["state_single"],
-    "success": lambda info: result_of(info.rec) == COMPLETED if info.rec["state"] == INACTIVE else "",
-    "returncode": lambda info: (_returncode(info.rec, result_of(info.rec)) if info.rec["state"] == INACTIVE
-                                else ""),
+    "success": lambda info: info.result_bit() == COMPLETED if info.rec["state"] == INACTIVE else "",
+    "returncode": lambda info: _returncode(info.rec, info.result_bit()) if info.rec["state"] == INACTIVE else "",
     "waitstatus": lambda info: info.rec.get("waitstatus") if info.rec.get("waitstatus") is not None else "",
     "exception": _exception,
     "annotations": lambda info: _AnnotationDict(info.rec.get("annotations") or {}),
     "sched": lambda info: _AnnotationDict((info.rec.get("annotations") or {}).get("sched", {})),
     "dependencies": lambda info: DependencyList(info.rec.get("dependencies") or (), info.now),
-    "status_emoji": lambda info: _status_emoji(info.rec["state"], result_of(info.rec)),
+    "status_emoji": lambda info: _status_emoji(info.rec["state"], info.result_bit()),
     "inactive_reason": lambda info: _inactive_reason(info) if info.rec["state"] == INACTIVE else "",
     "contextual_time": lambda info: info["duration"] if info.rec["state"] & PENDING else info["runtime"],
     "contextual_info": lambda info: _contextual_info(info.rec, info, info.now),
@@ -207,13 +218,26 @@ class JobInfo(Row):
     """A job's row whose fields are computed when first read (by key or
     attribute): a listing computes only the fields its format prints."""
 
-    __slots__ = ("rec", "now", "username_of")
+    __slots__ = ("rec", "now", "username_of", "_system", "_result")
 
     def __init__(self, rec, now, username):
         super().__init__()
         self.rec = rec
         self.now = now
         self.username_of = username
+        self._system = self._result = None
+
+    def system_of(self):
+        """The jobspec's attributes.system (several fields read it)."""
+        if self._system is None:
+            self._system = _system(self.rec)
+        return self._system
+
+    def result_bit(self):
+        """The job's result bit, None while active (see job_list.result_of)."""
+        if self._result is None:
+            self._result = (result_of(self.rec),)
+        return self._result[0]
 
     def __missing__(self, key):
         compute = _FIELDS.get(key)
@@ -222,14 +246,18 @@ class JobInfo(Row):
         value = self[key] = compute(self)
         return value
 
-    def complete(self) -> Row:
-        """Every field, in make_info's order."""
-        return Row((key, self[key]) for key in _FIELDS)
+    def fill(self) -> "JobInfo":
+        """Every field computed (in _FIELDS' order, those not read yet): then
+        it is a plain dict of them."""
+        for key, compute in _FIELDS.items():
+            if key not in self:
+                self[key] = compute(self)
+        return self
 
 
 def make_info(rec, now, username):
     """A job's row, every field computed (see JobInfo for the lazy one)."""
-    return JobInfo(rec, now, username).complete()
+    return JobInfo(rec, now, username).fill()
 
 
 def _bracketed(ranks):
@@ -247,31 +275,54 @@ _JSON_PROPERTIES = ("id", "t_submit", "t_remaining", "state", "result", "usernam
                     "runtime", "status", "returncode", "dependencies")
 
 
-def to_json(info: Row) -> dict:
+_JSON_BUILDER: list = []
+
+
+def _json_fields():
+    """A function of a JobInfo giving to_json's fields in their order: the
+    loop over the keys unrolled once (a statement each: a JSON listing
+    spends most of its time here). A field is computed as the row computes
+    it (read straight from the record where it is the record's value: no
+    JobInfo call for those); left out when it is an empty string, or, for
+    the times, runtime and expiration, zero (unset); the id is an int and
+    the dependencies a list."""
+    if not _JSON_BUILDER:
+        lines = ["def fields(info):", "    get = info.rec.get", "    out = {}"]
+        computes = {}
+        for n, key in enumerate(_JSON_DEFAULTS + _JSON_PROPERTIES):
+            time = key.startswith("t_") or key in ("runtime", "expiration")
+            if key not in _PLAIN:
+                computes[f"compute{n}"] = _FIELDS[key]
+                lines.append(f"    value = compute{n}(info)")
+            else:
+                lines.append(f"    value = get({key!r}) or 0.0" if time else f"    value = get({key!r}, '')")
+            if key == "id":
+                lines.append(f"    out[{key!r}] = int(value)")
+            elif key == "dependencies":
+                lines.append(f"    out[{key!r}] = list(value)")
+            else:
+                lines.append(f"    if value != ''{' and value != 0' if time else ''}:")
+                lines.append(f"        out[{key!r}] = value")
+        lines.append("    return out")
+        exec(compile("\n".join(lines), "<jobs --json fields>", "exec"), computes)
+        _JSON_BUILDER.append(computes["fields"])
+    return _JSON_BUILDER[0]
+
+
+def to_json(info: "JobInfo") -> dict:
     """A job as `flux jobs --json` prints it (flux-core's JobInfo.to_dict):
     only the attributes the job has -- no empty values, no unset timestamps,
     no zero runtime or expiration, so an active job has no result -- and
     the exception as {"occurred": false} when there was none."""
     from flux_lite.formats.jobid import f58
 
-    out: dict = {}
-    for key in _JSON_DEFAULTS + _JSON_PROPERTIES:
-        value = info.get(key, "")
-        if key == "id":
-            value = int(value)
-        elif key == "dependencies":
-            value = list(value)
-        out[key] = value
+    out = _json_fields()(info)
     out["jobid"] = f58(int(info["id"]))
-    out["annotations"] = dict(info.get("annotations") or {})
+    out["annotations"] = dict(info["annotations"] or {})
     exc = info["exception"]
-    out["exception"] = {"occurred": exc.occurred, "severity": exc.severity, "type": exc.type, "note": exc.note}
-    for key in list(out):
-        value = out[key]
-        unset = (key.startswith("t_") or key in ("runtime", "expiration")) and value == 0
-        if (isinstance(value, str) and value == "") or unset:
-            del out[key]
-    if not out["exception"]["occurred"]:
+    if exc.occurred:
+        out["exception"] = {"occurred": exc.occurred, "severity": exc.severity, "type": exc.type, "note": exc.note}
+    else:
         out["exception"] = {"occurred": False}
     return out
 
@@ -282,7 +333,7 @@ class DependencyList(list):
     not the instance's today)."""
 
     def __init__(self, items, now):
-        super().__init__(_dependency_text(d, now) for d in items)
+        super().__init__([_dependency_text(d, now) for d in items] if items else ())
 
     def __str__(self):
         return ",".join(self)
