@@ -67,7 +67,10 @@ def _is_int(value):
 
 
 def _is_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    t = type(value)
+    if t is float or t is int:  # (the common cases, without the ABC check)
+        return True
+    return isinstance(value, numbers.Real) and t is not bool
 
 
 def _typename(value):
@@ -692,7 +695,7 @@ def _system(js):
         system = js["attributes"]["system"]
     except (KeyError, TypeError):
         return {}
-    return system if isinstance(system, Mapping) else {}
+    return system if type(system) is dict or isinstance(system, Mapping) else {}
 
 
 def duration(js):
