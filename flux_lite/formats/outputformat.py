@@ -507,7 +507,17 @@ class OutputFormat:
             if path is None:
                 continue
             try:
-                value = _read(obj, head, rest) if is_dict else lookup(obj, path)
+                if not is_dict:
+                    value = lookup(obj, path)
+                elif rest:
+                    value = _read(obj, head, rest)
+                else:  # _get(obj, head), inline: most fields are single names
+                    try:
+                        value = obj[head]
+                    except KeyError:
+                        value = lookup(obj, head)
+                    if value is None:
+                        value = ""
                 if conv:
                     value = _convert(value, conv)
             except (TypeError, ValueError, OverflowError, OSError) as exc:

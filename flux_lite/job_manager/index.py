@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from errno import ENOENT
 from itertools import islice
+from operator import itemgetter
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
@@ -229,6 +230,7 @@ LISTING_KEYS = ("urgency", "name", "ntasks", "nnodes", "ncores", "ranks", "nodel
                 "t_sched", "t_cleanup", "finished", "waitstatus", "exception", "annotations", "dependencies")
 LISTING_COLUMNS = ("id", "userid", "state", "priority", "t_submit", "t_run", "t_inactive")
 LISTING_SYSTEM = ("queue", "project", "bank", "duration", "cwd")
+_LISTING_GET = itemgetter(*LISTING_KEYS)
 
 
 def _listing_values(rec: Record, js: Any, R: Any) -> list:
@@ -237,7 +239,12 @@ def _listing_values(rec: Record, js: Any, R: Any) -> list:
     system = {k: system[k] for k in LISTING_SYSTEM if k in system} if isinstance(system, dict) else {}
     execution = R.get("execution") if isinstance(R, dict) else None
     expiration = execution.get("expiration") if isinstance(execution, dict) else None
-    return [rec.get(key) for key in LISTING_KEYS] + [system, expiration]
+    try:
+        values = list(_LISTING_GET(rec))  # (write_row's records have every key)
+    except KeyError:
+        values = [rec.get(key) for key in LISTING_KEYS]
+    values += (system, expiration)
+    return values
 
 
 def listing_text(rec: Record) -> str:
