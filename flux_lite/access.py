@@ -135,6 +135,13 @@ def check_submit(identity: Identity, urgency: int, novalidate: bool, waitable: b
         raise FluxLiteError("only the instance owner can submit with FLUX_JOB_NOVALIDATE", errno=EPERM)
 
 
+def check_submit_as(identity: Identity) -> None:
+    """Submitting on behalf of another user (a trace replay's jobs keep
+    their users) is the owner's."""
+    if not identity.is_owner:
+        raise FluxLiteError("only the instance owner can submit on behalf of another user", errno=EPERM)
+
+
 def check_update(identity: Identity, userid: int, immutable: bool) -> None:
     """job-manager.update: guests update their own jobs, unless the owner froze them."""
     require_job_access(identity, userid, "guests may only update their own jobs")

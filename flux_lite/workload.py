@@ -238,6 +238,11 @@ def jobspec_for(job: TraceJob) -> dict:
                             name=f"swf{job.num}", setattrs=[("exec.test.run_duration", run)], check=False)
 
 
+def userid_for(job: TraceJob, owner: int) -> int:
+    """The job's user: the trace's user number, the instance owner where the trace has none."""
+    return job.user if 0 <= job.user < 2**31 else owner
+
+
 def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy: str = "fcfs",
                  progress=None) -> dict:
     """Replay jobs on a new virtual-clock instance at state_dir; returns the summary.
@@ -272,6 +277,7 @@ def _run(inst, jobs, progress, total_cores):
         if progress is not None:
             progress(done, total)
 
+    owner = inst.owner
     with inst.session() as broker:
         start = broker.now
         t0 = jobs[0].submit
@@ -279,7 +285,7 @@ def _run(inst, jobs, progress, total_cores):
             t = start + job.submit - t0
             if t > broker.now:
                 broker.advance_to(t)
-            broker.jm.submit(jobspec_for(job))
+            broker.jm.submit(jobspec_for(job), userid=userid_for(job, owner))
             if i % FLUSH_EVERY == 0:
                 flush()
         broker.run()

@@ -140,8 +140,10 @@ def test_cli_keep_leaves_an_instance(flux, tmp_path):
     path = swf(tmp_path, [job_line(1, 0, 30, 1, 60)])
     keep = tmp_path / "kept"
     flux("replay", f"--keep={keep}", path)
-    listing = flux.out("--state-dir", str(keep), "jobs", "-ano", "{name} {result}")
-    assert listing.strip() == "swf1 COMPLETED"
+    # the job is the trace's user's (user number 1), not the owner's
+    listing = flux.out("--state-dir", str(keep), "jobs", "-a", "-A", "-no", "{name} {result} {userid}")
+    assert listing.strip() == "swf1 COMPLETED 1"
+    assert flux.out("--state-dir", str(keep), "jobs", "-a", "-n").strip() == ""
     r = flux.fails("replay", f"--keep={keep}", path)
     assert "already exists" in r.stderr
 
@@ -198,7 +200,7 @@ def per_command(state, jobs, nodes, cores, policy):
             if delta > 0:
                 inst.advance_clock(delta)
             with inst.session() as broker:
-                broker.jm.submit(workload.jobspec_for(job))
+                broker.jm.submit(workload.jobspec_for(job), userid=workload.userid_for(job, inst.owner))
         while index.active_count(inst.kvs.conn):
             inst.advance_clock(7 * 86400.0)
     finally:
@@ -236,7 +238,8 @@ def random_trace(seed, n):
         procs = rng.choice([1, 1, 2, 3, 4, 6, 8, 12, 16])
         limit = rng.choice([60, 300, 900, 3600])
         run = rng.choice([limit * 0.2, limit * 0.5, limit * 0.9, limit * 1.5, 0])
-        jobs.append(workload.TraceJob(num=num, submit=t, run=run, procs=procs, req_time=limit, user=1, wait=-1))
+        jobs.append(workload.TraceJob(num=num, submit=t, run=run, procs=procs, req_time=limit,
+                                      user=rng.choice([1, 2, -1]), wait=-1))
     return jobs
 
 
@@ -287,3 +290,30 @@ def test_cli_progress_on_a_tty_only(flux, tmp_path, monkeypatch):
     shown = flux("replay", "--json", path)
     assert "replaying" in shown.stderr and "12/12" in shown.stderr
     assert json.loads(shown.stdout) == json.loads(piped.stdout)
+
+
+def test_submitting_for_another_user_is_the_owners(tmp_path, monkeypatch):
+    """The replay submits as the trace's users; only the owner may do that."""
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.formats.jobid import kvs_key
+    from flux_lite.instance import Instance
+
+    jobs = random_trace(3, 2)
+    inst = Instance.create(tmp_path / "s", size=4, cores=4, clock="virtual")
+    try:
+        with inst.session() as broker:
+            jobid = broker.jm.submit(workload.jobspec_for(jobs[0]), userid=77)
+        assert inst.kvs.get_eventlog(kvs_key(jobid, "eventlog"))[0]["context"]["userid"] == 77
+        monkeypatch.setenv("FLUX_HANDLE_USERID", "1234")
+        guest = Instance.open(tmp_path / "s")
+        try:
+            with pytest.raises(FluxLiteError, match="only the instance owner can submit on behalf"):
+                with guest.session() as broker:
+                    broker.jm.submit(workload.jobspec_for(jobs[1]), userid=77)
+            with guest.session() as broker:  # as oneself, as ever
+                broker.jm.submit(workload.jobspec_for(jobs[1]), userid=1234)
+        finally:
+            guest.close()
+    finally:
+        inst.close()
+

@@ -64,8 +64,9 @@ class Submit:
         self._dirty = True
         return jobid
 
-    def submit(self, jobspec, urgency=16, flags=0, original=None):
-        """Validate and ingest one job; returns its id."""
+    def submit(self, jobspec, urgency=16, flags=0, original=None, userid=None):
+        """Validate and ingest one job; returns its id. userid: the owner
+        submits on behalf of that user (a trace replay)."""
         from flux_lite.job_manager import validate
 
         b = self.b
@@ -75,6 +76,10 @@ class Submit:
             raise FluxLiteError("urgency range is [0:31]", errno=EINVAL)
         novalidate = bool(flags & FLAG_NOVALIDATE)
         access.check_submit(ident, urgency, novalidate, waitable=bool(flags & FLAG_WAITABLE))
+        if userid is None:
+            userid = ident.userid
+        elif userid != ident.userid:
+            access.check_submit_as(ident)
         jobspec = dict(jobspec)
         attrs = jobspec.get("attributes", {})
         system = attrs.get("system", {}) if isinstance(attrs, dict) else {}
@@ -104,7 +109,7 @@ class Submit:
             validate.validate_jobspec(b, jobspec, seen=shared is not None)
         b.queues.submit_check(jobspec)
         # dependencies are checked before the job exists: a rejection leaves no trace
-        dep_steps = b.deps.check(jobspec, ident.userid) if system.get("dependencies") else None
+        dep_steps = b.deps.check(jobspec, userid) if system.get("dependencies") else None
         jobid = self.next_jobid()
         job = Job(jobid, jobspec)
         jm.index.add(job)
@@ -123,7 +128,7 @@ class Submit:
 
             wait.add(self.kvs, jobid)
         post = jm.event.post
-        post(job, "submit", {"userid": ident.userid, "urgency": urgency, "flags": flags, "version": 1})
+        post(job, "submit", {"userid": userid, "urgency": urgency, "flags": flags, "version": 1})
         if dep_steps:
             b.deps.apply(job, dep_steps)
         if "job" in system:
