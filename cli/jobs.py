@@ -108,8 +108,9 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         # json.dumps({"jobs": docs}) a job at a time: each row's fields are
         # computed, encoded and dropped in turn
         texts = []
+        encode = json.JSONEncoder(check_circular=False).encode  # json.dumps, less its cycle check
         for i, info in enumerate(items):
-            texts.append(json.dumps(jobs_listing.to_json(info)))
+            texts.append(encode(jobs_listing.to_json(info)))
             items[i] = None
         click.echo('{"jobs": [' + ", ".join(texts) + "]}")
         return

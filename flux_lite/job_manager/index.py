@@ -196,7 +196,7 @@ def _in_states(mask: int) -> str:
 
 # json.dumps(value, separators=(",", ":")), without building an encoder per call
 _compact = json.JSONEncoder(separators=(",", ":")).encode
-_decode = json.JSONDecoder().decode  # json.loads(text), without its checks per call
+_raw_decode = json.JSONDecoder().raw_decode  # json.loads of compact text: no whitespace to skip
 
 
 def write_row(conn: sqlite3.Connection, job: Job) -> None:
@@ -268,10 +268,10 @@ def listing_record(row: tuple) -> Record | None:
         if value is not None and type(value) is not float and type(value) is not int:
             return None
     try:
-        values = _decode(text)
+        values, end = _raw_decode(text)
     except (ValueError, RecursionError):
         return None
-    if type(values) is not list or len(values) != _LISTING_SIZE:
+    if end != len(text) or type(values) is not list or len(values) != _LISTING_SIZE:
         return None
     system, expiration = values[-2], values[-1]
     if type(system) is not dict:

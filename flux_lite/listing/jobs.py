@@ -291,7 +291,9 @@ def _json_fields():
         computes = {}
         for n, key in enumerate(_JSON_DEFAULTS + _JSON_PROPERTIES):
             time = key.startswith("t_") or key in ("runtime", "expiration")
-            if key not in _PLAIN:
+            if key == "id":
+                lines.append("    value = get('id')")  # (int(JobID(id)) is the id)
+            elif key not in _PLAIN:
                 computes[f"compute{n}"] = _FIELDS[key]
                 lines.append(f"    value = compute{n}(info)")
             else:
