@@ -111,6 +111,16 @@ class Plan:
         return sorted(iv.data for iv in ivs)
 
 
+def _step(totals, times, total, r):
+    """Append (total at time r) to a step function kept as (totals, times),
+    times ascending: a second total at the same time replaces the first."""
+    if times[-1] == r:
+        totals[-1] = total
+    else:
+        totals.append(total)
+        times.append(r)
+
+
 class _View:
     """A private pool copy showing what is unusable over the window [t, ew):
     what running jobs still hold at t, plus what reservations overlapping the
@@ -233,14 +243,8 @@ class _Planner:
                     cm |= c
                     gm |= g
         pool = view.pool
-        ac, ag = pool._ac[i], pool._ag[i]
-        if ac != cm or ag != gm:
-            take_c, take_g = cm & ~ac, gm & ~ag
-            if take_c or take_g:
-                pool._apply(i, take_c, take_g, True)
-            free_c, free_g = ac & ~cm, ag & ~gm
-            if free_c or free_g:
-                pool._apply(i, free_c, free_g, False)
+        if pool._ac[i] != cm or pool._ag[i] != gm:
+            pool._set_masks(i, cm, gm)
 
     def move(self, view, t, ew):
         t0, ew0 = view.t, view.ew
@@ -426,11 +430,7 @@ class _Planner:
             for r, i, nc, _ng in self.counts:
                 if up[i] and nc:
                     total += nc
-                    if times[-1] == r:
-                        totals[-1] = total
-                    else:
-                        totals.append(total)
-                        times.append(r)
+                    _step(totals, times, total, r)
             hit = self.capacity[ckey] = (totals, times)
             return hit
         fc, fg = list(self.fc0), list(self.fg0)
@@ -458,11 +458,7 @@ class _Planner:
             gain = value(i) - before
             if gain:
                 total += gain
-                if times[-1] == r:
-                    totals[-1] = total
-                else:
-                    totals.append(total)
-                    times.append(r)
+                _step(totals, times, total, r)
         hit = self.capacity[ckey] = (totals, times)
         return hit
 

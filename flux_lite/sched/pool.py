@@ -436,6 +436,21 @@ class Pool:
             self._bucket_remove(i, old)
             self._bucket_add(i, (fc, fg))
 
+    def _set_masks(self, i, cm, gm):
+        """Make rank index i's allocated masks exactly cm/gm (what _apply of
+        the cores and GPUs to take, then of those to release, would give)."""
+        old_fc, old_fg = self._fc[i], self._fg[i]
+        self._ac[i] = cm
+        self._ag[i] = gm
+        fc = self._topo.ncore[i] - cm.bit_count()
+        fg = self._topo.ngpu[i] - gm.bit_count()
+        if fc != old_fc or fg != old_fg:
+            self._fc[i] = fc
+            self._fg[i] = fg
+            if self._up[i] and not self._bulk:
+                self._bucket_remove(i, (old_fc, old_fg))
+                self._bucket_add(i, (fc, fg))
+
     # -- up / down -----------------------------------------------------------
 
     def _indexes(self, ranks):

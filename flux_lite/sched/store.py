@@ -108,6 +108,7 @@ class StoredJobs:
         self._d: dict[int, Any] = {}
         self._gone: set[int] = set()
         self._all = conn is None
+        self._max: int | None = None  # the largest id in the table when first asked
         self.dirty: set[int] = set()
 
     def _row(self, jobid: int, end: float, parts: str) -> Any:
@@ -123,6 +124,12 @@ class StoredJobs:
         if rec is not None or self._all or jobid in self._gone:
             return rec
         assert self._conn is not None
+        if self._max is None:
+            self._max = self._conn.execute("SELECT coalesce(max(id), -1) FROM sched_alloc").fetchone()[0]
+        if jobid > self._max:
+            # rows added since were written from _d (save), so a larger id
+            # not in _d has none: a new allocation asks this for every job
+            return None
         row = self._conn.execute("SELECT end_time, parts FROM sched_alloc WHERE id = ?", (jobid,)).fetchone()
         if row is None:
             self._gone.add(jobid)
