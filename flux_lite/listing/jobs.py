@@ -150,19 +150,29 @@ def _exception(info):
     )
 
 
-# the fields that are a record's value as it is (key: default when absent):
-# to_json reads them straight from the record
+# the fields that are the record's value (to_json reads them straight from
+# the record), by how: "time" (0.0 when absent or null), "plain" ("" when
+# absent), "nullable" ("" when absent or null)
 _PLAIN: dict = {}
 
 
 def _time_field(key):
-    _PLAIN[key] = None  # (absent or null: 0.0)
+    _PLAIN[key] = "time"
     return lambda info: info.rec.get(key) or 0.0
 
 
 def _plain_field(key):
-    _PLAIN[key] = ""
+    _PLAIN[key] = "plain"
     return lambda info: info.rec.get(key, "")
+
+
+def _nullable_field(key):
+    _PLAIN[key] = "nullable"
+
+    def field(info):
+        value = info.rec.get(key)
+        return "" if value is None else value
+    return field
 
 
 def _system_field(key):
@@ -173,11 +183,11 @@ def _system_field(key):
 # fields it depends on; in make_info's order
 _FIELDS = {
     "id": lambda info: JobID(info.rec["id"]),
-    "userid": lambda info: info.rec["userid"],
+    "userid": _plain_field("userid"),
     "username": lambda info: info.username_of(info.rec["userid"]),
     "user": lambda info: info["username"],
-    "urgency": lambda info: info.rec["urgency"],
-    "priority": lambda info: info.rec["priority"] if info.rec["priority"] is not None else "",
+    "urgency": _plain_field("urgency"),
+    "priority": _nullable_field("priority"),
     "state": lambda info: STATE_NAMES.get(info.rec["state"], ""),
     "state_single": lambda info: STATE_SHORT.get(info.rec["state"], ""),
     "name": _plain_field("name"),
@@ -202,7 +212,7 @@ _FIELDS = {
     "status_abbrev": lambda info: info["result_abbrev"] if info.rec["state"] == INACTIVE else info["state_single"],
     "success": lambda info: info.result_bit() == COMPLETED if info.rec["state"] == INACTIVE else "",
     "returncode": lambda info: _returncode(info.rec, info.result_bit()) if info.rec["state"] == INACTIVE else "",
-    "waitstatus": lambda info: info.rec.get("waitstatus") if info.rec.get("waitstatus") is not None else "",
+    "waitstatus": _nullable_field("waitstatus"),
     "exception": _exception,
     "annotations": lambda info: _AnnotationDict(info.rec.get("annotations") or {}),
     "sched": lambda info: _AnnotationDict((info.rec.get("annotations") or {}).get("sched", {})),
@@ -290,20 +300,26 @@ def _json_fields():
         lines = ["def fields(info):", "    get = info.rec.get", "    out = {}"]
         computes = {}
         for n, key in enumerate(_JSON_DEFAULTS + _JSON_PROPERTIES):
-            time = key.startswith("t_") or key in ("runtime", "expiration")
+            zero_unset = key.startswith("t_") or key in ("runtime", "expiration")
             if key == "id":
                 lines.append("    value = get('id')")  # (int(JobID(id)) is the id)
             elif key not in _PLAIN:
                 computes[f"compute{n}"] = _FIELDS[key]
                 lines.append(f"    value = compute{n}(info)")
+            elif _PLAIN[key] == "time":
+                lines.append(f"    value = get({key!r}) or 0.0")
+            elif _PLAIN[key] == "nullable":
+                lines.append(f"    value = get({key!r})")
+                lines.append("    if value is None:")
+                lines.append("        value = ''")
             else:
-                lines.append(f"    value = get({key!r}) or 0.0" if time else f"    value = get({key!r}, '')")
+                lines.append(f"    value = get({key!r}, '')")
             if key == "id":
                 lines.append(f"    out[{key!r}] = int(value)")
             elif key == "dependencies":
                 lines.append(f"    out[{key!r}] = list(value)")
             else:
-                lines.append(f"    if value != ''{' and value != 0' if time else ''}:")
+                lines.append(f"    if value != ''{' and value != 0' if zero_unset else ''}:")
                 lines.append(f"        out[{key!r}] = value")
         lines.append("    return out")
         exec(compile("\n".join(lines), "<jobs --json fields>", "exec"), computes)
@@ -318,12 +334,14 @@ def to_json(info: "JobInfo") -> dict:
     the exception as {"occurred": false} when there was none."""
     from flux_lite.formats.jobid import f58
 
+    get = info.rec.get
     out = _json_fields()(info)
-    out["jobid"] = f58(int(info["id"]))
-    out["annotations"] = dict(info["annotations"] or {})
-    exc = info["exception"]
-    if exc.occurred:
-        out["exception"] = {"occurred": exc.occurred, "severity": exc.severity, "type": exc.type, "note": exc.note}
+    out["jobid"] = f58(get("id"))
+    out["annotations"] = dict(get("annotations") or {})  # (the annotations field's)
+    exc = _exception(info)
+    if exc["occurred"]:
+        out["exception"] = {"occurred": exc["occurred"], "severity": exc["severity"], "type": exc["type"],
+                            "note": exc["note"]}
     else:
         out["exception"] = {"occurred": False}
     return out
