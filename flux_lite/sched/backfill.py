@@ -132,9 +132,7 @@ class _View:
         self.pool, self.t, self.ew, self.nres, self.nrun = pool, t, ew, nres, nrun
 
     def copy(self):
-        pool = self.pool.copy()
-        pool._jobs = {}
-        return _View(pool, self.t, self.ew, self.nres, self.nrun)
+        return _View(self.pool.copy(jobs=False), self.t, self.ew, self.nres, self.nrun)
 
 
 class _Planner:
@@ -162,28 +160,26 @@ class _Planner:
     def __init__(self, pool, now, inst_exp):
         self.now = now
         self.inst_exp = inst_exp or 0.0
-        base = pool.copy()
+        base = pool.copy(jobs=False)
         n = len(base._ac)
-        self.run = [[] for _ in range(n)]  # per rank: [(release, cm, gm)] by release, descending
-        self.run_ev = []  # sorted (release, rank index), finite releases only
+        run = self.run = [[] for _ in range(n)]  # per rank: [(release, cm, gm)] by release, descending
         counts = []  # (release, rank index, cores, gpus) of the jobs running at the start
-        self.busy_c = [0] * n  # what running jobs hold now (for the now-window shortcut)
-        self.busy_g = [0] * n
-        for _jobid, end, parts in _job_records(base):
+        busy_c = self.busy_c = [0] * n  # what running jobs hold now (for the now-window shortcut)
+        busy_g = self.busy_g = [0] * n
+        for _jobid, end, parts in _job_records(pool):
             r = self.release(end)
             for i, cm, gm in parts:
-                self.run[i].append((r, cm, gm))
-                self.busy_c[i] |= cm
-                self.busy_g[i] |= gm
+                run[i].append((r, cm, gm))
+                busy_c[i] |= cm
+                busy_g[i] |= gm
                 if r != INF:
-                    self.run_ev.append((r, i))
                     counts.append((r, i, cm.bit_count(), gm.bit_count()))
-        for lst in self.run:
+        for lst in run:
             if len(lst) > 1:
                 lst.sort(key=lambda x: x[0], reverse=True)
-        self.run_ev.sort()
         counts.sort()
         self.counts = counts
+        self.run_ev = [(r, i) for r, i, _nc, _ng in counts]  # sorted (release, rank index), finite releases only
         self.fc0, self.fg0, self.up0 = list(base._fc), list(base._fg), list(base._up)
         self.res = [[] for _ in range(n)]  # per rank: [(start, end, cm, gm)] sorted
         self.res_span = [0.0] * n  # per rank: longest reservation there
@@ -195,7 +191,6 @@ class _Planner:
         self.run_log = []  # rank indexes of each job allocated by the planner
         self.reservations = []  # (jobid, start, end)
         self.reserved_parts = {}  # jobid -> parts
-        base._jobs = {}
         self.now_views = [_View(base, now, now, 0, 0)]  # empty window: no reservation overlaps
         self.views = []  # windows starting later
         self.frontier = {}  # shape -> ([d], [start]): lower bounds on later starts

@@ -974,8 +974,10 @@ class Pool:
 
     # -- copies, shrink, persistence ---------------------------------------
 
-    def copy(self):
-        """Independent copy (topology shared) for simulations."""
+    def copy(self, jobs=True):
+        """Independent copy (topology shared) for simulations; with
+        jobs=False, one that knows of no allocation (its masks still show
+        them)."""
         new = object.__new__(Pool)
         new._jobid_str = self._jobid_str
         new._topo = self._topo
@@ -987,7 +989,7 @@ class Pool:
         new._buckets = {k: list(v) for k, v in self._buckets.items()}
         new._keys = self._keys
         new._bulk = False
-        new._jobs = dict(self._jobs)
+        new._jobs = dict(self._jobs) if jobs else {}
         new.generation = self.generation
         return new
 
