@@ -41,10 +41,13 @@ class Events:
         job.apply(entry)
         if was_pending:
             self.jm.alloc.after_event(job, old_state)
-        self.jm.index.changed(job.id)
+        index = self.jm.index
+        index.changed(job.id)
         self.actions.append(job.id)
+        if job.state != old_state:
+            index.state_changed(job, old_state)
         if job.state == INACTIVE:
-            self.jm.index.deactivate(job)
+            index.deactivate(job)
             b.cancel_timers(job.id, "exec.")
             b.deps.job_inactive(job)
         elif name == "start":
