@@ -57,5 +57,27 @@ def test_counts_follow_submits_urgency_cancels_and_ends(tmp_path):
                 else:
                     broker.advance_to(broker.now + rng.choice([5, 30, 120]))
                 _scan_agrees(broker)
+            assert preempted  # an urgency raise took an outstanding request's place
+    finally:
+        inst.close()
+
+
+def test_urgency_raised_in_the_command_that_queued_the_job(tmp_path):
+    """A job already in the alloc queue whose urgency is raised moves up at
+    once (not only in the next command): in limited mode it takes the place
+    of the lowest-priority outstanding request."""
+    inst = Instance.create(tmp_path / "s", size=1, cores=1, clock="virtual")
+    try:
+        with inst.session() as broker:
+            jm = broker.jm
+            ids = []
+            for num in range(1, 13):  # one runs, 8 wait with a request outstanding, 3 queued
+                tj = workload.TraceJob(num=num, submit=0.0, run=60, procs=1, req_time=600, user=-1, wait=-1)
+                ids.append(jm.submit(workload.jobspec_for(tj)))
+            broker.run()
+            assert [jm.lookup(j).alloc_pending for j in ids[1:]] == [True] * 8 + [False] * 3
+            jm.set_urgency(ids[-1], 31)
+            broker.run()
+            assert [jm.lookup(j).alloc_pending for j in ids[1:]] == [True] * 7 + [False] * 3 + [True]
     finally:
         inst.close()

@@ -122,7 +122,15 @@ class SchedInterface:
             job.queued = False  # a stopped queue keeps its jobs in SCHED
             return
         job.queued = True
+        job.queued_priority = job.priority
         heapq.heappush(self.queue, (-job.priority, job.id))
+
+    def reposition(self, job):
+        """A queued job's priority may have changed: it gets an entry at its
+        new place (the old one is dropped as stale when it comes up)."""
+        if job.queued_priority != job.priority:
+            job.queued_priority = job.priority
+            heapq.heappush(self.queue, (-job.priority, job.id))
 
     def cancel_outstanding(self, job):
         """Withdraw a job's outstanding request (its queue stopped): the
@@ -165,7 +173,9 @@ class SchedInterface:
                     or not job.priority or -negprio != job.priority):
                 heapq.heappop(queue)
                 if job is not None and job.queued and job.state == SCHED and job.priority \
-                        and not job.alloc_pending and -negprio != job.priority:
+                        and not job.alloc_pending and -negprio != job.priority \
+                        and job.queued_priority != job.priority:
+                    job.queued_priority = job.priority
                     heapq.heappush(queue, (-job.priority, job.id))
                 continue
             return job

@@ -69,8 +69,11 @@ class Events:
         elif state == PRIORITY:
             self.post(job, "priority", {"priority": self.jm.urgency.compute_priority(job)})
         elif state == SCHED:
-            if job.priority and not job.alloc_pending and not job.queued:
-                self.jm.alloc.enqueue(job)
+            if job.priority and not job.alloc_pending:
+                if not job.queued:
+                    self.jm.alloc.enqueue(job)
+                else:  # (a new priority: its heap entry moves)
+                    self.jm.alloc.reposition(job)
         elif state == RUN:
             if not job.started:
                 self.b.exec.start(job)
