@@ -21,6 +21,7 @@ import json
 import math
 
 from flux_lite.errors import HostlistError, IdsetError, RsetError
+from flux_lite.formats import jsontext
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 
@@ -190,7 +191,7 @@ class Rset:
         if hit is not None and hit[0] is obj:
             return hit[1]
         try:
-            key = json.dumps(obj)
+            key = jsontext.dumps(obj)
         except (TypeError, ValueError, RecursionError):
             return cls._from_dict(obj)
         rs = _FROM_DICT_CACHE.get(key)
@@ -444,7 +445,7 @@ class Rset:
         """``json.dumps(self.to_dict())`` with default separators."""
         s = self._cache.get("json")
         if s is None:
-            s = self._cache["json"] = json.dumps(self.to_dict())
+            s = self._cache["json"] = jsontext.dumps(self.to_dict())
         return s
 
     def summary(self):

@@ -884,6 +884,8 @@ class Pool:
         if rec is None:
             return None
         alloc, end, parts = rec.rset(), rec.end, rec.parts
+        if final and R is alloc:
+            R = None  # (the set this pool built: nothing to check)
         if R is not None:
             if not isinstance(R, Rset):
                 R = Rset.from_dict(R)
