@@ -105,6 +105,8 @@ def _check_key(key):
         raise KVSError(f"invalid key: {key!r}")
     if not key.isprintable():
         raise KVSError(f"invalid key: {key!r}: control characters")
+    if key.isascii():
+        return  # (ASCII is UTF-8)
     try:
         key.encode("utf-8")
     except UnicodeEncodeError:

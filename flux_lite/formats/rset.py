@@ -413,6 +413,8 @@ class Rset:
                 by.setdefault((cores, gpus), []).append(rank)
             g = [(IDset(ranks), key[0], key[1]) for key, ranks in by.items()]
             self._cache["groups"] = g
+            if len(g) == 1:  # (one group: its ranks are all of them)
+                self._cache.setdefault("ranks", g[0][0])
         return g
 
     def to_dict(self):

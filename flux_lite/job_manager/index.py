@@ -121,20 +121,16 @@ def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any, Any]:
     except Exception:
         out_name = ""
     try:
-        ntasks = jobspecmod.ntasks(js)
+        counts = jobspecmod._jj_counts(js)  # (what the three counts are read from)
+    except Exception:
+        return out_name, 1, "", ""
+    try:
+        ntasks = jobspecmod.ntasks(js, counts)
     except Exception:
         ntasks = 1
-    try:
-        nnodes = jobspecmod.nnodes_requested(js) or ""
-    except Exception:
-        nnodes = ""
-    try:
-        # job-list's core count from the jobspec (none for whole exclusive nodes)
-        ncores = jobspecmod.ncores(js)
-    except Exception:
-        ncores = None
-    ncores = ncores if ncores is not None else ""
-    return out_name, ntasks, nnodes, ncores
+    # job-list's core count from the jobspec (none for whole exclusive nodes)
+    ncores = jobspecmod.ncores(js, counts)
+    return out_name, ntasks, counts["nnodes"] or "", ncores if ncores is not None else ""
 
 
 def _listing_fields(job: Job) -> dict[str, Any]:
@@ -210,6 +206,7 @@ LISTING_KEYS = ("urgency", "name", "ntasks", "nnodes", "ncores", "ranks", "nodel
 LISTING_COLUMNS = ("id", "userid", "state", "priority", "t_submit", "t_run", "t_inactive")
 LISTING_SYSTEM = ("queue", "project", "bank", "duration", "cwd")
 _LISTING_GET = itemgetter(*LISTING_KEYS)
+_T_CLEANUP, _NCORES = LISTING_KEYS.index("t_cleanup"), LISTING_KEYS.index("ncores")
 
 
 def _listing_values(rec: Record, js: Any, R: Any) -> list:
@@ -753,9 +750,13 @@ def outcome_rows(conn: sqlite3.Connection) -> Iterator[tuple[float, float, float
     job, read from the columns and, inside the records, by SQLite itself."""
     from flux_lite.job_manager.job import RESULT_NAMES, STATE_NAMES
 
+    # (the listing column holds both, and is shorter to parse than the record)
+    listed_t_cleanup = f"json_extract(listing, '$[{_T_CLEANUP}]')"
+    listed_ncores = f"json_extract(listing, '$[{_NCORES}]')"
     for state, result, t_submit, t_run, t_cleanup, ncores in conn.execute(
-            "SELECT state, result, t_submit, t_run, json_extract(data, '$.t_cleanup'), "
-            "json_extract(data, '$.ncores') FROM jobs"):
+            "SELECT state, result, t_submit, t_run, "
+            f"CASE WHEN listing IS NULL THEN json_extract(data, '$.t_cleanup') ELSE {listed_t_cleanup} END, "
+            f"CASE WHEN listing IS NULL THEN json_extract(data, '$.ncores') ELSE {listed_ncores} END FROM jobs"):
         name = (RESULT_NAMES.get(result, "") if state == INACTIVE else "") or STATE_NAMES.get(state, "")
         yield t_submit, t_run, t_cleanup, ncores, name
 
