@@ -26,6 +26,9 @@ class SchedInterface:
         self._canceling = set()  # limited-mode preemption cancels in flight
         self._pending_ids = set()  # jobs with a sched.alloc outstanding
         self._stored_pending_read = False  # _pending_ids holds the index's too
+        # (count, lowest-priority job) of the outstanding requests, kept until
+        # the outstanding set or one of its jobs changes (the pump asks often)
+        self._low = None
         # until every job is loaded, the queue's candidates come from the
         # index, (id, priority) best first, merged into the heap as needed
         self._candidates = None
@@ -55,6 +58,7 @@ class SchedInterface:
 
     def _set_pending(self, job, flag):
         job.alloc_pending = flag
+        self._low = None
         if flag:
             self._pending_ids.add(job.id)
         else:
@@ -77,13 +81,24 @@ class SchedInterface:
                 out.append(job)
             else:
                 self._pending_ids.discard(jobid)
+                self._low = None
         return out
+
+    def _lowest_pending(self):
+        """(how many requests are outstanding, the lowest-priority one or None)."""
+        low = self._low
+        if low is None:
+            pending = self._pending_jobs()
+            worst = max(pending, key=lambda j: (-j.priority, j.id)) if pending else None
+            low = self._low = (len(pending), worst)
+        return low
 
     def outstanding(self):
         return len(self._pending_jobs())
 
     def after_event(self, job, old_state):
         """An event was posted to a job with a request outstanding."""
+        self._low = None  # (its priority, or whether it is still outstanding, may have changed)
         if not job.alloc_pending:
             self._pending_ids.discard(job.id)
         if old_state == SCHED and job.state == PRIORITY:
@@ -107,7 +122,15 @@ class SchedInterface:
             job.queued = False  # a stopped queue keeps its jobs in SCHED
             return
         job.queued = True
+        job.queued_priority = job.priority
         heapq.heappush(self.queue, (-job.priority, job.id))
+
+    def reposition(self, job):
+        """A queued job's priority may have changed: it gets an entry at its
+        new place (the old one is dropped as stale when it comes up)."""
+        if job.queued_priority != job.priority:
+            job.queued_priority = job.priority
+            heapq.heappush(self.queue, (-job.priority, job.id))
 
     def cancel_outstanding(self, job):
         """Withdraw a job's outstanding request (its queue stopped): the
@@ -150,7 +173,9 @@ class SchedInterface:
                     or not job.priority or -negprio != job.priority):
                 heapq.heappop(queue)
                 if job is not None and job.queued and job.state == SCHED and job.priority \
-                        and not job.alloc_pending and -negprio != job.priority:
+                        and not job.alloc_pending and -negprio != job.priority \
+                        and job.queued_priority != job.priority:
+                    job.queued_priority = job.priority
                     heapq.heappush(queue, (-job.priority, job.id))
                 continue
             return job
@@ -168,10 +193,9 @@ class SchedInterface:
         if state.get("mode") == rfc27.LIMITED:
             if (index.loaded or self._stored_pending_read) and len(self._pending_ids) < state["limit"]:
                 return True  # (the ids hold every outstanding request, and maybe some answered)
-            pending = self._pending_jobs()
-            if len(pending) >= state["limit"]:
+            count, low = self._lowest_pending()
+            if count >= state["limit"]:
                 # preempt the lowest-priority outstanding request for a better head
-                low = max(pending, key=lambda j: (-j.priority, j.id))
                 return low.priority < head.priority and low.id not in self._canceling
         return True
 

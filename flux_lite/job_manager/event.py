@@ -41,10 +41,13 @@ class Events:
         job.apply(entry)
         if was_pending:
             self.jm.alloc.after_event(job, old_state)
-        self.jm.index.changed(job.id)
+        index = self.jm.index
+        index.changed(job.id)
         self.actions.append(job.id)
+        if job.state != old_state:
+            index.state_changed(job, old_state)
         if job.state == INACTIVE:
-            self.jm.index.deactivate(job)
+            index.deactivate(job)
             b.cancel_timers(job.id, "exec.")
             b.deps.job_inactive(job)
         elif name == "start":
@@ -66,8 +69,11 @@ class Events:
         elif state == PRIORITY:
             self.post(job, "priority", {"priority": self.jm.urgency.compute_priority(job)})
         elif state == SCHED:
-            if job.priority and not job.alloc_pending and not job.queued:
-                self.jm.alloc.enqueue(job)
+            if job.priority and not job.alloc_pending:
+                if not job.queued:
+                    self.jm.alloc.enqueue(job)
+                else:  # (a new priority: its heap entry moves)
+                    self.jm.alloc.reposition(job)
         elif state == RUN:
             if not job.started:
                 self.b.exec.start(job)

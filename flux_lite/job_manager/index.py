@@ -321,6 +321,7 @@ class JobIndex:
         self._dirty: set[int] = set()
         self._removed: dict[int, Job] = {}
         self._stored_ids: dict[int, int | None] = {}  # any_active: id cursor by state (None: done)
+        self._nstate: dict[int, int] = {}  # state -> how many of _cache's jobs are in it
 
     @property
     def loaded(self) -> bool:
@@ -339,13 +340,27 @@ class JobIndex:
                 if rec["id"] not in cache and rec["id"] not in self._removed:
                     job = job_from_record(rec)
                     cache[job.id] = job
+                    self._count(job.state, 1)
             self._all = True
             if self._on_load is not None:
                 self._on_load(cache)
         return self._cache
 
+    def _count(self, state: int, delta: int) -> None:
+        nstate = self._nstate
+        nstate[state] = nstate.get(state, 0) + delta
+
     def add(self, job: Job) -> None:
         self._cache[job.id] = job
+        self._count(job.state, 1)
+
+    def state_changed(self, job: Job, old_state: int) -> None:
+        """A job moved from old_state to its state (an event was applied)."""
+        if self._cache.get(job.id) is not job:
+            return
+        nstate = self._nstate
+        nstate[old_state] -= 1
+        nstate[job.state] = nstate.get(job.state, 0) + 1
 
     def get(self, jobid: int) -> Job | None:
         """An active job, reading only its row; None if unknown, inactive or damaged."""
@@ -357,6 +372,7 @@ class JobIndex:
         for rec in good_rows(self.conn.execute("SELECT id, data FROM jobs WHERE id = ? AND state < ?",
                                                (jobid, INACTIVE))):
             job = self._cache[jobid] = job_from_record(rec)
+            self._count(job.state, 1)
         return job
 
     def lookup(self, jobid: int) -> Job | None:
@@ -386,6 +402,7 @@ class JobIndex:
         job = job_from_record(rec)
         if job.state < INACTIVE and not self._all:
             self._cache[jobid] = job  # one object per job for the whole command
+            self._count(job.state, 1)
         return job
 
     def changed(self, jobid: int) -> None:
@@ -393,12 +410,13 @@ class JobIndex:
         self._dirty.add(jobid)
 
     def deactivate(self, job: Job) -> None:
-        self._cache.pop(job.id, None)
+        if self._cache.pop(job.id, None) is not None:
+            self._count(job.state, -1)
         self._removed[job.id] = job
 
     def any_active(self, state_mask: int) -> bool:
         """Is any active job in these states? (without loading them all)"""
-        if any(j.state & state_mask for j in self._cache.values()):
+        if any(n and state & state_mask for state, n in self._nstate.items()):
             return True
         if self._all:
             return False

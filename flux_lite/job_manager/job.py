@@ -62,7 +62,7 @@ class Job:
         "jobspec", "R", "has_resources", "alloc_pending", "annotations",
         "end_event", "exception", "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup",
         "t_inactive", "waitstatus", "started", "finished", "released", "freed", "immutable",
-        "set_flags", "nevents", "dirty", "queued", "dependencies", "jobspec_text",
+        "set_flags", "nevents", "dirty", "queued", "queued_priority", "dependencies", "jobspec_text",
     )
 
     def __init__(self, jobid, jobspec=None):
@@ -89,7 +89,8 @@ class Job:
         self.set_flags = []
         self.nevents = 0
         self.dirty = False
-        self.queued = False
+        self.queued = False  # it has an entry in the alloc queue's heap
+        self.queued_priority = None  # the priority of that entry
         self.dependencies = []  # outstanding dependency descriptions (RFC 26)
         # (jobspec, its JSON text) as submitted: the row reuses the text while
         # the job's jobspec is still that object
