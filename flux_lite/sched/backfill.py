@@ -198,6 +198,9 @@ class _Planner:
         self.never = {}  # shape -> smallest duration that could not be placed at all
         self.run_lb = {}  # shape -> earliest fit ignoring reservations
         self.capacity = {}  # kind of request -> (totals, times) (see _capacity)
+        # a restored pass (see _Pass.restore): did a job its earlier part
+        # started share a rank with a reservation it outlasts?
+        self.conflict = False
 
     def release(self, end):
         """When a running job's resources come back: its end; never for 0;
@@ -542,7 +545,7 @@ class _Planner:
         running job it then changes that rank's free count, and so the
         pool's choice of ranks for the reservation."""
         ev = self.run_ev
-        if ev and ev[0][0] <= t:
+        if self.conflict or (ev and ev[0][0] <= t):
             return False
         for (_jobid, start, _end), ranks in zip(self.reservations, self.res_ranks):
             for r, idx in self.run_log:
@@ -577,7 +580,9 @@ class _Pass:
         self.starts = {}
         self.allocated = {}
         self.feasible = sched.feasibility_notes(pool)
-        self.last_key = None
+        self.last_key = None  # the largest sort key placed
+        self.last_withdrawn = False  # ... and its job's request was withdrawn since
+        self.depth_key = None  # the sort key of the job whose reservation reached the depth
 
     def resumable(self, now):
         """Can jobs arriving at now be placed by continuing this pass, as a
@@ -602,7 +607,10 @@ class _Pass:
 
         sched, pool, commit, now, inst = self.sched, self.pool, self.commit, self.now, self.inst
         for pj in queue:
-            self.last_key = pj.sort_key()
+            order = pj.sort_key()
+            if self.last_key is None or order >= self.last_key:
+                self.last_key = order
+                self.last_withdrawn = False
             if self.planner is None:
                 try:
                     rset = pool.alloc(pj.jobid, pj.request, now, expiration_default=inst)
@@ -642,9 +650,92 @@ class _Pass:
                     sched._success(pj, rset, self.first_reserved)
             else:
                 self.nreserved += 1
+                if self.nreserved == self.depth:
+                    self.depth_key = order
                 if self.first_reserved is None:
                     self.first_reserved = pj.jobid
                 self.starts[pj.jobid] = placed[1]
+        return self
+
+    def accepts(self, new):
+        """Can these arrivals (sorted) be placed by continuing this pass?
+        Behind every job it placed, yes. Behind the job that used up the
+        reservation depth too: from there on a job may only start now where
+        it delays no reservation, which neither the jobs blocked around it
+        (they hold nothing) nor those started since (running, as a new pass
+        would see them) change."""
+        if not new or self.last_key is None:
+            return True
+        first = new[0].sort_key()
+        return first > self.last_key or (first == self.last_key and self.last_withdrawn) \
+            or (self.depth_key is not None and first > self.depth_key)
+
+    def withdrawn(self, pj):
+        """pj's request (one this pass did not start or reserve) is withdrawn."""
+        if pj.sort_key() == self.last_key:
+            # the same job queued again (an update) is still behind every other
+            self.last_withdrawn = True
+
+    # -- across commands ---------------------------------------------------------------
+
+    # a pass with more reservations than this is not kept (conservative over
+    # a deep queue): restoring it would cost what a replan costs
+    MAX_KEPT_RESERVATIONS = 256
+
+    def summary(self):
+        """What a later command needs to continue this pass (JSON), or None."""
+        planner = self.planner
+        out = {"now": self.now, "inst": self.inst, "depth": self.depth if self.depth != INF else None,
+               "last_key": self.last_key, "last_withdrawn": self.last_withdrawn, "depth_key": self.depth_key,
+               "nreserved": self.nreserved,
+               "first_reserved": self.first_reserved, "planner": planner is not None}
+        if planner is not None:
+            if len(planner.reservations) > self.MAX_KEPT_RESERVATIONS or not planner.unchanged_until(-INF):
+                return None  # (a conflict makes it unresumable anyway)
+            from flux_lite.sched import store
+
+            out["reservations"] = [[jobid, s, e if e != INF else None,
+                                    store.encode_parts(self.pool, planner.reserved_parts[jobid])]
+                                   for jobid, s, e in planner.reservations]
+        return out
+
+    @classmethod
+    def restore(cls, sched, pool, summary):
+        """The pass a summary() describes, rebuilt over pool (which holds the
+        jobs it started), or None when the summary is not one this policy
+        wrote (a cache: anything odd means a full pass instead)."""
+        from flux_lite.sched import store
+
+        try:
+            self = cls(sched, pool, commit=True)
+            depth = summary["depth"]
+            if (INF if depth is None else depth) != self.depth:
+                return None
+            self.now = float(summary["now"])
+            self.inst = float(summary["inst"])
+            for name in ("last_key", "depth_key"):
+                key = summary[name]
+                if key is not None:
+                    key = (int(key[0]), int(key[1]))
+                setattr(self, name, key)
+            self.nreserved = int(summary["nreserved"])
+            self.last_withdrawn = summary["last_withdrawn"] is True
+            first = summary["first_reserved"]
+            self.first_reserved = None if first is None else int(first)
+            if summary["planner"]:
+                planner = self.planner = _Planner(pool, self.now, self.inst)
+                topo = pool._topo
+                for jobid, s, e, parts in summary["reservations"]:
+                    jobid, s = int(jobid), float(s)
+                    e = INF if e is None else float(e)
+                    parts = store.decode_parts(pool, parts)
+                    if not (self.now <= s < e) or any(cm & ~topo.cmask[i] or gm & ~topo.gmask[i]
+                                                      for i, cm, gm in parts):
+                        return None
+                    planner._add_reservation(jobid, s, e, parts)
+                    self.starts[jobid] = s
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None
         return self
 
     def plan(self):
@@ -692,7 +783,9 @@ class BackfillScheduler(Scheduler):
         self.plan = None
         self.last_reserved = None  # jobs reserved by the last pass of this process
         self._live = None  # the last pass, while only new arrivals happened since
+        self._kept = None  # the last command's last pass (its summary), not yet restored
         self._arrivals = []
+        self._annotate = set()  # jobs forecast() must annotate; None: all
         self._feasible = (None, {})  # (topology, {shape: "" or why it never fits})
         super().__init__(broker, args, state)
 
@@ -722,6 +815,18 @@ class BackfillScheduler(Scheduler):
                                    if pj.annotations.get("selection_type") == "reserved")
         return out
 
+    def load_extra(self, state):
+        kept = state.get("pass")
+        self._kept = kept if isinstance(kept, dict) else None
+
+    def dump_extra(self):
+        live = self._live
+        if live is None:
+            # not restored this command: what was kept still holds (changed() drops it)
+            return {} if self._kept is None else {"pass": self._kept}
+        summary = live.summary()
+        return {} if summary is None else {"pass": summary}
+
     def feasibility_notes(self, pool):
         """{shape: "" if it fits the whole pool, else why not}, kept while the
         pool's topology is the same (allocations and down ranks aside, as
@@ -739,8 +844,23 @@ class BackfillScheduler(Scheduler):
         if what == "alloc":
             # a new arrival: the last pass may still be continued (see schedule)
             self._arrivals.append(msg["id"])
+        elif what == "cancel" and msg is not None and (live := self._current()) is not None \
+                and msg.get("id") not in live.starts:
+            # a withdrawn request the pass neither started nor reserved held
+            # nothing in its plan: the pass stands
+            pj = self.queue.get(msg.get("id"))
+            if pj is not None:
+                live.withdrawn(pj)
+            self.plan = live.plan()
         else:
-            self._live = None
+            self._live = self._kept = None
+
+    def _current(self):
+        """The last pass, restored from the last command if need be."""
+        if self._live is None and self._kept is not None:
+            self._live = _Pass.restore(self, self.pool, self._kept)
+            self._kept = None
+        return self._live
 
     # -- the pass -----------------------------------------------------------------
 
@@ -749,15 +869,18 @@ class BackfillScheduler(Scheduler):
         pass, at the same time, all behind every job placed by it (a burst of
         submissions), place just those, continuing that pass."""
         arrivals, self._arrivals = self._arrivals, []
-        live = self._live
+        live = self._current()
         if live is not None and live.resumable(self.b.now):
             new = sorted((self.queue[j] for j in arrivals if j in self.queue), key=PendingJob.sort_key)
-            if not new or live.last_key is None or new[0].sort_key() > live.last_key:
+            if live.accepts(new):
                 live.rebase(self.b.now)
                 live.place_all(new)
                 self._finish(live)
+                if self._annotate is not None:
+                    self._annotate.update(pj.jobid for pj in new)
                 return
         self._finish(_Pass(self, self.pool, commit=True).place_all(self.sorted_queue()))
+        self._annotate = None
 
     def _finish(self, live):
         self._live = live
@@ -767,10 +890,18 @@ class BackfillScheduler(Scheduler):
     def forecast(self):
         """Annotate pending jobs from the last pass's plan (once per command)."""
         plan = self.plan
+        only, self._annotate = self._annotate, set()
         if plan is None:  # something changed after the last pass: estimates only
             plan = self.replan(self.pool.copy(), self.sorted_queue(), commit=False)
+            only = None
         reserved = plan.reserved()
-        for pj in self.sorted_queue():
+        if only is None:
+            queue = self.sorted_queue()
+        else:
+            # only continued passes this command: the jobs queued before were
+            # annotated from the same plan, which only grew behind them
+            queue = [pj for pj in (self.queue.get(j) for j in sorted(only)) if pj is not None]
+        for pj in queue:
             t = reserved.get(pj.jobid)
             if t is not None:
                 self.annotate(pj, {"t_estimate": t, "selection_type": "reserved", "reason_pending": None})

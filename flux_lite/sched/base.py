@@ -222,6 +222,7 @@ class Scheduler:
         # an older state is rewritten as rows by the first save
         self.dirty = state is not None and not rows
         self._meta_dirty = state is None or not rows
+        self._R_dict: dict | None = None
         self.passes = 0  # scheduling and forecast passes of this command
         self.forecasts = 0
         self.debug_flags = 0
@@ -267,7 +268,9 @@ class Scheduler:
         store.save(self)
         extra = self.dump_extra()
         if self._meta_dirty or extra != getattr(self, "_saved_extra", None):
-            state = {"version": store.VERSION, "debug": self.debug_flags, "R": self.rset.to_dict()}
+            if self._R_dict is None:  # the acquired R never changes: encoded once
+                self._R_dict = self.rset.to_dict()
+            state = {"version": store.VERSION, "debug": self.debug_flags, "R": self._R_dict}
             state.update(extra)
             self.b.kvs.put(STATE_KEY, state)
             self._saved_extra = extra
@@ -430,7 +433,10 @@ class Scheduler:
         return {}
 
     def handle_allocations(self, msg: dict) -> dict:
-        """flux-lite's `sched check`: every allocation the scheduler holds (jobid -> Rset)."""
+        """flux-lite's `sched check`: every allocation the scheduler holds (jobid -> Rset).
+        The queue's rows, otherwise read only as needed, are all read too, so
+        that a damaged one is reported here (and by fsck)."""
+        self.queue.full()
         return {"allocations": self.check()}
 
     def handle_stats(self, msg: dict) -> dict:

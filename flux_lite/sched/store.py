@@ -97,54 +97,44 @@ def decode_parts(pool: Pool, text: str) -> tuple:
     return tuple(out)
 
 
-class StoredJobs:
-    """The pool's jobid -> allocation map, backed by ``sched_alloc``: rows are
-    read as jobs are asked for, all of them only when iterated; what changed
-    is remembered for save()."""
+class LazyRows:
+    """A jobid -> record map backed by one table: rows are read as ids are
+    asked for, all of them only when iterated; what changed is remembered
+    for save(). Subclasses say how a row is read (``_one``, ``_each``)."""
 
-    def __init__(self, conn: sqlite3.Connection | None, pool: Pool) -> None:
+    def __init__(self, conn: sqlite3.Connection | None) -> None:
         self._conn = conn
-        self._pool = pool
         self._d: dict[int, Any] = {}
         self._gone: set[int] = set()
         self._all = conn is None
-        self._max: int | None = None  # the largest id in the table when first asked
         self.dirty: set[int] = set()
 
-    def _row(self, jobid: int, end: float, parts: str) -> Any:
-        from flux_lite.sched.pool import _Job
+    def _one(self, jobid: int) -> Any:
+        """The record of jobid's row, or None (no row)."""
+        raise NotImplementedError
 
-        try:
-            return _Job(None, float(end), decode_parts(self._pool, parts), topo=self._pool._topo)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise damaged(f"allocation of job {jobid}: {exc}") from None
+    def _each(self) -> Iterator[tuple[int, Any]]:
+        """(jobid, record) of every row."""
+        raise NotImplementedError
 
     def _get(self, jobid: int) -> Any:
         rec = self._d.get(jobid)
         if rec is not None or self._all or jobid in self._gone:
             return rec
-        assert self._conn is not None
-        if self._max is None:
-            self._max = self._conn.execute("SELECT coalesce(max(id), -1) FROM sched_alloc").fetchone()[0]
-        if jobid > self._max:
-            # rows added since were written from _d (save), so a larger id
-            # not in _d has none: a new allocation asks this for every job
-            return None
-        row = self._conn.execute("SELECT end_time, parts FROM sched_alloc WHERE id = ?", (jobid,)).fetchone()
-        if row is None:
+        rec = self._one(jobid)
+        if rec is None:
             self._gone.add(jobid)
             return None
-        rec = self._d[jobid] = self._row(jobid, *row)
+        self._d[jobid] = rec
         return rec
 
     def full(self) -> dict[int, Any]:
-        """Every allocation (read once)."""
+        """Every record (read once)."""
         if not self._all:
-            assert self._conn is not None
             d, gone = self._d, self._gone
-            for jobid, end, parts in self._conn.execute("SELECT id, end_time, parts FROM sched_alloc"):
+            for jobid, rec in self._each():
                 if jobid not in d and jobid not in gone:
-                    d[jobid] = self._row(jobid, end, parts)
+                    d[jobid] = rec
             self._all = True
         return self._d
 
@@ -200,6 +190,39 @@ class StoredJobs:
 
     def copy(self) -> dict[int, Any]:
         return dict(self.full())
+
+
+class StoredJobs(LazyRows):
+    """The pool's jobid -> allocation map, backed by ``sched_alloc``."""
+
+    def __init__(self, conn: sqlite3.Connection | None, pool: Pool) -> None:
+        super().__init__(conn)
+        self._pool = pool
+        self._max: int | None = None  # the largest id in the table when first asked
+
+    def _row(self, jobid: int, end: float, parts: str) -> Any:
+        from flux_lite.sched.pool import _Job
+
+        try:
+            return _Job(None, float(end), decode_parts(self._pool, parts), topo=self._pool._topo)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise damaged(f"allocation of job {jobid}: {exc}") from None
+
+    def _one(self, jobid: int) -> Any:
+        assert self._conn is not None
+        if self._max is None:
+            self._max = self._conn.execute("SELECT coalesce(max(id), -1) FROM sched_alloc").fetchone()[0]
+        if jobid > self._max:
+            # rows added since were written from _d (save), so a larger id
+            # not in _d has none: a new allocation asks this for every job
+            return None
+        row = self._conn.execute("SELECT end_time, parts FROM sched_alloc WHERE id = ?", (jobid,)).fetchone()
+        return None if row is None else self._row(jobid, *row)
+
+    def _each(self) -> Iterator[tuple[int, Any]]:
+        assert self._conn is not None
+        for jobid, end, parts in self._conn.execute("SELECT id, end_time, parts FROM sched_alloc"):
+            yield jobid, self._row(jobid, end, parts)
 
 
 def attach(pool: Pool, conn: sqlite3.Connection) -> None:
@@ -314,26 +337,47 @@ def allocated_parts(kvs: Any) -> list[tuple[int, Any, Any]] | None:
 # -- the queue of pending requests ------------------------------------------------------------
 
 
-class StoredQueue(dict):
-    """The scheduler's pending requests by id, remembering which changed."""
+class StoredQueue(LazyRows):
+    """The scheduler's pending requests by id, backed by ``sched_queue``: a
+    command that queues or withdraws one request reads only its row; the
+    whole queue is read only when a pass walks it."""
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.dirty: set[int] = set()
+    def __init__(self, conn: sqlite3.Connection | None = None,
+                 make: Callable[..., PendingJob] | None = None) -> None:
+        super().__init__(conn)
+        self._make = make
         self.rewrite = False  # every row afresh (not loaded from the table)
+        # the jobs of a burst or a trace share a few request shapes: one
+        # (read-only) ResourceRequest per distinct text
+        self._requests: dict[str, Any] = {}
 
-    def __setitem__(self, jobid: int, pj: PendingJob) -> None:
-        super().__setitem__(jobid, pj)
-        self.dirty.add(jobid)
+    _COLUMNS = "id, priority, userid, t_submit, request, annotations"
 
-    def __delitem__(self, jobid: int) -> None:
-        super().__delitem__(jobid)
-        self.dirty.add(jobid)
+    def _row(self, jobid: Any, priority: Any, userid: Any, t_submit: Any, req: Any, ann: Any) -> PendingJob:
+        from flux_lite.sched.pool import ResourceRequest
 
-    def pop(self, jobid: int, *default: Any) -> Any:  # type: ignore[override]
-        if jobid in self:
-            self.dirty.add(jobid)
-        return super().pop(jobid, *default)
+        assert self._make is not None
+        try:
+            request = self._requests.get(req)
+            if request is None:
+                request = self._requests[req] = ResourceRequest(**json.loads(req))
+            ann = json.loads(ann) if ann != "{}" else {}
+            if not (isinstance(jobid, int) and isinstance(priority, int) and isinstance(userid, int)
+                    and isinstance(t_submit, (int, float)) and isinstance(ann, dict)):
+                raise ValueError(f"job {jobid!r}: a field has the wrong type")
+            return self._make(jobid, priority, userid, t_submit, request, ann)
+        except (ValueError, TypeError) as exc:
+            raise damaged(f"queue: {exc}") from None
+
+    def _one(self, jobid: int) -> Any:
+        assert self._conn is not None
+        row = self._conn.execute(f"SELECT {self._COLUMNS} FROM sched_queue WHERE id = ?", (jobid,)).fetchone()
+        return None if row is None else self._row(*row)
+
+    def _each(self) -> Iterator[tuple[int, Any]]:
+        assert self._conn is not None
+        for row in self._conn.execute(f"SELECT {self._COLUMNS} FROM sched_queue"):
+            yield row[0], self._row(*row)
 
     def touch(self, jobid: int) -> None:
         """A queued request's priority or annotations changed."""
@@ -341,33 +385,14 @@ class StoredQueue(dict):
 
 
 def load_queue(conn: sqlite3.Connection, make: Callable[..., PendingJob]) -> StoredQueue:
-    from flux_lite.sched.pool import ResourceRequest
-
-    q = StoredQueue()
-    # the jobs of a burst or a trace share a few request shapes: one
-    # (read-only) ResourceRequest per distinct text
-    requests: dict[str, ResourceRequest] = {}
-    try:
-        for jobid, priority, userid, t_submit, req, ann in conn.execute(
-                "SELECT id, priority, userid, t_submit, request, annotations FROM sched_queue"):
-            request = requests.get(req)
-            if request is None:
-                request = requests[req] = ResourceRequest(**json.loads(req))
-            ann = json.loads(ann) if ann != "{}" else {}
-            if not (isinstance(jobid, int) and isinstance(priority, int) and isinstance(userid, int)
-                    and isinstance(t_submit, (int, float)) and isinstance(ann, dict)):
-                raise ValueError(f"job {jobid!r}: a field has the wrong type")
-            pj = make(jobid, priority, userid, t_submit, request, ann)
-            dict.__setitem__(q, jobid, pj)
-    except (ValueError, TypeError) as exc:
-        raise damaged(f"queue: {exc}") from None
-    return q
+    """The queue in the table (rows read as they are asked for)."""
+    return StoredQueue(conn, make)
 
 
 def save_queue(conn: sqlite3.Connection, q: StoredQueue) -> None:
     if q.rewrite:
         conn.execute("DELETE FROM sched_queue")
-        dirty: set[int] = set(q)
+        dirty: set[int] = set(q.full())
         q.rewrite = False
     else:
         dirty = q.dirty
