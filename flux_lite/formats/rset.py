@@ -539,7 +539,12 @@ class Rset:
     def ncores(self):
         n = self._cache.get("ncores")
         if n is None:
-            n = self._cache["ncores"] = sum(len(c) for _, c, _ in self._nodes.values())
+            g = self._cache.get("groups")
+            if g is not None:  # (fewer groups than nodes)
+                n = sum(len(ranks) * len(cores) for ranks, cores, _ in g)
+            else:
+                n = sum(len(c) for _, c, _ in self._nodes.values())
+            self._cache["ncores"] = n
         return n
 
     @property
