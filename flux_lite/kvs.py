@@ -16,6 +16,7 @@ import sqlite3
 from contextlib import contextmanager
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import jsontext
 from flux_lite.formats.jobid import WideJobID
 
 # ids past SQLite's integer range match no row (see WideJobID)
@@ -96,7 +97,7 @@ def sqlite_uri(path, mode):
 
 
 # json.dumps(value, separators=(",", ":"), ensure_ascii=False), one encoder for all
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_COMPACT = jsontext.compact_utf8
 
 
 def _check_key(key):
@@ -104,6 +105,8 @@ def _check_key(key):
         raise KVSError(f"invalid key: {key!r}")
     if not key.isprintable():
         raise KVSError(f"invalid key: {key!r}: control characters")
+    if key.isascii():
+        return  # (ASCII is UTF-8)
     try:
         key.encode("utf-8")
     except UnicodeEncodeError:

@@ -28,6 +28,7 @@ import re
 import time
 
 from flux_lite.errors import EventlogError
+from flux_lite.formats import jsontext
 
 __all__ = [
     "dumps",
@@ -244,9 +245,8 @@ def make_entry(timestamp, name, context=None):
 _FLAT = (str, int, bool, type(None))
 
 
-# json.dumps(..., separators=(",", ":"), ensure_ascii=False) builds an encoder
-# per call; one made once writes the same text
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+# json.dumps(..., separators=(",", ":"), ensure_ascii=False), its encoder built once
+_COMPACT = jsontext.compact_utf8
 # names that passed _check_name (a handful in practice) -> their ',"name":...' text
 _GOOD_NAMES: dict = {}
 # the last timestamp encoded and its text: the events of one instant share it

@@ -82,6 +82,11 @@ def _append_range(ranges, rng):
     ranges.append(rng)
 
 
+# valid host names seen by from_hosts -> their range (an instance's few
+# names make every job's nodelist)
+_HOST_RANGES: dict = {}
+
+
 @lru_cache(maxsize=65536)
 def _host_range(name):
     """Range for one host name without brackets (hostlist_append_host)."""
@@ -244,10 +249,17 @@ class Hostlist:
     def from_hosts(cls, names):
         """Build from individual host names (each one host, no expressions)."""
         acc = []
+        known = _HOST_RANGES
         for name in names:
-            if not name or _INVALID_HOST_CHARS.search(name):
-                raise HostlistError(f"invalid hostname: '{name}'")
-            _append_range(acc, _host_range(name))
+            rng = known.get(name)
+            if rng is None:
+                if not name or _INVALID_HOST_CHARS.search(name):
+                    raise HostlistError(f"invalid hostname: '{name}'")
+                rng = _host_range(name)
+                if len(known) >= 65536:
+                    known.clear()
+                known[name] = rng
+            _append_range(acc, rng)
         self = object.__new__(cls)
         self._ranges = tuple(acc)
         self._hosts = None

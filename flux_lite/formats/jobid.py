@@ -229,13 +229,8 @@ def f58plain(jobid):
 
 def dothex(jobid):
     """``XXXX.XXXX.XXXX.XXXX`` (four 16-bit groups, lower-case hex)."""
-    x = _check_id(jobid)
-    return "%04x.%04x.%04x.%04x" % (
-        (x >> 48) & 0xFFFF,
-        (x >> 32) & 0xFFFF,
-        (x >> 16) & 0xFFFF,
-        x & 0xFFFF,
-    )
+    h = "%016x" % _check_id(jobid)
+    return f"{h[:4]}.{h[4:8]}.{h[8:12]}.{h[12:]}"
 
 
 def kvs_key(jobid, *subkeys):

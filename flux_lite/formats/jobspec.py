@@ -796,10 +796,12 @@ def _jj_counts(js):
     return counts
 
 
-def ntasks(js):
+def ntasks(js, counts=None):
     """Task count as job-list computes it; None when it is only known once
-    resources are allocated (per-resource shell option with node layouts)."""
-    counts = _jj_counts(js)
+    resources are allocated (per-resource shell option with node layouts).
+    counts: _jj_counts(js), if the caller has it."""
+    if counts is None:
+        counts = _jj_counts(js)
     per_resource = None
     shell = _system(js).get("shell")
     if isinstance(shell, Mapping) and isinstance(shell.get("options"), Mapping):
@@ -823,9 +825,11 @@ def ntasks(js):
     return counts["nslots"]
 
 
-def ncores(js):
-    """Core count as job-list computes it; None for exclusive node requests."""
-    counts = _jj_counts(js)
+def ncores(js, counts=None):
+    """Core count as job-list computes it; None for exclusive node requests.
+    counts: _jj_counts(js), if the caller has it."""
+    if counts is None:
+        counts = _jj_counts(js)
     if counts["nnodes"] and counts["exclusive"]:
         return None
     return counts["nslots"] * counts["slot_size"]

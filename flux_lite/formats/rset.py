@@ -21,6 +21,7 @@ import json
 import math
 
 from flux_lite.errors import HostlistError, IdsetError, RsetError
+from flux_lite.formats import jsontext
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 
@@ -190,7 +191,7 @@ class Rset:
         if hit is not None and hit[0] is obj:
             return hit[1]
         try:
-            key = json.dumps(obj)
+            key = jsontext.dumps(obj)
         except (TypeError, ValueError, RecursionError):
             return cls._from_dict(obj)
         rs = _FROM_DICT_CACHE.get(key)
@@ -412,6 +413,8 @@ class Rset:
                 by.setdefault((cores, gpus), []).append(rank)
             g = [(IDset(ranks), key[0], key[1]) for key, ranks in by.items()]
             self._cache["groups"] = g
+            if len(g) == 1:  # (one group: its ranks are all of them)
+                self._cache.setdefault("ranks", g[0][0])
         return g
 
     def to_dict(self):
@@ -444,7 +447,7 @@ class Rset:
         """``json.dumps(self.to_dict())`` with default separators."""
         s = self._cache.get("json")
         if s is None:
-            s = self._cache["json"] = json.dumps(self.to_dict())
+            s = self._cache["json"] = jsontext.dumps(self.to_dict())
         return s
 
     def summary(self):

@@ -22,6 +22,7 @@ from operator import itemgetter
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import jsontext
 from flux_lite.job_manager.job import CLEANUP, INACTIVE, RUN, Job
 
 TABLE = "jobs"
@@ -96,19 +97,16 @@ def listing_fields(job: Job) -> dict[str, Any]:
     return out
 
 
-# the jobspec-derived listing fields by the JSON text of what they depend on
-_JOBSPEC_FIELDS: dict[str, tuple[Any, Any, Any]] = {}
 _JOBSPEC_BY_ID: dict[int, tuple[dict, tuple[str, Any, Any, Any]]] = {}
 
 
 def _jobspec_fields(js: dict) -> tuple[str, Any, Any, Any]:
-    """(name, ntasks, nnodes requested, ncores) as `jobs` shows them before R. Jobs of one
-    burst or trace share shapes: the counts are cached by what they are
-    computed from (resources, tasks, duration, shell options, version)."""
+    """(name, ntasks, nnodes requested, ncores) as `jobs` shows them before R,
+    cached for the jobs of one submission (copies share their jobspec object)."""
     from flux_lite.formats import jobspec as jobspecmod
 
     hit = _JOBSPEC_BY_ID.get(id(js))
-    if hit is not None and hit[0] is js:  # copies of one submission share their jobspec object
+    if hit is not None and hit[0] is js:
         return hit[1]
     out = _jobspec_fields_of(js, jobspecmod)
     if len(_JOBSPEC_BY_ID) > 4096:
@@ -122,40 +120,17 @@ def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any, Any]:
         out_name = jobspecmod.name(js)
     except Exception:
         out_name = ""
-    key = None
-    attrs = js.get("attributes") if isinstance(js, dict) else None
-    system = attrs.get("system") if isinstance(attrs, dict) else None
-    if isinstance(system, dict):
-        tasks = js.get("tasks")
-        if isinstance(tasks, list):  # of a task only its count matters (not its command)
-            tasks = [t.get("count") if isinstance(t, dict) else t for t in tasks]
-        try:
-            key = json.dumps([js.get("version"), js.get("resources"), tasks,
-                              system.get("duration"), system.get("shell")], sort_keys=True)
-        except (TypeError, ValueError, RecursionError):
-            key = None
-        hit = _JOBSPEC_FIELDS.get(key) if key is not None else None
-        if hit is not None:
-            return out_name, hit[0], hit[1], hit[2]
     try:
-        ntasks = jobspecmod.ntasks(js)
+        counts = jobspecmod._jj_counts(js)  # (what the three counts are read from)
+    except Exception:
+        return out_name, 1, "", ""
+    try:
+        ntasks = jobspecmod.ntasks(js, counts)
     except Exception:
         ntasks = 1
-    try:
-        nnodes = jobspecmod.nnodes_requested(js) or ""
-    except Exception:
-        nnodes = ""
-    try:
-        # job-list's core count from the jobspec (none for whole exclusive nodes)
-        ncores = jobspecmod.ncores(js)
-    except Exception:
-        ncores = None
-    ncores = ncores if ncores is not None else ""
-    if key is not None:
-        if len(_JOBSPEC_FIELDS) > 4096:
-            _JOBSPEC_FIELDS.clear()
-        _JOBSPEC_FIELDS[key] = (ntasks, nnodes, ncores)
-    return out_name, ntasks, nnodes, ncores
+    # job-list's core count from the jobspec (none for whole exclusive nodes)
+    ncores = jobspecmod.ncores(js, counts)
+    return out_name, ntasks, counts["nnodes"] or "", ncores if ncores is not None else ""
 
 
 def _listing_fields(job: Job) -> dict[str, Any]:
@@ -195,7 +170,7 @@ def _in_states(mask: int) -> str:
 
 
 # json.dumps(value, separators=(",", ":")), without building an encoder per call
-_compact = json.JSONEncoder(separators=(",", ":")).encode
+_compact = jsontext.compact
 _raw_decode = json.JSONDecoder().raw_decode  # json.loads of compact text: no whitespace to skip
 
 
@@ -231,6 +206,7 @@ LISTING_KEYS = ("urgency", "name", "ntasks", "nnodes", "ncores", "ranks", "nodel
 LISTING_COLUMNS = ("id", "userid", "state", "priority", "t_submit", "t_run", "t_inactive")
 LISTING_SYSTEM = ("queue", "project", "bank", "duration", "cwd")
 _LISTING_GET = itemgetter(*LISTING_KEYS)
+_T_CLEANUP, _NCORES = LISTING_KEYS.index("t_cleanup"), LISTING_KEYS.index("ncores")
 
 
 def _listing_values(rec: Record, js: Any, R: Any) -> list:
@@ -774,9 +750,13 @@ def outcome_rows(conn: sqlite3.Connection) -> Iterator[tuple[float, float, float
     job, read from the columns and, inside the records, by SQLite itself."""
     from flux_lite.job_manager.job import RESULT_NAMES, STATE_NAMES
 
+    # (the listing column holds both, and is shorter to parse than the record)
+    listed_t_cleanup = f"json_extract(listing, '$[{_T_CLEANUP}]')"
+    listed_ncores = f"json_extract(listing, '$[{_NCORES}]')"
     for state, result, t_submit, t_run, t_cleanup, ncores in conn.execute(
-            "SELECT state, result, t_submit, t_run, json_extract(data, '$.t_cleanup'), "
-            "json_extract(data, '$.ncores') FROM jobs"):
+            "SELECT state, result, t_submit, t_run, "
+            f"CASE WHEN listing IS NULL THEN json_extract(data, '$.t_cleanup') ELSE {listed_t_cleanup} END, "
+            f"CASE WHEN listing IS NULL THEN json_extract(data, '$.ncores') ELSE {listed_ncores} END FROM jobs"):
         name = (RESULT_NAMES.get(result, "") if state == INACTIVE else "") or STATE_NAMES.get(state, "")
         yield t_submit, t_run, t_cleanup, ncores, name
 

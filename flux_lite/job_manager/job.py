@@ -160,7 +160,9 @@ class Job:
             self.has_resources = True
             self.alloc_pending = False
             if "annotations" in ctx:
-                self.annotations = copy.deepcopy(ctx["annotations"])
+                ann = ctx["annotations"]
+                # (the job manager posts the job's own annotations: nothing to copy)
+                self.annotations = ann if ann is self.annotations else copy.deepcopy(ann)
         elif name == "start":
             self.started = True
         elif name == "exception":

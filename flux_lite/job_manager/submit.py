@@ -10,6 +10,7 @@ from errno import EINVAL, EOVERFLOW
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import jsontext
 from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
 from flux_lite.job_manager.job import FLAG_NOVALIDATE, FLAG_WAITABLE, Job
 
@@ -90,7 +91,7 @@ class Submit:
             del jobspec["attributes"]["system"]["environment"]
         jobspec = b.queues.frobnicate(jobspec)  # job-ingest: default queue, constraints
         try:
-            text = json.dumps(jobspec)
+            text = jsontext.dumps(jobspec)
         except (TypeError, ValueError, RecursionError):
             text = None  # validation says what is wrong with it
         if text is not None and "\\ud" in text:
@@ -114,14 +115,14 @@ class Submit:
         job = Job(jobid, jobspec)
         jm.index.add(job)
         if text is None:
-            text = json.dumps(jobspec)
+            text = jsontext.dumps(jobspec)
         job.jobspec_text = (jobspec, text)
         if shared is None and not novalidate:
             if len(self._specs) >= SHARED_SPECS:
                 self._specs.clear()
             self._specs[text] = (jobspec, text)
         key = kvs_key(jobid)
-        self.kvs.put_text(key + ".J", json.dumps(original) if original is not None else text)
+        self.kvs.put_text(key + ".J", jsontext.dumps(original) if original is not None else text)
         self.kvs.put_text(key + ".jobspec", text)
         if flags & FLAG_WAITABLE:  # `job wait` may reap it once
             from flux_lite.job_manager import wait

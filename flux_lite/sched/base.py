@@ -21,12 +21,12 @@ keeps state derived from the queue or the pool overrides ``changed()``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite.formats import jsontext
 from flux_lite.formats.jobid import f58, kvs_key
 
 if TYPE_CHECKING:
@@ -557,7 +557,7 @@ class Scheduler:
     def success(self, pj: PendingJob, rset: Rset, annotations: dict | None = None) -> None:
         """Commit R to the KVS, then answer SUCCESS; pending sched.* keys are nulled."""
         R = rset.to_dict()
-        text = json.dumps(R)
+        text = jsontext.dumps(R)
         self.b.kvs.put_text(kvs_key(pj.jobid, "R"), text)
         rset.remember_as(text, R)
         sched_ann = {k: None for k in pj.annotations}

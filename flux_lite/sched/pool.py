@@ -419,22 +419,30 @@ class Pool:
 
     def _apply(self, i, cm, gm, take):
         """Allocate (take=True) or release cm/gm on rank index i."""
-        old = (self._fc[i], self._fg[i])
-        if take:
-            ac = self._ac[i] | cm
-            ag = self._ag[i] | gm
-        else:
-            ac = self._ac[i] & ~cm
-            ag = self._ag[i] & ~gm
-        self._ac[i] = ac
-        self._ag[i] = ag
-        fc = self._topo.ncore[i] - ac.bit_count()
-        fg = self._topo.ngpu[i] - ag.bit_count()
-        self._fc[i] = fc
-        self._fg[i] = fg
-        if self._up[i] and old != (fc, fg) and not self._bulk:
-            self._bucket_remove(i, old)
-            self._bucket_add(i, (fc, fg))
+        self._apply_parts(((i, cm, gm),), take)
+
+    def _apply_parts(self, parts, take):
+        """_apply() of each (index, coremask, gpumask) of parts."""
+        ac_, ag_, fc_, fg_ = self._ac, self._ag, self._fc, self._fg
+        ncore, ngpu, up = self._topo.ncore, self._topo.ngpu, self._up
+        bulk = self._bulk
+        for i, cm, gm in parts:
+            old = (fc_[i], fg_[i])
+            if take:
+                ac = ac_[i] | cm
+                ag = ag_[i] | gm
+            else:
+                ac = ac_[i] & ~cm
+                ag = ag_[i] & ~gm
+            ac_[i] = ac
+            ag_[i] = ag
+            fc = ncore[i] - ac.bit_count()
+            fg = ngpu[i] - ag.bit_count()
+            fc_[i] = fc
+            fg_[i] = fg
+            if up[i] and old != (fc, fg) and not bulk:
+                self._bucket_remove(i, old)
+                self._bucket_add(i, (fc, fg))
 
     def _set_masks(self, i, cm, gm):
         """Make rank index i's allocated masks exactly cm/gm (what _apply of
@@ -705,8 +713,7 @@ class Pool:
     def alloc_selected(self, jobid, request, found, now, expiration_default=0.0):
         """alloc() of what _select() just found for the request (found, not None)."""
         sel, nslots = found
-        for i, cm, gm in sel:
-            self._apply(i, cm, gm, True)
+        self._apply_parts(sel, True)
         duration = request.duration or 0.0
         if duration > 0:
             # a duration past the year 9999 is stored, its end time clamped
@@ -868,8 +875,7 @@ class Pool:
             if cm & ~topo.cmask[i] or gm & ~topo.gmask[i] or cm & self._ac[i] or gm & self._ag[i]:
                 return False
             parts.append((i, cm, gm))
-        for i, cm, gm in parts:
-            self._apply(i, cm, gm, True)
+        self._apply_parts(parts, True)
         expiration = float(R["execution"].get("expiration", 0.0) or 0.0)
         self._jobs[jobid] = _Job(None, expiration, tuple(parts), rdict=R)
         self.generation += 1
@@ -884,6 +890,8 @@ class Pool:
         if rec is None:
             return None
         alloc, end, parts = rec.rset(), rec.end, rec.parts
+        if final and R is alloc:
+            R = None  # (the set this pool built: nothing to check)
         if R is not None:
             if not isinstance(R, Rset):
                 R = Rset.from_dict(R)
@@ -900,8 +908,7 @@ class Pool:
                     f"got {R.summary()}, expected {alloc.summary()}"
                 )
         if final or R is None:
-            for i, cm, gm in parts:
-                self._apply(i, cm, gm, False)
+            self._apply_parts(parts, False)
             del self._jobs[jobid]
             freed = alloc
         else:
