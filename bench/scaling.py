@@ -29,6 +29,11 @@ empty-instance CPU time at the largest pending size and at 10k running
 ``jobs`` listing <= 0.3 s CPU per 10,000 listed. The wall ratios are
 reported with them; on a loaded machine the CPU ratios are the ones to read.
 
+--policy P: every instance runs sched-backfill with policy P (easy, hybrid,
+conservative) instead of the default sched-simple (limited=8): the backfill
+scheduler queues every pending job itself, so this measures its kept pass
+(a command continues the last pass instead of replanning the queue).
+
 --profile: each command once more under cProfile on the largest pending
 instance and on the running one (top functions by tottime).
 """
@@ -46,15 +51,24 @@ LIST_TARGET_PER_10K = 0.3
 LIST_COUNT = 10000
 
 
+POLICY = None  # --policy
+
+
+def start(state, size, cores):
+    bl.start_instance(state, size=size, cores=cores)
+    if POLICY:
+        bl.fl(["sched", "reload", f"--policy={POLICY}"], state)
+
+
 def build_pending(state, n):
-    bl.start_instance(state, size=4, cores=4)
+    start(state, 4, 4)
     bl.fl(["submit", "-N4", "--exclusive", "-S", "exec.test.run_duration=30d", "true"], state)
     if n:
         bl.fl(["submit", f"--cc=1-{n}", "--quiet", "-n1", "true"], state)
 
 
 def build_running(state, n):
-    bl.start_instance(state, size=4096, cores=32)
+    start(state, 4096, 32)
     if n:
         bl.fl(["submit", f"--cc=1-{n}", "--quiet", "-n1", "-S", "exec.test.run_duration=30d", "true"], state)
 
@@ -124,13 +138,18 @@ def main():
     p.add_argument("--reps", type=int, default=None, help="Rounds (default 5, quick 3).")
     p.add_argument("--sizes", default=None, help="Comma list of pending counts (default 0,1000,10000,50000).")
     p.add_argument("--running", type=int, default=10000, help="Running jobs of the last instance (0: skip it).")
+    p.add_argument("--policy", choices=("easy", "hybrid", "conservative"), default=None,
+                   help="Run sched-backfill with this policy (default: sched-simple).")
     args = bl.parse_args(p)
+    global POLICY
+    POLICY = args.policy
     t_start = time.perf_counter()
     reps = args.reps or (3 if args.quick else 5)
     sizes = [int(x) for x in (args.sizes or ("0,1000,10000" if args.quick else "0,1000,10000,50000")).split(",")]
     if 0 not in sizes:
         sizes.insert(0, 0)
-    figures = {"reps": reps, "instances": {}}
+    figures = {"reps": reps, "scheduler": f"sched-backfill policy={POLICY}" if POLICY else "sched-simple",
+               "instances": {}}
     targets = []
     extra = None
     largest = f"pending-{max(sizes)}"

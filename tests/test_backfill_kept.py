@@ -143,7 +143,7 @@ def test_queue_commands_read_only_what_they_touch(flux_factory, monkeypatch, pol
 
 @pytest.mark.parametrize("damage", [
     '"x"', '{"now": "x"}', '{"planner": true, "reservations": [[1, 2, 3, "9:ff:0"]]}', "[]",
-    '{"now": 0, "inst": 0, "depth": 1, "last_key": [0, 0], "last_withdrawn": false, "depth_key": null, '
+    '{"now": 0, "inst": 0, "depth": 1, "last_key": [0, 0], "reserved_key": null, '
     '"nreserved": 5, "first_reserved": null, "planner": true, "reservations": [[1, 1e30, null, "0:ff:0"]]}'])
 def test_damaged_kept_pass_means_a_full_replan(flux_factory, damage):
     """The kept pass is a cache: anything odd in it is ignored, the command

@@ -11,11 +11,15 @@ gpu whose reservation begins before the job ends. Jobs without a duration
 
 The plan (:class:`Plan`) holds the release times of the running jobs (their
 pool end time; 0 = never) and the reservations, the latter on an interval
-tree; it is rebuilt by every pass and never persisted, so it can never be
-stale. The planner behind it is built only once the first job is blocked, so
-a pass where everything fits costs what a FIFO pass costs. A pass whose only
-news is lower-priority arrivals at the same time (a burst of submissions)
-continues the previous one instead of replanning: same result, less work.
+tree; it is rebuilt by every pass. The planner behind it is built only once
+the first job is blocked, so a pass where everything fits costs what a FIFO
+pass costs. A pass whose only news is arrivals behind every job it reserved
+(a burst of submissions, a queued job updated), or withdrawn requests it
+neither started nor reserved, continues the previous one instead of
+replanning: same result, less work. The last pass is kept across commands
+as a summary in ``sched.state`` (its time and reservations: a few hundred
+at most), so a command that queues one job reads neither the queue nor the
+plan's other jobs; anything else the pass depended on drops it.
 
 Annotations: on SUCCESS ``resource_summary`` and ``selection_type``
 (``reserved`` if the job was reserved by the previous pass, else
@@ -581,8 +585,7 @@ class _Pass:
         self.allocated = {}
         self.feasible = sched.feasibility_notes(pool)
         self.last_key = None  # the largest sort key placed
-        self.last_withdrawn = False  # ... and its job's request was withdrawn since
-        self.depth_key = None  # the sort key of the job whose reservation reached the depth
+        self.reserved_key = None  # ... and reserved
 
     def resumable(self, now):
         """Can jobs arriving at now be placed by continuing this pass, as a
@@ -608,9 +611,8 @@ class _Pass:
         sched, pool, commit, now, inst = self.sched, self.pool, self.commit, self.now, self.inst
         for pj in queue:
             order = pj.sort_key()
-            if self.last_key is None or order >= self.last_key:
+            if self.last_key is None or order > self.last_key:
                 self.last_key = order
-                self.last_withdrawn = False
             if self.planner is None:
                 try:
                     rset = pool.alloc(pj.jobid, pj.request, now, expiration_default=inst)
@@ -650,31 +652,22 @@ class _Pass:
                     sched._success(pj, rset, self.first_reserved)
             else:
                 self.nreserved += 1
-                if self.nreserved == self.depth:
-                    self.depth_key = order
+                self.reserved_key = order
                 if self.first_reserved is None:
                     self.first_reserved = pj.jobid
                 self.starts[pj.jobid] = placed[1]
         return self
 
     def accepts(self, new):
-        """Can these arrivals (sorted) be placed by continuing this pass?
-        Behind every job it placed, yes. Behind the job that used up the
-        reservation depth too: from there on a job may only start now where
-        it delays no reservation, which neither the jobs blocked around it
-        (they hold nothing) nor those started since (running, as a new pass
-        would see them) change."""
-        if not new or self.last_key is None:
-            return True
-        first = new[0].sort_key()
-        return first > self.last_key or (first == self.last_key and self.last_withdrawn) \
-            or (self.depth_key is not None and first > self.depth_key)
-
-    def withdrawn(self, pj):
-        """pj's request (one this pass did not start or reserve) is withdrawn."""
-        if pj.sort_key() == self.last_key:
-            # the same job queued again (an update) is still behind every other
-            self.last_withdrawn = True
+        """Can these arrivals (sorted) be placed by continuing this pass, as
+        a new pass would place them? If they are behind every job it
+        reserved, yes, wherever they fall among the jobs it left blocked:
+        those hold nothing in the plan, and placing an arrival (reserving
+        it, or starting it) only takes resources from them, so they stay
+        blocked. (Below the reservation depth a blocked job is one that
+        could not be placed at all; past it, one that cannot start now.)
+        The jobs the pass started are running, as a new pass would see them."""
+        return not new or self.reserved_key is None or new[0].sort_key() > self.reserved_key
 
     # -- across commands ---------------------------------------------------------------
 
@@ -686,8 +679,7 @@ class _Pass:
         """What a later command needs to continue this pass (JSON), or None."""
         planner = self.planner
         out = {"now": self.now, "inst": self.inst, "depth": self.depth if self.depth != INF else None,
-               "last_key": self.last_key, "last_withdrawn": self.last_withdrawn, "depth_key": self.depth_key,
-               "nreserved": self.nreserved,
+               "last_key": self.last_key, "reserved_key": self.reserved_key, "nreserved": self.nreserved,
                "first_reserved": self.first_reserved, "planner": planner is not None}
         if planner is not None:
             if len(planner.reservations) > self.MAX_KEPT_RESERVATIONS or not planner.unchanged_until(-INF):
@@ -713,13 +705,12 @@ class _Pass:
                 return None
             self.now = float(summary["now"])
             self.inst = float(summary["inst"])
-            for name in ("last_key", "depth_key"):
+            for name in ("last_key", "reserved_key"):
                 key = summary[name]
                 if key is not None:
                     key = (int(key[0]), int(key[1]))
                 setattr(self, name, key)
             self.nreserved = int(summary["nreserved"])
-            self.last_withdrawn = summary["last_withdrawn"] is True
             first = summary["first_reserved"]
             self.first_reserved = None if first is None else int(first)
             if summary["planner"]:
@@ -848,9 +839,6 @@ class BackfillScheduler(Scheduler):
                 and msg.get("id") not in live.starts:
             # a withdrawn request the pass neither started nor reserved held
             # nothing in its plan: the pass stands
-            pj = self.queue.get(msg.get("id"))
-            if pj is not None:
-                live.withdrawn(pj)
             self.plan = live.plan()
         else:
             self._live = self._kept = None

@@ -13,7 +13,9 @@ small ``sched.state`` key (version 2: debug flags, the acquired R):
                  row at a time as jobs are freed or moved (all of them only
                  when a pass needs every end time);
 ``sched_queue``  per pending request: priority, user, submit time, request
-                 and the annotations last sent.
+                 and the annotations last sent; read one row at a time as
+                 requests come and go (all of them when a pass walks the
+                 queue, or `sched check` checks it).
 
 At save only what changed is written (rank rows by comparing with what was
 loaded, job and queue rows by id). The state is the scheduler module's own:
