@@ -551,3 +551,35 @@ def test_performance_large_fragmented_pool():
     assert per_fail < 0.001, per_fail
     assert per_copy < 0.05, per_copy
     assert len(sim) == len(pool)
+
+
+def test_compact_R_of_the_schedulers_R():
+    """The row's compact R text, derived from the text the scheduler stored,
+    is json.dumps' compact text: with GPUs, nslots, odd host names and
+    properties (which take the encoder); an R that was only parsed (its
+    strings may hold anything) is encoded."""
+    from flux_lite.formats import jsontext
+    from flux_lite.formats.rset import compact_R
+
+    rng = random.Random(3)
+    hosts = [("fe", 2, 0), ("node007", 4, 1), ("node8", 4, 2), ("x-1.lab", 3, 0), ("node10", 4, 2)]
+    for props in (None, {"big mem": "1-2", "gpu:a": "4"}):
+        rs = Rset.build(hosts)
+        if props:
+            rs = rs.with_properties(props)
+        pool = Pool(rs)
+        for jobid in range(1, 40):
+            req = RR(nnodes=rng.choice([0, 0, 1, 2]), nslots=rng.choice([1, 2, 3]), slot_size=rng.choice([1, 2]),
+                     gpu_per_slot=rng.choice([0, 0, 1]), duration=rng.choice([0.0, 60.5]))
+            try:
+                got = pool.alloc(jobid, req, 1767225600.25)
+            except (InsufficientResources, InfeasibleRequest):
+                pool.free(rng.choice(list(pool.allocations()) or [jobid]), None, final=True)
+                continue
+            R = got.to_dict()
+            got.remember_as(jsontext.dumps(R), R)
+            assert compact_R(R) == json.dumps(R, separators=(",", ":"))
+    parsed = json.loads('{"version": 1, "execution": {"R_lite": [{"rank": "0", "children": {"core": "0"}, '
+                        '"note": "a, b: c"}], "starttime": 0.0, "expiration": 0.0}}')
+    Rset.from_dict(parsed)
+    assert compact_R(parsed) == json.dumps(parsed, separators=(",", ":"))

@@ -78,10 +78,25 @@ _FROM_DICT_CACHE_SIZE = 4096
 _FROM_DICT_BY_ID: dict = {}
 
 
-def _remember_object(obj, rs):
+def _remember_object(obj, rs, text=None):
+    """text: json.dumps(obj) as this module's to_dict() wrote it (remember_as), or None."""
     if len(_FROM_DICT_BY_ID) >= _FROM_DICT_CACHE_SIZE:
         _FROM_DICT_BY_ID.clear()
-    _FROM_DICT_BY_ID[id(obj)] = (obj, rs)
+    _FROM_DICT_BY_ID[id(obj)] = (obj, rs, text)
+
+
+def compact_R(obj):
+    """json.dumps(obj, separators=(",", ":")) of an R dict. The scheduler's
+    R (remember_as) has its text with the default separators already: as
+    to_dict() writes them, no string in it can hold ", " or ": " (ids, and
+    host lists, which have no spaces) unless it has properties or
+    scheduling, so dropping the spaces after them gives the compact text."""
+    hit = _FROM_DICT_BY_ID.get(id(obj))
+    if hit is not None and hit[0] is obj and hit[2] is not None and "scheduling" not in obj:
+        execution = obj.get("execution")
+        if type(execution) is dict and "properties" not in execution:
+            return hit[2].replace(", ", ",").replace(": ", ":")
+    return jsontext.compact(obj)
 
 
 class Rset:
@@ -213,11 +228,12 @@ class Rset:
         its builder, which is about to hand that R on: the scheduler's R is
         parsed back when the job manager lists or frees the job)."""
         if self._scheduling is None:
+            self._cache["json"] = text  # (to_json's text)
             if len(_FROM_DICT_CACHE) >= _FROM_DICT_CACHE_SIZE:
                 _FROM_DICT_CACHE.clear()
             _FROM_DICT_CACHE[text] = self
             if obj is not None:
-                _remember_object(obj, self)
+                _remember_object(obj, self, text)
 
     @classmethod
     def _from_dict(cls, obj):

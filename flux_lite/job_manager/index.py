@@ -18,11 +18,12 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from errno import ENOENT
 from itertools import islice
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import jsontext
+from flux_lite.formats.rset import compact_R
 from flux_lite.job_manager.job import CLEANUP, INACTIVE, RUN, Job
 
 TABLE = "jobs"
@@ -65,10 +66,12 @@ Record = dict[str, Any]
 # -- record <-> job <-> row ----------------------------------------------------------
 
 
+_RECORD_GET = attrgetter(*RECORD_SLOTS, "id")
+_RECORD_KEYS = (*RECORD_SLOTS, "id")
+
+
 def job_to_record(job: Job) -> Record:
-    rec = {slot: getattr(job, slot) for slot in RECORD_SLOTS}
-    rec["id"] = job.id
-    return rec
+    return dict(zip(_RECORD_KEYS, _RECORD_GET(job)))
 
 
 def job_from_record(rec: Record) -> Job:
@@ -174,9 +177,23 @@ _compact = jsontext.compact
 _raw_decode = json.JSONDecoder().raw_decode  # json.loads of compact text: no whitespace to skip
 
 
+_INSERT_ROW = (
+    "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
+    "has_resources, R, result, alloc_pending, data, listing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
 def write_row(conn: sqlite3.Connection, job: Job) -> None:
     """The job's row. has_resources and R are columns of their own so that
     hello can read them without parsing whole records."""
+    conn.execute(_INSERT_ROW, _row(job))
+
+
+def write_rows(conn: sqlite3.Connection, jobs: Iterable[Job]) -> None:
+    """write_row() of each job, in one statement."""
+    conn.executemany(_INSERT_ROW, map(_row, jobs))
+
+
+def _row(job: Job) -> tuple:
     rec = job_to_record(job)
     rec.update(listing_fields(job))
     # the jobspec and R, the bulk of a record, are encoded once: the jobspec
@@ -184,16 +201,12 @@ def write_row(conn: sqlite3.Connection, job: Job) -> None:
     js, R = rec.pop("jobspec"), rec.pop("R")
     text = job.jobspec_text
     js_text = text[1] if text is not None and text[0] is js else _compact(js)
-    R_text = _compact(R)
+    R_text = compact_R(R)
     data = '{"jobspec":' + js_text + ',"R":' + R_text + "," + _compact(rec)[1:]
     listing = _compact(_listing_values(rec, js, R))
-    conn.execute(
-        "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
-        "has_resources, R, result, alloc_pending, data, listing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
-         1 if job.has_resources else 0, R_text if job.has_resources and R else None, job.result,
-         1 if job.alloc_pending else 0, data, listing),
-    )
+    return (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
+            1 if job.has_resources else 0, R_text if job.has_resources and R else None, job.result,
+            1 if job.alloc_pending else 0, data, listing)
 
 
 # -- the listing column: what `jobs` shows of a record --------------------------------
@@ -429,14 +442,9 @@ class JobIndex:
         return [j for j in jobs if j is not None and j.state & state_mask]
 
     def save(self) -> None:
-        conn = self.conn
-        for jobid in self._dirty:
-            job = self._cache.get(jobid)
-            if job is None:
-                job = self._removed.get(jobid)
-            if job is None:
-                continue
-            write_row(conn, job)
+        cache, removed = self._cache, self._removed
+        jobs = (cache.get(jobid) or removed.get(jobid) for jobid in self._dirty)
+        write_rows(self.conn, (job for job in jobs if job is not None))
         self._dirty.clear()
 
     def flush_inactive(self) -> int:
@@ -448,11 +456,10 @@ class JobIndex:
         never changes), so the queries that trust the rows of jobs this
         command has not read stay right. Returns how many were forgotten.
         """
-        conn, dirty = self.conn, self._dirty
-        for jobid, job in self._removed.items():
-            if jobid in dirty:
-                write_row(conn, job)
-                dirty.discard(jobid)
+        dirty = self._dirty
+        write_rows(self.conn, (job for jobid, job in self._removed.items() if jobid in dirty))
+        for jobid in self._removed:
+            dirty.discard(jobid)
             _LISTING_CACHE.pop(jobid, None)
         count = len(self._removed)
         self._removed.clear()
