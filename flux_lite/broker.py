@@ -154,19 +154,22 @@ class Broker:
 
     def run(self):
         """Deliver messages and run module work until everything is quiet."""
+        jm_idle = False  # the job manager's work just ended with nothing left, and nothing happened since
         while True:
             if self.messages:
                 topic, payload = self.messages.popleft()
                 self._deliver(topic, payload)
+                jm_idle = False
                 continue
             if self.reading:
                 break
-            if self._jm is not None and self._jm.has_work():
-                self._jm.work()
+            if not jm_idle and self._jm is not None and self._jm.has_work():
+                jm_idle = self._jm.work()
                 continue
             sched = self._sched if self._sched_loaded else None
             if sched is not None and sched.needs_pass:
                 sched.run_pass()
+                jm_idle = False
                 continue
             break
 

@@ -99,6 +99,10 @@ def fluid(timestamp_ms, generator=0, sequence=0):
 
     ``timestamp_ms`` counts milliseconds since the instance epoch.
     """
+    if (type(timestamp_ms) is int and type(generator) is int and type(sequence) is int
+            and 0 <= timestamp_ms < 1 << _TS_BITS and 0 <= generator < 1 << _GEN_BITS
+            and 0 <= sequence < 1 << _SEQ_BITS):
+        return (timestamp_ms << _TS_SHIFT) | (generator << _SEQ_BITS) | sequence  # (the usual case)
     for name, value, bits in (
         ("timestamp", timestamp_ms, _TS_BITS),
         ("generator", generator, _GEN_BITS),
@@ -233,13 +237,21 @@ def dothex(jobid):
     return f"{h[:4]}.{h[4:8]}.{h[8:12]}.{h[12:]}"
 
 
+_JOB_DIRS: dict = {}  # job id -> its KVS directory (a job's keys are made a few times)
+
+
 def kvs_key(jobid, *subkeys):
     """KVS directory of a job, e.g. ``job.0000.0004.b200.0000``.
 
     Extra arguments are appended as dotted path components:
     ``kvs_key(id, "eventlog")`` -> ``job.0000.0004.b200.0000.eventlog``.
     """
-    key = "job." + dothex(jobid)
+    key = _JOB_DIRS.get(jobid) if type(jobid) is int else None
+    if key is None:
+        key = "job." + dothex(jobid)
+        if len(_JOB_DIRS) >= 4096:
+            _JOB_DIRS.clear()
+        _JOB_DIRS[jobid] = key
     for sub in subkeys:
         if not isinstance(sub, str) or not sub:
             raise JobIDError(f"invalid KVS subkey {sub!r}")

@@ -91,9 +91,13 @@ class JobManager:
         return bool(self.event.actions) or self.alloc.pump_ready()
 
     def work(self):
+        """Run the due state actions, then the alloc pump; True when that
+        leaves nothing to do (has_work() would say no until something changes)."""
         self.event.run_actions()
         if self.alloc.pump_ready():
             self.alloc.pump()
+            return False
+        return not self.event.actions
 
     # -- requests from users and other job-manager modules --------------------------
 
