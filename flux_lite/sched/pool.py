@@ -71,7 +71,7 @@ class ResourceRequest:
 
     FIELDS = ("nnodes", "nslots", "slot_size", "gpu_per_slot", "exclusive", "duration",
               "properties", "constraint")
-    __slots__ = FIELDS + ("_ckey",)
+    __slots__ = FIELDS + ("_ckey", "_plan")
 
     def __init__(self, nnodes=0, nslots=1, slot_size=1, gpu_per_slot=0, exclusive=False,
                  duration=0.0, properties=(), constraint=None):
@@ -84,6 +84,7 @@ class ResourceRequest:
         self.properties = properties
         self.constraint = constraint
         self._ckey = None
+        self._plan = None  # (topology, its _Plan): Pool._plan's, made once per topology
 
     def as_dict(self):
         return {name: getattr(self, name) for name in self.FIELDS}
@@ -323,6 +324,7 @@ class _Plan:
         "exclusive",
         "key",
         "allowed",
+        "feasible",  # _check_feasible passed (it depends on the topology alone)
     )
 
 
@@ -495,6 +497,9 @@ class Pool:
     # -- planning ----------------------------------------------------------
 
     def _plan(self, req):
+        cached = req._plan if type(req) is ResourceRequest else None
+        if cached is not None and cached[0] is self._topo:
+            return cached[1]  # (a request's plan depends on it and the topology alone)
         s = req.slot_size
         g = req.gpu_per_slot
         nslots = req.nslots
@@ -524,6 +529,9 @@ class Pool:
             p.need_c = s
             p.need_g = g
         p.key, p.allowed = self._topo.index_mask(req)
+        p.feasible = False
+        if type(req) is ResourceRequest:
+            req._plan = (self._topo, p)
         return p
 
     def _select(self, p):
@@ -619,6 +627,12 @@ class Pool:
 
     def _check_feasible(self, p):
         """Raise InfeasibleRequest if p can never fit the whole pool."""
+        if p.feasible:
+            return
+        self._check_feasible_shapes(p)
+        p.feasible = True
+
+    def _check_feasible_shapes(self, p):
         shapes = self._topo.shape_counts(p.key, p.allowed)
         if p.nodes:
             need_c, need_g = p.need_c, p.need_g
