@@ -583,3 +583,35 @@ def test_compact_R_of_the_schedulers_R():
                         '"note": "a, b: c"}], "starttime": 0.0, "expiration": 0.0}}')
     Rset.from_dict(parsed)
     assert compact_R(parsed) == json.dumps(parsed, separators=(",", ":"))
+
+
+def test_buckets_follow_allocations_and_frees():
+    """The free-capacity buckets (moved a bucket at a time when a job takes or
+    gives back many ranks) always hold what the ranks' free counts say."""
+    rng = random.Random(11)
+    pool = Pool(Rset.build([(f"n{i}", rng.choice([1, 2, 4]), rng.choice([0, 0, 2])) for i in range(40)]))
+    pool.set_down("3,17")
+
+    def expected():
+        out = {}
+        for i in range(40):
+            if pool._up[i]:
+                out.setdefault((pool._fc[i], pool._fg[i]), []).append(i)
+        return out
+
+    live = []
+    for step in range(600):
+        if live and (rng.random() < 0.45 or len(live) > 12):
+            pool.free(live.pop(rng.randrange(len(live))), None, final=True)
+        else:
+            req = RR(nnodes=rng.choice([0, 0, 2, 5]), nslots=rng.choice([1, 3, 8, 20]), slot_size=rng.choice([1, 2]),
+                     gpu_per_slot=rng.choice([0, 0, 1]))
+            try:
+                pool.alloc(step, req, 0.0)
+                live.append(step)
+            except (InsufficientResources, InfeasibleRequest):
+                pass
+        if step == 300:
+            pool.set_up("3")
+        assert pool._buckets == expected()
+        assert pool._sorted_keys() == sorted(expected(), reverse=True)

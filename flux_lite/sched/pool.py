@@ -430,6 +430,7 @@ class Pool:
         ncore, ngpu, up = self._topo.ncore, self._topo.ngpu, self._up
         bulk = self._bulk
         self._insufficient = None
+        moves = []  # (index, old bucket key, new bucket key)
         for i, cm, gm in parts:
             old = (fc_[i], fg_[i])
             if take:
@@ -445,8 +446,40 @@ class Pool:
             fc_[i] = fc
             fg_[i] = fg
             if up[i] and old != (fc, fg) and not bulk:
+                moves.append((i, old, (fc, fg)))
+        if len(moves) > 2 and len({m[0] for m in moves}) == len(moves):
+            self._move_buckets(moves)
+        else:
+            for i, old, new in moves:
                 self._bucket_remove(i, old)
-                self._bucket_add(i, (fc, fg))
+                self._bucket_add(i, new)
+
+    def _move_buckets(self, moves):
+        """What _bucket_remove and _bucket_add of each (index, old key, new key)
+        would do (each index once), a bucket at a time."""
+        by_key: dict = {}
+        for i, old, new in moves:
+            group = by_key.get((old, new))
+            if group is None:
+                by_key[(old, new)] = [i]
+            else:
+                group.append(i)
+        buckets = self._buckets
+        for (old, new), ids in by_key.items():
+            gone = set(ids)
+            rest = [i for i in buckets[old] if i not in gone]
+            if rest:
+                buckets[old] = rest
+            else:
+                del buckets[old]
+                self._keys = None
+            b = buckets.get(new)
+            if b is None:
+                buckets[new] = sorted(ids)
+                self._keys = None
+            else:
+                b.extend(ids)
+                b.sort()
 
     def _set_masks(self, i, cm, gm):
         """Make rank index i's allocated masks exactly cm/gm (what _apply of
