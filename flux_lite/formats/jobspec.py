@@ -62,6 +62,11 @@ class DiscreteCountError(JobspecError):
 _INT64_MAX = (1 << 63) - 1
 
 
+def _is_map(value, _dict=dict, _mapping=Mapping):
+    """isinstance(value, Mapping), without the ABC check for a plain dict."""
+    return type(value) is _dict or isinstance(value, _mapping)
+
+
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -348,7 +353,7 @@ def validate(js, strict=False):
     exactly one task whose slot matches the slot label, and the attribute
     checks of libjob jobspec1.c.
     """
-    if not isinstance(js, Mapping):
+    if not _is_map(js):
         raise JobspecError("jobspec must be a mapping")
     _missing_extraneous(("attributes", "resources", "tasks", "version"), js.keys())
     if js["version"] != 1 or isinstance(js["version"], bool):
@@ -360,7 +365,7 @@ def validate(js, strict=False):
         raise JobspecError("resources must be a sequence")
     if not isinstance(tasks, list):
         raise JobspecError("tasks must be a sequence")
-    if not isinstance(attributes, Mapping):
+    if not _is_map(attributes):
         raise JobspecError("attributes must be a mapping")
 
     for res in _iter_resources(resources):
@@ -370,7 +375,7 @@ def validate(js, strict=False):
     _missing_extraneous(("system", "user"), attributes.keys(), optional=True)
     system = attributes.get("system")
     if "system" in attributes:
-        if not isinstance(system, Mapping):
+        if not _is_map(system):
             raise JobspecError("attributes.system must be a mapping")
         _check_system(system)
 
@@ -407,14 +412,14 @@ def _iter_resources(res_list, depth=0):
         )
     for res in res_list:
         yield res
-        children = res.get("with", []) if isinstance(res, Mapping) else []
+        children = res.get("with", []) if _is_map(res) else []
         if not isinstance(children, list):
             raise JobspecError("with must be a sequence")
         yield from _iter_resources(children, depth + 1)
 
 
 def _check_resource(res):
-    if not isinstance(res, Mapping):
+    if not _is_map(res):
         raise JobspecError("resource must be a mapping")
     if "type" not in res:
         raise JobspecError("type is a required key for resources")
@@ -423,7 +428,7 @@ def _check_resource(res):
     if "count" not in res:
         raise JobspecError("count is a required key for resources")
     count = res["count"]
-    if isinstance(count, Mapping):
+    if _is_map(count):
         _check_range(count)
     elif isinstance(count, str):
         _check_count_string(count)
@@ -523,11 +528,11 @@ def _check_count_string(count):
 
 
 def _check_task(task):
-    if not isinstance(task, Mapping):
+    if not _is_map(task):
         raise JobspecError("task must be a mapping")
     _missing_extraneous(("command", "slot", "count"), task.keys(), allow_additional=True)
     count = task["count"]
-    if not isinstance(count, Mapping):
+    if not _is_map(count):
         raise JobspecError("count must be a mapping")
     if len(count) != 1:
         raise JobspecError("count must have exactly one key set")
@@ -541,7 +546,7 @@ def _check_task(task):
                 raise JobspecError(f"count {key} must be > 0")
     if not isinstance(task["slot"], str):
         raise JobspecError("slot must be a string")
-    if "attributes" in task and not isinstance(task["attributes"], Mapping):
+    if "attributes" in task and not _is_map(task["attributes"]):
         raise JobspecError("attributes must be a mapping")
     command = task["command"]
     if isinstance(command, (list, str, Mapping)) and len(command) == 0:
@@ -556,7 +561,7 @@ def _check_system(system):
         if not isinstance(deps, list):
             raise JobspecError("attributes.system.dependencies must be a list")
         for dep in deps:
-            if not isinstance(dep, Mapping):
+            if not _is_map(dep):
                 raise JobspecError("dependency must be a mapping")
             _missing_extraneous(("scheme", "value"), dep.keys(), allow_additional=True)
             if not isinstance(dep["scheme"], str):
@@ -571,7 +576,7 @@ def _check_constraint(constraint, depth):
     """RFC 31 constraint object."""
     if depth > MAX_RESOURCE_DEPTH:
         raise JobspecError("constraints nesting too deep")
-    if not isinstance(constraint, Mapping):
+    if not _is_map(constraint):
         raise JobspecError("constraints must be a mapping")
     for operator, args in constraint.items():
         if not isinstance(operator, str):
@@ -640,22 +645,22 @@ def _check_strict(js):
     attributes = js["attributes"]
     if "user" in attributes:
         user = attributes["user"]
-        if not isinstance(user, Mapping) or len(user) == 0:
+        if not _is_map(user) or len(user) == 0:
             raise JobspecError("if present, attributes.user must contain values")
     system = attributes["system"]
-    if "environment" in system and not isinstance(system["environment"], Mapping):
+    if "environment" in system and not _is_map(system["environment"]):
         raise JobspecError("attributes.system.environment must be a dictionary")
     if "shell" in system:
         shell = system["shell"]
-        if not isinstance(shell, Mapping):
+        if not _is_map(shell):
             raise JobspecError("attributes.system.shell must be a dictionary")
-        if "options" in shell and not isinstance(shell["options"], Mapping):
+        if "options" in shell and not _is_map(shell["options"]):
             raise JobspecError("attributes.shell.options must be a dictionary")
     if "cwd" in system and not isinstance(system["cwd"], str):
         raise JobspecError("attributes.system.cwd must be a string")
     job = system.get("job")
     if job is not None:
-        if not isinstance(job, Mapping):
+        if not _is_map(job):
             raise JobspecError("attributes.system.job must be a dictionary")
         if "name" in job and not isinstance(job["name"], str):
             raise JobspecError("attributes.system.job.name must be a string")
@@ -695,7 +700,7 @@ def _system(js):
         system = js["attributes"]["system"]
     except (KeyError, TypeError):
         return {}
-    return system if type(system) is dict or isinstance(system, Mapping) else {}
+    return system if type(system) is dict or _is_map(system) else {}
 
 
 def duration(js):
@@ -710,7 +715,7 @@ def name(js):
     """Job name as ``flux jobs`` shows it: attributes.system.job.name, else
     the basename of the command's first word (whole word if it ends in /)."""
     job = _system(js).get("job")
-    if isinstance(job, Mapping) and isinstance(job.get("name"), str):
+    if _is_map(job) and isinstance(job.get("name"), str):
         return job["name"]
     try:
         arg0 = js["tasks"][0]["command"][0]
@@ -727,7 +732,7 @@ def name(js):
 def _jj_counts(js):
     """libjob jj_get_counts_json: nnodes, nslots (total), slot_size,
     slot_gpus, exclusive, duration; JobspecError with jj's messages."""
-    if not isinstance(js, Mapping):
+    if not _is_map(js):
         raise JobspecError("at top level: jobspec must be a mapping")
     for key in ("version", "resources"):
         if key not in js:
@@ -735,10 +740,10 @@ def _jj_counts(js):
     if not _is_int(js["version"]):
         raise JobspecError("at top level: Expected integer, got " + _typename(js["version"]))
     attributes = js.get("attributes")
-    if not isinstance(attributes, Mapping):
+    if not _is_map(attributes):
         raise JobspecError("at top level: getting duration: Object item not found: attributes")
     system = attributes.get("system")
-    if not isinstance(system, Mapping):
+    if not _is_map(system):
         raise JobspecError("at top level: getting duration: Object item not found: system")
     if "duration" not in system:
         raise JobspecError("at top level: getting duration: Object item not found: duration")
@@ -760,7 +765,7 @@ def _jj_counts(js):
         if not isinstance(level_list, list):
             raise JobspecError(f"level {level}: must be an array")
         for vertex in level_list:
-            if not isinstance(vertex, Mapping):
+            if not _is_map(vertex):
                 raise JobspecError(f"level {level}: Expected object, got {_typename(vertex)}")
             for key in ("type", "count"):
                 if key not in vertex:
@@ -804,9 +809,9 @@ def ntasks(js, counts=None):
         counts = _jj_counts(js)
     per_resource = None
     shell = _system(js).get("shell")
-    if isinstance(shell, Mapping) and isinstance(shell.get("options"), Mapping):
+    if _is_map(shell) and isinstance(shell.get("options"), Mapping):
         per_resource = shell["options"].get("per-resource")
-    if isinstance(per_resource, Mapping) and isinstance(per_resource.get("type"), str):
+    if _is_map(per_resource) and isinstance(per_resource.get("type"), str):
         count = per_resource.get("count", 1)
         if not _is_int(count) or count < 1:
             raise JobspecError("invalid per-resource spec")
@@ -857,10 +862,10 @@ def run_duration(js):
     ``failed to initialize testconf: No such file or directory``.
     """
     exec_ = _system(js).get("exec")
-    if not isinstance(exec_, Mapping) or "test" not in exec_:
+    if not _is_map(exec_) or "test" not in exec_:
         return None
     test = exec_["test"]
-    if not isinstance(test, Mapping):
+    if not _is_map(test):
         raise JobspecError(_TESTCONF_ERROR)
     for key in ("override", "reattach_finish", "wait_status"):
         if key in test and not _is_int(test[key]):
@@ -948,7 +953,7 @@ def _parse_count(value):
         if value < 1:
             raise _count_error(f"integer count must be >= 1, got {value}")
         return _Count(value, value)
-    if isinstance(value, Mapping):
+    if _is_map(value):
         operator = value.get("operator", "+")
         operand = _int(value.get("operand", 1))
         mn = _int(value.get("min", 1))
@@ -1027,7 +1032,7 @@ def _parse_count(value):
 def _required_properties(constraint, depth=0):
     """Property names that must all hold: top-level and nested ``and``."""
     names = []
-    if not isinstance(constraint, Mapping) or depth > MAX_RESOURCE_DEPTH:
+    if not _is_map(constraint) or depth > MAX_RESOURCE_DEPTH:
         return names
     for operator, args in constraint.items():
         if operator == "properties" and isinstance(args, list):
@@ -1063,7 +1068,7 @@ def resource_request(js):
     A discrete node/slot count raises DiscreteCountError (Flux: an infeasible
     request, denied with the bare message) after all other checks.
     """
-    if not isinstance(js, Mapping):
+    if not _is_map(js):
         raise JobspecError("jobspec must be a mapping")
     resources = js.get("resources", [])
     if not resources:
@@ -1085,7 +1090,7 @@ def resource_request(js):
                 f"jobspec resource nesting exceeds maximum depth {MAX_RESOURCE_DEPTH}"
             )
         for vertex in res_list:
-            if not isinstance(vertex, Mapping):
+            if not _is_map(vertex):
                 raise JobspecError("resource vertex must be a mapping")
             rtype = vertex.get("type", "")
             count = _parse_count(vertex.get("count", 1))
@@ -1114,11 +1119,11 @@ def resource_request(js):
     walk(resources, 1, 0)
 
     attributes = js.get("attributes", {})
-    system = attributes.get("system") if isinstance(attributes, Mapping) else None
+    system = attributes.get("system") if _is_map(attributes) else None
     if js.get("version") == 1:
         if system is None:
             raise JobspecError("getting duration: Object item not found: system")
-        if not isinstance(system, Mapping) or system.get("duration") is None:
+        if not _is_map(system) or system.get("duration") is None:
             raise JobspecError("getting duration: Object item not found: duration")
     if state["nslots"] is None:
         raise JobspecError("Unable to determine slot count")
@@ -1137,7 +1142,7 @@ def resource_request(js):
     if state["exclusive"] and node_count is None:
         node_count, slot_count = slot_count, _Count(1, 1)
 
-    attrs = system if isinstance(system, Mapping) else {}
+    attrs = system if _is_map(system) else {}
     dur = attrs.get("duration") or 0.0
     try:
         dur = float(dur)

@@ -120,9 +120,11 @@ class Rset:
         nslots=0,
         scheduling=None,
         has_nodelist=True,
+        groups=None,
     ):
         """`nodes`: dict rank -> (hostname, cores, gpus) in ascending rank
-        order; `props`: dict name -> non-empty IDset within the ranks."""
+        order; `props`: dict name -> non-empty IDset within the ranks;
+        groups: what _groups() would make of nodes, if the caller has it."""
         self = object.__new__(cls)
         self._nodes = nodes
         self._props = props
@@ -132,6 +134,8 @@ class Rset:
         self._scheduling = scheduling
         self._has_nodelist = has_nodelist
         self._cache = {}
+        if groups is not None:
+            self._set_groups(groups)
         return self
 
     def _derive(self, nodes, props=None, **kw):
@@ -412,10 +416,13 @@ class Rset:
             for rank, (_, cores, gpus) in self._nodes.items():
                 by.setdefault((cores, gpus), []).append(rank)
             g = [(IDset(ranks), key[0], key[1]) for key, ranks in by.items()]
-            self._cache["groups"] = g
-            if len(g) == 1:  # (one group: its ranks are all of them)
-                self._cache.setdefault("ranks", g[0][0])
+            self._set_groups(g)
         return g
+
+    def _set_groups(self, g):
+        self._cache["groups"] = g
+        if len(g) == 1:  # (one group: its ranks are all of them)
+            self._cache.setdefault("ranks", g[0][0])
 
     def to_dict(self):
         """R as a dict in flux-core's Python encoder key order."""
@@ -532,7 +539,12 @@ class Rset:
     def ncores(self):
         n = self._cache.get("ncores")
         if n is None:
-            n = self._cache["ncores"] = sum(len(c) for _, c, _ in self._nodes.values())
+            g = self._cache.get("groups")
+            if g is not None:  # (fewer groups than nodes)
+                n = sum(len(ranks) * len(cores) for ranks, cores, _ in g)
+            else:
+                n = sum(len(c) for _, c, _ in self._nodes.values())
+            self._cache["ncores"] = n
         return n
 
     @property

@@ -141,6 +141,8 @@ class SchedInterface:
 
     def _merge_candidates(self):
         """Move index candidates into the heap while one could be its head."""
+        if self._next_candidate is None and self._candidates is not None:
+            return  # (the index has no more)
         index = self.jm.index
         if index.loaded:
             self._candidates = None  # adopt() queued every job

@@ -33,12 +33,9 @@ class Events:
                 self._keys.clear()
             key = self._keys[job.id] = kvs_key(job.id, "eventlog")
         self.kvs.append(key, line)
-        entry = {"timestamp": ts, "name": name}
-        if context:
-            entry["context"] = context
         old_state = job.state
         was_pending = job.alloc_pending
-        job.apply(entry)
+        job.apply_event(ts, name, context)
         if was_pending:
             self.jm.alloc.after_event(job, old_state)
         index = self.jm.index

@@ -100,9 +100,12 @@ class Job:
 
     def apply(self, entry):
         """Apply one eventlog entry (dict with timestamp, name, context)."""
-        name = entry["name"]
-        ctx = entry.get("context") or {}
-        ts = entry["timestamp"]
+        self.apply_event(entry["timestamp"], entry["name"], entry.get("context"))
+
+    def apply_event(self, ts, name, ctx):
+        """Apply one event: its timestamp, name and context (None or a dict)."""
+        if not ctx:
+            ctx = {}
         self.nevents += 1
         if name == "submit":
             self.userid = ctx.get("userid")

@@ -351,6 +351,7 @@ class Pool:
         self._buckets = buckets
         self._keys = None
         self._bulk = False
+        self._insufficient = None  # see alloc()
 
     # -- basic queries -----------------------------------------------------
 
@@ -426,6 +427,7 @@ class Pool:
         ac_, ag_, fc_, fg_ = self._ac, self._ag, self._fc, self._fg
         ncore, ngpu, up = self._topo.ncore, self._topo.ngpu, self._up
         bulk = self._bulk
+        self._insufficient = None
         for i, cm, gm in parts:
             old = (fc_[i], fg_[i])
             if take:
@@ -448,6 +450,7 @@ class Pool:
         """Make rank index i's allocated masks exactly cm/gm (what _apply of
         the cores and GPUs to take, then of those to release, would give)."""
         old_fc, old_fg = self._fc[i], self._fg[i]
+        self._insufficient = None
         self._ac[i] = cm
         self._ag[i] = gm
         fc = self._topo.ncore[i] - cm.bit_count()
@@ -475,6 +478,7 @@ class Pool:
         """Mark ranks (IDset, idset string, iterable or "all") down."""
         for i in self._indexes(ranks):
             if self._up[i]:
+                self._insufficient = None
                 self._up[i] = False
                 self._bucket_remove(i, (self._fc[i], self._fg[i]))
         self.generation += 1
@@ -483,6 +487,7 @@ class Pool:
         """Mark ranks (IDset, idset string, iterable or "all") up."""
         for i in self._indexes(ranks):
             if not self._up[i]:
+                self._insufficient = None
                 self._up[i] = True
                 self._bucket_add(i, (self._fc[i], self._fg[i]))
         self.generation += 1
@@ -671,8 +676,17 @@ class Pool:
         topo = self._topo
         nodes = {}
         frm = IDset.from_mask
+        by_masks = {}  # the R_lite groups: ranks by (core mask, gpu mask), as Rset._groups makes them
+        ranks, hosts = topo.ranks, topo.hosts
         for i, cm, gm in sorted(sel):
-            nodes[topo.ranks[i]] = (topo.hosts[i], frm(cm), frm(gm))
+            rank = ranks[i]
+            nodes[rank] = (hosts[i], frm(cm), frm(gm))
+            group = by_masks.get((cm, gm))
+            if group is None:
+                by_masks[(cm, gm)] = [rank]
+            else:
+                group.append(rank)
+        groups = [(IDset(group), frm(cm), frm(gm)) for (cm, gm), group in by_masks.items()]
         props = {}
         if topo.props:
             selmask = 0
@@ -694,6 +708,7 @@ class Pool:
             nslots,
             topo.rset.scheduling,
             True,
+            groups,
         )
 
     def alloc(self, jobid, request, now, expiration_default=0.0):
@@ -703,10 +718,16 @@ class Pool:
         """
         if jobid in self._jobs:
             raise PoolError(f"alloc: {self._jobid_str(jobid)}: already allocated")
+        last = self._insufficient
+        if last is not None and last[0] == jobid and last[1] is request and last[2] == self.generation:
+            # (the same request found no room, and nothing changed since: a
+            # blocked FCFS head is tried at every pass)
+            raise InsufficientResources("insufficient resources")
         p = self._plan(request)
         found = self._select(p)
         if found is None:
             self._check_feasible(p)
+            self._insufficient = (jobid, request, self.generation)
             raise InsufficientResources("insufficient resources")
         return self.alloc_selected(jobid, request, found, now, expiration_default)
 
@@ -996,6 +1017,7 @@ class Pool:
         new._buckets = {k: list(v) for k, v in self._buckets.items()}
         new._keys = self._keys
         new._bulk = False
+        new._insufficient = None
         new._jobs = dict(self._jobs) if jobs else {}
         new.generation = self.generation
         return new
