@@ -873,6 +873,7 @@ class _Pass:
     # a pass with more reservations than this is not kept (conservative over
     # a deep queue): restoring it would cost what a replan costs
     MAX_KEPT_RESERVATIONS = 256
+    MAX_KEPT_PARTS = 4096  # ... or more reserved (rank, cores) entries in all: a few big jobs on a big pool
 
     def summary(self):
         """What a later command needs to continue this pass (JSON), or None."""
@@ -882,7 +883,8 @@ class _Pass:
                "first_reserved": self.first_reserved, "planner": planner is not None}
         if planner is not None:
             planner.materialize()
-            if len(planner.reservations) > self.MAX_KEPT_RESERVATIONS or not planner.unchanged_until(-INF):
+            if len(planner.reservations) > self.MAX_KEPT_RESERVATIONS or not planner.unchanged_until(-INF) \
+                    or sum(map(len, planner.reserved_parts.values())) > self.MAX_KEPT_PARTS:
                 return None  # (a conflict makes it unresumable anyway)
             from flux_lite.sched import store
 
