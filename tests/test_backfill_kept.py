@@ -167,3 +167,20 @@ def test_damaged_kept_pass_means_a_full_replan(flux_factory, damage):
         flux("clock", "advance", "2h")
         outs.append(flux.out("jobs", "-a", "-o", FMT))
     assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("limit", ["MAX_KEPT_RESERVATIONS", "MAX_KEPT_PARTS"])
+def test_big_plans_are_not_kept(flux_factory, monkeypatch, limit):
+    """A plan with more reservations (or reserved rank entries) than the
+    bound is not written to sched.state at every command: the next
+    command replans, with the same outcome."""
+    monkeypatch.setattr(backfill._Pass, limit, 1)
+    flux = flux_factory("--test-size=4", "--test-cores=4", config=POLICY_CONF["conservative"])
+    flux.submit("-N4", "--exclusive", "-t", "1h", "-S", "exec.test.run_duration=1h", "true")
+    flux.submit("-N1", "-t", "10m", "true")
+    assert "pass" in json.loads(flux.out("kvs", "get", "sched.state"))  # one reservation, one rank
+    flux.submit("-N2", "-t", "10m", "true")
+    assert "pass" not in json.loads(flux.out("kvs", "get", "sched.state"))
+    # both start when the blocker ends
+    assert flux.out("jobs", "-n", "-f", "pending", "-o", "{annotations.sched.t_estimate}").split() == \
+        ["1767229200.0"] * 2

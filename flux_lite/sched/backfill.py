@@ -21,6 +21,16 @@ as a summary in ``sched.state`` (its time and reservations: a few hundred
 at most), so a command that queues one job reads neither the queue nor the
 plan's other jobs; anything else the pass depended on drops it.
 
+Within a command the planner itself is kept from pass to pass
+(:class:`_KeptPlanner`): a new pass brings it up to date in place, re-reading
+only the jobs that started or ended since (``_Planner.sync``), and plans
+exactly what a planner built afresh would (tests/test_backfill_inplace.py
+compares the two on random workloads). The first reservation of a pass of
+one-core slots takes the time the free-core count gives, and its resources
+are chosen only when a window overlapping it is looked at
+(``_Planner.materialize``); jobs needing more cores than are free are
+passed over without looking.
+
 Annotations: on SUCCESS ``resource_summary`` and ``selection_type``
 (``reserved`` if the job was reserved by the previous pass, else
 ``backfill`` with ``backfill`` = the first job reserved ahead of it, else
@@ -30,6 +40,7 @@ Annotations: on SUCCESS ``resource_summary`` and ``selection_type``
 
 import math
 from bisect import bisect_left, bisect_right, insort
+from itertools import compress
 
 from flux_lite.errors import UsageError
 from flux_lite.formats.jobid import f58
@@ -48,13 +59,13 @@ def shape_key(request):
             tuple(request.properties or ()), request.constraint_key if cons else None)
 
 
-def _job_records(pool):
-    """(jobid, end, parts) of every allocation; parts = ((index, coremask, gpumask), ...)."""
-    for jobid, rec in pool._jobs.items():
-        if isinstance(rec, tuple):
-            yield jobid, rec[1], rec[2]
-        else:
-            yield jobid, rec.end, rec.parts
+def _end_parts(rec):
+    """(end, parts) of a pool record; parts = ((index, coremask, gpumask), ...)."""
+    return (rec[1], rec[2]) if isinstance(rec, tuple) else (rec.end, rec.parts)
+
+
+def _first(item):
+    return item[0]
 
 
 def _pop_parts(pool, jobid):
@@ -71,13 +82,15 @@ class Plan:
     its start (``now`` for jobs allocated in the pass).
     """
 
-    def __init__(self, now, ends, reservations, starts, allocated=None, reserved_parts=None, ranks=None):
+    def __init__(self, now, ends, reservations, starts, allocated=None, reserved_parts=None, ranks=None,
+                 materialize=None):
         self.now = now
+        self._materialize = materialize  # (chooses the resources of a lazy reservation)
         self._ends = ends
         self.reservations = list(reservations)  # (jobid, start, end), in placement order
         self.starts = dict(starts)
         self.allocated = dict(allocated or {})  # jobid -> Rset of the jobs the pass started
-        self._parts = reserved_parts or {}
+        self._parts = {} if reserved_parts is None else reserved_parts
         self._ranks = ranks
         self._tree = None
 
@@ -95,6 +108,9 @@ class Plan:
 
     def reserved_resources(self, jobid):
         """{(rank, "core"|"gpu", id)} a reservation holds."""
+        if self._materialize is not None:
+            self._materialize()
+            self._materialize = None
         out = set()
         for i, cm, gm in self._parts.get(jobid, ()):
             rank = self._ranks[i]
@@ -128,15 +144,17 @@ def _step(totals, times, total, r):
 class _View:
     """A private pool copy showing what is unusable over the window [t, ew):
     what running jobs still hold at t, plus what reservations overlapping the
-    window hold. ``nres``/``nrun``: reservations and new allocations seen."""
+    window hold. ``nres``/``nrun``: reservations and new allocations seen;
+    ``dirty``: ranks changed between passes, to refresh (see _Planner.sync)."""
 
-    __slots__ = ("pool", "t", "ew", "nres", "nrun")
+    __slots__ = ("pool", "t", "ew", "nres", "nrun", "dirty")
 
-    def __init__(self, pool, t, ew, nres, nrun):
+    def __init__(self, pool, t, ew, nres, nrun, dirty=()):
         self.pool, self.t, self.ew, self.nres, self.nrun = pool, t, ew, nres, nrun
+        self.dirty = set(dirty)
 
     def copy(self):
-        return _View(self.pool.copy(jobs=False), self.t, self.ew, self.nres, self.nrun)
+        return _View(self.pool.copy(jobs=False), self.t, self.ew, self.nres, self.nrun, self.dirty)
 
 
 class _Planner:
@@ -159,52 +177,142 @@ class _Planner:
     MAX_VIEWS = 12
     COPY_COST = 32  # release events / reservations to replay that are worth a fresh view copy
     MAX_NOW_VIEWS = 16
-    NOW_COPY_COST = 2
+    NOW_COPY_COST = 0
 
     def __init__(self, pool, now, inst_exp):
         self.now = now
         self.inst_exp = inst_exp or 0.0
+        self.topo = pool._topo
         base = pool.copy(jobs=False)
         n = len(base._ac)
         run = self.run = [[] for _ in range(n)]  # per rank: [(release, cm, gm)] by release, descending
+        known = self.known = {}  # jobid -> (pool record, release, parts) of the jobs running at the start
         counts = []  # (release, rank index, cores, gpus) of the jobs running at the start
-        busy_c = self.busy_c = [0] * n  # what running jobs hold now (for the now-window shortcut)
-        busy_g = self.busy_g = [0] * n
-        for _jobid, end, parts in _job_records(pool):
+        for jobid, rec in pool._jobs.items():
+            end, parts = _end_parts(rec)
             r = self.release(end)
+            known[jobid] = (rec, r, parts)
             for i, cm, gm in parts:
                 run[i].append((r, cm, gm))
-                busy_c[i] |= cm
-                busy_g[i] |= gm
                 if r != INF:
                     counts.append((r, i, cm.bit_count(), gm.bit_count()))
         for lst in run:
             if len(lst) > 1:
-                lst.sort(key=lambda x: x[0], reverse=True)
+                lst.sort(key=_first, reverse=True)
         counts.sort()
         self.counts = counts
         self.run_ev = [(r, i) for r, i, _nc, _ng in counts]  # sorted (release, rank index), finite releases only
+        # what running jobs hold now (for the now-window shortcut), and the free counts at the start
+        self.busy_c, self.busy_g = list(base._ac), list(base._ag)
         self.fc0, self.fg0, self.up0 = list(base._fc), list(base._fg), list(base._up)
         self.res = [[] for _ in range(n)]  # per rank: [(start, end, cm, gm)] sorted
         self.res_span = [0.0] * n  # per rank: longest reservation there
+        self.serial = 0
+        self._new_pass()
+        self.now_views = [_View(base, now, now, 0, 0)]  # empty window: no reservation overlaps
+        self.views = []  # windows starting later
+
+    def _new_pass(self):
         self.res_start = []  # sorted (start, seq)
         self.res_start_now = []  # same, only reservations holding resources free now
         self.res_end = []  # sorted (end, seq), finite ends only
         self.res_ranks = []  # seq -> rank indexes
         self.res_now_ranks = []  # seq -> rank indexes that matter for a window starting now
-        self.run_log = []  # rank indexes of each job allocated by the planner
+        self.run_log = []  # (release, rank indexes, parts) of each job allocated by the planner
         self.reservations = []  # (jobid, start, end)
         self.reserved_parts = {}  # jobid -> parts
-        self.now_views = [_View(base, now, now, 0, 0)]  # empty window: no reservation overlaps
-        self.views = []  # windows starting later
         self.frontier = {}  # shape -> ([d], [start]): lower bounds on later starts
         self.now_fail = {}  # shape -> smallest window (duration) that did not fit now
         self.never = {}  # shape -> smallest duration that could not be placed at all
         self.run_lb = {}  # shape -> earliest fit ignoring reservations
         self.capacity = {}  # kind of request -> (totals, times) (see _capacity)
+        self.sweep = None  # (totals, times, [next count]) of _free_cores
+        self.lazy = None  # (jobid, start, end, _Plan) of a reservation without resources yet
+        self.serial += 1  # (Plans of an earlier pass may not materialize)
         # a restored pass (see _Pass.restore): did a job its earlier part
         # started share a rank with a reservation it outlasts?
         self.conflict = False
+
+    def sync(self, pool, now, inst_exp, touched):
+        """Make this planner, kept from an earlier pass over pool, what
+        _Planner(pool, now, inst_exp) would build: touched holds every job
+        whose allocation may have changed since (freed, or allocated by a
+        pass). The views of later windows are kept: each notes the ranks
+        whose masks in it may have changed, and refreshes them when next
+        moved. False when it cannot be done (then build a new planner)."""
+        if pool._topo is not self.topo or (inst_exp or 0.0) != self.inst_exp or now < self.now:
+            return False
+        self.now = now
+        changes = []  # (release, rank indexes) of running-job entries removed or added
+        run, known, jobs = self.run, self.known, pool._jobs
+        counts = self.counts
+        self.run_ev = run_ev = list(self.run_ev)  # the last pass's Plan keeps its own
+        for r, idx, parts in self.run_log:  # the last pass's own allocations come back below
+            changes.append((r, idx))
+            for i, cm, gm in parts:
+                run[i].remove((r, cm, gm))
+                if r != INF:
+                    del run_ev[bisect_left(run_ev, (r, i))]
+        for jobid in touched:
+            old = known.get(jobid)
+            rec = jobs.get(jobid)
+            if old is not None:
+                if old[0] is rec:
+                    continue
+                del known[jobid]
+                r, parts = old[1], old[2]
+                idx = []
+                for i, cm, gm in parts:
+                    idx.append(i)
+                    run[i].remove((r, cm, gm))
+                    if r != INF:
+                        del counts[bisect_left(counts, (r, i, cm.bit_count(), gm.bit_count()))]
+                        del run_ev[bisect_left(run_ev, (r, i))]
+                changes.append((r, idx))
+            if rec is not None:
+                end, parts = _end_parts(rec)
+                r = self.release(end)
+                known[jobid] = (rec, r, parts)
+                idx = []
+                for i, cm, gm in parts:
+                    idx.append(i)
+                    lst = run[i]
+                    lst.append((r, cm, gm))
+                    if len(lst) > 1:
+                        lst.sort(key=_first, reverse=True)
+                    if r != INF:
+                        insort(counts, (r, i, cm.bit_count(), gm.bit_count()))
+                        insort(run_ev, (r, i))
+                changes.append((r, idx))
+        touched.clear()
+        if len(known) != len(jobs) or (counts and counts[0][0] <= now):
+            return False  # (a job past its end still holds resources: every release would move)
+        self.busy_c, self.busy_g = list(pool._ac), list(pool._ag)
+        self.fc0, self.fg0, self.up0 = list(pool._fc), list(pool._fg), list(pool._up)
+        # a view shows a running job if it releases after the window's
+        # start, and the reservations it has taken in (seq < nres) that
+        # overlap its window
+        reservations, res_ranks = self.reservations, self.res_ranks
+        for v in self.views:
+            t, dirty = v.t, v.dirty
+            for r, idx in changes:
+                if r > t:
+                    dirty.update(idx)
+            for seq in range(v.nres):
+                _jobid, rs, re = reservations[seq]
+                if rs < v.ew and re > t:
+                    dirty.update(res_ranks[seq])
+            v.nres = v.nrun = 0
+        res, span = self.res, self.res_span
+        for idx in res_ranks:
+            for i in idx:
+                res[i] = []
+                span[i] = 0.0
+        self._new_pass()
+        # windows starting now are cheap to set up from a copy of the pool,
+        # as a new planner does
+        self.now_views = [_View(pool.copy(jobs=False), now, now, 0, 0)]
+        return True
 
     def release(self, end):
         """When a running job's resources come back: its end; never for 0;
@@ -250,7 +358,7 @@ class _Planner:
 
     def move(self, view, t, ew):
         t0, ew0 = view.t, view.ew
-        dirty = set()
+        dirty, view.dirty = view.dirty, set()
         ranks = self.res_ranks
         # placed since this view was last moved: only what overlaps its old
         # window is missing from it (the rest is handled like any other below)
@@ -264,7 +372,7 @@ class _Planner:
             view.nres = len(ranks)
         if view.nrun < len(self.run_log):
             for k in range(view.nrun, len(self.run_log)):
-                r, idx = self.run_log[k]
+                r, idx, _parts = self.run_log[k]
                 if r > t0:
                     dirty.update(idx)
             view.nrun = len(self.run_log)
@@ -348,13 +456,13 @@ class _Planner:
         for i, cm, gm in parts:
             lst = self.run[i]
             lst.append((r, cm, gm))
-            lst.sort(key=lambda x: x[0], reverse=True)
+            lst.sort(key=_first, reverse=True)
             self.busy_c[i] |= cm
             self.busy_g[i] |= gm
             idx.append(i)
             if r != INF:
                 insort(self.run_ev, (r, i))
-        self.run_log.append((r, idx))
+        self.run_log.append((r, idx, parts))
 
     def _add_reservation(self, jobid, s, e, parts):
         seq = len(self.res_ranks)
@@ -403,12 +511,37 @@ class _Planner:
         if lb is not None:
             return lb
         p = self.now_views[0].pool._plan(req)
-        totals, times = self._capacity(p)
         want = p.count
+        if not p.nodes and p.s == 1 and not p.g and p.allowed is None:
+            totals, times = self._free_cores(want)
+        else:
+            totals, times = self._capacity(p)
         k = bisect_left(totals, want)
         lb = times[k] if k < len(totals) else INF
         self.run_lb[key] = lb
         return lb
+
+    def _free_cores(self, want):
+        """_capacity for slots of one core anywhere (most requests): free
+        cores of up ranks, swept only as far as a request of want needs."""
+        sweep = self.sweep
+        if sweep is None:
+            sweep = self.sweep = ([sum(compress(self.fc0, self.up0))], [self.now], [0])
+        totals, times, pos = sweep
+        total = totals[-1]
+        if total < want:
+            counts, up, k = self.counts, self.up0, pos[0]
+            n = len(counts)
+            while k < n:
+                r, i, nc, _ng = counts[k]
+                k += 1
+                if up[i] and nc:
+                    total += nc
+                    _step(totals, times, total, r)
+                    if total >= want and (k == n or counts[k][0] != r):
+                        break
+            pos[0] = k
+        return totals, times
 
     def _capacity(self, p):
         """How many of p's units (nodes, or slots) fit the ranks as the jobs
@@ -425,16 +558,6 @@ class _Planner:
             return hit
         allowed = p.allowed
         up = self.up0
-        if not p.nodes and p.s == 1 and not p.g and allowed is None:
-            # slots of one core anywhere (most requests): a count of free cores
-            total = sum(c for c, u in zip(self.fc0, up) if u)
-            totals, times = [total], [self.now]
-            for r, i, nc, _ng in self.counts:
-                if up[i] and nc:
-                    total += nc
-                    _step(totals, times, total, r)
-            hit = self.capacity[ckey] = (totals, times)
-            return hit
         fc, fg = list(self.fc0), list(self.fg0)
         ok = [up[i] and (allowed is None or (allowed >> i) & 1) for i in range(len(fc))]
         if p.nodes:
@@ -466,14 +589,16 @@ class _Planner:
 
     # -- placement ------------------------------------------------------------------
 
-    def place(self, pj, reserve):
+    def place(self, pj, reserve, key=None):
         """("alloc", rset) if pj starts now, ("reserve", t) if reserved at t, or
-        None: it cannot start now (reserve=False), or cannot be placed at all."""
+        None: it cannot start now (reserve=False), or cannot be placed at all.
+        key: pj's shape_key, if known."""
         req = pj.request
         now = self.now
         d = req.duration or 0.0
         deff = d if d > 0 else INF
-        key = shape_key(req)
+        if key is None:
+            key = shape_key(req)
         never = self.never.get(key)
         if never is not None and deff >= never:
             return None
@@ -493,6 +618,17 @@ class _Planner:
                 t = self.next_release(now)
         limit = self.inst_exp if self.inst_exp > now else INF  # nothing starts once the instance ends
         plan = self.now_views[0].pool._plan(req)
+        lazy = self.lazy
+        if lazy is None:
+            if reserve and now < t < limit and not self.reservations and not self.run_log \
+                    and not plan.nodes and plan.s == 1 and not plan.g and plan.allowed is None:
+                # the first reservation of a pass that has started nothing yet, of
+                # one-core slots anywhere: it starts when the count sweep says
+                self.lazy = (pj.jobid, t, self.window_end(t, d), plan)
+                self._record_start(key, deff, t)
+                return ("reserve", t)
+        elif reserve or self.window_end(now, d) > lazy[1]:  # (a window overlapping it)
+            self.materialize()
         view = None
         while t is not None and (t == now or t < limit):
             ew = self.window_end(t, d)
@@ -526,6 +662,24 @@ class _Planner:
                 self.never[key] = deff
         return None
 
+    def materialize(self, serial=None):
+        """Choose the resources of the reservation place() left lazy (see
+        _Planner), as place() would have then: since, only windows it does
+        not overlap were looked at, and only jobs that end before it starts
+        were allocated, so the view at its start is what it was. serial:
+        that of the pass it was made in (a Plan asking later)."""
+        if serial is not None and serial != self.serial:
+            raise RuntimeError("the reservations of an earlier pass are gone")
+        lazy = self.lazy
+        if lazy is not None:
+            self.lazy = None
+            jobid, t, ew, plan = lazy
+            view = self._view_for(t, ew)
+            self.move(view, t, ew)
+            found = view.pool._select(plan)
+            assert found is not None, "a reservation the count sweep found does not fit"
+            self._add_reservation(jobid, t, view.ew, tuple(found[0]))
+
     def rebase(self, t):
         """Move the plan's "now" to t, a later time at which nothing has
         changed: no running job or reservation releases anything by t (the
@@ -536,6 +690,8 @@ class _Planner:
         self.now = t
         for totals_times in self.capacity.values():
             totals_times[1][0] = t
+        if self.sweep is not None:
+            self.sweep[1][0] = t
         for key, lb in self.run_lb.items():
             if lb == old:
                 self.run_lb[key] = t
@@ -547,34 +703,59 @@ class _Planner:
         fresh plan at t reserve what this one did? It would unless a job this
         plan started shares a rank with a reservation it outlasts: as a
         running job it then changes that rank's free count, and so the
-        pool's choice of ranks for the reservation."""
+        pool's choice of ranks for the reservation. (A lazy reservation has
+        none of those: every job started before it is chosen ends by its
+        start, see place().)"""
         ev = self.run_ev
         if self.conflict or (ev and ev[0][0] <= t):
             return False
         for (_jobid, start, _end), ranks in zip(self.reservations, self.res_ranks):
-            for r, idx in self.run_log:
+            for r, idx, _parts in self.run_log:
                 if r > start and any(i in ranks for i in idx):
                     return False
         return True
-
-    def release_times(self):
-        return sorted({r for r, _i in self.run_ev})
 
     @property
     def ranks(self):
         return self.now_views[0].pool._topo.ranks
 
 
+class _KeptPlanner:
+    """The planner of the passes over one pool (the scheduler's own), kept
+    from pass to pass: a pass that needs one brings it up to date
+    (_Planner.sync), which re-reads only the jobs whose allocations changed
+    since (``touched``: the passes' allocations, the frees). Anything else
+    that changes the pool, or the instance expiration, drops it."""
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.planner = None
+        self.touched = set()
+
+    def drop(self):
+        self.planner = None
+
+    def planner_at(self, now, inst):
+        planner = self.planner
+        if planner is None or not planner.sync(self.pool, now, inst, self.touched):
+            planner = self.planner = _Planner(self.pool, now, inst)
+        self.touched.clear()
+        return planner
+
+
 class _Pass:
     """One scheduling pass, resumable: jobs that arrive later with a lower
     priority than every job already placed are placed by the same pass, with
     the same result a full replan would give, as long as nothing else changed
-    (see BackfillScheduler.schedule)."""
+    (see BackfillScheduler.schedule). kept: the pool's _KeptPlanner, or
+    None for a planner of the pass's own."""
 
-    def __init__(self, sched, pool, commit):
+    def __init__(self, sched, pool, commit, kept=None):
         self.sched = sched
         self.pool = pool
         self.commit = commit
+        self.kept = kept
+        self.touched = kept.touched if kept is not None else set()
         self.now = sched.b.now
         self.inst = sched.instance_expiration
         self.depth = sched.reservation_depth
@@ -584,6 +765,8 @@ class _Pass:
         self.starts = {}
         self.allocated = {}
         self.feasible = sched.feasibility_notes(pool)
+        self.needs = sched.core_needs(pool)
+        self.free = None  # free cores of up ranks once the planner is in use (an upper bound)
         self.last_key = None  # the largest sort key placed
         self.reserved_key = None  # ... and reserved
 
@@ -609,6 +792,7 @@ class _Pass:
         from flux_lite.sched.pool import InfeasibleRequest, InsufficientResources
 
         sched, pool, commit, now, inst = self.sched, self.pool, self.commit, self.now, self.inst
+        touched, needs = self.touched, self.needs
         for pj in queue:
             order = pj.sort_key()
             if self.last_key is None or order > self.last_key:
@@ -617,17 +801,28 @@ class _Pass:
                 try:
                     rset = pool.alloc(pj.jobid, pj.request, now, expiration_default=inst)
                 except InsufficientResources:
-                    self.planner = _Planner(pool, now, inst)
+                    kept = self.kept
+                    self.planner = _Planner(pool, now, inst) if kept is None else kept.planner_at(now, inst)
                 except InfeasibleRequest as exc:
                     if commit:
                         sched.deny(pj, str(exc) or "unsatisfiable request")
                     continue
                 else:
+                    touched.add(pj.jobid)
                     self.starts[pj.jobid] = now
                     self.allocated[pj.jobid] = rset
                     if commit:
                         sched._success(pj, rset, None)
                     continue
+            reserve = self.nreserved < self.depth
+            if not reserve:
+                # it can only start now: not if it needs more cores than are free
+                need = needs.get(pj.jobid)
+                if need is not None:
+                    if self.free is None:
+                        self.free = sum(compress(pool._fc, pool._up))
+                    if need > self.free:
+                        continue
             key = shape_key(pj.request)
             note = self.feasible.get(key)
             if note is None:
@@ -640,12 +835,16 @@ class _Pass:
                 if commit:
                     sched.deny(pj, note)
                 continue
-            placed = self.planner.place(pj, reserve=self.nreserved < self.depth)
+            if pj.jobid not in needs:  # (a feasible job: one to pass over while it cannot fit)
+                p = pool._plan(pj.request)
+                needs[pj.jobid] = p.count * (p.need_c if p.nodes else p.s)
+            placed = self.planner.place(pj, reserve, key)
             if placed is None:
                 continue
             if placed[0] == "alloc":
                 rset = placed[1]
                 pool.register_alloc(pj.jobid, rset)
+                touched.add(pj.jobid)
                 self.starts[pj.jobid] = now
                 self.allocated[pj.jobid] = rset
                 if commit:
@@ -674,6 +873,7 @@ class _Pass:
     # a pass with more reservations than this is not kept (conservative over
     # a deep queue): restoring it would cost what a replan costs
     MAX_KEPT_RESERVATIONS = 256
+    MAX_KEPT_PARTS = 4096  # ... or more reserved (rank, cores) entries in all: a few big jobs on a big pool
 
     def summary(self):
         """What a later command needs to continue this pass (JSON), or None."""
@@ -682,7 +882,9 @@ class _Pass:
                "last_key": self.last_key, "reserved_key": self.reserved_key, "nreserved": self.nreserved,
                "first_reserved": self.first_reserved, "planner": planner is not None}
         if planner is not None:
-            if len(planner.reservations) > self.MAX_KEPT_RESERVATIONS or not planner.unchanged_until(-INF):
+            planner.materialize()
+            if len(planner.reservations) > self.MAX_KEPT_RESERVATIONS or not planner.unchanged_until(-INF) \
+                    or sum(map(len, planner.reserved_parts.values())) > self.MAX_KEPT_PARTS:
                 return None  # (a conflict makes it unresumable anyway)
             from flux_lite.sched import store
 
@@ -700,6 +902,8 @@ class _Pass:
 
         try:
             self = cls(sched, pool, commit=True)
+            if pool is sched.pool:  # (its allocations change what the kept planner knows)
+                self.touched = sched._planner_for_pool().touched
             depth = summary["depth"]
             if (INF if depth is None else depth) != self.depth:
                 return None
@@ -735,8 +939,14 @@ class _Pass:
             pool, now = self.pool, self.now
             return Plan(now, lambda: sorted({e for _j, e in pool.job_end_times() if e and e > now}), [],
                         self.starts, self.allocated)
-        return Plan(self.now, planner.release_times, planner.reservations, self.starts, self.allocated,
-                    planner.reserved_parts, planner.ranks)
+        if self.kept is None:
+            planner.materialize()
+        ev = planner.run_ev  # (the planner may be kept for the next pass: this pass's own)
+        reservations, lazy, serial = planner.reservations, planner.lazy, planner.serial
+        if lazy is not None:
+            reservations = reservations + [lazy[:3]]
+        return Plan(self.now, lambda: sorted({r for r, _i in ev}), reservations, self.starts,
+                    self.allocated, planner.reserved_parts, planner.ranks, lambda: planner.materialize(serial))
 
 
 def _parse_policy(value):
@@ -775,9 +985,11 @@ class BackfillScheduler(Scheduler):
         self.last_reserved = None  # jobs reserved by the last pass of this process
         self._live = None  # the last pass, while only new arrivals happened since
         self._kept = None  # the last command's last pass (its summary), not yet restored
+        self._planner_kept = None  # the planner kept for self.pool (see _KeptPlanner)
         self._arrivals = []
         self._annotate = set()  # jobs forecast() must annotate; None: all
         self._feasible = (None, {})  # (topology, {shape: "" or why it never fits})
+        self._needs = (None, {})  # (topology, {jobid: fewest cores}) (see core_needs)
         super().__init__(broker, args, state)
 
     def apply_args(self, args):
@@ -828,10 +1040,27 @@ class BackfillScheduler(Scheduler):
             self._feasible = (pool._topo, notes)
         return notes
 
+    def core_needs(self, pool):
+        """{jobid: the fewest cores it can start with} of feasible queued
+        jobs, kept while the pool's topology is the same (see
+        feasibility_notes): a pass passes over a job needing more than are
+        free without looking at it."""
+        topo, needs = self._needs
+        if topo is not pool._topo or len(needs) > 4096:  # (jobs gone leave theirs behind)
+            needs = {}
+            self._needs = (pool._topo, needs)
+        return needs
+
     # -- the plan is stale as soon as anything changes ---------------------------
 
     def changed(self, what, msg=None):
         self.plan = None
+        kept = self._planner_kept
+        if kept is not None and what not in ("alloc", "cancel", "prioritize"):  # (those change only the queue)
+            if what == "free":
+                kept.touched.add(msg["id"])
+            else:
+                kept.drop()
         if what == "alloc":
             # a new arrival: the last pass may still be continued (see schedule)
             self._arrivals.append(msg["id"])
@@ -867,8 +1096,14 @@ class BackfillScheduler(Scheduler):
                 if self._annotate is not None:
                     self._annotate.update(pj.jobid for pj in new)
                 return
-        self._finish(_Pass(self, self.pool, commit=True).place_all(self.sorted_queue()))
+        self._finish(_Pass(self, self.pool, commit=True, kept=self._planner_for_pool()).place_all(self.sorted_queue()))
         self._annotate = None
+
+    def _planner_for_pool(self):
+        kept = self._planner_kept
+        if kept is None or kept.pool is not self.pool:
+            kept = self._planner_kept = _KeptPlanner(self.pool)
+        return kept
 
     def _finish(self, live):
         self._live = live
