@@ -615,3 +615,31 @@ def test_buckets_follow_allocations_and_frees():
             pool.set_up("3")
         assert pool._buckets == expected()
         assert pool._sorted_keys() == sorted(expected(), reverse=True)
+
+
+@pytest.mark.parametrize("hosts", [
+    [f"node{i}" for i in range(120)],  # prefix + rank: the nodelist is written from the ranks
+    [f"n-{i}" for i in range(12)],
+    [f"node{i:03d}" for i in range(12)],  # padded, a digit-ended prefix, other names: Hostlist writes it
+    [f"rack1{i}" for i in range(12)],
+    ["fe"] + [f"node{i}" for i in range(1, 12)],
+])
+def test_allocation_nodelist_is_the_hostlist_of_its_hosts(hosts):
+    from flux_lite.formats.hostlist import Hostlist
+
+    rng = random.Random(len(hosts))
+    pool = Pool(Rset.build([(h, 2, 0) for h in hosts]))
+    live = []
+    for jobid in range(300):
+        req = RR(nslots=rng.choice([1, 2, 3, 7, 15, 40]), slot_size=rng.choice([1, 2]))
+        try:
+            R = pool.alloc(jobid, req, 0.0)
+        except InfeasibleRequest:
+            continue
+        except InsufficientResources:
+            pool.free(live.pop(rng.randrange(len(live))), None, final=True)
+            continue
+        live.append(jobid)
+        want = str(Hostlist.from_hosts(hosts[r] for r in R.ranks))
+        assert R.to_dict()["execution"]["nodelist"] == [want]
+        assert R.nodelist_text() == want == str(R.nodelist)

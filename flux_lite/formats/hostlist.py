@@ -245,6 +245,21 @@ class Hostlist:
             raise HostlistError(f"Invalid hostlist: '{text}'")
         return cls(text)
 
+    @staticmethod
+    def rank_prefix(names, ranks):
+        """The prefix P when every name is P followed by its rank (no zero
+        padding), so that the hostlist of any of them is P + the idset of
+        their ranks in brackets (P + the rank for one): else None."""
+        if not names:
+            return None
+        first = str(ranks[0])
+        prefix = names[0][: -len(first)] if names[0].endswith(first) else ""
+        if not prefix or prefix[-1].isdigit() or _INVALID_HOST_CHARS.search(prefix):
+            return None
+        if any(name != prefix + str(rank) for name, rank in zip(names, ranks)):
+            return None
+        return prefix
+
     @classmethod
     def from_hosts(cls, names):
         """Build from individual host names (each one host, no expressions)."""

@@ -136,10 +136,12 @@ class Rset:
         scheduling=None,
         has_nodelist=True,
         groups=None,
+        nodelist_text=None,
     ):
         """`nodes`: dict rank -> (hostname, cores, gpus) in ascending rank
         order; `props`: dict name -> non-empty IDset within the ranks;
-        groups: what _groups() would make of nodes, if the caller has it."""
+        groups: what _groups() would make of nodes, nodelist_text: str(nodelist),
+        if the caller has them."""
         self = object.__new__(cls)
         self._nodes = nodes
         self._props = props
@@ -151,6 +153,8 @@ class Rset:
         self._cache = {}
         if groups is not None:
             self._set_groups(groups)
+        if nodelist_text is not None:
+            self._cache["nodelist_text"] = nodelist_text
         return self
 
     def _derive(self, nodes, props=None, **kw):
@@ -456,7 +460,7 @@ class Rset:
         if self._nslots > 0:
             execution["nslots"] = self._nslots
         if self._has_nodelist:
-            execution["nodelist"] = [str(self.nodelist)]
+            execution["nodelist"] = [self.nodelist_text()]
         if self._props:
             execution["properties"] = {
                 name: str(ids) for name, ids in sorted(self._props.items())
@@ -579,6 +583,13 @@ class Rset:
                 host for host, _, _ in self._nodes.values()
             )
         return h
+
+    def nodelist_text(self):
+        """str(self.nodelist)."""
+        s = self._cache.get("nodelist_text")
+        if s is None:
+            s = self._cache["nodelist_text"] = str(self.nodelist)
+        return s
 
     def __len__(self):
         return len(self._nodes)

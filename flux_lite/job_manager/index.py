@@ -146,7 +146,7 @@ def _listing_fields(job: Job) -> dict[str, Any]:
         rs = Rset.from_dict(job.R)
         out["nnodes"] = rs.nnodes
         out["ranks"] = str(rs.ranks)
-        out["nodelist"] = str(rs.nodelist)
+        out["nodelist"] = rs.nodelist_text()
         out["ncores"] = rs.ncores
     else:
         out["nnodes"] = nnodes

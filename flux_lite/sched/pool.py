@@ -30,6 +30,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import Rset
@@ -186,6 +187,7 @@ class _Topology:
         "allmask",
         "masks",
         "shapes",
+        "host_prefix",
     )
 
     def __init__(self, rset):
@@ -216,6 +218,8 @@ class _Topology:
             self.props[name] = m
         self.masks = {}  # constraint key -> index mask (None = all)
         self.shapes = {}  # constraint key -> {(ncore, ngpu): count}
+        # hosts named prefix + rank: an allocation's nodelist is written from its ranks
+        self.host_prefix = Hostlist.rank_prefix(self.hosts, self.ranks)
 
     def index_mask(self, request):
         """(key, index mask or None) of ranks allowed by the request."""
@@ -734,6 +738,14 @@ class Pool:
             else:
                 group.append(rank)
         groups = [(IDset(group), frm(cm), frm(gm)) for (cm, gm), group in by_masks.items()]
+        nodelist = None
+        prefix = topo.host_prefix
+        if prefix is not None:
+            if len(nodes) == 1:
+                nodelist = prefix + str(next(iter(nodes)))
+            else:
+                ranks_set = groups[0][0] if len(groups) == 1 else IDset(nodes)
+                nodelist = f"{prefix}[{ranks_set}]"
         props = {}
         if topo.props:
             selmask = 0
@@ -756,6 +768,7 @@ class Pool:
             topo.rset.scheduling,
             True,
             groups,
+            nodelist,
         )
 
     def alloc(self, jobid, request, now, expiration_default=0.0):
