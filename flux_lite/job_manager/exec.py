@@ -8,6 +8,9 @@ the exec exception Flux's test exec mocks at that phase. Both ends are timers,
 so a virtual clock moves them deterministically.
 """
 
+from flux_lite import config as configmod
+from flux_lite.errors import JobspecError
+from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.jobid import f58
 from flux_lite.job_manager.job import FLAG_DEBUG
 
@@ -20,9 +23,6 @@ def simulated_run_duration(broker, jobspec):
     """How long a started job runs: its exec.test run time (jobspec.run_duration),
     else the instance's exec.default-run-duration for jobs that give no
     exec.test at all; None runs the job until canceled or its time limit."""
-    from flux_lite import config as configmod
-    from flux_lite.formats import jobspec as jobspecmod
-
     run_duration = jobspecmod.run_duration(jobspec or {})
     if run_duration is None:
         default = configmod.get_path(broker.config, "exec.default-run-duration")
@@ -45,8 +45,6 @@ class Exec:
         self.b = broker
 
     def start(self, job):
-        from flux_lite.errors import JobspecError
-
         jm = self.b.jm
         if job.flags & FLAG_DEBUG:  # the exec start request is visible
             jm.post(job, "debug.start-request")
