@@ -1,8 +1,9 @@
 """sched-backfill keeps its planner from pass to pass and brings it up to
 date in place (backfill._KeptPlanner, _Planner.sync), with reservations whose
-resources are chosen only when needed (_Planner.materialize). Each pass
-must plan exactly what a planner built afresh for it plans: same starts,
-same allocated resources, same reservations with the same resources.
+resources are chosen only when needed (_Planner.materialize) and jobs passed
+over by core counts. Each pass must plan exactly what a planner built
+afresh for it without those shortcuts plans: same starts, same allocated
+resources, same reservations with the same resources.
 Checked here on random sequences of passes (arrivals, ends on time and
 early, time steps), for every policy.
 """
@@ -25,16 +26,24 @@ def _plan_facts(plan, materialize):
     return facts
 
 
+def _one_core_slots(rng, nodes):
+    """A trace replay's jobs (KTH SP2: one-core nodes, n one-core slots)."""
+    from flux_lite.sched.pool import ResourceRequest
+
+    return ResourceRequest(nslots=rng.randint(1, nodes), duration=rng.choice([60.0, 300.0, 900.0, 3600.0]))
+
+
 @pytest.mark.parametrize("policy", ["easy", "hybrid", "conservative"])
 @pytest.mark.parametrize("seed", range(30))
-def test_kept_planner_plans_what_a_new_one_plans(policy, seed):
+@pytest.mark.parametrize("kind", ["mixed", "trace"])
+def test_kept_planner_plans_what_a_new_one_plans(policy, seed, kind):
     from flux_lite.sched.backfill import _KeptPlanner, _Pass
     from flux_lite.sched.base import PendingJob
 
-    rng = random.Random(seed * 7919 + len(policy))
-    gpus = rng.choice([0, 0, 2])
-    cores = rng.choice([1, 2, 4])
-    nodes = rng.randint(2, 8)
+    rng = random.Random(seed * 7919 + len(policy) + len(kind))
+    gpus = rng.choice([0, 0, 2]) if kind == "mixed" else 0
+    cores = rng.choice([1, 2, 4]) if kind == "mixed" else 1
+    nodes = rng.randint(2, 8) if kind == "mixed" else rng.randint(4, 24)
     sched = _make_sched(policy, nodes=nodes, cores=cores, gpus=gpus,
                         expiration=rng.choice([0.0, 0.0, 1000.0 + 30000.0]))
     if policy == "hybrid":
@@ -46,7 +55,7 @@ def test_kept_planner_plans_what_a_new_one_plans(policy, seed):
     queue = {}
     jobid = 1 << 30
     kinds = set()
-    for step in range(40):
+    for step in range(40 if kind == "mixed" else 80):
         now = sched.b.now
         # jobs end: on time, early, or (now and then) some time after their end
         for jid, end in pool.job_end_times():
@@ -56,10 +65,11 @@ def test_kept_planner_plans_what_a_new_one_plans(policy, seed):
                 kept.touched.add(jid)
         for _ in range(rng.choice([0, 0, 1, 1, 2, 5])):
             jobid += 1
-            queue[jobid] = PendingJob(jobid, rng.choice([16, 16, 16, 20]), 0, now,
-                                      _random_request(rng, cores, gpus, finite=rng.random() < 0.7))
+            request = _random_request(rng, cores, gpus, finite=rng.random() < 0.7) if kind == "mixed" \
+                else _one_core_slots(rng, nodes)
+            queue[jobid] = PendingJob(jobid, rng.choice([16, 16, 16, 20]), 0, now, request)
         ordered = sorted(queue.values(), key=PendingJob.sort_key)
-        fresh = _Pass(sched, pool.copy(), commit=False).place_all(ordered)
+        fresh = _Pass(sched, pool.copy(), commit=False, shortcuts=False).place_all(ordered)
         live = _Pass(sched, pool, commit=False, kept=kept).place_all(ordered)
         materialize = rng.random() < 0.5
         assert _plan_facts(live.plan(), materialize) == _plan_facts(fresh.plan(), materialize), step

@@ -68,11 +68,6 @@ def _first(item):
     return item[0]
 
 
-def _pop_parts(pool, jobid):
-    rec = pool._jobs.pop(jobid)
-    return rec[2] if isinstance(rec, tuple) else rec.parts
-
-
 class Plan:
     """One pass's plan: running-job release times and reservations.
 
@@ -179,9 +174,10 @@ class _Planner:
     MAX_NOW_VIEWS = 16
     NOW_COPY_COST = 0
 
-    def __init__(self, pool, now, inst_exp):
+    def __init__(self, pool, now, inst_exp, shortcuts=True):
         self.now = now
         self.inst_exp = inst_exp or 0.0
+        self.shortcuts = shortcuts  # lazy reservations (tests compare with eager ones)
         self.topo = pool._topo
         base = pool.copy(jobs=False)
         n = len(base._ac)
@@ -200,8 +196,7 @@ class _Planner:
             if len(lst) > 1:
                 lst.sort(key=_first, reverse=True)
         counts.sort()
-        self.counts = counts
-        self.run_ev = [(r, i) for r, i, _nc, _ng in counts]  # sorted (release, rank index), finite releases only
+        self.counts = counts  # (also the release events: the planner's own allocations are in run_log)
         # what running jobs hold now (for the now-window shortcut), and the free counts at the start
         self.busy_c, self.busy_g = list(base._ac), list(base._ag)
         self.fc0, self.fg0, self.up0 = list(base._fc), list(base._fg), list(base._up)
@@ -218,7 +213,7 @@ class _Planner:
         self.res_end = []  # sorted (end, seq), finite ends only
         self.res_ranks = []  # seq -> rank indexes
         self.res_now_ranks = []  # seq -> rank indexes that matter for a window starting now
-        self.run_log = []  # (release, rank indexes, parts) of each job allocated by the planner
+        self.run_log = []  # (release, rank indexes, parts, jobid) of each job allocated by the planner
         self.reservations = []  # (jobid, start, end)
         self.reserved_parts = {}  # jobid -> parts
         self.frontier = {}  # shape -> ([d], [start]): lower bounds on later starts
@@ -227,7 +222,7 @@ class _Planner:
         self.run_lb = {}  # shape -> earliest fit ignoring reservations
         self.capacity = {}  # kind of request -> (totals, times) (see _capacity)
         self.sweep = None  # (totals, times, [next count]) of _free_cores
-        self.lazy = None  # (jobid, start, end, _Plan) of a reservation without resources yet
+        self.lazy = None  # (jobid, start, end, _Plan, extra cores) of a reservation without resources yet
         self.serial += 1  # (Plans of an earlier pass may not materialize)
         # a restored pass (see _Pass.restore): did a job its earlier part
         # started share a rank with a reservation it outlasts?
@@ -245,14 +240,22 @@ class _Planner:
         self.now = now
         changes = []  # (release, rank indexes) of running-job entries removed or added
         run, known, jobs = self.run, self.known, pool._jobs
-        counts = self.counts
-        self.run_ev = run_ev = list(self.run_ev)  # the last pass's Plan keeps its own
-        for r, idx, parts in self.run_log:  # the last pass's own allocations come back below
+        self.counts = counts = list(self.counts)  # the last pass's Plan keeps its own
+        for r, idx, parts, jobid in self.run_log:
+            # the last pass's own allocations: running jobs now, as the pool holds them
             changes.append((r, idx))
-            for i, cm, gm in parts:
+            rec = jobs.get(jobid)
+            if rec is not None:
+                end, rparts = _end_parts(rec)
+                if self.release(end) == r and set(rparts) == set(parts):
+                    known[jobid] = (rec, r, rparts)
+                    if r != INF:
+                        for i, cm, gm in parts:
+                            insort(counts, (r, i, cm.bit_count(), gm.bit_count()))
+                    touched.discard(jobid)
+                    continue
+            for i, cm, gm in parts:  # (changed since: re-read below)
                 run[i].remove((r, cm, gm))
-                if r != INF:
-                    del run_ev[bisect_left(run_ev, (r, i))]
         for jobid in touched:
             old = known.get(jobid)
             rec = jobs.get(jobid)
@@ -267,7 +270,6 @@ class _Planner:
                     run[i].remove((r, cm, gm))
                     if r != INF:
                         del counts[bisect_left(counts, (r, i, cm.bit_count(), gm.bit_count()))]
-                        del run_ev[bisect_left(run_ev, (r, i))]
                 changes.append((r, idx))
             if rec is not None:
                 end, parts = _end_parts(rec)
@@ -282,7 +284,6 @@ class _Planner:
                         lst.sort(key=_first, reverse=True)
                     if r != INF:
                         insort(counts, (r, i, cm.bit_count(), gm.bit_count()))
-                        insort(run_ev, (r, i))
                 changes.append((r, idx))
         touched.clear()
         if len(known) != len(jobs) or (counts and counts[0][0] <= now):
@@ -372,15 +373,18 @@ class _Planner:
             view.nres = len(ranks)
         if view.nrun < len(self.run_log):
             for k in range(view.nrun, len(self.run_log)):
-                r, idx, _parts = self.run_log[k]
+                r, idx, _parts, _jobid = self.run_log[k]
                 if r > t0:
                     dirty.update(idx)
             view.nrun = len(self.run_log)
         if t != t0:
             lo, hi = (t0, t) if t0 < t else (t, t0)
-            ev = self.run_ev
+            ev = self.counts
             for k in range(bisect_right(ev, (lo, _BIG)), bisect_right(ev, (hi, _BIG))):
                 dirty.add(ev[k][1])
+            for r, idx, _parts, _jobid in self.run_log:
+                if lo < r <= hi:
+                    dirty.update(idx)
             re = self.res_end
             for k in range(bisect_right(re, (lo, _BIG)), bisect_right(re, (hi, _BIG))):
                 dirty.update(ranks[re[k][1]])
@@ -416,7 +420,7 @@ class _Planner:
                         break
         else:
             views, limit, copy_cost = self.views, self.MAX_VIEWS, self.COPY_COST
-            ev = self.run_ev
+            ev = self.counts  # (the planner's own allocations aside: an estimate)
             k = bisect_right(ev, (t, _BIG))
             rs = self.res_start
             j = bisect_left(rs, (ew, -1))
@@ -439,10 +443,13 @@ class _Planner:
     def next_release(self, t):
         """The first time after t when running jobs or reservations release something."""
         best = None
-        ev = self.run_ev
+        ev = self.counts
         k = bisect_right(ev, (t, _BIG))
         if k < len(ev):
             best = ev[k][0]
+        for r, _idx, _parts, _jobid in self.run_log:
+            if t < r != INF and (best is None or r < best):
+                best = r
         re = self.res_end
         k = bisect_right(re, (t, _BIG))
         if k < len(re) and (best is None or re[k][0] < best):
@@ -451,7 +458,7 @@ class _Planner:
 
     # -- bookkeeping of placed jobs -----------------------------------------
 
-    def _add_running(self, parts, r):
+    def _add_running(self, parts, r, jobid):
         idx = []
         for i, cm, gm in parts:
             lst = self.run[i]
@@ -460,9 +467,7 @@ class _Planner:
             self.busy_c[i] |= cm
             self.busy_g[i] |= gm
             idx.append(i)
-            if r != INF:
-                insort(self.run_ev, (r, i))
-        self.run_log.append((r, idx, parts))
+        self.run_log.append((r, idx, parts, jobid))
 
     def _add_reservation(self, jobid, s, e, parts):
         seq = len(self.res_ranks)
@@ -589,10 +594,11 @@ class _Planner:
 
     # -- placement ------------------------------------------------------------------
 
-    def place(self, pj, reserve, key=None):
-        """("alloc", rset) if pj starts now, ("reserve", t) if reserved at t, or
-        None: it cannot start now (reserve=False), or cannot be placed at all.
-        key: pj's shape_key, if known."""
+    def place(self, pj, reserve, key, pool):
+        """("alloc", rset) if pj starts now (allocated in pool, the one the
+        planner was built over), ("reserve", t) if reserved at t, or None: it
+        cannot start now (reserve=False), or cannot be placed at all. key:
+        pj's shape_key, or None."""
         req = pj.request
         now = self.now
         d = req.duration or 0.0
@@ -620,14 +626,22 @@ class _Planner:
         plan = self.now_views[0].pool._plan(req)
         lazy = self.lazy
         if lazy is None:
-            if reserve and now < t < limit and not self.reservations and not self.run_log \
+            if reserve and self.shortcuts and now < t < limit and not self.reservations and not self.run_log \
                     and not plan.nodes and plan.s == 1 and not plan.g and plan.allowed is None:
                 # the first reservation of a pass that has started nothing yet, of
-                # one-core slots anywhere: it starts when the count sweep says
-                self.lazy = (pj.jobid, t, self.window_end(t, d), plan)
+                # one-core slots anywhere: it starts when the count sweep says;
+                # of the cores free then, it leaves `extra` to others
+                totals, times, _pos = self.sweep
+                k = bisect_left(times, t)
+                extra = totals[k] - plan.count if k < len(times) and times[k] == t else INF
+                self.lazy = (pj.jobid, t, self.window_end(t, d), plan, extra)
                 self._record_start(key, deff, t)
                 return ("reserve", t)
         elif reserve or self.window_end(now, d) > lazy[1]:  # (a window overlapping it)
+            if not reserve and plan.count * (plan.need_c if plan.nodes else plan.s) > lazy[4]:
+                # it would need cores the reservation takes: of the cores free
+                # now it leaves at most what it leaves of those free at its start
+                return None
             self.materialize()
         view = None
         while t is not None and (t == now or t < limit):
@@ -647,9 +661,13 @@ class _Planner:
                 t = self.next_release(t)
                 continue
             if t == now:
-                rset = view.pool.alloc_selected(pj.jobid, req, found, t, expiration_default=self.inst_exp)
-                parts = _pop_parts(view.pool, pj.jobid)
-                self._add_running(parts, self.release(rset.expiration))
+                # what the view shows free now is free in the pool (it holds what
+                # the pool holds, and reservations); parts in rank order, as from R
+                sel, nslots = found
+                parts = tuple(sorted(sel))
+                rset = pool.alloc_selected(pj.jobid, req, (parts, nslots), t, expiration_default=self.inst_exp)
+                view.pool._apply_parts(sel, True)
+                self._add_running(parts, self.release(rset.expiration), pj.jobid)
                 return ("alloc", rset)
             # a reservation needs no R, and the view needs no update: its next
             # move refreshes the ranks of reservations placed since the last
@@ -673,7 +691,7 @@ class _Planner:
         lazy = self.lazy
         if lazy is not None:
             self.lazy = None
-            jobid, t, ew, plan = lazy
+            jobid, t, ew, plan, _extra = lazy
             view = self._view_for(t, ew)
             self.move(view, t, ew)
             found = view.pool._select(plan)
@@ -706,11 +724,11 @@ class _Planner:
         pool's choice of ranks for the reservation. (A lazy reservation has
         none of those: every job started before it is chosen ends by its
         start, see place().)"""
-        ev = self.run_ev
-        if self.conflict or (ev and ev[0][0] <= t):
+        ev = self.counts
+        if self.conflict or (ev and ev[0][0] <= t) or any(r <= t for r, _i, _p, _j in self.run_log):
             return False
         for (_jobid, start, _end), ranks in zip(self.reservations, self.res_ranks):
-            for r, idx, _parts in self.run_log:
+            for r, idx, _parts, _jobid2 in self.run_log:
                 if r > start and any(i in ranks for i in idx):
                     return False
         return True
@@ -750,8 +768,9 @@ class _Pass:
     (see BackfillScheduler.schedule). kept: the pool's _KeptPlanner, or
     None for a planner of the pass's own."""
 
-    def __init__(self, sched, pool, commit, kept=None):
+    def __init__(self, sched, pool, commit, kept=None, shortcuts=True):
         self.sched = sched
+        self.shortcuts = shortcuts  # (tests: False for the plain algorithm, for reference)
         self.pool = pool
         self.commit = commit
         self.kept = kept
@@ -802,7 +821,8 @@ class _Pass:
                     rset = pool.alloc(pj.jobid, pj.request, now, expiration_default=inst)
                 except InsufficientResources:
                     kept = self.kept
-                    self.planner = _Planner(pool, now, inst) if kept is None else kept.planner_at(now, inst)
+                    self.planner = _Planner(pool, now, inst, self.shortcuts) if kept is None \
+                        else kept.planner_at(now, inst)
                 except InfeasibleRequest as exc:
                     if commit:
                         sched.deny(pj, str(exc) or "unsatisfiable request")
@@ -815,7 +835,7 @@ class _Pass:
                         sched._success(pj, rset, None)
                     continue
             reserve = self.nreserved < self.depth
-            if not reserve:
+            if not reserve and self.shortcuts:
                 # it can only start now: not if it needs more cores than are free
                 need = needs.get(pj.jobid)
                 if need is not None:
@@ -838,12 +858,11 @@ class _Pass:
             if pj.jobid not in needs:  # (a feasible job: one to pass over while it cannot fit)
                 p = pool._plan(pj.request)
                 needs[pj.jobid] = p.count * (p.need_c if p.nodes else p.s)
-            placed = self.planner.place(pj, reserve, key)
+            placed = self.planner.place(pj, reserve, key, pool)
             if placed is None:
                 continue
             if placed[0] == "alloc":
                 rset = placed[1]
-                pool.register_alloc(pj.jobid, rset)
                 touched.add(pj.jobid)
                 self.starts[pj.jobid] = now
                 self.allocated[pj.jobid] = rset
@@ -941,11 +960,12 @@ class _Pass:
                         self.starts, self.allocated)
         if self.kept is None:
             planner.materialize()
-        ev = planner.run_ev  # (the planner may be kept for the next pass: this pass's own)
+        ev, log = planner.counts, planner.run_log  # (the planner may be kept for the next pass: this pass's own)
         reservations, lazy, serial = planner.reservations, planner.lazy, planner.serial
         if lazy is not None:
             reservations = reservations + [lazy[:3]]
-        return Plan(self.now, lambda: sorted({r for r, _i in ev}), reservations, self.starts,
+        return Plan(self.now, lambda: sorted({e[0] for e in ev} | {e[0] for e in log if e[0] != INF}), reservations,
+                    self.starts,
                     self.allocated, planner.reserved_parts, planner.ranks, lambda: planner.materialize(serial))
 
 
@@ -1150,8 +1170,9 @@ class BackfillScheduler(Scheduler):
             sched["selection_type"] = "reserved"
         elif first_reserved is not None:
             sched["selection_type"] = "backfill"
-            sched["backfill"] = f58(first_reserved)
-            self.log("debug", f"backfill: {f58(pj.jobid)} (ahead of {f58(first_reserved)})")
+            sched["backfill"] = ahead = f58(first_reserved)
+            if self.logs("debug"):
+                self.log("debug", f"backfill: {f58(pj.jobid)} (ahead of {ahead})")
         else:
             sched["selection_type"] = "immediate"
         self.success(pj, rset, {"sched": sched})
