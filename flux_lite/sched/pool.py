@@ -436,21 +436,18 @@ class Pool:
         self._insufficient = None
         moves = []  # (index, old bucket key, new bucket key)
         for i, cm, gm in parts:
-            old = (fc_[i], fg_[i])
-            if take:
-                ac = ac_[i] | cm
-                ag = ag_[i] | gm
-            else:
-                ac = ac_[i] & ~cm
-                ag = ag_[i] & ~gm
+            fc0, fg0 = fc_[i], fg_[i]
+            ac = ac_[i] | cm if take else ac_[i] & ~cm
             ac_[i] = ac
-            ag_[i] = ag
-            fc = ncore[i] - ac.bit_count()
-            fg = ngpu[i] - ag.bit_count()
-            fc_[i] = fc
-            fg_[i] = fg
-            if up[i] and old != (fc, fg) and not bulk:
-                moves.append((i, old, (fc, fg)))
+            fc = fc_[i] = ncore[i] - ac.bit_count()
+            if gm:  # (without GPUs to take or release, the free GPU count stays)
+                ag = ag_[i] | gm if take else ag_[i] & ~gm
+                ag_[i] = ag
+                fg = fg_[i] = ngpu[i] - ag.bit_count()
+            else:
+                fg = fg0
+            if (fc != fc0 or fg != fg0) and up[i] and not bulk:
+                moves.append((i, (fc0, fg0), (fc, fg)))
         if len(moves) > 2 and len({m[0] for m in moves}) == len(moves):
             self._move_buckets(moves)
         else:
