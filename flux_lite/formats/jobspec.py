@@ -336,8 +336,9 @@ def _missing_extraneous(expected, given, optional=False, allow_additional=False)
             if key not in given:
                 raise JobspecError(f"Missing key ({key})")
     if not allow_additional:
-        for key in sorted(given - set(expected), key=str):
-            raise JobspecError(f"Extraneous key ({key})")
+        extra = given.difference(expected)
+        if extra:
+            raise JobspecError(f"Extraneous key ({sorted(extra, key=str)[0]})")
 
 
 def validate(js, strict=False):
@@ -368,8 +369,10 @@ def validate(js, strict=False):
     if not _is_map(attributes):
         raise JobspecError("attributes must be a mapping")
 
+    walked = []  # (the resources in walk order, for the count check below)
     for res in _iter_resources(resources):
         _check_resource(res)
+        walked.append(res)
     for task in tasks:
         _check_task(task)
     _missing_extraneous(("system", "user"), attributes.keys(), optional=True)
@@ -394,7 +397,7 @@ def validate(js, strict=False):
     for task in tasks:
         if task["count"].keys().isdisjoint({"per_slot", "total"}):
             raise JobspecError("count per_slot or total must be set")
-    for res in _iter_resources(resources):
+    for res in walked:
         if not _is_int(res["count"]):
             raise JobspecError(
                 f"resource count must be an integer for type '{res['type']}' "
