@@ -64,10 +64,6 @@ def _end_parts(rec):
     return (rec[1], rec[2]) if isinstance(rec, tuple) else (rec.end, rec.parts)
 
 
-def _first(item):
-    return item[0]
-
-
 class Plan:
     """One pass's plan: running-job release times and reservations.
 
@@ -181,20 +177,21 @@ class _Planner:
         self.topo = pool._topo
         base = pool.copy(jobs=False)
         n = len(base._ac)
-        run = self.run = [[] for _ in range(n)]  # per rank: [(release, cm, gm)] by release, descending
+        run = self.run = [{} for _ in range(n)]  # per rank: {jobid: (release, cm, gm)}
         known = self.known = {}  # jobid -> (pool record, release, parts) of the jobs running at the start
-        counts = []  # (release, rank index, cores, gpus) of the jobs running at the start
+        counts = []  # (release, jobid, cores on up ranks) of the jobs running at the start, finite releases
+        up = pool._up
         for jobid, rec in pool._jobs.items():
             end, parts = _end_parts(rec)
             r = self.release(end)
             known[jobid] = (rec, r, parts)
+            nc = 0
             for i, cm, gm in parts:
-                run[i].append((r, cm, gm))
-                if r != INF:
-                    counts.append((r, i, cm.bit_count(), gm.bit_count()))
-        for lst in run:
-            if len(lst) > 1:
-                lst.sort(key=_first, reverse=True)
+                run[i][jobid] = (r, cm, gm)
+                if up[i]:
+                    nc += cm.bit_count()
+            if r != INF:
+                counts.append((r, jobid, nc))
         counts.sort()
         self.counts = counts  # (also the release events: the planner's own allocations are in run_log)
         # what running jobs hold now (for the now-window shortcut), and the free counts at the start
@@ -204,7 +201,10 @@ class _Planner:
         self.res_span = [0.0] * n  # per rank: longest reservation there
         self.serial = 0
         self._new_pass()
-        self.now_views = [_View(base, now, now, 0, 0)]  # empty window: no reservation overlaps
+        self.src = pool
+        # windows starting now (the first: an empty window, no reservation
+        # overlaps it); made when first needed (see _base_view)
+        self.now_views = [_View(base, now, now, 0, 0)]
         self.views = []  # windows starting later
 
     def _new_pass(self):
@@ -238,24 +238,23 @@ class _Planner:
         if pool._topo is not self.topo or (inst_exp or 0.0) != self.inst_exp or now < self.now:
             return False
         self.now = now
-        changes = []  # (release, rank indexes) of running-job entries removed or added
-        run, known, jobs = self.run, self.known, pool._jobs
+        changes = []  # (release, parts) of running-job entries removed or added
+        run, known, jobs, up = self.run, self.known, pool._jobs, pool._up
         self.counts = counts = list(self.counts)  # the last pass's Plan keeps its own
-        for r, idx, parts, jobid in self.run_log:
+        for r, _idx, parts, jobid in self.run_log:
             # the last pass's own allocations: running jobs now, as the pool holds them
-            changes.append((r, idx))
+            changes.append((r, parts))
             rec = jobs.get(jobid)
             if rec is not None:
                 end, rparts = _end_parts(rec)
-                if self.release(end) == r and set(rparts) == set(parts):
+                if self.release(end) == r and (rparts == parts or set(rparts) == set(parts)):
                     known[jobid] = (rec, r, rparts)
                     if r != INF:
-                        for i, cm, gm in parts:
-                            insort(counts, (r, i, cm.bit_count(), gm.bit_count()))
+                        insort(counts, (r, jobid, sum(cm.bit_count() for i, cm, _gm in parts if up[i])))
                     touched.discard(jobid)
                     continue
-            for i, cm, gm in parts:  # (changed since: re-read below)
-                run[i].remove((r, cm, gm))
+            for i, _cm, _gm in parts:  # (changed since: re-read below)
+                del run[i][jobid]
         for jobid in touched:
             old = known.get(jobid)
             rec = jobs.get(jobid)
@@ -264,27 +263,23 @@ class _Planner:
                     continue
                 del known[jobid]
                 r, parts = old[1], old[2]
-                idx = []
-                for i, cm, gm in parts:
-                    idx.append(i)
-                    run[i].remove((r, cm, gm))
-                    if r != INF:
-                        del counts[bisect_left(counts, (r, i, cm.bit_count(), gm.bit_count()))]
-                changes.append((r, idx))
+                for i, _cm, _gm in parts:
+                    del run[i][jobid]
+                if r != INF:
+                    del counts[bisect_left(counts, (r, jobid))]
+                changes.append((r, parts))
             if rec is not None:
                 end, parts = _end_parts(rec)
                 r = self.release(end)
                 known[jobid] = (rec, r, parts)
-                idx = []
+                nc = 0
                 for i, cm, gm in parts:
-                    idx.append(i)
-                    lst = run[i]
-                    lst.append((r, cm, gm))
-                    if len(lst) > 1:
-                        lst.sort(key=_first, reverse=True)
-                    if r != INF:
-                        insort(counts, (r, i, cm.bit_count(), gm.bit_count()))
-                changes.append((r, idx))
+                    run[i][jobid] = (r, cm, gm)
+                    if up[i]:
+                        nc += cm.bit_count()
+                if r != INF:
+                    insort(counts, (r, jobid, nc))
+                changes.append((r, parts))
         touched.clear()
         if len(known) != len(jobs) or (counts and counts[0][0] <= now):
             return False  # (a job past its end still holds resources: every release would move)
@@ -296,9 +291,9 @@ class _Planner:
         reservations, res_ranks = self.reservations, self.res_ranks
         for v in self.views:
             t, dirty = v.t, v.dirty
-            for r, idx in changes:
+            for r, parts in changes:
                 if r > t:
-                    dirty.update(idx)
+                    dirty.update(i for i, _cm, _gm in parts)
             for seq in range(v.nres):
                 _jobid, rs, re = reservations[seq]
                 if rs < v.ew and re > t:
@@ -311,9 +306,19 @@ class _Planner:
                 span[i] = 0.0
         self._new_pass()
         # windows starting now are cheap to set up from a copy of the pool,
-        # as a new planner does
-        self.now_views = [_View(pool.copy(jobs=False), now, now, 0, 0)]
+        # as a new planner does (only when a pass needs one)
+        self.src = pool
+        self.now_views = []
         return True
+
+    def _base_view(self):
+        """A view of the empty window at now: a copy of the pool. (Taken
+        after the planner's own allocations of the pass, it shows them too;
+        moving it refreshes their ranks to the same masks.)"""
+        views = self.now_views
+        if not views:
+            views.append(_View(self.src.copy(jobs=False), self.now, self.now, 0, 0))
+        return views[0]
 
     def release(self, end):
         """When a running job's resources come back: its end; never for 0;
@@ -336,11 +341,10 @@ class _Planner:
     def _refresh(self, view, i):
         t, ew = view.t, view.ew
         cm = gm = 0
-        for r, c, g in self.run[i]:
-            if r <= t:
-                break
-            cm |= c
-            gm |= g
+        for r, c, g in self.run[i].values():
+            if r > t:
+                cm |= c
+                gm |= g
         res = self.res[i]
         if res:
             # sorted by start: nothing that starts before t - (longest one here) reaches t
@@ -379,9 +383,9 @@ class _Planner:
             view.nrun = len(self.run_log)
         if t != t0:
             lo, hi = (t0, t) if t0 < t else (t, t0)
-            ev = self.counts
-            for k in range(bisect_right(ev, (lo, _BIG)), bisect_right(ev, (hi, _BIG))):
-                dirty.add(ev[k][1])
+            ev, known = self.counts, self.known
+            for k in range(bisect_right(ev, (lo, INF)), bisect_right(ev, (hi, INF))):
+                dirty.update(i for i, _cm, _gm in known[ev[k][1]][2])
             for r, idx, _parts, _jobid in self.run_log:
                 if lo < r <= hi:
                     dirty.update(idx)
@@ -408,6 +412,7 @@ class _Planner:
         a start) keep separate views: time limits cluster on a few values,
         so a few views at now cover most windows exactly."""
         if t == self.now:
+            self._base_view()
             views, limit, copy_cost = self.now_views, self.MAX_NOW_VIEWS, self.NOW_COPY_COST
             rs = self.res_start_now
             k = bisect_left(rs, (ew, -1))
@@ -421,12 +426,12 @@ class _Planner:
         else:
             views, limit, copy_cost = self.views, self.MAX_VIEWS, self.COPY_COST
             ev = self.counts  # (the planner's own allocations aside: an estimate)
-            k = bisect_right(ev, (t, _BIG))
+            k = bisect_right(ev, (t, INF))
             rs = self.res_start
             j = bisect_left(rs, (ew, -1))
             best, cost = None, None
             for v in views:
-                c = abs(bisect_right(ev, (v.t, _BIG)) - k) if v.t != t else 0
+                c = abs(bisect_right(ev, (v.t, INF)) - k) if v.t != t else 0
                 if v.ew != ew:
                     c += abs(bisect_left(rs, (v.ew, -1)) - j)
                 if best is None or c < cost:
@@ -434,7 +439,7 @@ class _Planner:
                     if c == 0:
                         break
             if best is None:  # the first search: start from a copy of a view at now
-                best, cost = self.now_views[0], copy_cost + 1
+                best, cost = self._base_view(), copy_cost + 1
         if cost > copy_cost and len(views) < limit:
             best = best.copy()
             views.append(best)
@@ -444,7 +449,7 @@ class _Planner:
         """The first time after t when running jobs or reservations release something."""
         best = None
         ev = self.counts
-        k = bisect_right(ev, (t, _BIG))
+        k = bisect_right(ev, (t, INF))
         if k < len(ev):
             best = ev[k][0]
         for r, _idx, _parts, _jobid in self.run_log:
@@ -461,9 +466,7 @@ class _Planner:
     def _add_running(self, parts, r, jobid):
         idx = []
         for i, cm, gm in parts:
-            lst = self.run[i]
-            lst.append((r, cm, gm))
-            lst.sort(key=_first, reverse=True)
+            self.run[i][jobid] = (r, cm, gm)
             self.busy_c[i] |= cm
             self.busy_g[i] |= gm
             idx.append(i)
@@ -515,7 +518,7 @@ class _Planner:
         lb = self.run_lb.get(key)
         if lb is not None:
             return lb
-        p = self.now_views[0].pool._plan(req)
+        p = self.src._plan(req)
         want = p.count
         if not p.nodes and p.s == 1 and not p.g and p.allowed is None:
             totals, times = self._free_cores(want)
@@ -535,12 +538,12 @@ class _Planner:
         totals, times, pos = sweep
         total = totals[-1]
         if total < want:
-            counts, up, k = self.counts, self.up0, pos[0]
+            counts, k = self.counts, pos[0]
             n = len(counts)
             while k < n:
-                r, i, nc, _ng = counts[k]
+                r, _jobid, nc = counts[k]
                 k += 1
-                if up[i] and nc:
+                if nc:
                     total += nc
                     _step(totals, times, total, r)
                     if total >= want and (k == n or counts[k][0] != r):
@@ -566,7 +569,7 @@ class _Planner:
         fc, fg = list(self.fc0), list(self.fg0)
         ok = [up[i] and (allowed is None or (allowed >> i) & 1) for i in range(len(fc))]
         if p.nodes:
-            need_c, need_g, excl, ncore = p.need_c, p.need_g, p.exclusive, self.now_views[0].pool._topo.ncore
+            need_c, need_g, excl, ncore = p.need_c, p.need_g, p.exclusive, self.topo.ncore
 
             def value(i):
                 return 1 if ok[i] and fc[i] >= need_c and fg[i] >= need_g and (not excl or fc[i] == ncore[i]) \
@@ -581,11 +584,14 @@ class _Planner:
                 return min(n, fg[i] // g) if g else n
         total = sum(value(i) for i in range(len(fc)))
         totals, times = [total], [self.now]
-        for r, i, nc, ng in self.counts:
-            before = value(i)
-            fc[i] += nc
-            fg[i] += ng
-            gain = value(i) - before
+        known = self.known
+        for r, jobid, _nc in self.counts:
+            gain = 0
+            for i, cm, gm in known[jobid][2]:
+                before = value(i)
+                fc[i] += cm.bit_count()
+                fg[i] += gm.bit_count()
+                gain += value(i) - before
             if gain:
                 total += gain
                 _step(totals, times, total, r)
@@ -623,7 +629,7 @@ class _Planner:
                     return None
                 t = self.next_release(now)
         limit = self.inst_exp if self.inst_exp > now else INF  # nothing starts once the instance ends
-        plan = self.now_views[0].pool._plan(req)
+        plan = self.src._plan(req)
         lazy = self.lazy
         if lazy is None:
             if reserve and self.shortcuts and now < t < limit and not self.reservations and not self.run_log \
@@ -735,7 +741,7 @@ class _Planner:
 
     @property
     def ranks(self):
-        return self.now_views[0].pool._topo.ranks
+        return self.topo.ranks
 
 
 class _KeptPlanner:
@@ -808,14 +814,17 @@ class _Pass:
                 self.planner.rebase(now)
 
     def place_all(self, queue):
+        """Place queue (sorted by PendingJob.sort_key) in order."""
         from flux_lite.sched.pool import InfeasibleRequest, InsufficientResources
+
+        if queue:
+            last = queue[-1].sort_key()  # (the largest)
+            if self.last_key is None or last > self.last_key:
+                self.last_key = last
 
         sched, pool, commit, now, inst = self.sched, self.pool, self.commit, self.now, self.inst
         touched, needs = self.touched, self.needs
         for pj in queue:
-            order = pj.sort_key()
-            if self.last_key is None or order > self.last_key:
-                self.last_key = order
             if self.planner is None:
                 try:
                     rset = pool.alloc(pj.jobid, pj.request, now, expiration_default=inst)
@@ -870,7 +879,7 @@ class _Pass:
                     sched._success(pj, rset, self.first_reserved)
             else:
                 self.nreserved += 1
-                self.reserved_key = order
+                self.reserved_key = pj.sort_key()
                 if self.first_reserved is None:
                     self.first_reserved = pj.jobid
                 self.starts[pj.jobid] = placed[1]
@@ -952,6 +961,16 @@ class _Pass:
             return None
         return self
 
+    def reserved_ids(self):
+        """The jobs this pass reserved (plan().reservations)."""
+        planner = self.planner
+        if planner is None:
+            return set()
+        out = {jobid for jobid, _s, _e in planner.reservations}
+        if planner.lazy is not None:
+            out.add(planner.lazy[0])
+        return out
+
     def plan(self):
         planner = self.planner
         if planner is None:
@@ -1002,6 +1021,7 @@ class BackfillScheduler(Scheduler):
 
     def __init__(self, broker, args=None, state=None):
         self.plan = None
+        self._ahead = (None, None)  # (jobid, its f58) of the last backfill annotation
         self.last_reserved = None  # jobs reserved by the last pass of this process
         self._live = None  # the last pass, while only new arrivals happened since
         self._kept = None  # the last command's last pass (its summary), not yet restored
@@ -1127,8 +1147,21 @@ class BackfillScheduler(Scheduler):
 
     def _finish(self, live):
         self._live = live
-        self.plan = live.plan()
-        self.last_reserved = {jobid for jobid, _s, _e in self.plan.reservations}
+        self._plan, self._plan_of = None, live  # (made when asked for: once per command)
+        self.last_reserved = live.reserved_ids()
+
+    @property
+    def plan(self):
+        """The last pass's Plan, or None if anything changed since."""
+        plan = self._plan
+        if plan is None and self._plan_of is not None:
+            plan = self._plan = self._plan_of.plan()
+            self._plan_of = None
+        return plan
+
+    @plan.setter
+    def plan(self, plan):
+        self._plan, self._plan_of = plan, None
 
     def forecast(self):
         """Annotate pending jobs from the last pass's plan (once per command)."""
@@ -1170,7 +1203,10 @@ class BackfillScheduler(Scheduler):
             sched["selection_type"] = "reserved"
         elif first_reserved is not None:
             sched["selection_type"] = "backfill"
-            sched["backfill"] = ahead = f58(first_reserved)
+            memo = self._ahead
+            if memo[0] != first_reserved:  # (one per pass: the jobs it backfills share it)
+                memo = self._ahead = (first_reserved, f58(first_reserved))
+            sched["backfill"] = ahead = memo[1]
             if self.logs("debug"):
                 self.log("debug", f"backfill: {f58(pj.jobid)} (ahead of {ahead})")
         else:
