@@ -81,3 +81,39 @@ def test_urgency_raised_in_the_command_that_queued_the_job(tmp_path):
             assert [jm.lookup(j).alloc_pending for j in ids[1:]] == [True] * 7 + [False] * 3 + [True]
     finally:
         inst.close()
+
+
+def test_replay_leaves_no_cyclic_garbage_per_job(tmp_path, monkeypatch):
+    """A replay runs with the garbage collector off: nothing it does per job
+    may form a reference cycle (a recursive closure in a jobspec walk did,
+    ten objects per job kept until the end)."""
+    import contextlib
+    import gc
+    import types
+
+    from flux_lite import instance
+
+    monkeypatch.setattr(instance, "_gc_paused", contextlib.nullcontext)
+
+    def garbage(n, path):
+        """The functions and closure cells in reference cycles after a
+        replay of n jobs (what a recursive closure leaves behind; the
+        instance's own cycles hold only data besides)."""
+        rng = random.Random(5)
+        jobs = [workload.TraceJob(num=num, submit=num * 7.0, run=rng.choice([10, 60, 300]),
+                                  procs=rng.choice([1, 2, 3, 5]), req_time=600, user=-1, wait=-1)
+                for num in range(1, n + 1)]
+        gc.collect()
+        gc.disable()
+        try:
+            workload.replay_trace(path, jobs, 4, 4, policy="fcfs")
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            gc.collect()
+            return sum(1 for o in gc.garbage if isinstance(o, (types.FunctionType, types.CellType)))
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+
+    small, big = garbage(20, tmp_path / "a"), garbage(80, tmp_path / "b")
+    assert big - small < 10, (small, big)  # 60 more jobs, not one closure each

@@ -732,6 +732,42 @@ def name(js):
     return arg0
 
 
+def _jj_read_level(level_list, level, nodefactor, counts):
+    """_jj_counts' walk of one resource level (a module function, not a
+    closure: a recursive closure is a reference cycle, and a replay runs
+    with the collector off)."""
+    if level > MAX_RESOURCE_DEPTH:
+        raise JobspecError(f"level {level}: nesting too deep")
+    if not isinstance(level_list, list):
+        raise JobspecError(f"level {level}: must be an array")
+    for vertex in level_list:
+        if not _is_map(vertex):
+            raise JobspecError(f"level {level}: Expected object, got {_typename(vertex)}")
+        for key in ("type", "count"):
+            if key not in vertex:
+                raise JobspecError(f"level {level}: Object item not found: {key}")
+        rtype, count = vertex["type"], vertex["count"]
+        if not isinstance(rtype, str):
+            raise JobspecError(f"level {level}: Expected string, got {_typename(rtype)}")
+        if not _is_int(count):
+            raise JobspecError(f"level {level}: Expected integer, got {_typename(count)}")
+        if count <= 0:
+            raise JobspecError(f"Invalid count {count} for type '{rtype}'")
+        nodefactor *= count
+        if rtype == "node":
+            counts["nnodes"] = nodefactor
+            if vertex.get("exclusive") is True:
+                counts["exclusive"] = True
+        elif rtype == "slot":
+            counts["nslots"] = count
+        elif rtype == "core":
+            counts["slot_size"] = count
+        elif rtype == "gpu":
+            counts["slot_gpus"] = count
+        if "with" in vertex:
+            _jj_read_level(vertex["with"], level + 1, nodefactor, counts)
+
+
 def _jj_counts(js):
     """libjob jj_get_counts_json: nnodes, nslots (total), slot_size,
     slot_gpus, exclusive, duration; JobspecError with jj's messages."""
@@ -762,39 +798,7 @@ def _jj_counts(js):
         "duration": float(system["duration"]),
     }
 
-    def read_level(level_list, level, nodefactor):
-        if level > MAX_RESOURCE_DEPTH:
-            raise JobspecError(f"level {level}: nesting too deep")
-        if not isinstance(level_list, list):
-            raise JobspecError(f"level {level}: must be an array")
-        for vertex in level_list:
-            if not _is_map(vertex):
-                raise JobspecError(f"level {level}: Expected object, got {_typename(vertex)}")
-            for key in ("type", "count"):
-                if key not in vertex:
-                    raise JobspecError(f"level {level}: Object item not found: {key}")
-            rtype, count = vertex["type"], vertex["count"]
-            if not isinstance(rtype, str):
-                raise JobspecError(f"level {level}: Expected string, got {_typename(rtype)}")
-            if not _is_int(count):
-                raise JobspecError(f"level {level}: Expected integer, got {_typename(count)}")
-            if count <= 0:
-                raise JobspecError(f"Invalid count {count} for type '{rtype}'")
-            nodefactor *= count
-            if rtype == "node":
-                counts["nnodes"] = nodefactor
-                if vertex.get("exclusive") is True:
-                    counts["exclusive"] = True
-            elif rtype == "slot":
-                counts["nslots"] = count
-            elif rtype == "core":
-                counts["slot_size"] = count
-            elif rtype == "gpu":
-                counts["slot_gpus"] = count
-            if "with" in vertex:
-                read_level(vertex["with"], level + 1, nodefactor)
-
-    read_level(js["resources"], 0, 1)
+    _jj_read_level(js["resources"], 0, 1, counts)
     if counts["nslots"] <= 0:
         raise JobspecError("Unable to determine slot count")
     if counts["slot_size"] <= 0:
@@ -1048,6 +1052,40 @@ def _required_properties(constraint, depth=0):
     return names
 
 
+def _request_walk(res_list, nodefactor, depth, state):
+    """resource_request's walk of one level (a module function: see _jj_read_level)."""
+    if depth > MAX_RESOURCE_DEPTH:
+        raise JobspecError(
+            f"jobspec resource nesting exceeds maximum depth {MAX_RESOURCE_DEPTH}"
+        )
+    for vertex in res_list:
+        if not _is_map(vertex):
+            raise JobspecError("resource vertex must be a mapping")
+        rtype = vertex.get("type", "")
+        count = _parse_count(vertex.get("count", 1))
+        children = vertex.get("with", [])
+        if children and not isinstance(children, list):
+            raise JobspecError("resource with must be a list")
+        if rtype == "node":
+            state["nnodes"] = count
+            state["nodefactor"] = nodefactor
+            if vertex.get("exclusive", False):
+                state["exclusive"] = True
+            if children:
+                _request_walk(children, nodefactor, depth + 1, state)
+        else:
+            if rtype == "slot":
+                state["nslots"] = count
+                if vertex.get("exclusive", False):
+                    state["exclusive"] = True
+            elif rtype == "core":
+                state["slot_size"] = count.min
+            elif rtype == "gpu":
+                state["gpu_per_slot"] = count.min
+            if children:
+                _request_walk(children, nodefactor * count.min, depth + 1, state)
+
+
 def resource_request(js):
     """What flux-core's Python schedulers extract from a jobspec.
 
@@ -1087,39 +1125,7 @@ def resource_request(js):
         "nodefactor": 1,
     }
 
-    def walk(res_list, nodefactor, depth):
-        if depth > MAX_RESOURCE_DEPTH:
-            raise JobspecError(
-                f"jobspec resource nesting exceeds maximum depth {MAX_RESOURCE_DEPTH}"
-            )
-        for vertex in res_list:
-            if not _is_map(vertex):
-                raise JobspecError("resource vertex must be a mapping")
-            rtype = vertex.get("type", "")
-            count = _parse_count(vertex.get("count", 1))
-            children = vertex.get("with", [])
-            if children and not isinstance(children, list):
-                raise JobspecError("resource with must be a list")
-            if rtype == "node":
-                state["nnodes"] = count
-                state["nodefactor"] = nodefactor
-                if vertex.get("exclusive", False):
-                    state["exclusive"] = True
-                if children:
-                    walk(children, nodefactor, depth + 1)
-            else:
-                if rtype == "slot":
-                    state["nslots"] = count
-                    if vertex.get("exclusive", False):
-                        state["exclusive"] = True
-                elif rtype == "core":
-                    state["slot_size"] = count.min
-                elif rtype == "gpu":
-                    state["gpu_per_slot"] = count.min
-                if children:
-                    walk(children, nodefactor * count.min, depth + 1)
-
-    walk(resources, 1, 0)
+    _request_walk(resources, 1, 0, state)
 
     attributes = js.get("attributes", {})
     system = attributes.get("system") if _is_map(attributes) else None
