@@ -173,7 +173,7 @@ class _Planner:
     def __init__(self, pool, now, inst_exp, shortcuts=True):
         self.now = now
         self.inst_exp = inst_exp or 0.0
-        self.shortcuts = shortcuts  # lazy reservations (tests compare with eager ones)
+        self.shortcuts = shortcuts  # lazy reservations, the pool as a view (tests compare with views)
         self.topo = pool._topo
         base = pool.copy(jobs=False)
         n = len(base._ac)
@@ -650,13 +650,20 @@ class _Planner:
                 return None
             self.materialize()
         view = None
+        rs = self.res_start_now
         while t is not None and (t == now or t < limit):
             ew = self.window_end(t, d)
-            if t == now or view is None or view.t == now:
-                view = self._view_for(t, ew)
-            # later steps of a search keep the view: it is one release away
-            self.move(view, t, ew)
-            found = view.pool._select(plan)
+            if t == now and self.shortcuts and (not rs or rs[0][0] >= ew) and pool is self.src:
+                # no reservation holding something free now starts within the
+                # window: the pool itself shows what a view of it would
+                view = None
+                found = pool._select(plan)
+            else:
+                if t == now or view is None or view.t == now:
+                    view = self._view_for(t, ew)
+                # later steps of a search keep the view: it is one release away
+                self.move(view, t, ew)
+                found = view.pool._select(plan)
             if found is None:
                 if t == now:
                     fail = self.now_fail.get(key)
@@ -672,7 +679,8 @@ class _Planner:
                 sel, nslots = found
                 parts = tuple(sorted(sel))
                 rset = pool.alloc_selected(pj.jobid, req, (parts, nslots), t, expiration_default=self.inst_exp)
-                view.pool._apply_parts(sel, True)
+                if view is not None:
+                    view.pool._apply_parts(sel, True)
                 self._add_running(parts, self.release(rset.expiration), pj.jobid)
                 return ("alloc", rset)
             # a reservation needs no R, and the view needs no update: its next
