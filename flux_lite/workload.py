@@ -25,7 +25,8 @@ from flux_lite.errors import FluxLiteError
 SWF_FIELDS = 18
 # a trace file larger than this is refused before any line is read
 MAX_TRACE_BYTES = 512 * 1024 * 1024
-# the replay writes the rows of finished jobs (and reports progress) every so many submits or timer steps
+# the replay writes the rows of finished jobs and the KVS writes buffered so far
+# (and reports progress) every so many submits or timer steps
 FLUSH_EVERY = 512
 # bounded slowdown counts runs shorter than this as this long (Feitelson's tau)
 SLOWDOWN_TAU = 10.0
@@ -274,6 +275,9 @@ def _run(inst, jobs, progress, total_cores):
         # the finished jobs' rows are written as they finish (see flush_inactive)
         nonlocal done
         done += broker.jm.index.flush_inactive()
+        # into the command's transaction now, not all at its end: a replay's
+        # memory stays bounded (eventlogs of jobs still active are appended to)
+        broker.kvs.flush()
         if progress is not None:
             progress(done, total)
 

@@ -117,3 +117,28 @@ def test_replay_leaves_no_cyclic_garbage_per_job(tmp_path, monkeypatch):
 
     small, big = garbage(20, tmp_path / "a"), garbage(80, tmp_path / "b")
     assert big - small < 10, (small, big)  # 60 more jobs, not one closure each
+
+
+def test_replay_writes_its_kvs_as_it_goes(tmp_path, monkeypatch):
+    """The replay's KVS writes (eventlogs, J, jobspec, R) go into its one
+    transaction every FLUSH_EVERY steps, not all at its end: its memory
+    does not grow with the trace. The stored state is the same."""
+    from flux_lite.kvs import KVS
+
+    sizes = []
+    real = KVS.flush
+
+    def flush(self):
+        sizes.append(len(self._puts) + len(self._appends))
+        real(self)
+
+    monkeypatch.setattr(KVS, "flush", flush)
+    monkeypatch.setattr(workload, "FLUSH_EVERY", 8)
+    rng = random.Random(9)
+    jobs = [workload.TraceJob(num=num, submit=num * 11.0, run=rng.choice([10, 60, 300]),
+                              procs=rng.choice([1, 2, 3, 5]), req_time=600, user=-1, wait=-1)
+            for num in range(1, 121)]
+    got = workload.replay_trace(tmp_path / "s", jobs, 4, 4, policy="fcfs")
+    assert got["jobs"] == 120 and got["results"] == {"COMPLETED": 120}
+    written = [n for n in sizes if n]
+    assert len(written) >= 10 and max(written) < 120 * 3, sizes  # (J, jobspec, R and an eventlog per job)
