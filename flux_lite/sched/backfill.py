@@ -1216,7 +1216,10 @@ class BackfillScheduler(Scheduler):
                 memo = self._ahead = (first_reserved, f58(first_reserved))
             sched["backfill"] = ahead = memo[1]
             if self.logs("debug"):
-                self.log("debug", f"backfill: {f58(pj.jobid)} (ahead of {ahead})")
+                name = f58(pj.jobid)
+                self.log("debug", f"backfill: {name} (ahead of {ahead})")
+                self.success(pj, rset, {"sched": sched}, name)
+                return
         else:
             sched["selection_type"] = "immediate"
         self.success(pj, rset, {"sched": sched})

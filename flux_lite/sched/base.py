@@ -554,8 +554,9 @@ class Scheduler:
         """Allocate now; returns the Rset or raises InsufficientResources/InfeasibleRequest."""
         return self.pool.alloc(pj.jobid, pj.request, self.b.now, expiration_default=self.instance_expiration)
 
-    def success(self, pj: PendingJob, rset: Rset, annotations: dict | None = None) -> None:
-        """Commit R to the KVS, then answer SUCCESS; pending sched.* keys are nulled."""
+    def success(self, pj: PendingJob, rset: Rset, annotations: dict | None = None, name: str | None = None) -> None:
+        """Commit R to the KVS, then answer SUCCESS; pending sched.* keys are
+        nulled. name: f58(pj.jobid), if the caller made it already."""
         R = rset.to_dict()
         text = jsontext.dumps(R)
         self.b.kvs.put_text(kvs_key(pj.jobid, "R"), text)
@@ -567,7 +568,7 @@ class Scheduler:
             ann["sched"] = sched_ann
         self.queue.pop(pj.jobid, None)
         if self.logs("debug"):
-            self.log("debug", f"alloc: {f58(pj.jobid)}: {rset.summary()}")
+            self.log("debug", f"alloc: {name or f58(pj.jobid)}: {rset.summary()}")
         self.respond(pj.jobid, rfc27.SUCCESS, R=R, annotations=ann)
         self.dirty = True
 
