@@ -222,6 +222,7 @@ class _Planner:
         self.run_lb = {}  # shape -> earliest fit ignoring reservations
         self.capacity = {}  # kind of request -> (totals, times) (see _capacity)
         self.sweep = None  # (totals, times, [next count]) of _free_cores
+        self.free_ub = None  # see _free_unreserved
         self.lazy = None  # (jobid, start, end, _Plan, extra cores) of a reservation without resources yet
         self.serial += 1  # (Plans of an earlier pass may not materialize)
         # a restored pass (see _Pass.restore): did a job its earlier part
@@ -659,6 +660,10 @@ class _Planner:
                 view = None
                 found = pool._select(plan)
             else:
+                if t == now and not reserve and self.shortcuts and len(self.reservations) == 1 \
+                        and pool is self.src \
+                        and plan.count * (plan.need_c if plan.nodes else plan.s) > self._free_unreserved():
+                    return None  # (more cores than are free now outside the one reservation)
                 if t == now or view is None or view.t == now:
                     view = self._view_for(t, ew)
                 # later steps of a search keep the view: it is one release away
@@ -693,6 +698,18 @@ class _Planner:
             if never is None or deff < never:
                 self.never[key] = deff
         return None
+
+    def _free_unreserved(self):
+        """With one reservation: cores free now outside it, at most (taken
+        when first asked in a pass: the pass's allocations only lower it)."""
+        ub = self.free_ub
+        if ub is None:
+            pool = self.src
+            ac, up = pool._ac, pool._up
+            held = sum((cm & ~ac[i]).bit_count() for i, cm, _gm in self.reserved_parts[self.reservations[0][0]]
+                       if up[i])
+            ub = self.free_ub = sum(compress(pool._fc, up)) - held
+        return ub
 
     def materialize(self, serial=None):
         """Choose the resources of the reservation place() left lazy (see
