@@ -311,6 +311,7 @@ class JobIndex:
         self._removed: dict[int, Job] = {}
         self._stored_ids: dict[int, int | None] = {}  # any_active: id cursor by state (None: done)
         self._nstate: dict[int, int] = {}  # state -> how many of _cache's jobs are in it
+        self._held = 0  # the states (bits) with a nonzero count in _nstate
 
     @property
     def loaded(self) -> bool:
@@ -337,7 +338,8 @@ class JobIndex:
 
     def _count(self, state: int, delta: int) -> None:
         nstate = self._nstate
-        nstate[state] = nstate.get(state, 0) + delta
+        n = nstate[state] = nstate.get(state, 0) + delta
+        self._held = self._held | state if n else self._held & ~state
 
     def add(self, job: Job) -> None:
         self._cache[job.id] = job
@@ -347,9 +349,8 @@ class JobIndex:
         """A job moved from old_state to its state (an event was applied)."""
         if self._cache.get(job.id) is not job:
             return
-        nstate = self._nstate
-        nstate[old_state] -= 1
-        nstate[job.state] = nstate.get(job.state, 0) + 1
+        self._count(old_state, -1)
+        self._count(job.state, 1)
 
     def get(self, jobid: int) -> Job | None:
         """An active job, reading only its row; None if unknown, inactive or damaged."""
@@ -405,7 +406,7 @@ class JobIndex:
 
     def any_active(self, state_mask: int) -> bool:
         """Is any active job in these states? (without loading them all)"""
-        if any(n and state & state_mask for state, n in self._nstate.items()):
+        if self._held & state_mask:
             return True
         if self._all:
             return False
