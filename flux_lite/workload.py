@@ -231,12 +231,36 @@ def summarize(outcomes: list[Outcome], total_cores: int) -> dict:
 
 def jobspec_for(job: TraceJob) -> dict:
     """One core per trace processor, the request as the limit, the run time simulated."""
-    from flux_lite.formats import jobspec as jobspecmod
+    return submission_for(job)[0]
 
+
+# json.dumps of jobspec_for's jobspec, as a template (tests/test_workload.py
+# checks it against jobspec.build and json.dumps)
+_SPEC_TEXT = ('{"resources": [{"type": "slot", "count": %d, "with": [{"type": "core", "count": 1}], '
+              '"label": "task"}], "tasks": [{"command": ["swf", "%d"], "slot": "task", "count": {"per_slot": 1}}], '
+              '"attributes": {"system": {"duration": %r, "job": {"name": "swf%d"}, '
+              '"exec": {"test": {"run_duration": "%s"}}}}, "version": 1}')
+
+
+def submission_for(job: TraceJob) -> tuple[dict, str | None]:
+    """jobspec_for's jobspec and, for an ordinary trace job, its ``json.dumps``
+    text (written from a template: encoding it costs as much as the rest of
+    a submission's bookkeeping); None where it must be encoded."""
     # exec.test.run_duration=0s would mean "run until canceled": a 0 s job runs 1 ms
     run = f"{job.run:g}s" if job.run > 0 else "1ms"
-    return jobspecmod.build(["swf", str(job.num)], ntasks=job.procs, duration=float(job.limit),
-                            name=f"swf{job.num}", setattrs=[("exec.test.run_duration", run)], check=False)
+    num, procs, limit = job.num, job.procs, float(job.limit)
+    if type(num) is int and type(procs) is int and procs >= 1 and 0.0 <= limit < math.inf:
+        js = {"resources": [{"type": "slot", "count": procs, "with": [{"type": "core", "count": 1}],
+                             "label": "task"}],
+              "tasks": [{"command": ["swf", str(num)], "slot": "task", "count": {"per_slot": 1}}],
+              "attributes": {"system": {"duration": limit, "job": {"name": f"swf{num}"},
+                                        "exec": {"test": {"run_duration": run}}}},
+              "version": 1}
+        return js, _SPEC_TEXT % (procs, num, limit, num, run)
+    from flux_lite.formats import jobspec as jobspecmod
+
+    return jobspecmod.build(["swf", str(num)], ntasks=procs, duration=limit, name=f"swf{num}",
+                            setattrs=[("exec.test.run_duration", run)], check=False), None
 
 
 def userid_for(job: TraceJob, owner: int) -> int:
@@ -289,7 +313,8 @@ def _run(inst, jobs, progress, total_cores):
             t = start + job.submit - t0
             if t > broker.now:
                 broker.advance_to(t)
-            broker.jm.submit(jobspec_for(job), userid=userid_for(job, owner))
+            jobspec, text = submission_for(job)
+            broker.jm.submit(jobspec, userid=userid_for(job, owner), text=text)
             if i % FLUSH_EVERY == 0:
                 flush()
         broker.run()

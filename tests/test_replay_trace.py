@@ -317,3 +317,54 @@ def test_submitting_for_another_user_is_the_owners(tmp_path, monkeypatch):
     finally:
         inst.close()
 
+
+
+def test_submission_text_is_what_json_writes_of_the_built_jobspec():
+    """The replay's jobspec (built in place) and its text (from a template) are
+    jobspec.build's and json.dumps's, for ordinary and odd trace values; the
+    odd ones the template cannot take are built and left to be encoded."""
+    import random
+
+    from flux_lite.formats import jobspec as jobspecmod
+
+    rng = random.Random(5)
+    jobs = [workload.TraceJob(num=rng.choice([1, 9, 10, 28489, 10**12]), submit=0.0,
+                              run=rng.choice([0, 0.5, 1, 59.999, 1e7, 123456789.0, 3e-5]),
+                              procs=rng.choice([1, 2, 100, 10**6]),
+                              req_time=rng.choice([0, 1, 0.25, 3600, 1e9, 86400.5]), user=-1, wait=-1)
+            for _ in range(300)]
+    jobs.append(workload.TraceJob(num=1, submit=0.0, run=5, procs=0, req_time=60, user=-1, wait=-1))
+    texts = 0
+    for job in jobs:
+        run = f"{job.run:g}s" if job.run > 0 else "1ms"
+        want = jobspecmod.build(["swf", str(job.num)], ntasks=job.procs, duration=float(job.limit),
+                                name=f"swf{job.num}", setattrs=[("exec.test.run_duration", run)], check=False)
+        js, text = workload.submission_for(job)
+        assert js == want and workload.jobspec_for(job) == want
+        if text is not None:
+            texts += 1
+            assert text == json.dumps(want)
+    assert texts == 300  # (procs 0 is built: the template does not take it)
+
+
+@pytest.mark.parametrize("default_queue", [False, True])
+def test_given_jobspec_text_is_stored_only_for_the_jobspec_as_given(tmp_path, default_queue):
+    """The text a replay hands to submit is what is stored, unless ingest
+    changed the jobspec (a default queue): then the changed one is encoded."""
+    from flux_lite.formats.jobid import kvs_key
+    from flux_lite.instance import Instance
+
+    config = {"queues": {"batch": {}}, "policy": {"jobspec": {"defaults": {"system": {"queue": "batch"}}}}} \
+        if default_queue else {}
+    job = random_trace(4, 1)[0]
+    js, text = workload.submission_for(job)
+    inst = Instance.create(tmp_path / "s", config=config, size=4, cores=4, clock="virtual")
+    try:
+        with inst.session() as broker:
+            jobid = broker.jm.submit(js, text=text)
+        stored = inst.kvs.get_raw(kvs_key(jobid, "jobspec"))[1]
+    finally:
+        inst.close()
+    want = dict(js, attributes={"system": dict(js["attributes"]["system"], queue="batch")}) if default_queue else js
+    assert stored == json.dumps(want)
+    assert (stored == text) is not default_queue

@@ -113,9 +113,9 @@ class JobManager:
     def set_urgency(self, jobid, urgency):
         return self.urgency.set_urgency(jobid, urgency)
 
-    def submit(self, jobspec, urgency=16, flags=0, original=None, userid=None):
-        """Validate and ingest one job; returns its id (userid: see Submit.submit)."""
-        return self.submission.submit(jobspec, urgency, flags, original, userid)
+    def submit(self, jobspec, urgency=16, flags=0, original=None, userid=None, text=None):
+        """Validate and ingest one job; returns its id (userid, text: see Submit.submit)."""
+        return self.submission.submit(jobspec, urgency, flags, original, userid, text)
 
     def next_jobid(self):
         return self.submission.next_jobid()

@@ -65,9 +65,11 @@ class Submit:
         self._dirty = True
         return jobid
 
-    def submit(self, jobspec, urgency=16, flags=0, original=None, userid=None):
+    def submit(self, jobspec, urgency=16, flags=0, original=None, userid=None, text=None):
         """Validate and ingest one job; returns its id. userid: the owner
-        submits on behalf of that user (a trace replay)."""
+        submits on behalf of that user (a trace replay). text: the jobspec's
+        ``json.dumps`` text when the caller has it already (a trace replay
+        writes it from a template); used only if ingest leaves the jobspec as it is."""
         from flux_lite.job_manager import validate
 
         b = self.b
@@ -89,11 +91,14 @@ class Submit:
         if "environment" in system:
             jobspec = json.loads(json.dumps(jobspec))
             del jobspec["attributes"]["system"]["environment"]
+            text = None
+        given = jobspec
         jobspec = b.queues.frobnicate(jobspec)  # job-ingest: default queue, constraints
-        try:
-            text = jsontext.dumps(jobspec)
-        except (TypeError, ValueError, RecursionError):
-            text = None  # validation says what is wrong with it
+        if text is None or jobspec is not given:
+            try:
+                text = jsontext.dumps(jobspec)
+            except (TypeError, ValueError, RecursionError):
+                text = None  # validation says what is wrong with it
         if text is not None and "\\ud" in text:
             # a lone surrogate (argv that was not UTF-8) makes JSON that
             # jansson, and so Flux, refuses; a non-BMP character is a pair
