@@ -388,3 +388,19 @@ def test_garbage_near_valid_only_raises_jobiderror(text):
     except JobIDError:
         return
     assert 0 <= value <= MAX
+
+
+def test_f58_of_ids_named_again_follows_the_locale_and_the_checks(monkeypatch, utf8_f58):
+    """A job named again (its digits remembered) still gets the prefix of the
+    moment, and bad ids are refused every time, never remembered."""
+    ids = [0, 1, 57, 58, 3363, 3364, 20887633920, J.MAX_JOBID] + list(range(10**6, 10**6 + 5000))
+    for _ in range(2):
+        for i in ids:
+            assert J.f58(i) == "ƒ" + J.f58plain(i)[1:]
+    assert J.f58(20887633920) == "ƒYpmarK"
+    monkeypatch.setenv("FLUX_F58_FORCE_ASCII", "1")
+    assert J.f58(20887633920) == "fYpmarK"
+    for bad in (True, -1, J.MAX_JOBID + 1, 1.0):
+        for _ in range(2):
+            with pytest.raises(JobIDError):
+                J.f58(bad)

@@ -223,7 +223,17 @@ def _b58(jobid):
 
 def f58(jobid):
     """F58 form with the locale-dependent prefix, e.g. ``ƒYpmarK``."""
-    return f58_prefix() + _b58(_check_id(jobid))
+    digits = _F58_DIGITS.get(jobid) if type(jobid) is int else None
+    if digits is None:
+        digits = _b58(_check_id(jobid))
+        if len(_F58_DIGITS) >= 4096:
+            _F58_DIGITS.clear()
+        _F58_DIGITS[jobid] = digits
+    return f58_prefix() + digits
+
+
+# job id -> its base58 digits (the scheduler names a job in its log lines a few times)
+_F58_DIGITS: dict = {}
 
 
 def f58plain(jobid):

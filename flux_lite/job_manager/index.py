@@ -349,8 +349,12 @@ class JobIndex:
         """A job moved from old_state to its state (an event was applied)."""
         if self._cache.get(job.id) is not job:
             return
-        self._count(old_state, -1)
-        self._count(job.state, 1)
+        nstate, state = self._nstate, job.state
+        n = nstate[old_state] = nstate[old_state] - 1
+        if not n:
+            self._held &= ~old_state
+        nstate[state] = nstate.get(state, 0) + 1
+        self._held |= state
 
     def get(self, jobid: int) -> Job | None:
         """An active job, reading only its row; None if unknown, inactive or damaged."""
