@@ -471,3 +471,34 @@ def test_huge_numbers():
         Rset.from_json('{"version": 1, "execution": {"R_lite": [], "starttime": 1e999}}')
     with pytest.raises(RsetError):
         Rset.from_dict({"version": 1, "execution": {"R_lite": [], "expiration": 10**400}})
+
+
+def test_written_json_is_what_json_writes():
+    """to_json's text, written directly for the plain R a scheduler makes,
+    is json.dumps(to_dict()) for random subsets, times, slot counts, GPUs,
+    and host names or values that the encoder must take (escapes, non-ASCII,
+    properties, scheduling)."""
+    import random
+
+    from flux_lite.formats.rset import Rset as R
+
+    rng = random.Random(12)
+    names = ["node", "node", "node", "n-1.lab", 'q"uote', "back\\slash", "caf\u00e9", "del\x7f"]
+    written = 0
+    for _ in range(400):
+        prefix = rng.choice(names)
+        hosts = [(prefix + str(i), rng.choice([1, 2, 4]), rng.choice([0, 0, 2])) for i in range(6)]
+        rs = R.build(hosts)
+        rs = rs.copy_ranks(",".join(str(r) for r in sorted(rng.sample(range(6), rng.randint(1, 6)))))
+        times = rng.choice([(0.0, 0.0), (1767225600.25, 1767229200.5), (5, 10), (1e300, 1e-7)])
+        rs = rs.with_times(*times)
+        if rng.random() < 0.3:
+            rs = rs.with_nslots(rng.randint(1, 9))
+        if rng.random() < 0.1:
+            rs = rs.with_properties({"big": str(rs.ranks.first())})
+        if rng.random() < 0.1:
+            rs = rs.with_scheduling({"graph": [1]})
+        text = rs.to_json()
+        assert text == json.dumps(rs.to_dict())
+        written += rs._written_json() is not None
+    assert 100 < written < 400  # (both paths were taken)

@@ -474,8 +474,35 @@ class Rset:
         """``json.dumps(self.to_dict())`` with default separators."""
         s = self._cache.get("json")
         if s is None:
-            s = self._cache["json"] = jsontext.dumps(self.to_dict())
+            s = self._cache["json"] = self._written_json() or jsontext.dumps(self.to_dict())
         return s
+
+    def _written_json(self):
+        """to_json's text written directly (a scheduler makes one R per job):
+        for an R without properties or scheduling, with finite float times
+        and a host list json writes as it is; None for any other."""
+        start, end = self._starttime, self._expiration
+        if self._props or self._scheduling is not None or type(start) is not float or type(end) is not float \
+                or not (math.isfinite(start) and math.isfinite(end)):
+            return None
+        parts = []
+        for ranks, cores, gpus in self._groups():  # (id lists: digits, commas and dashes)
+            if gpus:
+                parts.append('{"rank": "%s", "children": {"core": "%s", "gpu": "%s"}}' % (ranks, cores, gpus))
+            else:
+                parts.append('{"rank": "%s", "children": {"core": "%s"}}' % (ranks, cores))
+        text = ('{"version": 1, "execution": {"R_lite": [' + ", ".join(parts) + '], "starttime": ' + repr(start)
+                + ', "expiration": ' + repr(end))
+        if self._nslots > 0:
+            if type(self._nslots) is not int:
+                return None
+            text += ', "nslots": %d' % self._nslots
+        if self._has_nodelist:
+            hosts = self.nodelist_text()
+            if not (hosts.isascii() and hosts.isprintable()) or '"' in hosts or "\\" in hosts:
+                return None  # (json would escape something)
+            text += ', "nodelist": ["' + hosts + '"]'
+        return text + "}}"
 
     def summary(self):
         """``rank<ids>/core<ids>[,gpu<ids>]`` groups joined by spaces."""

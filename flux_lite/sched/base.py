@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError, UsageError
-from flux_lite.formats import jsontext
 from flux_lite.formats.jobid import f58, kvs_key
 
 if TYPE_CHECKING:
@@ -558,7 +557,7 @@ class Scheduler:
         """Commit R to the KVS, then answer SUCCESS; pending sched.* keys are
         nulled. name: f58(pj.jobid), if the caller made it already."""
         R = rset.to_dict()
-        text = jsontext.dumps(R)
+        text = rset.to_json()
         self.b.kvs.put_text(kvs_key(pj.jobid, "R"), text)
         rset.remember_as(text, R)
         sched_ann = {k: None for k in pj.annotations}
