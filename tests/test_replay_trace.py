@@ -368,3 +368,29 @@ def test_given_jobspec_text_is_stored_only_for_the_jobspec_as_given(tmp_path, de
     want = dict(js, attributes={"system": dict(js["attributes"]["system"], queue="batch")}) if default_queue else js
     assert stored == json.dumps(want)
     assert (stored == text) is not default_queue
+
+
+def test_replay_keeps_no_statement_journal_file(tmp_path, monkeypatch):
+    """The index rows a replay writes as jobs finish go in by an upsert: an
+    INSERT OR REPLACE made SQLite keep statement journals, which spilled to a
+    temporary file (``etilqs_*``) and took four of every five page writes."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc/self/fd")
+    from flux_lite.job_manager import index
+
+    seen = []
+
+    flush = index.JobIndex.flush_inactive
+
+    def watching(self):
+        n = flush(self)
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                seen.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:
+                pass
+        return n
+    monkeypatch.setattr(index.JobIndex, "flush_inactive", watching)
+    jobs = random_trace(5, 3000)
+    workload.replay_trace(tmp_path / "state", jobs, 4, 4, policy="easy")
+    assert seen and not [p for p in seen if "etilqs" in p], seen

@@ -177,9 +177,15 @@ _compact = jsontext.compact
 _raw_decode = json.JSONDecoder().raw_decode  # json.loads of compact text: no whitespace to skip
 
 
+_ROW_COLUMNS = ("id", "userid", "state", "priority", "t_submit", "t_run", "t_inactive", "has_resources", "R",
+                "result", "alloc_pending", "data", "listing")
+# an upsert, not INSERT OR REPLACE: a REPLACE may delete a row before it
+# inserts, so SQLite keeps a statement journal for it, and in a long command
+# (a replay) that journal spills to a temporary file that then takes most of
+# the command's page writes
 _INSERT_ROW = (
-    "INSERT OR REPLACE INTO jobs(id, userid, state, priority, t_submit, t_run, t_inactive, "
-    "has_resources, R, result, alloc_pending, data, listing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    f"INSERT INTO jobs({', '.join(_ROW_COLUMNS)}) VALUES ({', '.join('?' * len(_ROW_COLUMNS))}) "
+    f"ON CONFLICT(id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _ROW_COLUMNS[1:])}")
 
 
 def write_row(conn: sqlite3.Connection, job: Job) -> None:
