@@ -307,6 +307,9 @@ def _run(inst, jobs, progress, total_cores):
 
     owner = inst.owner
     with inst.session() as broker:
+        # the rows' outcomes, collected as they are written (read back from
+        # the index only if some job was not written that way)
+        collected = broker.jm.index.outcomes = []
         start = broker.now
         t0 = jobs[0].submit
         for i, job in enumerate(jobs, 1):
@@ -328,15 +331,25 @@ def _run(inst, jobs, progress, total_cores):
             if steps % FLUSH_EVERY == 0:
                 flush()
         flush()
-    return summarize(_outcomes(inst), total_cores)
+    if len(collected) != total:
+        collected = None
+    return summarize(_outcomes(inst, collected), total_cores)
 
 
-def _outcomes(inst) -> list[Outcome]:
+def _outcomes(inst, collected=None) -> list[Outcome]:
+    """The outcome of every job of the index (read from it), or of the
+    collected (id, outcome_rows values) of every job, in id order as the
+    index has them."""
     from flux_lite.job_manager import index
 
+    if collected is not None:
+        collected.sort()
+        rows = (row[1:] for row in collected)
+    else:
+        rows = index.outcome_rows(inst.kvs.conn)
     return [Outcome(t_submit=t_submit, t_run=t_run or None, t_end=t_end or None, ncores=ncores or 0,
                     result=result)
-            for t_submit, t_run, t_end, ncores, result in index.outcome_rows(inst.kvs.conn)]
+            for t_submit, t_run, t_end, ncores, result in rows]
 
 
 def outcomes(records) -> list[Outcome]:

@@ -430,3 +430,89 @@ def test_near_json_garbage_only_raises_eventlogerror(text):
         except EventlogError:
             continue
         assert isinstance(result, (list, dict))
+
+
+# -- context texts the job manager writes itself -------------------------------------
+
+
+def _int_values(rng, n):
+    pool = [0, 1, -1, 16, 31, 255, 256, 2**31 - 1, 2**32, -(2**63), 2**64 + 7, 10**30]
+    return [rng.choice(pool) if rng.random() < 0.5 else rng.randint(-(10**12), 10**12) for _ in range(n)]
+
+
+def test_int_context_format_is_what_encode_entry_writes():
+    """A context of exact ints written from int_context_format's text is the
+    line encode_entry writes of the context itself, for every spelling of an
+    int (negative, past 64 bits); the job manager's own formats too."""
+    import random
+
+    from flux_lite.job_manager import event, exec as exec_, submit
+
+    rng = random.Random(12)
+    formats = [(("userid", "urgency", "flags", "version"), submit._SUBMIT_TEXT),
+               (("priority",), event._PRIORITY_TEXT), (("status",), exec_._STATUS_TEXT),
+               (("a", "b_c", "d-e"), E.int_context_format("a", "b_c", "d-e"))]
+    for keys, fmt in formats:
+        assert fmt == E.int_context_format(*keys)
+        for _ in range(200):
+            values = _int_values(rng, len(keys))
+            ctx = dict(zip(keys, values))
+            ts = rng.choice([1.0, 1795978044.3623736, 1e-7, 1.5e9])
+            line = E.encode_entry(ts, "ev", ctx, fmt % tuple(values))
+            assert line == E.encode_entry(ts, "ev", ctx)
+            assert E.decode(line) == [{"timestamp": ts, "name": "ev", "context": ctx}]
+
+
+@pytest.mark.parametrize("key", ['a"b', "a\\b", "a\nb", "é", "a%d", 1, None])
+def test_int_context_format_refuses_keys_needing_escapes(key):
+    with pytest.raises(ValueError):
+        E.int_context_format("ok", key)
+
+
+def test_plain_context_text_is_what_encode_entry_writes():
+    from flux_lite.job_manager import exec as exec_
+
+    for ctx in ({"ranks": "all", "final": True}, {"a": None, "b": {"c": "d é"}, "e": -3}):
+        text = E.plain_context_text(ctx)
+        assert E.encode_entry(2.5, "x", ctx, text) == E.encode_entry(2.5, "x", ctx)
+    assert exec_._RELEASE_ALL_TEXT == '{"ranks":"all","final":true}'
+    for bad in ({"t": 1.5}, {"l": [1]}, {"s": "a\x01"}, {}, None, [("a", 1)]):
+        with pytest.raises(ValueError):
+            E.plain_context_text(bad)
+
+
+def test_the_job_managers_contexts_are_written_as_encode_entry_writes_them(tmp_path):
+    """Every line of jobs run through submit, priority, finish and release
+    (a wait status, an urgency, a cancel: SIGTERM) re-encodes to itself,
+    and its context is the job's own values."""
+    from flux_lite import workload
+    from flux_lite.formats.jobid import kvs_key
+    from flux_lite.instance import Instance
+
+    inst = Instance.create(tmp_path / "s", size=1, cores=2, clock="virtual")
+    try:
+        with inst.session() as broker:
+            jm = broker.jm
+            js = workload.jobspec_for(workload.TraceJob(1, 0.0, 30, 1, 600, -1, -1))
+            js["attributes"]["system"]["exec"]["test"]["wait_status"] = 256
+            done = jm.submit(js, urgency=7)
+            long = jm.submit(workload.jobspec_for(workload.TraceJob(2, 0.0, 900, 1, 600, -1, -1)), flags=4)
+            broker.advance_to(broker.now + 60)
+            jm.request_raise(long, 0, "cancel")
+            broker.run()
+            logs = {jobid: broker.kvs.get(kvs_key(jobid, "eventlog")) for jobid in (done, long)}
+    finally:
+        inst.close()
+    contexts = {}
+    for jobid, text in logs.items():
+        for line in text.splitlines(keepends=True):
+            (entry,) = E.decode(line)
+            assert E.encode_entry(entry["timestamp"], entry["name"], entry.get("context")) == line
+            contexts[jobid, entry["name"]] = entry.get("context")
+    owner = inst.owner
+    assert contexts[done, "submit"] == {"userid": owner, "urgency": 7, "flags": 0, "version": 1}
+    assert contexts[long, "submit"] == {"userid": owner, "urgency": 16, "flags": 4, "version": 1}
+    assert contexts[done, "priority"] == {"priority": 7}
+    assert contexts[done, "finish"] == {"status": 256}
+    assert contexts[long, "finish"] == {"status": 15}
+    assert contexts[done, "release"] == contexts[long, "release"] == {"ranks": "all", "final": True}

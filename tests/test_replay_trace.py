@@ -394,3 +394,41 @@ def test_replay_keeps_no_statement_journal_file(tmp_path, monkeypatch):
     jobs = random_trace(5, 3000)
     workload.replay_trace(tmp_path / "state", jobs, 4, 4, policy="easy")
     assert seen and not [p for p in seen if "etilqs" in p], seen
+
+
+@pytest.mark.parametrize("sabotage", [False, True])
+def test_outcomes_collected_as_rows_are_written_are_the_indexs(tmp_path, monkeypatch, sabotage):
+    """The replay summarises the outcomes collected as the finished jobs'
+    rows are written: they are what the index's rows give, job for job and
+    in its order (completed, timed out, zero-length runs). Should a job's
+    row not have been collected, the summary reads the index instead."""
+    from flux_lite.job_manager.index import JobIndex
+
+    taken = []
+    real = workload._outcomes
+
+    def outcomes(inst, collected=None):
+        taken.append(collected is not None)
+        got = real(inst, collected)
+        assert got == real(inst)
+        return got
+
+    monkeypatch.setattr(workload, "_outcomes", outcomes)
+    if sabotage:
+        flush = JobIndex.flush_inactive
+
+        def lossy(self):
+            count = flush(self)
+            if self.outcomes:
+                self.outcomes.pop(0)
+            return count
+
+        monkeypatch.setattr(JobIndex, "flush_inactive", lossy)
+    results = {}
+    for seed, policy in ((3, "fcfs"), (4, "easy")):
+        got = workload.replay_trace(tmp_path / f"s{seed}", random_trace(seed, 80), 4, 4, policy=policy)
+        assert got["jobs"] == 80
+        for name, count in got["results"].items():
+            results[name] = results.get(name, 0) + count
+    assert results["COMPLETED"] and results["TIMEOUT"]
+    assert taken == [not sabotage] * 2

@@ -274,8 +274,34 @@ def _plain(ctx, depth=0):
     return True
 
 
-def encode_entry(timestamp, name, context=None):
-    """One eventlog line (newline-terminated) for the given fields."""
+def int_context_format(*keys):
+    """A %-format of a context whose values, under these keys, are all
+    ints: ``int_context_format("status") % (0,)`` is ``{"status":0}``, the
+    text encode_entry writes of ``{"status": 0}`` (for exact ints only:
+    callers check ``type(v) is int``, a bool would be written 1, not true).
+    A key that would need escaping is refused (ValueError)."""
+    for key in keys:
+        if type(key) is not str or not (key.isascii() and key.isprintable()) or "%" in key \
+                or _dump_string(key) != '"' + key + '"':
+            raise ValueError(f"context key {key!r} needs escaping")
+    return "{" + ",".join('"%s":%%d' % key for key in keys) + "}"
+
+
+def plain_context_text(context):
+    """The text encode_entry writes of a constant context (a caller may
+    keep it and pass it back as context_text); ValueError for a context
+    it would not write with the compact encoder."""
+    if type(context) is not dict or not context or not _plain(context):
+        raise ValueError("not a plain context")
+    return _COMPACT(context)
+
+
+def encode_entry(timestamp, name, context=None, context_text=None):
+    """One eventlog line (newline-terminated) for the given fields.
+
+    context_text: the context's text, when the caller has it and it is
+    what this function would write of the context (an int_context_format
+    text of exact ints, or plain_context_text's of a constant context)."""
     name_text = _GOOD_NAMES.get(name) if type(name) is str else None
     if type(timestamp) is float and 0 < timestamp < math.inf and name_text is not None \
             and (context is None or type(context) is dict):
@@ -286,7 +312,10 @@ def encode_entry(timestamp, name, context=None):
         name_text = _GOOD_NAMES[name] = ',"name":' + _dump_string(name)
         timestamp = entry["timestamp"]
         ctx = entry.get("context")
-    if ctx is not None and not _plain(ctx):
+        context_text = None
+    if ctx is None:
+        context_text = None
+    elif context_text is None and not _plain(ctx):
         entry = {"timestamp": timestamp, "name": name, "context": ctx}
         return dumps(entry) + "\n"
     # fast path (most events): only the timestamp needs jansson's real format
@@ -294,7 +323,9 @@ def encode_entry(timestamp, name, context=None):
     if timestamp != last[0] or type(timestamp) is not type(last[0]):
         last[0], last[1] = timestamp, _dump_real(timestamp)
     line = '{"timestamp":' + last[1] + name_text
-    if ctx is not None:
+    if context_text is not None:
+        line += ',"context":' + context_text
+    elif ctx is not None:
         line += ',"context":' + _COMPACT(ctx)
     return line + "}\n"
 

@@ -14,6 +14,10 @@ from flux_lite.formats.jobid import kvs_key
 from flux_lite.job_manager.job import CLEANUP, DEPEND, INACTIVE, PRIORITY, RUN, SCHED
 
 
+# the texts of the contexts the job manager posts for every job
+_PRIORITY_TEXT = eventlog.int_context_format("priority")
+
+
 class Events:
     def __init__(self, jm):
         self.jm = jm
@@ -22,11 +26,12 @@ class Events:
         self.actions = collections.deque()  # job ids whose state action is due
         self._keys = {}  # job id -> its eventlog key (a job posts several events)
 
-    def post(self, job, name, context=None):
-        """Append an event to the job's eventlog and apply it."""
+    def post(self, job, name, context=None, text=None):
+        """Append an event to the job's eventlog and apply it (text: the
+        context's text, as eventlog.encode_entry's context_text)."""
         b = self.b
         ts = b.now
-        line = eventlog.encode_entry(ts, name, context)
+        line = eventlog.encode_entry(ts, name, context, text)
         key = self._keys.get(job.id)
         if key is None:
             if len(self._keys) >= 4096:
@@ -64,7 +69,9 @@ class Events:
             if not job.dependencies:
                 self.post(job, "depend")
         elif state == PRIORITY:
-            self.post(job, "priority", {"priority": self.jm.urgency.compute_priority(job)})
+            priority = self.jm.urgency.compute_priority(job)
+            self.post(job, "priority", {"priority": priority},
+                      _PRIORITY_TEXT % priority if type(priority) is int else None)
         elif state == SCHED:
             if job.priority and not job.alloc_pending:
                 if not job.queued:

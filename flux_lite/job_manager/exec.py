@@ -10,6 +10,7 @@ so a virtual clock moves them deterministically.
 
 from flux_lite import config as configmod
 from flux_lite.errors import JobspecError
+from flux_lite.formats import eventlog
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.jobid import f58
 from flux_lite.job_manager.job import FLAG_DEBUG
@@ -17,6 +18,9 @@ from flux_lite.job_manager.job import FLAG_DEBUG
 SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
 SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
 DEBUG_KEY = "job-exec.debug"
+# the texts of the contexts of every job's finish and release
+_STATUS_TEXT = eventlog.int_context_format("status")
+_RELEASE_ALL_TEXT = eventlog.plain_context_text({"ranks": "all", "final": True})
 
 
 def simulated_run_duration(broker, jobspec):
@@ -79,8 +83,9 @@ class Exec:
             return
         if what == "finish":
             self.b.cancel_timers(job.id, "exec.expire")
-            jm.post(job, "finish", {"status": _test_wait_status(job)})
-            jm.post(job, "release", {"ranks": "all", "final": True})
+            status = _test_wait_status(job)
+            jm.post(job, "finish", {"status": status}, _STATUS_TEXT % status if type(status) is int else None)
+            jm.post(job, "release", {"ranks": "all", "final": True}, _RELEASE_ALL_TEXT)
         elif what == "expire":
             # exceptions from the exec system carry the owner's userid before the note
             jm.post(job, "exception", {"type": "timeout", "severity": 0, "userid": self.b.instance.owner,
@@ -101,8 +106,8 @@ class Exec:
         self.b.cancel_timers(job.id, "exec.finish")
         self.b.cancel_timers(job.id, "exec.expire")
         signum = SIGALRM if (job.end_event or {}).get("type") == "timeout" else SIGTERM
-        jm.post(job, "finish", {"status": signum})
-        jm.post(job, "release", {"ranks": "all", "final": True})
+        jm.post(job, "finish", {"status": signum}, _STATUS_TEXT % signum)
+        jm.post(job, "release", {"ranks": "all", "final": True}, _RELEASE_ALL_TEXT)
 
     @property
     def debug_flags(self):

@@ -318,6 +318,9 @@ class JobIndex:
         self._stored_ids: dict[int, int | None] = {}  # any_active: id cursor by state (None: done)
         self._nstate: dict[int, int] = {}  # state -> how many of _cache's jobs are in it
         self._held = 0  # the states (bits) with a nonzero count in _nstate
+        # a list to collect outcome_rows' values of each job flush_inactive
+        # writes, by id first (a replay's summary), or None
+        self.outcomes: list[tuple] | None = None
 
     @property
     def loaded(self) -> bool:
@@ -468,7 +471,10 @@ class JobIndex:
         command has not read stay right. Returns how many were forgotten.
         """
         dirty = self._dirty
-        write_rows(self.conn, (job for jobid, job in self._removed.items() if jobid in dirty))
+        jobs = [job for jobid, job in self._removed.items() if jobid in dirty]
+        write_rows(self.conn, jobs)
+        if self.outcomes is not None:
+            self.outcomes.extend(map(_outcome, jobs))
         for jobid in self._removed:
             dirty.discard(jobid)
             _LISTING_CACHE.pop(jobid, None)
@@ -777,6 +783,15 @@ def outcome_rows(conn: sqlite3.Connection) -> Iterator[tuple[float, float, float
             f"CASE WHEN listing IS NULL THEN json_extract(data, '$.ncores') ELSE {listed_ncores} END FROM jobs"):
         name = (RESULT_NAMES.get(result, "") if state == INACTIVE else "") or STATE_NAMES.get(state, "")
         yield t_submit, t_run, t_cleanup, ncores, name
+
+
+def _outcome(job: Job) -> tuple:
+    """(id, then outcome_rows' values) of an inactive job whose row was just
+    written (its listing fields are still cached)."""
+    from flux_lite.job_manager.job import RESULT_NAMES, STATE_NAMES
+
+    name = (RESULT_NAMES.get(job.result, "") if job.state == INACTIVE else "") or STATE_NAMES.get(job.state, "")
+    return job.id, job.t_submit, job.t_run, job.t_cleanup, listing_fields(job)["ncores"], name
 
 
 def state_of(conn: sqlite3.Connection, jobid: int) -> int | None:

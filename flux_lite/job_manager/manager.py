@@ -79,9 +79,9 @@ class JobManager:
 
     # -- events and work -------------------------------------------------------------
 
-    def post(self, job, name, context=None):
-        """Append an event to the job's eventlog and apply it."""
-        self.event.post(job, name, context)
+    def post(self, job, name, context=None, text=None):
+        """Append an event to the job's eventlog and apply it (text: see Events.post)."""
+        self.event.post(job, name, context, text)
 
     def requeue_action(self, job):
         """Run the job's state action again (restart: a job found mid-way)."""

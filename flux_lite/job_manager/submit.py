@@ -10,11 +10,12 @@ from errno import EINVAL, EOVERFLOW
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats import jsontext
+from flux_lite.formats import eventlog, jsontext
 from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
 from flux_lite.job_manager.job import FLAG_NOVALIDATE, FLAG_WAITABLE, Job
 
 CHECKPOINT_KEY = "checkpoint.job-manager"
+_SUBMIT_TEXT = eventlog.int_context_format("userid", "urgency", "flags", "version")
 # distinct jobspecs remembered per command (a trace replay submits thousands)
 SHARED_SPECS = 256
 
@@ -134,7 +135,9 @@ class Submit:
 
             wait.add(self.kvs, jobid)
         post = jm.event.post
-        post(job, "submit", {"userid": userid, "urgency": urgency, "flags": flags, "version": 1})
+        post(job, "submit", {"userid": userid, "urgency": urgency, "flags": flags, "version": 1},
+             _SUBMIT_TEXT % (userid, urgency, flags, 1)
+             if type(userid) is int and type(urgency) is int and type(flags) is int else None)
         if dep_steps:
             b.deps.apply(job, dep_steps)
         if "job" in system:
