@@ -461,10 +461,10 @@ def random_request(rng):
               gpu_per_slot=g, properties=props)
 
 
-@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("seed", range(28))
 def test_matches_reference_model(seed):
     rng = random.Random(seed)
-    nranks = rng.randint(1, 9)
+    nranks = rng.randint(1, 9) if seed < 24 else rng.randint(65, 160)  # (wide: rank masks of several words)
     spec = []
     props = {"a": set(), "b": set(), "+c": set()}
     for r in range(nranks):
@@ -585,18 +585,20 @@ def test_compact_R_of_the_schedulers_R():
     assert compact_R(parsed) == json.dumps(parsed, separators=(",", ":"))
 
 
-def test_buckets_follow_allocations_and_frees():
-    """The free-capacity buckets (moved a bucket at a time when a job takes or
-    gives back many ranks) always hold what the ranks' free counts say."""
+@pytest.mark.parametrize("nranks", [40, 150])  # (150: bucket masks of more than one 64-bit word)
+def test_buckets_follow_allocations_and_frees(nranks):
+    """The free-capacity buckets (bitmasks of rank indexes, moved a rank at
+    a time when a job takes or gives back ranks) always hold what the
+    ranks' free counts say."""
     rng = random.Random(11)
-    pool = Pool(Rset.build([(f"n{i}", rng.choice([1, 2, 4]), rng.choice([0, 0, 2])) for i in range(40)]))
+    pool = Pool(Rset.build([(f"n{i}", rng.choice([1, 2, 4]), rng.choice([0, 0, 2])) for i in range(nranks)]))
     pool.set_down("3,17")
 
     def expected():
         out = {}
-        for i in range(40):
+        for i in range(nranks):
             if pool._up[i]:
-                out.setdefault((pool._fc[i], pool._fg[i]), []).append(i)
+                out[(pool._fc[i], pool._fg[i])] = out.get((pool._fc[i], pool._fg[i]), 0) | 1 << i
         return out
 
     live = []

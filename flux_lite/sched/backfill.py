@@ -43,7 +43,6 @@ from bisect import bisect_left, bisect_right, insort
 from itertools import compress
 
 from flux_lite.errors import UsageError
-from flux_lite.formats.jobid import f58
 from flux_lite.sched.base import COMMON_ARGS, ModuleArg, PendingJob, Scheduler, posint
 from flux_lite.sched.registry import register
 
@@ -1230,10 +1229,10 @@ class BackfillScheduler(Scheduler):
             sched["selection_type"] = "backfill"
             memo = self._ahead
             if memo[0] != first_reserved:  # (one per pass: the jobs it backfills share it)
-                memo = self._ahead = (first_reserved, f58(first_reserved))
+                memo = self._ahead = (first_reserved, self.job_name(first_reserved))
             sched["backfill"] = ahead = memo[1]
             if self.logs("debug"):
-                name = f58(pj.jobid)
+                name = self.job_name(pj.jobid)
                 self.log("debug", f"backfill: {name} (ahead of {ahead})")
                 self.success(pj, rset, {"sched": sched}, name)
                 return

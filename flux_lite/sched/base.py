@@ -141,7 +141,58 @@ class PendingJob:
         return cls(jobid, priority, userid, t_submit, ResourceRequest(**req), ann)
 
 
+def _slot_of_cores(js: Any) -> ResourceRequest | None:
+    """request_from_jobspec of the commonest jobspec (what ``submit -n N``
+    and a trace replay write: version 1, one slot of cores, no node level),
+    read without the general walk; None for any other (or anything odd),
+    which the general path then reads, with its errors."""
+    if type(js) is not dict or js.get("version") != 1:
+        return None
+    res = js.get("resources")
+    if type(res) is not list or len(res) != 1:
+        return None
+    slot = res[0]
+    if type(slot) is not dict or slot.get("type") != "slot" or slot.get("exclusive", False):
+        return None
+    nslots = slot.get("count", 1)
+    children = slot.get("with")
+    if type(nslots) is not int or nslots < 1 or type(children) is not list or len(children) != 1:
+        return None
+    core = children[0]
+    if type(core) is not dict or core.get("type") != "core" or "with" in core:
+        return None
+    size = core.get("count", 1)
+    attrs = js.get("attributes")
+    if type(size) is not int or size < 1 or type(attrs) is not dict:
+        return None
+    system = attrs.get("system")
+    if type(system) is not dict:
+        return None
+    duration = system.get("duration")
+    if type(duration) is not float and type(duration) is not int:
+        return None  # (None: the general path's error)
+    return (_REQUEST or _request_class())(nslots=nslots, slot_size=size, duration=float(duration or 0.0),
+                                          constraint=system.get("constraints") or None)
+
+
+_REQUEST: Any = None  # flux_lite.sched.pool.ResourceRequest, once imported (a submit need not import it)
+
+
+def _request_class() -> Any:
+    global _REQUEST
+    from flux_lite.sched.pool import ResourceRequest
+
+    _REQUEST = ResourceRequest
+    return ResourceRequest
+
+
 def request_from_jobspec(jobspec: dict) -> ResourceRequest:
+    fast = _slot_of_cores(jobspec)
+    return fast if fast is not None else _read_request(jobspec)
+
+
+def _read_request(jobspec: dict) -> ResourceRequest:
+    """request_from_jobspec by the general walk (formats.jobspec.resource_request)."""
     from flux_lite.formats import jobspec as jobspecmod
     from flux_lite.sched.pool import ResourceRequest
 
@@ -222,6 +273,7 @@ class Scheduler:
         self.dirty = state is not None and not rows
         self._meta_dirty = state is None or not rows
         self._R_dict: dict | None = None
+        self._names: dict[int, str] = {}  # jobid -> f58, of jobs named in log lines (see job_name)
         self.passes = 0  # scheduling and forecast passes of this command
         self.forecasts = 0
         self.debug_flags = 0
@@ -289,6 +341,16 @@ class Scheduler:
     def log(self, level: str, msg: str) -> None:
         if LOG_LEVELS.index(level) <= self._log_max:
             self.b.log(self.name, level, msg)
+
+    def job_name(self, jobid: int) -> str:
+        """f58(jobid), made once per command while the job is allocated or
+        reserved: its debug lines name it a few times (backfill, alloc, free)."""
+        name = self._names.get(jobid)
+        if name is None:
+            if len(self._names) >= 65536:
+                self._names.clear()
+            name = self._names[jobid] = f58(jobid)
+        return name
 
     # -- start-up: hello, then ready (the module drives it) ------------------------
 
@@ -488,7 +550,8 @@ class Scheduler:
         rset = Rset.from_dict(msg["R"])
         final = bool(msg.get("final"))
         if self.logs("debug"):
-            self.log("debug", f"free: {f58(jobid)}: {rset.summary()}" + (" (final)" if final else ""))
+            name = (self._names.pop(jobid, None) or f58(jobid)) if final else self.job_name(jobid)
+            self.log("debug", f"free: {name}: {rset.summary()}" + (" (final)" if final else ""))
         self.pool.free(jobid, rset, final)
         self.request_pass()
 
@@ -555,7 +618,7 @@ class Scheduler:
 
     def success(self, pj: PendingJob, rset: Rset, annotations: dict | None = None, name: str | None = None) -> None:
         """Commit R to the KVS, then answer SUCCESS; pending sched.* keys are
-        nulled. name: f58(pj.jobid), if the caller made it already."""
+        nulled. name: the job's name, if the caller made it already."""
         R = rset.to_dict()
         text = rset.to_json()
         self.b.kvs.put_text(kvs_key(pj.jobid, "R"), text)
@@ -567,7 +630,7 @@ class Scheduler:
             ann["sched"] = sched_ann
         self.queue.pop(pj.jobid, None)
         if self.logs("debug"):
-            self.log("debug", f"alloc: {name or f58(pj.jobid)}: {rset.summary()}")
+            self.log("debug", f"alloc: {name or self.job_name(pj.jobid)}: {rset.summary()}")
         self.respond(pj.jobid, rfc27.SUCCESS, R=R, annotations=ann)
         self.dirty = True
 

@@ -14,8 +14,9 @@ id first.
 
 To stay fast with thousands of ranks and jobs, cores/gpus are Python int
 bitmasks and the up ranks are kept in buckets keyed by (free cores, free
-gpus), each a sorted list of rank indexes, so a small request looks at the
-first bucket only instead of sorting every rank.
+gpus), each a bitmask of rank indexes, so a small request looks at the
+first bucket only instead of sorting every rank, and moving a rank between
+buckets is two bit operations.
 
 Deviations from Rv1Pool (all where Rv1Pool misbehaves): an exclusive
 request needs nodes with at least ``slots_per_node * slot_size`` cores (and
@@ -26,8 +27,6 @@ are already allocated is refused; frees for unknown jobs are ignored.
 """
 
 from __future__ import annotations
-
-from bisect import bisect_left, insort
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.hostlist import Hostlist
@@ -155,6 +154,23 @@ def _lowest(mask, n):
     return out
 
 
+_WORD = (1 << 64) - 1
+
+
+def _indexes(mask):
+    """The set bits of mask, lowest first (64 at a time: a mask of
+    thousands of ranks is not shifted bit by bit)."""
+    base = 0
+    while mask:
+        word = mask & _WORD
+        mask >>= 64
+        while word:
+            low = word & -word
+            yield base + low.bit_length() - 1
+            word ^= low
+        base += 64
+
+
 _IDSETS = {}  # idset text -> (IDset, its encode(), its bitmask or None), for register_hello
 
 
@@ -188,6 +204,7 @@ class _Topology:
         "masks",
         "shapes",
         "host_prefix",
+        "identity",
     )
 
     def __init__(self, rset):
@@ -206,6 +223,7 @@ class _Topology:
             self.ncore.append(len(cores))
             self.ngpu.append(len(gpus))
         self.pos = {r: i for i, r in enumerate(self.ranks)}
+        self.identity = all(r == i for i, r in enumerate(self.ranks))  # (rank i at index i: the usual case)
         self.ncore_values = frozenset(self.ncore)
         self.allmask = (1 << len(self.ranks)) - 1
         self.props = {}
@@ -353,7 +371,8 @@ class Pool:
         self._up = [True] * n
         buckets = {}
         for i in range(n):
-            buckets.setdefault((self._fc[i], self._fg[i]), []).append(i)
+            key = (self._fc[i], self._fg[i])
+            buckets[key] = buckets.get(key, 0) | 1 << i
         self._buckets = buckets
         self._keys = None
         self._bulk = False
@@ -408,21 +427,20 @@ class Pool:
         return keys
 
     def _bucket_remove(self, i, key):
-        b = self._buckets[key]
-        del b[bisect_left(b, i)]
-        if not b:
+        b = self._buckets[key] & ~(1 << i)
+        if b:
+            self._buckets[key] = b
+        else:
             del self._buckets[key]
             self._keys = None
 
     def _bucket_add(self, i, key):
         b = self._buckets.get(key)
         if b is None:
-            self._buckets[key] = [i]
+            self._buckets[key] = 1 << i
             self._keys = None
-        elif b[-1] < i:
-            b.append(i)
         else:
-            insort(b, i)
+            self._buckets[key] = b | 1 << i
 
     def _apply(self, i, cm, gm, take):
         """Allocate (take=True) or release cm/gm on rank index i."""
@@ -432,9 +450,9 @@ class Pool:
         """_apply() of each (index, coremask, gpumask) of parts."""
         ac_, ag_, fc_, fg_ = self._ac, self._ag, self._fc, self._fg
         ncore, ngpu, up = self._topo.ncore, self._topo.ngpu, self._up
+        buckets = self._buckets
         bulk = self._bulk
         self._insufficient = None
-        moves = []  # (index, old bucket key, new bucket key)
         for i, cm, gm in parts:
             fc0, fg0 = fc_[i], fg_[i]
             ac = ac_[i] | cm if take else ac_[i] & ~cm
@@ -447,40 +465,22 @@ class Pool:
             else:
                 fg = fg0
             if (fc != fc0 or fg != fg0) and up[i] and not bulk:
-                moves.append((i, (fc0, fg0), (fc, fg)))
-        if len(moves) > 2 and len({m[0] for m in moves}) == len(moves):
-            self._move_buckets(moves)
-        else:
-            for i, old, new in moves:
-                self._bucket_remove(i, old)
-                self._bucket_add(i, new)
-
-    def _move_buckets(self, moves):
-        """What _bucket_remove and _bucket_add of each (index, old key, new key)
-        would do (each index once), a bucket at a time."""
-        by_key: dict = {}
-        for i, old, new in moves:
-            group = by_key.get((old, new))
-            if group is None:
-                by_key[(old, new)] = [i]
-            else:
-                group.append(i)
-        buckets = self._buckets
-        for (old, new), ids in by_key.items():
-            gone = set(ids)
-            rest = [i for i in buckets[old] if i not in gone]
-            if rest:
-                buckets[old] = rest
-            else:
-                del buckets[old]
-                self._keys = None
-            b = buckets.get(new)
-            if b is None:
-                buckets[new] = sorted(ids)
-                self._keys = None
-            else:
-                b.extend(ids)
-                b.sort()
+                # (_bucket_remove, then _bucket_add)
+                bit = 1 << i
+                key = (fc0, fg0)
+                b = buckets[key] & ~bit
+                if b:
+                    buckets[key] = b
+                else:
+                    del buckets[key]
+                    self._keys = None
+                key = (fc, fg)
+                b = buckets.get(key)
+                if b is None:
+                    buckets[key] = bit
+                    self._keys = None
+                else:
+                    buckets[key] = b | bit
 
     def _set_masks(self, i, cm, gm):
         """Make rank index i's allocated masks exactly cm/gm (what _apply of
@@ -586,7 +586,7 @@ class Pool:
                 if key[0] < need_c:
                     break
                 if key[1] >= need_g and (not exclusive or key[0] in ncv):
-                    avail += len(buckets[key])
+                    avail += buckets[key].bit_count()
             if avail < nn:
                 return None
             chosen = []
@@ -597,9 +597,7 @@ class Pool:
                     break
                 if fg < need_g or (exclusive and fc not in ncv):
                     continue
-                for i in buckets[key]:
-                    if allowed is not None and not (allowed >> i) & 1:
-                        continue
+                for i in _indexes(buckets[key] if allowed is None else buckets[key] & allowed):
                     if exclusive and ncore[i] != fc:
                         continue
                     chosen.append(i)
@@ -626,7 +624,7 @@ class Pool:
         for key in keys:
             if key[0] < s:
                 break
-            avail += _slots_fit(key, s, g) * len(buckets[key])
+            avail += _slots_fit(key, s, g) * buckets[key].bit_count()
             if avail >= want:
                 break
         if avail < want:
@@ -639,9 +637,7 @@ class Pool:
             per = _slots_fit(key, s, g)
             if not per:
                 continue
-            for i in buckets[key]:
-                if allowed is not None and not (allowed >> i) & 1:
-                    continue
+            for i in _indexes(buckets[key] if allowed is None else buckets[key] & allowed):
                 take = per if per < left else left
                 free_c = topo.cmask[i] & ~self._ac[i]
                 cm = _lowest(free_c, take * s)
@@ -726,15 +722,23 @@ class Pool:
         frm = IDset.from_mask
         by_masks = {}  # the R_lite groups: ranks by (core mask, gpu mask), as Rset._groups makes them
         ranks, hosts = topo.ranks, topo.hosts
-        for i, cm, gm in sorted(sel):
-            rank = ranks[i]
-            nodes[rank] = (hosts[i], frm(cm), frm(gm))
-            group = by_masks.get((cm, gm))
-            if group is None:
-                by_masks[(cm, gm)] = [rank]
-            else:
-                group.append(rank)
-        groups = [(IDset(group), frm(cm), frm(gm)) for (cm, gm), group in by_masks.items()]
+        sel = sorted(sel)
+        if topo.identity:
+            # rank i at index i: a group's ranks are a bitmask of its indexes
+            for i, cm, gm in sel:
+                nodes[i] = (hosts[i], frm(cm), frm(gm))
+                by_masks[(cm, gm)] = by_masks.get((cm, gm), 0) | 1 << i
+            groups = [(frm(group), frm(cm), frm(gm)) for (cm, gm), group in by_masks.items()]
+        else:
+            for i, cm, gm in sel:
+                rank = ranks[i]
+                nodes[rank] = (hosts[i], frm(cm), frm(gm))
+                group = by_masks.get((cm, gm))
+                if group is None:
+                    by_masks[(cm, gm)] = [rank]
+                else:
+                    group.append(rank)
+            groups = [(IDset(group), frm(cm), frm(gm)) for (cm, gm), group in by_masks.items()]
         nodelist = None
         prefix = topo.host_prefix
         if prefix is not None:
@@ -929,7 +933,8 @@ class Pool:
             up, fc, fg = self._up, self._fc, self._fg
             for i in range(len(up)):
                 if up[i]:
-                    buckets.setdefault((fc[i], fg[i]), []).append(i)
+                    key = (fc[i], fg[i])
+                    buckets[key] = buckets.get(key, 0) | 1 << i
             self._buckets = buckets
             self._keys = None
 
@@ -1071,7 +1076,7 @@ class Pool:
         new._fc = list(self._fc)
         new._fg = list(self._fg)
         new._up = list(self._up)
-        new._buckets = {k: list(v) for k, v in self._buckets.items()}
+        new._buckets = dict(self._buckets)
         new._keys = self._keys
         new._bulk = False
         new._insufficient = None

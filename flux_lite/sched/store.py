@@ -154,17 +154,17 @@ class LazyRows:
             raise KeyError(jobid)
         return rec
 
+    # (once every row is read, _d is the whole map: _gone, the ids known
+    # to have no row, is no longer consulted, nor kept)
+
     def __setitem__(self, jobid: int, rec: Any) -> None:
         self._d[jobid] = rec
-        self._gone.discard(jobid)
+        if not self._all:
+            self._gone.discard(jobid)
         self.dirty.add(jobid)
 
     def __delitem__(self, jobid: int) -> None:
-        if self._get(jobid) is None:
-            raise KeyError(jobid)
-        del self._d[jobid]
-        self._gone.add(jobid)
-        self.dirty.add(jobid)
+        self.pop(jobid)
 
     def pop(self, jobid: int, *default: Any) -> Any:
         rec = self._get(jobid)
@@ -172,7 +172,10 @@ class LazyRows:
             if default:
                 return default[0]
             raise KeyError(jobid)
-        del self[jobid]
+        del self._d[jobid]
+        if not self._all:
+            self._gone.add(jobid)
+        self.dirty.add(jobid)
         return rec
 
     def items(self) -> Any:

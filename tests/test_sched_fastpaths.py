@@ -1,0 +1,154 @@
+"""The scheduler's fast paths give what the general code gives.
+
+Each shortcut taken on the replay's hot path is compared here with the plain
+computation on random cases (as tests/test_backfill_inplace.py does for the
+planner): a shortcut that answers differently fails.
+"""
+
+import copy
+import math
+import random
+
+import pytest
+
+
+# -- reading a jobspec's request (sched.base._slot_of_cores) -------------------------
+
+
+def _common_jobspec(rng):
+    """What `submit -n N [-c C] [-t T]` and a trace replay write."""
+    js = {"resources": [{"type": "slot", "count": rng.randint(1, 64), "with": [{"type": "core",
+                                                                              "count": rng.choice([1, 1, 2, 4])}],
+                         "label": "task"}],
+          "tasks": [{"command": ["x"], "slot": "task", "count": {"per_slot": 1}}],
+          "attributes": {"system": {"duration": rng.choice([0, 0.0, 60, 60.0, 1e9, 3600.5])}},
+          "version": 1}
+    if rng.random() < 0.2:
+        js["attributes"]["system"]["constraints"] = rng.choice([{}, {"properties": ["a"]}, None])
+    return js
+
+
+_ODD_VALUES = [None, True, False, 0, -1, 1, 2, 2.0, "2", "1-3", "", [], {}, {"min": 2}, {"min": 1, "max": 3},
+               float("nan"), float("inf"), -0.0, 10 ** 400, "slot", "core", "node", "gpu"]
+
+
+def _mutate(rng, js):
+    """Change one value somewhere in js (or add or drop a key)."""
+    paths = []
+
+    def walk(obj, path):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                paths.append(path + (k,))
+                walk(v, path + (k,))
+        elif isinstance(obj, list):
+            for i, v in enumerate(obj):
+                paths.append(path + (i,))
+                walk(v, path + (i,))
+
+    walk(js, ())
+    path = rng.choice(paths)
+    parent = js
+    for k in path[:-1]:
+        parent = parent[k]
+    r = rng.random()
+    if r < 0.15 and isinstance(parent, dict):
+        del parent[path[-1]]
+    elif r < 0.3 and isinstance(parent, dict):
+        parent[rng.choice(["with", "exclusive", "count", "type", "x"])] = copy.deepcopy(rng.choice(_ODD_VALUES + [
+            [{"type": "core", "count": 1}], [{"type": "gpu", "count": 1}]]))
+    elif r < 0.4 and isinstance(parent, list):
+        parent.append(copy.deepcopy(rng.choice(parent)) if parent else 1)
+    else:
+        parent[path[-1]] = copy.deepcopy(rng.choice(_ODD_VALUES))
+
+
+def _outcome(fn, js):
+    try:
+        req = fn(js)
+    except Exception as exc:
+        return ("error", type(exc).__name__, str(exc))
+    d = req.as_dict()
+    # the same values, and of the same types (1 and 1.0 compare equal)
+    return ("ok", {k: (type(v).__name__, "nan" if isinstance(v, float) and math.isnan(v) else v)
+                   for k, v in d.items()})
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_request_fast_path_reads_what_the_jobspec_walk_reads(seed):
+    from flux_lite.sched.base import _read_request, _slot_of_cores, request_from_jobspec
+
+    rng = random.Random(seed)
+    fast_taken = 0
+    for _ in range(600):
+        js = _common_jobspec(rng)
+        for _ in range(rng.choice([0, 0, 1, 1, 2])):
+            _mutate(rng, js)
+        try:
+            taken = _slot_of_cores(js) is not None
+        except Exception:  # (an error it raises must be the general path's)
+            taken = True
+        general = _outcome(_read_request, js)
+        if taken:
+            fast_taken += 1
+            assert _outcome(_slot_of_cores, js) == general, js
+        assert _outcome(request_from_jobspec, js) == general, js
+    assert fast_taken > 200  # (the commonest shape does take it)
+
+
+# -- the scheduler's row-backed maps (sched.store.LazyRows) ---------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lazy_rows_behave_as_the_dict_they_stand_for(seed):
+    """Rows are read as ids are asked for; ids known to have no row are not
+    asked for again (until every row is read: then the map is the whole
+    truth, and that bookkeeping stops). Checked against a plain dict."""
+    from flux_lite.sched.store import LazyRows
+
+    rng = random.Random(seed)
+    table = {jobid: f"row{jobid}" for jobid in rng.sample(range(60), 25)}
+    reads = []
+
+    class Rows(LazyRows):
+        def _one(self, jobid):
+            reads.append(jobid)
+            return table.get(jobid)
+
+        def _each(self):
+            reads.append("all")
+            return iter(list(table.items()))
+
+    rows = Rows(conn=object())  # (a connection: rows are read lazily)
+    model = dict(table)
+    changed = set()
+    for step in range(400):
+        jobid = rng.randrange(70)
+        op = rng.random()
+        if op < 0.25:
+            assert rows.get(jobid) == model.get(jobid), step
+            assert (jobid in rows) == (jobid in model), step
+        elif op < 0.45:
+            rows[jobid] = model[jobid] = f"new{step}"
+            changed.add(jobid)
+        elif op < 0.65:
+            if jobid in model:
+                changed.add(jobid)
+            assert rows.pop(jobid, None) == model.pop(jobid, None), step
+        elif op < 0.75:
+            if jobid in model:
+                del rows[jobid]
+                del model[jobid]
+                changed.add(jobid)
+            else:
+                with pytest.raises(KeyError):
+                    del rows[jobid]
+        elif op < 0.8 and rng.random() < 0.3:
+            assert dict(rows.items()) == model, step
+        n = len(reads)
+        assert rows.get(jobid) == model.get(jobid), step
+        assert rows.get(jobid) == model.get(jobid), step
+        assert len(reads) - n <= 1  # (a second look reads nothing)
+    assert rows.copy() == model
+    assert len(rows) == len(model) and sorted(rows) == sorted(model)
+    assert changed <= rows.dirty
