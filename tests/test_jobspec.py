@@ -3,6 +3,7 @@
 import copy
 import errno
 import json
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -567,3 +568,92 @@ def test_deep_garbage_resources(value):
             func(js)
         except JobspecError:
             pass
+
+
+# -- validate's one-pass check of the common shape ------------------------------------
+
+
+_ODD_VALUES = [None, True, False, 0, 1, -1, 2, 1.0, 1.5, -0.0, float("nan"), float("inf"), 2**63 - 1, 2**63,
+               10**400, "", "x", "slot", [], ["a"], [1], {}, {"per_slot": 1}, ("a",)]
+
+
+def _common_bases():
+    from flux_lite import workload
+
+    bases = [
+        J.build(["hostname"], check=False),
+        J.build(["a", "b"], ntasks=4, cores_per_task=2, duration=60, check=False),
+        J.build(["a"], nnodes=2, ntasks=4, gpus_per_task=1, exclusive=True, check=False),
+        J.build(["a"], nnodes=3, check=False),
+        J.build(["a"], ntasks=2, name="n", cwd="/tmp", queue="q", bank="b",
+                      setattrs=[("user.x", "1"), ("exec.test.run_duration", "5s")], check=False),
+        workload.jobspec_for(workload.TraceJob(7, 0.0, 30.0, 12, 600.0, 3, 0.0)),
+    ]
+    total = J.build(["a"], ntasks=3, check=False)
+    total["tasks"][0]["count"] = {"total": 3}
+    bases.append(total)
+    return bases
+
+
+def _paths(value, path=()):
+    """Every (container path, key) inside a J."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield path, key
+            yield from _paths(item, path + (key,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield path, i
+            yield from _paths(item, path + (i,))
+
+
+def _mutated(rng, base):
+    js = copy.deepcopy(base)
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        paths = list(_paths(js))
+        if not paths:
+            break
+        path, key = rng.choice(paths)
+        holder = js
+        for step in path:
+            holder = holder[step]
+        what = rng.random()
+        if what < 0.6:
+            holder[key] = copy.deepcopy(rng.choice(_ODD_VALUES))
+        elif what < 0.8:
+            del holder[key]
+        elif isinstance(holder, dict):
+            holder[rng.choice(["label", "id", "unit", "exclusive", "with", "per_resource", "total", "user",
+                               "dependencies", "constraints", "extra", "attributes"])] = \
+                copy.deepcopy(rng.choice(_ODD_VALUES))
+        else:
+            holder.append(copy.deepcopy(rng.choice([holder[key], *_ODD_VALUES])))
+    return js
+
+
+def _verdict(js):
+    try:
+        J.validate(js)
+    except JobspecError as exc:
+        return str(exc)
+    except Exception as exc:  # (what the whole check does with it, compared below)
+        return repr(type(exc))
+    return None
+
+
+def test_common_shape_check_agrees_with_the_whole_check(monkeypatch):
+    """validate()'s one-pass check passes only jobspecs the whole check
+    passes, and validate's verdict (or error) is the whole check's, over
+    thousands of jobspecs of the common shapes with values broken, keys
+    dropped and added; the one-pass check took most of the good ones."""
+    rng = random.Random(5)
+    cases = [js for base in _common_bases() for js in [base] + [_mutated(rng, base) for _ in range(700)]]
+    verdicts = [_verdict(js) for js in cases]
+    fast = [J._common_valid(js) for js in cases]
+    monkeypatch.setattr(J, "_common_valid", lambda js: False)
+    whole = [_verdict(js) for js in cases]
+    for js, v, w, f in zip(cases, verdicts, whole, fast):
+        assert v == w, js
+        assert not f or w is None, js
+    good = sum(w is None for w in whole)
+    assert sum(fast) > 0.9 * good and good > 200 and len(cases) - good > 2000

@@ -354,6 +354,8 @@ def validate(js, strict=False):
     exactly one task whose slot matches the slot label, and the attribute
     checks of libjob jobspec1.c.
     """
+    if not strict and _common_valid(js):
+        return
     if not _is_map(js):
         raise JobspecError("jobspec must be a mapping")
     _missing_extraneous(("attributes", "resources", "tasks", "version"), js.keys())
@@ -405,6 +407,82 @@ def validate(js, strict=False):
             )
     if strict:
         _check_strict(js)
+
+
+_TOP_KEYS = frozenset(("attributes", "resources", "tasks", "version"))
+_ATTRIBUTE_KEYS = frozenset(("system", "user"))
+_COMMON_DEPTH = 8  # deeper resource graphs take the whole check
+_FLOAT_INF = float("inf")
+
+
+def _common_valid(js):
+    """True when validate(js) passes, for the common shape of a jobspec,
+    decided in one pass (every submit validates); False says nothing: the
+    whole check then decides, and words the error. The common shape: plain
+    dicts and lists, the four top keys, version the int 1, resource
+    vertices with a str type and an int count of 1 or more, tasks counted
+    per_slot or in total, a system duration that is a finite non-negative
+    float (or a small int), and no dependencies or constraints."""
+    if type(js) is not dict or js.keys() != _TOP_KEYS:
+        return False
+    version, resources, tasks, attributes = js["version"], js["resources"], js["tasks"], js["attributes"]
+    if type(version) is not int or version != 1 or type(resources) is not list or type(tasks) is not list \
+            or type(attributes) is not dict:
+        return False
+    if not _common_resources(resources, 0):
+        return False
+    for task in tasks:
+        if type(task) is not dict or "command" not in task or "slot" not in task or "count" not in task:
+            return False
+        count, command = task["count"], task["command"]
+        if type(count) is not dict or len(count) != 1 or type(task["slot"]) is not str:
+            return False
+        n = count.get("per_slot", count.get("total"))
+        if type(n) is not int or n <= 0 or ("attributes" in task and type(task["attributes"]) is not dict):
+            return False
+        if type(command) is not list or not command:
+            return False
+        for word in command:
+            if type(word) is not str:
+                return False
+    if not attributes.keys() <= _ATTRIBUTE_KEYS:
+        return False
+    system = attributes.get("system")
+    if type(system) is not dict or "dependencies" in system or "constraints" in system:
+        return False
+    duration = system.get("duration")
+    if type(duration) is float:
+        return 0.0 <= duration < _FLOAT_INF
+    return type(duration) is int and 0 <= duration <= _INT64_MAX
+
+
+def _common_resources(res_list, depth):
+    if depth >= _COMMON_DEPTH:
+        return False
+    for res in res_list:
+        if type(res) is not dict:
+            return False
+        rtype, count = res.get("type"), res.get("count")
+        if type(rtype) is not str or type(count) is not int or not 1 <= count <= _INT64_MAX:
+            return False
+        if len(res) > 2:
+            if "label" in res:
+                if type(res["label"]) is not str:
+                    return False
+            elif rtype == "slot":
+                return False
+            for key in ("id", "unit"):
+                if key in res and type(res[key]) is not str:
+                    return False
+            if "exclusive" in res and type(res["exclusive"]) is not bool:
+                return False
+            if "with" in res:
+                children = res["with"]
+                if type(children) is not list or not _common_resources(children, depth + 1):
+                    return False
+        elif rtype == "slot":
+            return False  # (a slot must have a label)
+    return True
 
 
 def _iter_resources(res_list, depth=0):
