@@ -42,6 +42,7 @@ DEBUG_ANNOTATE_REASON_PENDING = 2  # while set, pending jobs say why they wait, 
 DEBUG_EXPIRATION_UPDATE_DENY = 4  # while set, sched.expiration requests are refused
 
 LOG_LEVELS = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
+_LEVEL = {name: i for i, name in enumerate(LOG_LEVELS)}
 
 
 class ModuleArg(NamedTuple):
@@ -336,10 +337,10 @@ class Scheduler:
     def logs(self, level: str) -> bool:
         """Does the module's log level let `level` through? (Callers check
         before formatting costly debug lines.)"""
-        return LOG_LEVELS.index(level) <= self._log_max
+        return _LEVEL[level] <= self._log_max
 
     def log(self, level: str, msg: str) -> None:
-        if LOG_LEVELS.index(level) <= self._log_max:
+        if _LEVEL[level] <= self._log_max:
             self.b.log(self.name, level, msg)
 
     def job_name(self, jobid: int) -> str:
