@@ -839,7 +839,7 @@ class _Pass:
 
     def place_all(self, queue):
         """Place queue (sorted by PendingJob.sort_key) in order."""
-        from flux_lite.sched.pool import InfeasibleRequest, InsufficientResources
+        from flux_lite.sched.pool import InfeasibleRequest
 
         if queue:
             last = queue[-1].sort_key()  # (the largest)
@@ -851,15 +851,15 @@ class _Pass:
         for pj in queue:
             if self.planner is None:
                 try:
-                    rset = pool.alloc(pj.jobid, pj.request, now, expiration_default=inst)
-                except InsufficientResources:
-                    kept = self.kept
-                    self.planner = _Planner(pool, now, inst, self.shortcuts) if kept is None \
-                        else kept.planner_at(now, inst)
+                    rset = pool.alloc_or_none(pj.jobid, pj.request, now, expiration_default=inst)
                 except InfeasibleRequest as exc:
                     if commit:
                         sched.deny(pj, str(exc) or "unsatisfiable request")
                     continue
+                if rset is None:  # (no room now)
+                    kept = self.kept
+                    self.planner = _Planner(pool, now, inst, self.shortcuts) if kept is None \
+                        else kept.planner_at(now, inst)
                 else:
                     touched.add(pj.jobid)
                     self.starts[pj.jobid] = now
