@@ -152,3 +152,30 @@ def test_lazy_rows_behave_as_the_dict_they_stand_for(seed):
     assert rows.copy() == model
     assert len(rows) == len(model) and sorted(rows) == sorted(model)
     assert changed <= rows.dirty
+
+
+# -- R parsed once: Rset.from_dict's caches (formats.rset) --------------------------
+
+
+def test_rset_caches_keep_the_recent_sets():
+    """A job's R is read back (free, its index row) a while after the
+    scheduler made it: a full cache drops its older half, not everything,
+    so recent sets are still found, by the dict and by its text; whatever
+    was dropped is parsed again to an equal set."""
+    from flux_lite.formats import rset as rsetmod
+    from flux_lite.formats.rset import Rset
+
+    base = Rset.from_config([f"n{i}" for i in range(8)], 4)
+    made = []
+    for k in range(rsetmod._FROM_DICT_CACHE_SIZE + 10):
+        rs = base.copy_ranks([k % 8]).with_times(starttime=float(k + 1), expiration=float(k + 100))
+        R = rs.to_dict()
+        rs.remember_as(rs.to_json(), R)
+        made.append((R, rs))
+    for R, rs in made[-1000:]:
+        assert Rset.from_dict(R) is rs
+        assert Rset.from_dict(copy.deepcopy(R)) is rs
+    for R, rs in made[:50]:
+        assert Rset.from_dict(copy.deepcopy(R)) == rs
+    assert len(rsetmod._FROM_DICT_BY_ID) <= rsetmod._FROM_DICT_CACHE_SIZE
+    assert len(rsetmod._FROM_DICT_CACHE) <= rsetmod._FROM_DICT_CACHE_SIZE

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import islice
 
 from flux_lite.errors import HostlistError, IdsetError, RsetError
 from flux_lite.formats import jsontext
@@ -68,7 +69,8 @@ def _num(value, what):
     return value if value > 0 else 0.0
 
 
-# Rset.from_dict results by R's JSON text (bounded: cleared when full)
+# Rset.from_dict results by R's JSON text (bounded: when full, the older
+# half is dropped, see _make_room)
 _FROM_DICT_CACHE: dict = {}
 _FROM_DICT_CACHE_SIZE = 4096
 # the same, by the identity of the R dict parsed (a job's R is one object
@@ -78,10 +80,19 @@ _FROM_DICT_CACHE_SIZE = 4096
 _FROM_DICT_BY_ID: dict = {}
 
 
+def _make_room(cache):
+    """Drop the older half of a full cache (dicts keep insertion order). Not
+    all of it: the sets still asked for are the recent ones (the R of a job
+    started a while ago, read back when it ends and when its row is
+    written), and a cleared cache would parse them all again."""
+    if len(cache) >= _FROM_DICT_CACHE_SIZE:
+        for key in list(islice(cache, len(cache) // 2)):
+            del cache[key]
+
+
 def _remember_object(obj, rs, text=None):
     """text: json.dumps(obj) as this module's to_dict() wrote it (remember_as), or None."""
-    if len(_FROM_DICT_BY_ID) >= _FROM_DICT_CACHE_SIZE:
-        _FROM_DICT_BY_ID.clear()
+    _make_room(_FROM_DICT_BY_ID)
     _FROM_DICT_BY_ID[id(obj)] = (obj, rs, text)
 
 
@@ -220,8 +231,7 @@ class Rset:
         rs = _FROM_DICT_CACHE.get(key)
         if rs is None:
             rs = cls._from_dict(obj)
-            if len(_FROM_DICT_CACHE) >= _FROM_DICT_CACHE_SIZE:
-                _FROM_DICT_CACHE.clear()
+            _make_room(_FROM_DICT_CACHE)
             _FROM_DICT_CACHE[key] = rs
         _remember_object(obj, rs)
         return rs
@@ -233,8 +243,7 @@ class Rset:
         parsed back when the job manager lists or frees the job)."""
         if self._scheduling is None:
             self._cache["json"] = text  # (to_json's text)
-            if len(_FROM_DICT_CACHE) >= _FROM_DICT_CACHE_SIZE:
-                _FROM_DICT_CACHE.clear()
+            _make_room(_FROM_DICT_CACHE)
             _FROM_DICT_CACHE[text] = self
             if obj is not None:
                 _remember_object(obj, self, text)

@@ -631,18 +631,26 @@ class Pool:
             return None
         sel = []
         left = want
+        cmask, gmask, ac, ag = topo.cmask, topo.gmask, self._ac, self._ag
         for key in keys:
-            if key[0] < s:
+            fc, fg = key
+            if fc < s:
                 break
             per = _slots_fit(key, s, g)
             if not per:
                 continue
-            for i in _indexes(buckets[key] if allowed is None else buckets[key] & allowed):
+            m = buckets[key] if allowed is None else buckets[key] & allowed
+            while m:  # (the bucket's ranks, lowest index first)
+                low = m & -m
+                m ^= low
+                i = low.bit_length() - 1
                 take = per if per < left else left
-                free_c = topo.cmask[i] & ~self._ac[i]
-                cm = _lowest(free_c, take * s)
+                # every rank here has fc cores free: taking them all needs no pick
+                n = take * s
+                cm = cmask[i] & ~ac[i] if n == fc else _lowest(cmask[i] & ~ac[i], n)
                 if g:
-                    gm = _lowest(topo.gmask[i] & ~self._ag[i], take * g)
+                    n = take * g
+                    gm = gmask[i] & ~ag[i] if n == fg else _lowest(gmask[i] & ~ag[i], n)
                 else:
                     gm = 0
                 sel.append((i, cm, gm))
