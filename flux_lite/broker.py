@@ -9,11 +9,12 @@ one entry settle before the next.
 """
 
 import collections
+import heapq
 import importlib
 import json
 import math
 
-
+from flux_lite.instance import MAX_TIME
 
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
 TIMER_MODULES = ("exec", "housekeeping", "depend", "sched")  # what _fire dispatches to
@@ -217,8 +218,6 @@ class Broker:
             self._timers_by_job.setdefault(jobid, []).append(entry)
 
     def _load_row(self, seq, t, kind, jobid, arg):
-        import heapq
-
         if seq in self._loaded_seqs:
             return
         arg = _check_timer_row(seq, t, kind, jobid, arg)
@@ -257,10 +256,6 @@ class Broker:
             self._load_row(*row)
 
     def add_timer(self, t, kind, jobid=None, arg=None):
-        import heapq
-
-        from flux_lite.instance import MAX_TIME
-
         if not t < MAX_TIME:
             return  # at the end of 9999 (where longer times are clamped), or nan: never
         queue = self._timer_init()
@@ -312,8 +307,6 @@ class Broker:
         self._db_next = None
 
     def _peek_timer(self):
-        import heapq
-
         queue = self._timer_init()
         while True:
             while queue and not queue[0][5]:
@@ -334,8 +327,6 @@ class Broker:
         progress(done_seconds, total_seconds) is called now and then, for
         callers that show a progress bar.
         """
-        import heapq
-
         self.run()
         start = self.now
         fired = 0

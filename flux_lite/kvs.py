@@ -312,15 +312,21 @@ class KVS:
         if not self._appends:
             return
         appends, self._appends = self._appends, {}
-        for key, lines in appends.items():
-            cur = self.conn.execute(
-                "INSERT INTO kvs(key, kind, value) VALUES (?, 'eventlog', ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = value || excluded.value "
-                "WHERE kind = 'eventlog'",
-                (key, "".join(lines)),
-            )
-            if cur.rowcount != 1:
-                raise KVSError(f"{key}: not an eventlog")
+        # one statement for all the keys: each row it does not write (a key
+        # that is not an eventlog) is missing from the total, and then the
+        # first such key is named (the transaction rolls back on the error)
+        cur = self.conn.executemany(
+            "INSERT INTO kvs(key, kind, value) VALUES (?, 'eventlog', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = value || excluded.value "
+            "WHERE kind = 'eventlog'",
+            [(key, "".join(lines)) for key, lines in appends.items()],
+        )
+        if cur.rowcount != len(appends):
+            for key in appends:
+                row = self.conn.execute("SELECT kind FROM kvs WHERE key = ?", (key,)).fetchone()
+                if row is None or row[0] != EVENTLOG:
+                    raise KVSError(f"{key}: not an eventlog")
+            raise KVSError("eventlog appends were not all written")
 
     def get_raw(self, key, default=None):
         """Return (kind, text) of a key, or default when it does not exist."""

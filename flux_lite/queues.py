@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from errno import EINVAL, EPERM
 
+from flux_lite.config import get_path
 from flux_lite.errors import ConfigError, FluxLiteError
 
 STATE_KEY = "job-manager.queue"
@@ -41,8 +42,6 @@ class QueueConfig:
     """The queues of a config: definitions in config order and the default."""
 
     def __init__(self, cfg):
-        from flux_lite.config import get_path
-
         self.defs = {}
         for name, table in (cfg.get("queues") or {}).items():
             self.defs[name] = QueueDef(name, table.get("requires"), table.get("parent"), table.get("policy"))
@@ -67,8 +66,6 @@ class QueueConfig:
 
     def policy_value(self, name, dotted):
         """A policy key for queue name: the queue's own, else the global one."""
-        from flux_lite.config import get_path
-
         q = self.defs.get(name) if name is not None else None
         while q is not None:
             # a virtual queue's own keys, then its parent's, then the general table
@@ -271,8 +268,6 @@ def validate_queues(cfg):
             if isinstance(queues[parent], dict) and isinstance(queues[parent].get("parent"), str):
                 # inheritance is one level deep (RFC 33)
                 raise _table_error(where, f"parent queue '{parent}' is itself a virtual queue")
-    from flux_lite.config import get_path
-
     default = get_path(cfg, "policy.jobspec.defaults.system.queue")
     if isinstance(default, str) and (not queues or default not in queues):
         raise ConfigError(f"the [policy] config table defines a default queue {default} "

@@ -83,6 +83,35 @@ def test_transaction_is_atomic_and_rolls_back(store):
         kvs.close()
 
 
+def test_appends_of_many_keys_land_together_and_a_non_eventlog_is_named(store):
+    """Buffered appends to many eventlogs (new and existing) are written by
+    one flush; one to a key holding a value fails the transaction naming
+    that key, the first such in append order, and nothing of it lands."""
+    kvs = KVS(store)
+    try:
+        with kvs.transaction():
+            kvs.put("v.x", 1)
+            kvs.put("v.y", 2)
+            for i in range(5):
+                kvs.append(f"e.{i}", eventlog.encode_entry(1.0, "one"))
+        with kvs.transaction():
+            for i in range(8):
+                kvs.append(f"e.{i}", eventlog.encode_entry(2.0, "two"))
+            kvs.append("e.0", eventlog.encode_entry(3.0, "three"))
+        names = [[e["name"] for e in eventlog.decode(kvs.get(f"e.{i}"))] for i in range(8)]
+        assert names == [["one", "two", "three"]] + [["one", "two"]] * 4 + [["two"]] * 3
+        for bad in (["e.1", "v.y", "e.9", "v.x"], ["v.x"], ["e.2", "e.10", "v.y"]):
+            with pytest.raises(KVSError, match="^" + bad[[k.startswith("v.") for k in bad].index(True)]
+                               .replace(".", r"\.") + ": not an eventlog$"):
+                with kvs.transaction():
+                    for key in bad:
+                        kvs.append(key, eventlog.encode_entry(4.0, "four"))
+        assert kvs.get("v.x") == 1 and kvs.get("v.y") == 2 and kvs.get("e.9") is None and kvs.get("e.10") is None
+        assert [[e["name"] for e in eventlog.decode(kvs.get(f"e.{i}"))] for i in range(8)] == names
+    finally:
+        kvs.close()
+
+
 # -------------------------------------------------------------- concurrency
 
 APPENDER = """

@@ -175,15 +175,18 @@ def parse_config(text):
         if multiplier is None:
             raise _error()
         value *= multiplier
-    if len(_CONFIG_PARSED) >= 4096:
+    if len(_CONFIG_PARSED) >= _CONFIG_PARSED_SIZE:
         _CONFIG_PARSED.clear()
     value = _CONFIG_PARSED[text] = value + 0.0
     return value
 
 
 # parse_config's results by text: each started job's exec.test run time is
-# read again, and a workload repeats a few of them
+# read again (validated at submit, read at start, perhaps thousands of
+# submits later), and a workload repeats a few of them (a trace replay
+# has up to about ten thousand distinct run times)
 _CONFIG_PARSED: dict = {}
+_CONFIG_PARSED_SIZE = 16384
 
 
 # --------------------------------------------------------------------------

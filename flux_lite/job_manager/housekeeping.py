@@ -15,6 +15,7 @@ import signal
 from flux_lite import config as configmod
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
+from flux_lite.formats.rset import Rset
 
 KEY = "job-manager.housekeeping"
 
@@ -86,8 +87,6 @@ class Housekeeping:
 
     def hand_off(self, job):
         """Take over a finished job's R (or free it at once when unconfigured)."""
-        from flux_lite.formats.rset import Rset
-
         if not self.configured or not job.R:
             if job.R:
                 self.b.jm.send_free(job.id, job.R, final=True)

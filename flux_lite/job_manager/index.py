@@ -23,8 +23,8 @@ from typing import Any
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import jsontext
-from flux_lite.formats.rset import compact_R
-from flux_lite.job_manager.job import CLEANUP, INACTIVE, RUN, Job
+from flux_lite.formats.rset import Rset, compact_R
+from flux_lite.job_manager.job import CLEANUP, INACTIVE, RESULT_NAMES, RUN, STATE_NAMES, Job
 
 TABLE = "jobs"
 SCHEMA = """
@@ -101,17 +101,19 @@ def listing_fields(job: Job) -> dict[str, Any]:
 
 
 _JOBSPEC_BY_ID: dict[int, tuple[dict, tuple[str, Any, Any, Any]]] = {}
+_jobspecmod: Any = None  # formats.jobspec, imported on first use (most commands derive no listing)
 
 
 def _jobspec_fields(js: dict) -> tuple[str, Any, Any, Any]:
     """(name, ntasks, nnodes requested, ncores) as `jobs` shows them before R,
     cached for the jobs of one submission (copies share their jobspec object)."""
-    from flux_lite.formats import jobspec as jobspecmod
-
+    global _jobspecmod
     hit = _JOBSPEC_BY_ID.get(id(js))
     if hit is not None and hit[0] is js:
         return hit[1]
-    out = _jobspec_fields_of(js, jobspecmod)
+    if _jobspecmod is None:
+        from flux_lite.formats import jobspec as _jobspecmod
+    out = _jobspec_fields_of(js, _jobspecmod)
     if len(_JOBSPEC_BY_ID) > 4096:
         _JOBSPEC_BY_ID.clear()
     _JOBSPEC_BY_ID[id(js)] = (js, out)  # holding js keeps its id from being reused
@@ -141,8 +143,6 @@ def _listing_fields(job: Job) -> dict[str, Any]:
     js = job.jobspec or {}
     out["name"], out["ntasks"], nnodes, ncores = _jobspec_fields(js)
     if job.R:
-        from flux_lite.formats.rset import Rset
-
         rs = Rset.from_dict(job.R)
         out["nnodes"] = rs.nnodes
         out["ranks"] = str(rs.ranks)
@@ -772,8 +772,6 @@ def all_records(conn: sqlite3.Connection) -> Iterator[Record]:
 def outcome_rows(conn: sqlite3.Connection) -> Iterator[tuple[float, float, float, Any, str]]:
     """(t_submit, t_run, t_cleanup, ncores, result or state name) of every
     job, read from the columns and, inside the records, by SQLite itself."""
-    from flux_lite.job_manager.job import RESULT_NAMES, STATE_NAMES
-
     # (the listing column holds both, and is shorter to parse than the record)
     listed_t_cleanup = f"json_extract(listing, '$[{_T_CLEANUP}]')"
     listed_ncores = f"json_extract(listing, '$[{_NCORES}]')"
@@ -788,8 +786,6 @@ def outcome_rows(conn: sqlite3.Connection) -> Iterator[tuple[float, float, float
 def _outcome(job: Job) -> tuple:
     """(id, then outcome_rows' values) of an inactive job whose row was just
     written (its listing fields are still cached)."""
-    from flux_lite.job_manager.job import RESULT_NAMES, STATE_NAMES
-
     name = (RESULT_NAMES.get(job.result, "") if job.state == INACTIVE else "") or STATE_NAMES.get(job.state, "")
     return job.id, job.t_submit, job.t_run, job.t_cleanup, listing_fields(job)["ncores"], name
 

@@ -4,10 +4,14 @@ Flux runs these as job-manager plugins (.limit-duration, .validate-duration);
 the messages are theirs.
 """
 
+import math
 from errno import EINVAL
 
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, JobspecError
+from flux_lite.formats import fsd
+from flux_lite.formats import jobspec as jobspecmod
+from flux_lite.formats.fsd import format_c
 
 
 def check_hosts(broker, constraint) -> None:
@@ -44,9 +48,6 @@ def validate_jobspec(broker, jobspec, seen=False):
     """seen: this very jobspec (same JSON text) passed before in this command,
     so its self-contained checks are skipped; those that depend on the
     instance (constraints, limits, its remaining lifetime) run again."""
-    from flux_lite.formats import jobspec as jobspecmod
-    from flux_lite.formats.fsd import format_c
-
     if not seen:
         try:
             jobspecmod.validate(jobspec)
@@ -90,10 +91,6 @@ def _check_run_duration(jobspec):
     """exec.test.run_duration must say how long the job runs: a string that
     does not parse (or nan, or a negative time) would silently mean "until
     canceled", so it is refused at the door."""
-    import math
-
-    from flux_lite.formats import fsd
-
     system = (jobspec.get("attributes") or {}).get("system") or {}
     test = ((system.get("exec") if isinstance(system, dict) else None) or {})
     test = test.get("test") if isinstance(test, dict) else None
