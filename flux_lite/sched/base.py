@@ -243,6 +243,7 @@ class Scheduler:
         self.apply_args(self.args)
         from flux_lite.formats.rset import Rset
 
+        self._R_of = Rset.from_dict  # (a free reads its R: no import statement per message)
         # the resources acquired at load time (as Flux's resource.acquire):
         # a later config change (resource.exclude) applies at the next load
         if state is not None and state.get("R"):
@@ -545,10 +546,8 @@ class Scheduler:
         self.request_pass()
 
     def free(self, msg: dict) -> None:
-        from flux_lite.formats.rset import Rset
-
         jobid = msg["id"]
-        rset = Rset.from_dict(msg["R"])
+        rset = self._R_of(msg["R"])
         final = bool(msg.get("final"))
         if self.logs("debug"):
             name = (self._names.pop(jobid, None) or f58(jobid)) if final else self.job_name(jobid)
