@@ -41,12 +41,17 @@ Annotations: on SUCCESS ``resource_summary`` and ``selection_type``
 import math
 from bisect import bisect_left, bisect_right, insort
 from itertools import compress
+from typing import Any
 
 from flux_lite.errors import UsageError
 from flux_lite.sched.base import COMMON_ARGS, ModuleArg, PendingJob, Scheduler, posint
 from flux_lite.sched.registry import register
 
 INF = math.inf
+# flux_lite.sched.pool.InfeasibleRequest, bound by the first BackfillScheduler
+# made (listing the policies imports this module, not the pool; a pass is
+# run often enough that an import statement in it shows)
+InfeasibleRequest: Any = None
 _BIG = 1 << 62  # sorts after every rank index / sequence number
 DEPTHS = {"easy": 1, "hybrid": 64, "conservative": INF}
 
@@ -839,8 +844,6 @@ class _Pass:
 
     def place_all(self, queue):
         """Place queue (sorted by PendingJob.sort_key) in order."""
-        from flux_lite.sched.pool import InfeasibleRequest, InsufficientResources
-
         if queue:
             last = queue[-1].sort_key()  # (the largest)
             if self.last_key is None or last > self.last_key:
@@ -851,15 +854,15 @@ class _Pass:
         for pj in queue:
             if self.planner is None:
                 try:
-                    rset = pool.alloc(pj.jobid, pj.request, now, expiration_default=inst)
-                except InsufficientResources:
-                    kept = self.kept
-                    self.planner = _Planner(pool, now, inst, self.shortcuts) if kept is None \
-                        else kept.planner_at(now, inst)
+                    rset = pool.alloc_or_none(pj.jobid, pj.request, now, expiration_default=inst)
                 except InfeasibleRequest as exc:
                     if commit:
                         sched.deny(pj, str(exc) or "unsatisfiable request")
                     continue
+                if rset is None:  # (no room now)
+                    kept = self.kept
+                    self.planner = _Planner(pool, now, inst, self.shortcuts) if kept is None \
+                        else kept.planner_at(now, inst)
                 else:
                     touched.add(pj.jobid)
                     self.starts[pj.jobid] = now
@@ -1055,6 +1058,11 @@ class BackfillScheduler(Scheduler):
         self._feasible = (None, {})  # (topology, {shape: "" or why it never fits})
         self._needs = (None, {})  # (topology, {jobid: fewest cores}) (see core_needs)
         super().__init__(broker, args, state)
+        global InfeasibleRequest
+        if InfeasibleRequest is None:
+            from flux_lite.sched import pool
+
+            InfeasibleRequest = pool.InfeasibleRequest
 
     def apply_args(self, args):
         super().apply_args(args)
@@ -1152,7 +1160,11 @@ class BackfillScheduler(Scheduler):
         arrivals, self._arrivals = self._arrivals, []
         live = self._current()
         if live is not None and live.resumable(self.b.now):
-            new = sorted((self.queue[j] for j in arrivals if j in self.queue), key=PendingJob.sort_key)
+            if len(arrivals) == 1:  # (a submission at a time: a trace replay)
+                pj = self.queue.get(arrivals[0])
+                new = [] if pj is None else [pj]
+            else:
+                new = sorted((self.queue[j] for j in arrivals if j in self.queue), key=PendingJob.sort_key)
             if live.accepts(new):
                 live.rebase(self.b.now)
                 live.place_all(new)

@@ -42,6 +42,7 @@ DEBUG_ANNOTATE_REASON_PENDING = 2  # while set, pending jobs say why they wait, 
 DEBUG_EXPIRATION_UPDATE_DENY = 4  # while set, sched.expiration requests are refused
 
 LOG_LEVELS = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
+_LEVEL = {name: i for i, name in enumerate(LOG_LEVELS)}
 
 
 class ModuleArg(NamedTuple):
@@ -242,6 +243,7 @@ class Scheduler:
         self.apply_args(self.args)
         from flux_lite.formats.rset import Rset
 
+        self._R_of = Rset.from_dict  # (a free reads its R: no import statement per message)
         # the resources acquired at load time (as Flux's resource.acquire):
         # a later config change (resource.exclude) applies at the next load
         if state is not None and state.get("R"):
@@ -336,10 +338,10 @@ class Scheduler:
     def logs(self, level: str) -> bool:
         """Does the module's log level let `level` through? (Callers check
         before formatting costly debug lines.)"""
-        return LOG_LEVELS.index(level) <= self._log_max
+        return _LEVEL[level] <= self._log_max
 
     def log(self, level: str, msg: str) -> None:
-        if LOG_LEVELS.index(level) <= self._log_max:
+        if _LEVEL[level] <= self._log_max:
             self.b.log(self.name, level, msg)
 
     def job_name(self, jobid: int) -> str:
@@ -544,10 +546,8 @@ class Scheduler:
         self.request_pass()
 
     def free(self, msg: dict) -> None:
-        from flux_lite.formats.rset import Rset
-
         jobid = msg["id"]
-        rset = Rset.from_dict(msg["R"])
+        rset = self._R_of(msg["R"])
         final = bool(msg.get("final"))
         if self.logs("debug"):
             name = (self._names.pop(jobid, None) or f58(jobid)) if final else self.job_name(jobid)

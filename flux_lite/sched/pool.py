@@ -785,19 +785,27 @@ class Pool:
 
         Raises InsufficientResources (try later) or InfeasibleRequest.
         """
+        R = self.alloc_or_none(jobid, request, now, expiration_default)
+        if R is None:
+            raise InsufficientResources("insufficient resources")
+        return R
+
+    def alloc_or_none(self, jobid, request, now, expiration_default=0.0):
+        """alloc(), but None where it raises InsufficientResources (a pass
+        that tries its blocked head at every end need not raise)."""
         if jobid in self._jobs:
             raise PoolError(f"alloc: {self._jobid_str(jobid)}: already allocated")
         last = self._insufficient
         if last is not None and last[0] == jobid and last[1] is request and last[2] == self.generation:
             # (the same request found no room, and nothing changed since: a
             # blocked FCFS head is tried at every pass)
-            raise InsufficientResources("insufficient resources")
+            return None
         p = self._plan(request)
         found = self._select(p)
         if found is None:
             self._check_feasible(p)
             self._insufficient = (jobid, request, self.generation)
-            raise InsufficientResources("insufficient resources")
+            return None
         return self.alloc_selected(jobid, request, found, now, expiration_default)
 
     def alloc_selected(self, jobid, request, found, now, expiration_default=0.0):
