@@ -18,6 +18,7 @@ import math
 import os
 import statistics
 from dataclasses import dataclass, field
+from math import isfinite
 
 from flux_lite.errors import FluxLiteError
 
@@ -127,24 +128,23 @@ def read_trace(path: str, limit: int | None = None) -> Trace:
     try:
         with _open_text(path) as f:
             for lineno, line in enumerate(_bounded_lines(f, path), 1):
-                line = line.strip()
-                if not line:
+                fields = line.split()  # (no fields: a blank line; split and strip agree on whitespace)
+                if not fields:
                     continue
-                if line.startswith(";"):
-                    key, sep, value = line[1:].partition(":")
+                if fields[0][0] == ";":
+                    key, sep, value = line.strip()[1:].partition(":")
                     if sep and key.strip() and key.strip() not in header:
                         header[key.strip()] = value.strip()
                     continue
                 if limit is not None and len(jobs) >= limit:
                     break
-                fields = line.split()
                 if len(fields) != SWF_FIELDS:
                     raise TraceError(f"{path}:{lineno}: expected {SWF_FIELDS} fields, got {len(fields)}")
                 try:
-                    nums = [float(x) for x in fields]
+                    nums = list(map(float, fields))
                 except ValueError:
                     raise TraceError(f"{path}:{lineno}: fields must be numbers") from None
-                if not all(math.isfinite(x) for x in nums):
+                if not all(map(isfinite, nums)):
                     raise TraceError(f"{path}:{lineno}: fields must be finite numbers")
                 procs = int(nums[7]) if nums[7] > 0 else int(nums[4])
                 if procs <= 0:
@@ -153,8 +153,9 @@ def read_trace(path: str, limit: int | None = None) -> Trace:
                 if nums[3] < 0:
                     skipped["no_runtime"] += 1
                     continue
-                jobs.append(TraceJob(num=int(nums[0]), submit=max(nums[1], 0.0), run=nums[3], procs=procs,
-                                     req_time=nums[8], user=int(nums[11]), wait=nums[2]))
+                # (num, submit, run, procs, req_time, user, wait)
+                jobs.append(TraceJob(int(nums[0]), max(nums[1], 0.0), nums[3], procs, nums[8], int(nums[11]),
+                                     nums[2]))
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise TraceError(f"{path}: {exc}") from None
     if not jobs:

@@ -4,6 +4,7 @@ import copy
 import errno
 import json
 import random
+import types
 
 import pytest
 from hypothesis import given, settings
@@ -657,3 +658,32 @@ def test_common_shape_check_agrees_with_the_whole_check(monkeypatch):
         assert not f or w is None, js
     good = sum(w is None for w in whole)
     assert sum(fast) > 0.9 * good and good > 200 and len(cases) - good > 2000
+
+
+def test_slot_core_counts_are_what_the_general_walk_gives(monkeypatch):
+    """The listing's (name, ntasks, nnodes, ncores) of a jobspec are the
+    same through slot_core_counts' one look as through the general walk,
+    over the jobspecs of the check above (shapes with nodes, totals, GPUs,
+    odd values); the one look took the plain slot-of-cores requests."""
+    from flux_lite.job_manager import index
+
+    rng = random.Random(6)
+    cases = [js for base in _common_bases() for js in [base] + [_mutated(rng, base) for _ in range(500)]]
+    shell = J.build(["a"], ntasks=2, check=False)
+    shell["attributes"]["system"]["shell"] = {"options": {"per-resource": {"type": "core", "count": 2}}}
+    cases.append(shell)
+    for where in ("task", "count"):  # read-only mappings: the general walk reads them too
+        odd = J.build(["a"], ntasks=2, check=False)
+        if where == "task":
+            odd["tasks"] = [types.MappingProxyType(dict(odd["tasks"][0], count={"total": 5}))]
+        else:
+            odd["tasks"][0]["count"] = types.MappingProxyType({"total": 5})
+        cases.append(odd)
+    quick = [J.slot_core_counts(js) for js in cases]
+    fields = [index._jobspec_fields_of(js, J) for js in cases]
+    assert J.slot_core_counts(_common_bases()[-1]) == (3, 3)  # (tasks counted in total)
+    monkeypatch.setattr(J, "slot_core_counts", lambda js: None)
+    assert [index._jobspec_fields_of(js, J) for js in cases] == fields
+    assert index._jobspec_fields_of(shell, J)[1] == 4 and quick[-3:] == [None] * 3
+    assert [index._jobspec_fields_of(js, J)[1] for js in cases[-2:]] == [5, 5]
+    assert sum(q is not None for q in quick) > 600

@@ -886,6 +886,47 @@ def _jj_counts(js):
     return counts
 
 
+def slot_core_counts(js):
+    """(ntasks, ncores) as ntasks() and ncores() give them, in one look at
+    the commonest request (one slot vertex of cores, no node level, no
+    shell per-resource option); None for anything else, or anything odd
+    (the general functions then decide, and raise)."""
+    if type(js) is not dict or type(js.get("version")) is not int:
+        return None
+    attributes, resources, tasks = js.get("attributes"), js.get("resources"), js.get("tasks")
+    if type(attributes) is not dict or type(resources) is not list or len(resources) != 1:
+        return None
+    system = attributes.get("system")
+    if type(system) is not dict or "shell" in system or type(system.get("duration")) not in (float, int):
+        return None
+    slot = resources[0]
+    if type(slot) is not dict or slot.get("type") != "slot":
+        return None
+    nslots, cores = slot.get("count"), slot.get("with")
+    if type(nslots) is not int or nslots <= 0 or type(cores) is not list or len(cores) != 1:
+        return None
+    core = cores[0]
+    if type(core) is not dict or core.get("type") != "core" or "with" in core:
+        return None
+    size = core.get("count")
+    if type(size) is not int or size <= 0:
+        return None
+    if type(tasks) is not list:
+        return None
+    total = None
+    if tasks:  # (ntasks: tasks[0].count.total if an int, else the slot count)
+        if type(tasks[0]) is not dict:
+            return None
+        count = tasks[0].get("count")
+        if type(count) is dict:
+            total = count.get("total")
+        elif count is not None:
+            return None
+    if total is not None and type(total) is not int:
+        return None
+    return (total if total is not None else nslots), nslots * size
+
+
 def ntasks(js, counts=None):
     """Task count as job-list computes it; None when it is only known once
     resources are allocated (per-resource shell option with node layouts).

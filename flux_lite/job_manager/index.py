@@ -125,6 +125,9 @@ def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any, Any]:
         out_name = jobspecmod.name(js)
     except Exception:
         out_name = ""
+    quick = jobspecmod.slot_core_counts(js)
+    if quick is not None:
+        return out_name, quick[0], "", quick[1]
     try:
         counts = jobspecmod._jj_counts(js)  # (what the three counts are read from)
     except Exception:

@@ -7,6 +7,7 @@ by the instance so that ids never repeat even after a state rollback.
 
 import json
 from errno import EINVAL, EOVERFLOW
+from typing import Any
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
@@ -14,6 +15,7 @@ from flux_lite.formats import eventlog, jsontext
 from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
 from flux_lite.job_manager.job import FLAG_NOVALIDATE, FLAG_WAITABLE, Job
 
+validate: Any = None  # job_manager.validate, imported by the first submit
 CHECKPOINT_KEY = "checkpoint.job-manager"
 _SUBMIT_TEXT = eventlog.int_context_format("userid", "urgency", "flags", "version")
 # distinct jobspecs remembered per command (a trace replay submits thousands)
@@ -71,8 +73,9 @@ class Submit:
         submits on behalf of that user (a trace replay). text: the jobspec's
         ``json.dumps`` text when the caller has it already (a trace replay
         writes it from a template); used only if ingest leaves the jobspec as it is."""
-        from flux_lite.job_manager import validate
-
+        global validate
+        if validate is None:
+            from flux_lite.job_manager import validate  # (first submit: other commands never validate)
         b = self.b
         jm = self.jm
         ident = b.instance.identity
