@@ -222,3 +222,24 @@ def test_free_core_count_follows_hello_and_state_rows(bulk):
     again.set_down("2")
     store.attach(again, conn)
     assert again._free_up == counted(again) == pool._free_up
+
+
+# -- a pending job's sort key, made when its priority is set (PendingJob.key) --------------
+
+
+def test_queue_order_follows_priority_changes():
+    """The queue is sorted by (-priority, id) at every pass; the key is kept
+    with the job and must follow each change of its priority."""
+    from flux_lite.sched.base import PendingJob
+    from flux_lite.sched.pool import ResourceRequest
+
+    rng = random.Random(9)
+    jobs = [PendingJob(rng.randrange(1 << 40), rng.choice([0, 16, 31]), 0, 0.0, ResourceRequest())
+            for _ in range(60)]
+    for _ in range(300):
+        pj = rng.choice(jobs)
+        pj.priority = rng.choice([0, 1, 16, 20, 31, 2**31 - 1])
+        plain = sorted(jobs, key=lambda j: (-j.priority, j.jobid))
+        assert sorted(jobs, key=PendingJob.sort_key) == plain
+        assert [j.jobid for j in sorted(jobs, key=lambda j: j.key)] == [j.jobid for j in plain]
+        assert PendingJob.load(pj.dump()).sort_key() == pj.sort_key() == (-pj.priority, pj.jobid)
