@@ -243,3 +243,31 @@ def test_queue_order_follows_priority_changes():
         assert sorted(jobs, key=PendingJob.sort_key) == plain
         assert [j.jobid for j in sorted(jobs, key=lambda j: j.key)] == [j.jobid for j in plain]
         assert PendingJob.load(pj.dump()).sort_key() == pj.sort_key() == (-pj.priority, pj.jobid)
+
+
+# -- an allocation's R, built from index masks when rank i is at index i ----------------
+
+
+@pytest.mark.parametrize("cores,gpus", [(1, 0), (4, 2)])
+def test_allocation_R_from_index_masks_is_the_general_one(cores, gpus):
+    """Pool._build_rset's path for pools whose rank i sits at index i (the
+    usual case) gives the R its general path (rank lists) gives."""
+    from flux_lite.formats.rset import Rset
+    from flux_lite.sched.pool import Pool
+
+    rset = Rset.from_config("n[0-149]", cores, gpus)
+    fast, plain = Pool(rset), Pool(rset)
+    assert fast._topo.identity
+    plain._topo = copy.copy(fast._topo)
+    plain._topo.identity = False
+    rng = random.Random(cores)
+    for _ in range(300):
+        idx = rng.sample(range(150), rng.choice([1, 1, 2, 3, 8, 40, 150]))
+        sel = [(i, rng.choice([1, (1 << cores) - 1, rng.randrange(1, 1 << cores)]),
+                rng.choice([0, rng.randrange(1 << gpus)]) if gpus else 0) for i in idx]
+        a = fast._build_rset(list(sel), 5.0, 105.0, len(sel))
+        b = plain._build_rset(list(sel), 5.0, 105.0, len(sel))
+        assert a == b
+        assert (a.to_json(), a.summary(), a.nodelist_text(), a.to_dict()) == \
+            (b.to_json(), b.summary(), b.nodelist_text(), b.to_dict())
+        assert list(a.nodes()) == list(b.nodes())

@@ -739,11 +739,25 @@ class Pool:
         ranks, hosts = topo.ranks, topo.hosts
         sel = sorted(sel)
         if topo.identity:
-            # rank i at index i: a group's ranks are a bitmask of its indexes
+            # rank i at index i: a group's ranks are a bitmask of its indexes,
+            # and its ranks share one (cores, gpus) pair of sets
             for i, cm, gm in sel:
-                nodes[i] = (hosts[i], frm(cm), frm(gm))
-                by_masks[(cm, gm)] = by_masks.get((cm, gm), 0) | 1 << i
-            groups = [(frm(group), frm(cm), frm(gm)) for (cm, gm), group in by_masks.items()]
+                key = (cm, gm)
+                by_masks[key] = by_masks.get(key, 0) | 1 << i
+            if len(by_masks) == 1:
+                (cm, gm), group = next(iter(by_masks.items()))
+                c, g = frm(cm), frm(gm)
+                groups = [(frm(group), c, g)]
+                nodes = {i: (hosts[i], c, g) for i, _cm, _gm in sel}
+            else:
+                groups = []
+                sets = {}
+                for key, group in by_masks.items():
+                    c, g = sets[key] = (frm(key[0]), frm(key[1]))
+                    groups.append((frm(group), c, g))
+                for i, cm, gm in sel:
+                    c, g = sets[(cm, gm)]
+                    nodes[i] = (hosts[i], c, g)
         else:
             for i, cm, gm in sel:
                 rank = ranks[i]
