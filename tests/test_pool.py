@@ -517,6 +517,7 @@ def test_matches_reference_model(seed):
         if rng.random() < 0.1:
             sim = pool.copy()
             assert sim.allocated_rset() == alloc
+        assert pool._free_up == pool.free_counts()[0]
 
 
 def test_performance_large_fragmented_pool():
@@ -617,6 +618,13 @@ def test_buckets_follow_allocations_and_frees(nranks):
             pool.set_up("3")
         assert pool._buckets == expected()
         assert pool._sorted_keys() == sorted(expected(), reverse=True)
+        # the free cores of up ranks, kept as they change (a pass reads it)
+        assert pool._free_up == sum(pool._fc[i] for i in range(nranks) if pool._up[i])
+        if step % 50 == 0:
+            view = pool.copy(jobs=False)
+            for i in rng.sample(range(nranks), 5):  # (a planner's view sets ranks' masks directly)
+                view._set_masks(i, pool._topo.cmask[i] & rng.getrandbits(4), 0)
+            assert view._free_up == sum(view._fc[i] for i in range(nranks) if view._up[i])
 
 
 @pytest.mark.parametrize("hosts", [

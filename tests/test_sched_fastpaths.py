@@ -179,3 +179,67 @@ def test_rset_caches_keep_the_recent_sets():
         assert Rset.from_dict(copy.deepcopy(R)) == rs
     assert len(rsetmod._FROM_DICT_BY_ID) <= rsetmod._FROM_DICT_CACHE_SIZE
     assert len(rsetmod._FROM_DICT_CACHE) <= rsetmod._FROM_DICT_CACHE_SIZE
+
+
+# -- the pool's count of free cores on up ranks (Pool._free_up) -------------------------
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_free_core_count_follows_hello_and_state_rows(bulk):
+    """Allocations registered at hello (in bulk: the masks are set directly,
+    the count made again at the end), on down ranks, and a pool attached
+    to the scheduler's rows: the kept count is what the ranks say."""
+    import sqlite3
+
+    from flux_lite.formats.rset import Rset
+    from flux_lite.sched import store
+    from flux_lite.sched.pool import Pool
+
+    rng = random.Random(3)
+    rset = Rset.from_config("n[0-11]", 4, 1)
+    pool = Pool(rset)
+    pool.set_down("2,5")
+    if bulk:
+        pool.begin_bulk()
+    for jobid in range(1, 9):
+        rank, cores = rng.randrange(12), rng.choice(["0", "1-2", "3", "0-3"])
+        R = {"version": 1, "execution": {"R_lite": [{"rank": str(rank), "children": {"core": cores}}],
+                                         "starttime": 1.0, "expiration": 100.0}}
+        if pool.register_hello(jobid, R) is None:
+            continue
+    pool.end_bulk()
+
+    def counted(p):
+        return sum(p._fc[i] for i in range(12) if p._up[i])
+
+    assert pool._free_up == counted(pool) == pool.free_counts()[0]
+    pool.set_up("5")
+    assert pool._free_up == counted(pool)
+    conn = sqlite3.connect(":memory:")
+    store.create(conn)
+    store.save_pool(conn, pool)
+    again = Pool(rset)
+    again.set_down("2")
+    store.attach(again, conn)
+    assert again._free_up == counted(again) == pool._free_up
+
+
+# -- a pending job's sort key, made when its priority is set (PendingJob.key) --------------
+
+
+def test_queue_order_follows_priority_changes():
+    """The queue is sorted by (-priority, id) at every pass; the key is kept
+    with the job and must follow each change of its priority."""
+    from flux_lite.sched.base import PendingJob
+    from flux_lite.sched.pool import ResourceRequest
+
+    rng = random.Random(9)
+    jobs = [PendingJob(rng.randrange(1 << 40), rng.choice([0, 16, 31]), 0, 0.0, ResourceRequest())
+            for _ in range(60)]
+    for _ in range(300):
+        pj = rng.choice(jobs)
+        pj.priority = rng.choice([0, 1, 16, 20, 31, 2**31 - 1])
+        plain = sorted(jobs, key=lambda j: (-j.priority, j.jobid))
+        assert sorted(jobs, key=PendingJob.sort_key) == plain
+        assert [j.jobid for j in sorted(jobs, key=lambda j: j.key)] == [j.jobid for j in plain]
+        assert PendingJob.load(pj.dump()).sort_key() == pj.sort_key() == (-pj.priority, pj.jobid)

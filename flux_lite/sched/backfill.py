@@ -40,7 +40,6 @@ Annotations: on SUCCESS ``resource_summary`` and ``selection_type``
 
 import math
 from bisect import bisect_left, bisect_right, insort
-from itertools import compress
 from typing import Any
 
 from flux_lite.errors import UsageError
@@ -201,6 +200,7 @@ class _Planner:
         # what running jobs hold now (for the now-window shortcut), and the free counts at the start
         self.busy_c, self.busy_g = list(base._ac), list(base._ag)
         self.fc0, self.fg0, self.up0 = list(base._fc), list(base._fg), list(base._up)
+        self.free0 = base._free_up
         self.res = [[] for _ in range(n)]  # per rank: [(start, end, cm, gm)] sorted
         self.res_span = [0.0] * n  # per rank: longest reservation there
         self.serial = 0
@@ -290,6 +290,7 @@ class _Planner:
             return False  # (a job past its end still holds resources: every release would move)
         self.busy_c, self.busy_g = list(pool._ac), list(pool._ag)
         self.fc0, self.fg0, self.up0 = list(pool._fc), list(pool._fg), list(pool._up)
+        self.free0 = pool._free_up
         # a view shows a running job if it releases after the window's
         # start, and the reservations it has taken in (seq < nres) that
         # overlap its window
@@ -539,7 +540,7 @@ class _Planner:
         cores of up ranks, swept only as far as a request of want needs."""
         sweep = self.sweep
         if sweep is None:
-            sweep = self.sweep = ([sum(compress(self.fc0, self.up0))], [self.now], [0])
+            sweep = self.sweep = ([self.free0], [self.now], [0])
         totals, times, pos = sweep
         total = totals[-1]
         if total < want:
@@ -712,7 +713,7 @@ class _Planner:
             ac, up = pool._ac, pool._up
             held = sum((cm & ~ac[i]).bit_count() for i, cm, _gm in self.reserved_parts[self.reservations[0][0]]
                        if up[i])
-            ub = self.free_ub = sum(compress(pool._fc, up)) - held
+            ub = self.free_ub = pool._free_up - held
         return ub
 
     def materialize(self, serial=None):
@@ -876,7 +877,7 @@ class _Pass:
                 need = needs.get(pj.jobid)
                 if need is not None:
                     if self.free is None:
-                        self.free = sum(compress(pool._fc, pool._up))
+                        self.free = pool._free_up
                     if need > self.free:
                         continue
             key = shape_key(pj.request)

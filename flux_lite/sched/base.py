@@ -22,6 +22,7 @@ keeps state derived from the queue or the pool overrides ``changed()``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from flux_lite import protocol as rfc27
@@ -115,8 +116,11 @@ COMMON_ARGS = (
 )
 
 
+_SORT_KEY = attrgetter("key")  # PendingJob.sort_key, read in C
+
+
 class PendingJob:
-    __slots__ = ("jobid", "priority", "userid", "t_submit", "request", "annotations", "duration")
+    __slots__ = ("jobid", "_priority", "userid", "t_submit", "request", "annotations", "duration", "key")
 
     def __init__(self, jobid: int, priority: int, userid: int, t_submit: float, request: ResourceRequest,
                  annotations: dict | None = None) -> None:
@@ -128,8 +132,17 @@ class PendingJob:
         self.annotations = annotations or {}  # sched.* keys last sent
         self.duration = request.duration
 
+    @property
+    def priority(self) -> int:
+        return self._priority
+
+    @priority.setter
+    def priority(self, priority: int) -> None:
+        self._priority = priority
+        self.key = (-priority, self.jobid)  # sort_key(), made once per priority (every pass sorts the queue)
+
     def sort_key(self) -> tuple[int, int]:
-        return (-self.priority, self.jobid)
+        return self.key
 
     def dump(self) -> list:
         return [self.jobid, self.priority, self.userid, self.t_submit, self.request.as_dict(), self.annotations]
@@ -606,7 +619,7 @@ class Scheduler:
     # -- helpers for policies -------------------------------------------------------------
 
     def sorted_queue(self) -> list[PendingJob]:
-        return sorted(self.queue.values(), key=PendingJob.sort_key)
+        return sorted(self.queue.values(), key=_SORT_KEY)
 
     @property
     def instance_expiration(self) -> float:

@@ -28,6 +28,8 @@ are already allocated is refused; frees for unknown jobs are ignored.
 
 from __future__ import annotations
 
+from itertools import compress
+
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
@@ -369,6 +371,7 @@ class Pool:
         self._fc = list(topo.ncore)
         self._fg = list(topo.ngpu)
         self._up = [True] * n
+        self._free_up = sum(self._fc)  # free cores of up ranks (kept as they change)
         buckets = {}
         for i in range(n):
             key = (self._fc[i], self._fg[i])
@@ -465,6 +468,7 @@ class Pool:
             else:
                 fg = fg0
             if (fc != fc0 or fg != fg0) and up[i] and not bulk:
+                self._free_up += fc - fc0
                 # (_bucket_remove, then _bucket_add)
                 bit = 1 << i
                 key = (fc0, fg0)
@@ -495,6 +499,7 @@ class Pool:
             self._fc[i] = fc
             self._fg[i] = fg
             if self._up[i] and not self._bulk:
+                self._free_up += fc - old_fc
                 self._bucket_remove(i, (old_fc, old_fg))
                 self._bucket_add(i, (fc, fg))
 
@@ -516,6 +521,7 @@ class Pool:
             if self._up[i]:
                 self._insufficient = None
                 self._up[i] = False
+                self._free_up -= self._fc[i]
                 self._bucket_remove(i, (self._fc[i], self._fg[i]))
         self.generation += 1
 
@@ -525,6 +531,7 @@ class Pool:
             if not self._up[i]:
                 self._insufficient = None
                 self._up[i] = True
+                self._free_up += self._fc[i]
                 self._bucket_add(i, (self._fc[i], self._fg[i]))
         self.generation += 1
 
@@ -953,6 +960,7 @@ class Pool:
                     buckets[key] = buckets.get(key, 0) | 1 << i
             self._buckets = buckets
             self._keys = None
+            self._free_up = sum(compress(fc, up))
 
     def _register_dict(self, jobid, R, nodes=None):
         """Fast path of register_alloc; False when the slow path must decide
@@ -1092,6 +1100,7 @@ class Pool:
         new._fc = list(self._fc)
         new._fg = list(self._fg)
         new._up = list(self._up)
+        new._free_up = self._free_up
         new._buckets = dict(self._buckets)
         new._keys = self._keys
         new._bulk = False
