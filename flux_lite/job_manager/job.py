@@ -115,14 +115,6 @@ class Job:
         elif name == "validate":
             self.state = DEPEND
             self.t_depend = ts
-        elif name == "dependency-add":
-            desc = ctx.get("description")
-            if isinstance(desc, str) and desc not in self.dependencies:
-                self.dependencies = self.dependencies + [desc]
-        elif name == "dependency-remove":
-            desc = ctx.get("description")
-            if desc in self.dependencies:
-                self.dependencies = [d for d in self.dependencies if d != desc]
         elif name == "depend":
             if self.state == DEPEND:
                 self.state = PRIORITY
@@ -132,6 +124,45 @@ class Job:
             if self.state == PRIORITY:
                 self.state = SCHED
                 self.t_sched = self.t_sched or ts
+        elif name == "alloc":
+            if self.state == SCHED:
+                self.state = RUN
+                self.t_run = ts
+            self.has_resources = True
+            self.alloc_pending = False
+            if "annotations" in ctx:
+                ann = ctx["annotations"]
+                # (the job manager posts the job's own annotations: nothing to copy)
+                self.annotations = ann if ann is self.annotations else copy.deepcopy(ann)
+        elif name == "start":
+            self.started = True
+        elif name == "finish":
+            self.finished = True
+            self.waitstatus = ctx.get("status", 0)
+            if self.end_event is None:
+                self.end_event = {"type": "finish", "status": self.waitstatus}
+            if self.state == RUN:
+                self.state = CLEANUP
+                self.t_cleanup = ts
+        elif name == "release":
+            if ctx.get("final"):
+                self.released = True
+        elif name == "free":
+            self.has_resources = False
+            self.freed = True
+        elif name == "clean":
+            self.state = INACTIVE
+            self.t_inactive = ts
+            self.alloc_pending = False
+        # (the events every job has come first; the rest are rarer)
+        elif name == "dependency-add":
+            desc = ctx.get("description")
+            if isinstance(desc, str) and desc not in self.dependencies:
+                self.dependencies = self.dependencies + [desc]
+        elif name == "dependency-remove":
+            desc = ctx.get("description")
+            if desc in self.dependencies:
+                self.dependencies = [d for d in self.dependencies if d != desc]
         elif name == "urgency":
             self.urgency = ctx.get("urgency", self.urgency)
             if self.state == SCHED:
@@ -156,18 +187,6 @@ class Job:
         elif name == "flux-restart":
             if self.state == SCHED:
                 self.state = PRIORITY
-        elif name == "alloc":
-            if self.state == SCHED:
-                self.state = RUN
-                self.t_run = ts
-            self.has_resources = True
-            self.alloc_pending = False
-            if "annotations" in ctx:
-                ann = ctx["annotations"]
-                # (the job manager posts the job's own annotations: nothing to copy)
-                self.annotations = ann if ann is self.annotations else copy.deepcopy(ann)
-        elif name == "start":
-            self.started = True
         elif name == "exception":
             severity = ctx.get("severity", 0)
             exc = {"type": ctx.get("type"), "severity": severity, "note": ctx.get("note", "")}
@@ -181,24 +200,6 @@ class Job:
                 if exc["type"] == "scheduler-restart":
                     # the resources are gone from the scheduler: no free follows
                     self.has_resources = False
-        elif name == "finish":
-            self.finished = True
-            self.waitstatus = ctx.get("status", 0)
-            if self.end_event is None:
-                self.end_event = {"type": "finish", "status": self.waitstatus}
-            if self.state == RUN:
-                self.state = CLEANUP
-                self.t_cleanup = ts
-        elif name == "release":
-            if ctx.get("final"):
-                self.released = True
-        elif name == "free":
-            self.has_resources = False
-            self.freed = True
-        elif name == "clean":
-            self.state = INACTIVE
-            self.t_inactive = ts
-            self.alloc_pending = False
 
     @classmethod
     def replay(cls, jobid, entries, jobspec=None, R=None):

@@ -37,6 +37,7 @@ class JobManager:
         self.submission = Submit(self)
         self.urgency = Urgency(self)
         self.raise_ = Raise(self)
+        self.post = self.event.post  # (what post() below does, without its own call)
         alloc = self.alloc
         # the job manager's services (RFC 27 requests from the scheduler; stats)
         self.handlers = {
