@@ -225,7 +225,11 @@ class _Topology:
             self.ncore.append(len(cores))
             self.ngpu.append(len(gpus))
         self.pos = {r: i for i, r in enumerate(self.ranks)}
-        self.identity = all(r == i for i, r in enumerate(self.ranks))  # (rank i at index i: the usual case)
+        # rank i at index i (the usual case): an allocation's R_lite groups are
+        # made from bitmasks of their indexes; not on pools of thousands of
+        # ranks, where such masks are big numbers, slower to make and read
+        # than the lists of ranks they stand for
+        self.identity = len(self.ranks) <= 1024 and all(r == i for i, r in enumerate(self.ranks))
         self.ncore_values = frozenset(self.ncore)
         self.allmask = (1 << len(self.ranks)) - 1
         self.props = {}
@@ -472,7 +476,7 @@ class Pool:
                 # (_bucket_remove, then _bucket_add)
                 bit = 1 << i
                 key = (fc0, fg0)
-                b = buckets[key] & ~bit
+                b = buckets[key] ^ bit  # (its bit is set there)
                 if b:
                     buckets[key] = b
                 else:
@@ -649,7 +653,6 @@ class Pool:
             m = buckets[key] if allowed is None else buckets[key] & allowed
             while m:  # (the bucket's ranks, lowest index first)
                 low = m & -m
-                m ^= low
                 i = low.bit_length() - 1
                 take = per if per < left else left
                 # every rank here has fc cores free: taking them all needs no pick
@@ -664,6 +667,7 @@ class Pool:
                 left -= take
                 if not left:
                     break
+                m ^= low
             if not left:
                 break
         if left:
