@@ -319,7 +319,8 @@ class KVS:
             "INSERT INTO kvs(key, kind, value) VALUES (?, 'eventlog', ?) "
             "ON CONFLICT(key) DO UPDATE SET value = value || excluded.value "
             "WHERE kind = 'eventlog'",
-            [(key, "".join(lines)) for key, lines in appends.items()],
+            # (a generator: each joined text lives only while its row is written)
+            ((key, "".join(lines)) for key, lines in appends.items()),
         )
         if cur.rowcount != len(appends):
             for key in appends:
