@@ -139,7 +139,7 @@ def _queue_filter(broker, queues):
     names = [n for item in queues for n in item.split(",") if n]
     if not names:
         return None
-    from flux_lite.queues import with_virtual
+    from flux_lite.config import with_virtual
 
     return with_virtual(broker.config, names)
 

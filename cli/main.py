@@ -9,6 +9,7 @@ import sys
 
 import click
 
+from flux_lite import notices
 from flux_lite.errors import FluxLiteError, UsageError
 
 # command name -> (module, attribute, short help)
@@ -160,15 +161,16 @@ class LazyGroup(click.Group):
 def _print_notices(ctx):
     """Warnings the library raised for the user (a detected state rollback...).
     A command that could not save on a read-only state dir says only that."""
-    instance = sys.modules.get("flux_lite.instance")
-    if instance is None:
-        return  # nothing opened an instance, so nothing noticed anything (and `job id` stays cheap)
-    from flux_lite import kvs
+    msgs = notices.take_notices()
+    if not msgs:
+        return
     from flux_lite.cli.words import prog
 
-    read_only = instance.READ_ONLY_NOTICE.partition("{}")[2]
-    for msg in instance.take_notices():
-        if kvs.refused_write and msg.endswith(read_only):
+    kvs = sys.modules.get("flux_lite.kvs")  # not imported: nothing was written, nor refused
+    refused = kvs is not None and kvs.refused_write
+    read_only = notices.READ_ONLY_NOTICE.partition("{}")[2]
+    for msg in msgs:
+        if refused and msg.endswith(read_only):
             continue
         click.echo(f"{prog(ctx.invoked_subcommand, ctx)}: warning: {msg}", err=True)
 

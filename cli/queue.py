@@ -202,7 +202,7 @@ def _wait(what, check, timeout):
 @click.option("-t", "--timeout", metavar="DURATION", help="Give up after DURATION (FSD).")
 def queue_drain(timeout):
     """Wait until no job is active (under a virtual clock, time advances)."""
-    from flux_lite import queues as qmod
+    from flux_lite.job_manager import queues as qmod
 
     _wait("drain", qmod.drained, timeout)
 
@@ -212,7 +212,7 @@ def queue_drain(timeout):
 @click.option("--quiet", is_flag=True, help="Print the pending job count only when nonzero.")
 def queue_idle(timeout, quiet):
     """Wait until no job holds resources; print the number of pending jobs."""
-    from flux_lite import queues as qmod
+    from flux_lite.job_manager import queues as qmod
 
     pending = _wait("idle", qmod.idle, timeout)
     if not quiet or pending > 0:

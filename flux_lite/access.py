@@ -94,7 +94,7 @@ def check_kvs_read(identity: Identity, key: str, job_userid: Callable[[int], int
     instance owner's (as job-info.lookup); job_userid(jobid) names the owner."""
     if identity.is_owner:
         return
-    from flux_lite.stored import jobid_of_key
+    from flux_lite.formats.jobid import jobid_of_key
 
     jobid = jobid_of_key(key)
     if jobid is not None:

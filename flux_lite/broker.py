@@ -14,7 +14,7 @@ import importlib
 import json
 import math
 
-from flux_lite.instance import MAX_TIME
+from flux_lite.limits import MAX_TIME
 
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
 TIMER_MODULES = ("exec", "housekeeping", "depend", "sched")  # what _fire dispatches to
@@ -91,7 +91,7 @@ class Broker:
     housekeeping = _module("_hk", "flux_lite.job_manager.housekeeping", "Housekeeping")
     deps = _module("_deps", "flux_lite.job_manager.dependency", "Dependencies")
     resources = _module("_resources", "flux_lite.resources", "Resources")
-    queues = _module("_queues", "flux_lite.queues", "Queues",
+    queues = _module("_queues", "flux_lite.job_manager.queues", "Queues",
                      "The job manager's queues (RFC 33): config, enable/start state.")
 
     @property

@@ -101,8 +101,8 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
     from flux_lite import __version__, access
     from flux_lite.formats import eventlog
     from flux_lite.formats.jobid import kvs_namespace
-    from flux_lite.instance import DERIVED_VERSION
     from flux_lite.job_manager.job import INACTIVE
+    from flux_lite.schema import DERIVED_VERSION
 
     access.require_owner(broker.instance.identity, "dump")
     kvs = broker.kvs

@@ -13,6 +13,8 @@ job-manager state is rebuilt by reloading the scheduler (hello).
 
 from flux_lite import stored
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import jobid_of_key
+from flux_lite.rebuild import rebuild
 
 LOST = "lost+found"
 # derived index fields a replay must reproduce
@@ -262,7 +264,7 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
 
 def _lost_ids(kvs):
 
-    return [stored.jobid_of_key(k[len(LOST) + 1:]) or 0 for k in kvs.keys_under(LOST)
+    return [jobid_of_key(k[len(LOST) + 1:]) or 0 for k in kvs.keys_under(LOST)
             if k.endswith(".eventlog")] if kvs.isdir(LOST) else []
 
 
@@ -297,7 +299,6 @@ def _sched(inst, report):
 
 def _rebuild(ctx, reload_sched):
     """Derived tables from the eventlogs; the scheduler re-synchronised by hello."""
-    from flux_lite.job_manager import replay
     from flux_lite.sched import loader
 
     kvs = ctx.kvs
@@ -314,14 +315,14 @@ def _rebuild(ctx, reload_sched):
             kvs.put("job-manager.sched", {"online": False, "mode": None, "limit": 0})
         ctx.drop_scheduler()
         name, args = (rec["name"], rec.get("args") or {}) if rec else loader.config_module(ctx.config)
-        replay.rebuild(ctx)
+        rebuild(ctx)
         loader.module_load(ctx, name, args)
     else:
-        replay.rebuild(ctx)
+        rebuild(ctx)
     ctx.instance.kvs.conn.execute(f"PRAGMA user_version = {_derived_version()}")
 
 
 def _derived_version():
-    from flux_lite.instance import DERIVED_VERSION
+    from flux_lite.schema import DERIVED_VERSION
 
     return DERIVED_VERSION

@@ -143,7 +143,7 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
 
 
 def _queue(rec):
-    from flux_lite.queues import queue_of
+    from flux_lite.config import queue_of
 
     return queue_of(rec.get("jobspec"))
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from flux_lite.archive import ArchiveError, Entry
 from flux_lite.dump import FOREIGN, JOB_KEYS, PREFIX, content_digest, is_job_dir, unwrap_J
+from flux_lite.rebuild import rebuild
 
 # values shorter than this are stored inline in a Flux KVS directory entry;
 # longer ones become a content blob (flux-core's BLOBREF_MAX_STRING_SIZE)
@@ -240,7 +241,8 @@ def _archive_R(snap):
 def _populate_flux_lite(state_dir, kvs, snap, clock, config, source):
     """A flux-lite dump: every key and table back as they were."""
     from flux_lite import config as configmod
-    from flux_lite.instance import DERIVED_VERSION, TABLES, Instance
+    from flux_lite.instance import Instance
+    from flux_lite.schema import DERIVED_VERSION, TABLES
 
     conn = kvs.conn
     with kvs.transaction():
@@ -294,10 +296,9 @@ def _populate_flux_lite(state_dir, kvs, snap, clock, config, source):
         _restart_admin_eventlog(kvs, now)
         inst.log("broker", "info", f"restored from {source} (flux-lite dump)", t=now)
         if not same_layout:
-            from flux_lite.job_manager import replay
 
             ctx = inst.context(now)
-            replay.rebuild(ctx)
+            rebuild(ctx)
             ctx.run()
             ctx.save()
             conn.execute(f"PRAGMA user_version = {DERIVED_VERSION}")
@@ -370,7 +371,7 @@ def _prepare_flux(inst, ctx, snap, source):
     _restore_drains(ctx, drain_ckpt)
 
     # the job manager's restart: replay every eventlog, then act on what is found
-    replay.rebuild(ctx)
+    rebuild(ctx)
     jm = ctx.jm
     jobs = jm.jobs
     from flux_lite.job_manager.job import CLEANUP, DEPEND, PRIORITY, RUN, SCHED
@@ -393,7 +394,7 @@ def _restore_queues(kvs, entries):
     """Queue states from checkpoint.job-manager: enable/start and their
     reasons, by queue name (none for the anonymous queue). Queues the
     configuration does not have are ignored when read, as Flux ignores them."""
-    from flux_lite.queues import STATE_KEY
+    from flux_lite.job_manager.queues import STATE_KEY
 
     if not isinstance(entries, list):
         return

@@ -41,7 +41,7 @@ ANY_JOBID = 2**64 - 1
 
 DEPRECATED_AFTER = "dependency scheme 'after' is deprecated, use 'afterstart'"
 
-# the same tables are listed in instance.TABLES (created with the others)
+# the same tables are listed in flux_lite/schema.py (created with the others)
 TABLE_NAMES = ("depends", "job_names")
 
 _FLOAT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -239,7 +239,7 @@ class Dependencies:
         """The begin-time timer; none past the last time the clock can reach
         (such a job waits until it is canceled, and a virtual clock is never
         moved there)."""
-        from flux_lite.instance import MAX_TIME
+        from flux_lite.limits import MAX_TIME
 
         if ts <= MAX_TIME:
             self.b.add_timer(ts, "depend.begin-time", jobid, desc)

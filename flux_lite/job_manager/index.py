@@ -563,7 +563,7 @@ class JobIndex:
 
                 check_R(R)
             except (ValueError, RecursionError):
-                from flux_lite.instance import notice
+                from flux_lite.notices import notice
 
                 notice(f"job {jobid}: damaged R in the jobs index: left out "
                        "(rebuild it with 'flux-lite fsck --repair')")
@@ -588,7 +588,7 @@ class JobIndex:
                 try:
                     decode_row(jobid, row[0])
                 except DamagedError as exc:
-                    from flux_lite.instance import notice
+                    from flux_lite.notices import notice
 
                     notice(exc.message)
                     continue  # quarantined: its row is damaged
@@ -597,7 +597,7 @@ class JobIndex:
                 if R is not None:
                     check_R(R)
             except (ValueError, RecursionError):
-                from flux_lite.instance import notice
+                from flux_lite.notices import notice
 
                 notice(f"job {jobid}: damaged R in the jobs index: left out of hello "
                        "(rebuild it with 'flux-lite fsck --repair')")

@@ -47,7 +47,7 @@ def apply(broker, cfg):
     broker.instance.set_config(cfg)
     broker.resources.config_changed()
     if (old.get("queues") or None) != (cfg.get("queues") or None):
-        from flux_lite.queues import reconfigured
+        from flux_lite.job_manager.queues import reconfigured
 
         reconfigured(broker)
     if old_exp != new_exp:

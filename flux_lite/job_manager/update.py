@@ -17,7 +17,7 @@ from flux_lite import config as configmod
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
-from flux_lite.stored import MAX_TIME
+from flux_lite.limits import MAX_TIME
 from flux_lite.job_manager.job import RUNNING
 
 DURATION = "attributes.system.duration"

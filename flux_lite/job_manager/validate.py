@@ -61,7 +61,7 @@ def validate_jobspec(broker, jobspec, seen=False):
     duration = jobspecmod.duration(jobspec)
     queue = None
     if broker.config.get("queues") or broker.config.get("policy"):
-        from flux_lite.queues import queue_of
+        from flux_lite.config import queue_of
 
         queue = queue_of(jobspec)
         # Flux's .limit-job-size runs before .limit-duration

@@ -3,7 +3,7 @@
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.outputformat import Markup
 from flux_lite.listing import AltField, Listing
-from flux_lite.queues import queues_of_ranks
+from flux_lite.config import queues_of_ranks
 
 FORMATS = {
     "default": ("Default flux-queue list format string",

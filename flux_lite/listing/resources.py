@@ -108,7 +108,7 @@ def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"
     format shows (queue, properties); queues (names) restrict it to their
     resources, and the QUEUE column to their names."""
     from flux_lite.formats.idset import IDset
-    from flux_lite.queues import queue_config, queues_of_ranks
+    from flux_lite.config import queue_config, queues_of_ranks
     from flux_lite.resources import resource_status
 
     qc = queue_config(broker.config)

@@ -35,7 +35,7 @@ from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import Rset
-from flux_lite.stored import MAX_TIME
+from flux_lite.limits import MAX_TIME
 
 __all__ = [
     "Pool",
