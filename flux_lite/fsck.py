@@ -15,6 +15,7 @@ from flux_lite import stored
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import jobid_of_key
 from flux_lite.rebuild import rebuild
+from flux_lite.schedstate import MODULE_KEY
 
 LOST = "lost+found"
 # derived index fields a replay must reproduce
@@ -306,11 +307,11 @@ def _rebuild(ctx, reload_sched):
         # the persisted scheduler state may be what is damaged: start it afresh
         rec = None
         try:
-            rec = kvs.get(loader.MODULE_KEY)
+            rec = kvs.get(MODULE_KEY)
         except stored.DamagedError:
             pass
         loader.discard_state(kvs)
-        kvs.delete(loader.MODULE_KEY)
+        kvs.delete(MODULE_KEY)
         if kvs.get_raw("job-manager.sched") is None:
             kvs.put("job-manager.sched", {"online": False, "mode": None, "limit": 0})
         ctx.drop_scheduler()

@@ -12,6 +12,7 @@ from errno import EEXIST, EINVAL, ENOENT, ENOSYS
 from flux_lite import config as configmod
 from flux_lite.errors import ConfigError, FluxLiteError, FormatError
 from flux_lite.formats import eventlog
+from flux_lite.schedstate import allocated_parts
 
 
 def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
@@ -339,9 +340,7 @@ class Resources:
                 if exc.errno != ENOSYS:
                     raise
         else:
-            from flux_lite.sched import store
-
-            parts = store.allocated_parts(self.b.kvs)
+            parts = allocated_parts(self.b.kvs)
             if parts is not None:
                 return self.rset.subset(parts)
         parts = []

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.schedstate import STATE_KEY
 
 if TYPE_CHECKING:
     from flux_lite.broker import Broker
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from flux_lite.sched.pool import ResourceRequest
 
 HELLO_PROGRESS_EVERY = 500  # hello records between progress calls (a bar for large reloads)
-STATE_KEY = "sched.state"
 
 # debug bits, as flux-core's sched-simple names them (flux module debug --setbit N)
 DEBUG_FAIL_ALLOC = 1  # while set, alloc requests are denied

@@ -10,9 +10,8 @@ and its state is discarded. The chosen module and its arguments persist in
 from errno import EEXIST, ENOENT
 
 from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite.schedstate import MODULE_KEY, STATE_KEY
 
-MODULE_KEY = "sched.module"
-STATE_KEY = "sched.state"
 
 
 def scheduler_class(name):
