@@ -5,7 +5,7 @@ import os
 
 import click
 
-from flux_lite.config import POLICIES
+from flux_lite.sched.registry import policies
 
 
 def _duration(seconds):
@@ -34,7 +34,7 @@ def _text(summary, figures):
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--policy", type=click.Choice(POLICIES), default="fcfs", show_default=True,
+@click.option("--policy", type=click.Choice(policies()), default="fcfs", show_default=True,
               help="Scheduling policy: fcfs (sched-simple) or a backfill policy.")
 @click.option("--nodes", type=click.IntRange(1, 65536), default=None,
               help="Nodes of the instance (default: the trace's MaxNodes, else MaxProcs).")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite import schedstate
 from flux_lite.schedstate import STATE_KEY
 
 if TYPE_CHECKING:
@@ -270,8 +271,8 @@ class Scheduler:
         # (sched.store); an older state holds them in the key, and is
         # rewritten as rows at the next save
         conn = broker.kvs.conn if state is not None else None
-        rows = state is not None and conn is not None and state.get("version") == store.VERSION \
-            and store.present(conn)
+        rows = state is not None and conn is not None and state.get("version") == schedstate.VERSION \
+            and schedstate.present(conn)
         self.pool = Pool(self.rset)
         if rows:
             assert conn is not None
@@ -336,7 +337,7 @@ class Scheduler:
         if self._meta_dirty or extra != getattr(self, "_saved_extra", None):
             if self._R_dict is None:  # the acquired R never changes: encoded once
                 self._R_dict = self.rset.to_dict()
-            state = {"version": store.VERSION, "debug": self.debug_flags, "R": self._R_dict}
+            state = {"version": schedstate.VERSION, "debug": self.debug_flags, "R": self._R_dict}
             state.update(extra)
             self.b.kvs.put(STATE_KEY, state)
             self._saved_extra = extra

@@ -10,6 +10,7 @@ and its state is discarded. The chosen module and its arguments persist in
 from errno import EEXIST, ENOENT
 
 from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite import schedstate
 from flux_lite.schedstate import MODULE_KEY, STATE_KEY
 
 
@@ -71,10 +72,9 @@ def load_persisted(broker):
 
 def discard_state(kvs):
     """Forget the scheduler's persisted state (key and rows)."""
-    from flux_lite.sched import store
 
     kvs.delete(STATE_KEY)
-    store.clear(kvs.conn)
+    schedstate.clear(kvs.conn)
 
 
 def config_module(cfg):
