@@ -7,6 +7,8 @@ import click
 
 from flux_lite.cli.common import FSD, JOBID, JOBID_TEXT, instance, read_session, session
 from flux_lite.cli.output import color_option
+from flux_lite import job_info
+from flux_lite.access import EVENTLOG_ACCESS
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
 
@@ -70,23 +72,6 @@ def job_submit(urgency, flags, file):
     click.echo(f58(jobid))
 
 
-def _job_or_fail(broker, jobid, not_found=None, denied=None):
-    """The job, or Flux's error: not_found/denied are the texts flux job
-    prints for that subcommand."""
-    from flux_lite import access
-
-    job = broker.jm.load_any(jobid)
-    if job is None:
-        raise FluxLiteError(not_found or f"job {f58(jobid)} not found")
-    if denied is None:
-        access.require_job_access(broker.instance.identity, job.userid)
-    else:
-        access.require_job_access(broker.instance.identity, job.userid, denied)
-    return job
-
-
-
-
 @job.command("eventlog")
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format.")
 @click.option("-T", "--time-format", type=click.Choice(["raw", "iso", "offset", "human"]), default="raw",
@@ -97,14 +82,13 @@ def _job_or_fail(broker, jobid, not_found=None, denied=None):
 @click.argument("jobid", type=JOBID_TEXT)
 def job_eventlog(fmt, time_format, human, path, color, jobid):
     """Print a job's eventlog."""
-    from flux_lite import access
     from flux_lite.formats.jobid import kvs_key
 
     typed, jobid = jobid, _c_jobid(jobid)
     with read_session() as broker:
         # flux job eventlog names the job as it was typed
-        _job_or_fail(broker, jobid, not_found=f"job {typed} not found",
-                     denied=access.EVENTLOG_ACCESS)
+        job_info.lookup(broker, jobid, not_found=f"job {typed} not found",
+                     denied=EVENTLOG_ACCESS)
         entries = broker.kvs.get_eventlog(kvs_key(jobid, path))
     if entries is None:
         raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
@@ -137,7 +121,7 @@ def job_info(original, jobid, keys):
     jobid = _c_jobid(jobid)
     out = []
     with read_session() as broker:
-        job = _job_or_fail(broker, jobid, not_found="invalid job id")
+        job = job_info.lookup(broker, jobid, not_found="invalid job id")
         for key in keys:
             if key == "jobspec" and not original:
                 out.append(json.dumps(job.jobspec))
@@ -286,7 +270,7 @@ def job_timeleft(jobid):
     0 means expired or no longer running; 4294967295 means unlimited.
     """
     with read_session() as broker:
-        job = _job_or_fail(broker, jobid)
+        job = job_info.lookup(broker, jobid)
         now = broker.now
         if job.state == 64 or job.state & 32:
             left = 0
