@@ -7,7 +7,7 @@ import click
 
 from flux_lite.cli.common import FSD, JOBID, JOBID_TEXT, instance, read_session, session
 from flux_lite.cli.output import color_option
-from flux_lite import job_info
+from flux_lite.job_info import lookup as lookup_job
 from flux_lite.access import EVENTLOG_ACCESS
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
@@ -87,7 +87,7 @@ def job_eventlog(fmt, time_format, human, path, color, jobid):
     typed, jobid = jobid, _c_jobid(jobid)
     with read_session() as broker:
         # flux job eventlog names the job as it was typed
-        job_info.lookup(broker, jobid, not_found=f"job {typed} not found",
+        lookup_job(broker, jobid, not_found=f"job {typed} not found",
                      denied=EVENTLOG_ACCESS)
         entries = broker.kvs.get_eventlog(kvs_key(jobid, path))
     if entries is None:
@@ -121,7 +121,7 @@ def job_info(original, jobid, keys):
     jobid = _c_jobid(jobid)
     out = []
     with read_session() as broker:
-        job = job_info.lookup(broker, jobid, not_found="invalid job id")
+        job = lookup_job(broker, jobid, not_found="invalid job id")
         for key in keys:
             if key == "jobspec" and not original:
                 out.append(json.dumps(job.jobspec))
@@ -270,7 +270,7 @@ def job_timeleft(jobid):
     0 means expired or no longer running; 4294967295 means unlimited.
     """
     with read_session() as broker:
-        job = job_info.lookup(broker, jobid)
+        job = lookup_job(broker, jobid)
         now = broker.now
         if job.state == 64 or job.state & 32:
             left = 0

@@ -50,7 +50,7 @@ def wall_sleep(seconds: float) -> None:
 
 
 @contextmanager
-def _gc_paused():
+def gc_paused():
     """Pause the cyclic garbage collector for one command.
 
     A command builds tens of thousands of small objects (job records, idsets,
@@ -122,7 +122,7 @@ class Instance:
                 "or select one with --state-dir or FLUX_LITE_STATE_DIR)"
             )
         check_private(state_dir, path)
-        if _writable(state_dir, path):
+        if writable(state_dir, path):
             return cls(state_dir, KVS(path))
         inst = cls(state_dir, KVS(path, readonly=True))
         notice(READ_ONLY_NOTICE.format(state_dir))
@@ -328,7 +328,7 @@ class Instance:
         expiration) is then stamped when it was due when the step catches up
         with advance_to(step_target), however late this command runs."""
         try:
-            with _gc_paused(), self.kvs.transaction():
+            with gc_paused(), self.kvs.transaction():
                 ctx = self.context(self.stored_now())
                 ctx.step_target = self.clock_now()
                 self._check_derived(ctx)
@@ -364,7 +364,7 @@ class Instance:
         is read or saved. Otherwise it runs as a full session, so that what
         it shows includes what has happened by now.
         """
-        with _gc_paused(), self.kvs.read_transaction():
+        with gc_paused(), self.kvs.read_transaction():
             now = self.clock_now()
             if self._settled(now):
                 ctx = self.context(now)
@@ -518,7 +518,7 @@ class Instance:
 
 
 
-def _writable(state_dir, path):
+def writable(state_dir, path):
     """Can this process change the instance? (SQLite also needs the directory,
     for the -wal and -shm files.)"""
     return os.access(state_dir, os.W_OK) and os.access(path, os.W_OK)

@@ -122,7 +122,7 @@ def test_no_cli_module_checks_permissions():
     root = pathlib.Path(flux_lite.cli.__file__).parent
     for path in root.glob("*.py"):
         text = path.read_text()
-        for word in ("is_owner", "rolemask", "not permitted", "owner credentials", "require_", "access.check"):
+        for word in ("is_owner", "rolemask", "not permitted", "owner credentials", "access.require_", "access.check"):
             assert word not in text, (path.name, word)
 
 

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 from errno import EINVAL, EPERM
 
+from flux_lite import access
 from flux_lite.config import queue_config, queue_of
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import fsd
+from flux_lite.job_manager.job import ACTIVE, PENDING, RUNNING, SCHED
 
 STATE_KEY = "job-manager.queue"
 
@@ -187,13 +190,9 @@ class Queues:
             self._stop_jobs(None if name is None else affected)
 
     def _check_owner(self):
-        from flux_lite import access
-
         access.require_owner(self.b.instance.identity, None)  # the command prefixes "start: " etc.
 
     def _jobs_of(self, names):
-        from flux_lite.job_manager.job import SCHED
-
         jm = self.b.jm
         if not jm.index.any_active(SCHED):
             return []
@@ -216,8 +215,6 @@ class Queues:
 
     def alloc_query(self):
         """job-manager.alloc-query: queued, pending-to-scheduler and running counts."""
-        from flux_lite.job_manager.job import PENDING, RUNNING, SCHED
-
         jm = self.b.jm
         if not jm.index.any_active(PENDING | RUNNING):
             return {"queue_length": 0, "alloc_pending": 0, "running": 0}
@@ -251,8 +248,6 @@ class Queues:
             changes["queue"] = name
         default_duration = cfg.policy_value(name, "jobspec.defaults.system.duration")
         if default_duration is not None and not system.get("duration"):
-            from flux_lite.formats import fsd
-
             seconds = fsd.parse_config(str(default_duration))
             changes["duration"] = 0.0 if seconds == float("inf") else seconds
         requires = cfg.requires(name) if cfg.named else None
@@ -286,8 +281,6 @@ class Queues:
 
     def duration_limit(self, name):
         """The duration limit (seconds) for jobs of queue name, or None."""
-        from flux_lite.formats import fsd
-
         value = self.config.policy_value(name, "limits.duration")
         if value is None:
             return None
@@ -317,8 +310,6 @@ class Queues:
 
     def update_check(self, job, new_name):
         """The .update-queue plugin: errors, else the constraints to post with it."""
-        from flux_lite.job_manager.job import RUNNING
-
         if job.state & RUNNING:
             raise FluxLiteError("update of queue for running job not supported", errno=EINVAL)
         system = (job.jobspec or {}).get("attributes", {}).get("system", {})
@@ -349,15 +340,11 @@ class Queues:
 
 def drained(broker):
     """True once no job is active, else None (a wait check)."""
-    from flux_lite.job_manager.job import ACTIVE
-
     return None if broker.jm.index.any_active(ACTIVE) else True
 
 
 def idle(broker):
     """The number of pending jobs once no job holds resources, else None."""
-    from flux_lite.job_manager.job import PENDING, RUNNING
-
     jm = broker.jm
     if jm.index.any_active(RUNNING):
         return None
