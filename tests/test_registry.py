@@ -20,6 +20,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+import flux_lite.cli.module
+import flux_lite.cli.replay
+import flux_lite.cli.sched  # noqa: F401 - imported before the scratch file appears, as in a running process
 import flux_lite.sched
 from flux_lite import config
 from flux_lite.cli.main import cli
@@ -73,7 +76,9 @@ def _add_scratch_policy(monkeypatch, directory):
 
 @pytest.fixture
 def lifo(monkeypatch, tmp_path):
-    """flux_lite/sched/lifo.py, as far as Python can tell (the checkout is left alone)."""
+    """flux_lite/sched/lifo.py, as far as Python can tell (the checkout is left alone),
+    appearing after the registry has listed the package once."""
+    registry.modules()
     _add_scratch_policy(monkeypatch, tmp_path / "policies")
     yield
     # a later test's lifo.py must be imported afresh
