@@ -2,6 +2,8 @@
 
 import click
 
+from flux_lite.instance import Instance
+
 
 def state_dir(ctx):
     obj = ctx.find_root().obj or {}
@@ -15,8 +17,6 @@ def instance(ctx=None):
     root = ctx.find_root()
     inst = root.meta.get(_INSTANCE)
     if inst is None:
-        from flux_lite.instance import Instance
-
         inst = Instance.open(state_dir(ctx))
         root.meta[_INSTANCE] = inst
         root.call_on_close(inst.close)

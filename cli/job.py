@@ -4,13 +4,24 @@ import json
 import sys
 
 import click
-
 from flux_lite.cli.common import FSD, JOBID, JOBID_TEXT, instance, read_session, session
-from flux_lite.cli.output import color_option
-from flux_lite.job_info import lookup as lookup_job
+from flux_lite.cli.jobctl import register
+from flux_lite.cli.output import color_option, emit, use_color
+from flux_lite.cli.submit import parse_urgency
+from flux_lite.cli.words import is_flux
+
 from flux_lite.access import EVENTLOG_ACCESS
+from flux_lite.config import read_input
+from flux_lite.dump import sign_none
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats.jobid import f58
+from flux_lite.errors import FluxLiteError as _E
+from flux_lite.formats import eventlog, jobid
+from flux_lite.formats import jobspec as jobspecmod
+from flux_lite.formats.jobid import decode, f58, kvs_key
+from flux_lite.instance import WaitStalled, WaitTimeout
+from flux_lite.job_info import lookup as lookup_job
+from flux_lite.job_manager import waiters
+from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
 
 
 @click.group()
@@ -24,10 +35,6 @@ def job():
 @click.argument("ids", nargs=-1)
 def job_id(to, ids):
     """Convert job ids between encodings (reads stdin lines when no ID is given)."""
-    from flux_lite.formats import jobid
-
-    from flux_lite.cli.words import is_flux
-
     if to.lower() not in jobid.ENCODINGS:
         if is_flux():
             raise FluxLiteError(f"Unknown to={to}")  # flux job id's words
@@ -54,12 +61,6 @@ def job_id(to, ids):
 @click.argument("file", required=False, default="-")
 def job_submit(urgency, flags, file):
     """Submit a jobspec (YAML or JSON) from FILE or stdin; print its id."""
-    from flux_lite.cli.submit import parse_urgency
-    from flux_lite.formats import jobspec as jobspecmod
-    from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
-
-    from flux_lite.config import read_input
-
     text = read_input(file, "jobspec", limit=16 << 20)
     try:
         flagbits = parse_flags(flags)
@@ -82,8 +83,6 @@ def job_submit(urgency, flags, file):
 @click.argument("jobid", type=JOBID_TEXT)
 def job_eventlog(fmt, time_format, human, path, color, jobid):
     """Print a job's eventlog."""
-    from flux_lite.formats.jobid import kvs_key
-
     typed, jobid = jobid, _c_jobid(jobid)
     with read_session() as broker:
         # flux job eventlog names the job as it was typed
@@ -98,9 +97,6 @@ def job_eventlog(fmt, time_format, human, path, color, jobid):
 def _print_events(entries, fmt, time_format, human, color):
     """As libeventlog's formatter prints them: -H is text with human times;
     -L/--color[=WHEN] colors text lines (names, times, context keys/values)."""
-    from flux_lite.cli.output import emit, use_color
-    from flux_lite.formats import eventlog
-
     color = use_color(color, c_style=True)
     if human:
         fmt, time_format = "text", "human"
@@ -116,8 +112,6 @@ def _print_events(entries, fmt, time_format, human, color):
 @click.argument("keys", nargs=-1, required=True)
 def job_info(original, jobid, keys):
     """Print job KEYS: jobspec, R, eventlog, J (current values: updates applied)."""
-    from flux_lite.formats.jobid import kvs_key
-
     jobid = _c_jobid(jobid)
     out = []
     with read_session() as broker:
@@ -137,8 +131,6 @@ def job_info(original, jobid, keys):
                 if raw is None:
                     raise FluxLiteError(f"{key}: key not found")
                 if key == "J" and raw[0] == "json":
-                    from flux_lite.dump import sign_none
-
                     # J as Flux stores it: the submitted jobspec, signed (mechanism none)
                     out.append(sign_none(raw[1], job.userid))
                     continue
@@ -161,10 +153,6 @@ def job_info(original, jobid, keys):
 @click.argument("name")
 def job_wait_event(timeout, match, count, fmt, time_format, human, color, quiet, verbose, jobid, name):
     """Wait for event NAME in a job's eventlog (the virtual clock advances while waiting)."""
-    from flux_lite.errors import FluxLiteError as _E
-    from flux_lite.instance import WaitStalled, WaitTimeout
-    from flux_lite.job_manager import waiters
-
     try:
         found = instance().wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
     except WaitTimeout:
@@ -208,8 +196,6 @@ def job_urgency(verbose, jobid, urgency):
 
 def _c_jobid(text):
     """A job id argument of Flux's C tools: `error parsing jobid: "X"`."""
-    from flux_lite.formats.jobid import decode
-
     try:
         return decode(text)
     except ValueError:
@@ -289,8 +275,6 @@ def job_timeleft(jobid):
 @click.argument("jobid")
 def job_namespace(jobid):
     """Print the guest namespace name of a job (job-<decimal id>)."""
-    from flux_lite.formats.jobid import decode
-
     try:
         value = decode(jobid)
     except ValueError:
@@ -300,7 +284,6 @@ def job_namespace(jobid):
 
 def _register_jobctl():
     # last, wait, purge, stats live in their own module
-    from flux_lite.cli.jobctl import register
 
     register(job)
 

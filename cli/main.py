@@ -8,8 +8,10 @@ import sqlite3
 import sys
 
 import click
+from flux_lite.cli import words
+from flux_lite.cli.words import adopt, prog
 
-from flux_lite import notices
+from flux_lite import kvs, notices
 from flux_lite.errors import FluxLiteError, UsageError
 
 # command name -> (module, attribute, short help)
@@ -53,8 +55,6 @@ class LazyGroup(click.Group):
             return None
         import importlib
 
-        from flux_lite.cli.words import adopt
-
         module = importlib.import_module(f"flux_lite.cli.{spec[0]}")
         return adopt(getattr(module, spec[1]), name=name)
 
@@ -65,8 +65,6 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx):
-        from flux_lite import kvs
-
         def waiting(msg):
             # said at once (not at the end, like other notices): the user is waiting now
             click.echo(f"flux-lite {ctx.invoked_subcommand}: {msg}", err=True)
@@ -86,8 +84,6 @@ class LazyGroup(click.Group):
             _print_notices(ctx)
 
     def _invoke(self, ctx):
-        from flux_lite.cli import words
-
         try:
             return super().invoke(ctx)
         except UsageError as exc:
@@ -103,8 +99,6 @@ class LazyGroup(click.Group):
             words.echo_error(str(exc), ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except sqlite3.DatabaseError as exc:
-            from flux_lite import kvs
-
             kvs.refused_write = kvs.refused_write or "readonly" in str(exc)
             _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
@@ -164,7 +158,6 @@ def _print_notices(ctx):
     msgs = notices.take_notices()
     if not msgs:
         return
-    from flux_lite.cli.words import prog
 
     kvs = sys.modules.get("flux_lite.kvs")  # not imported: nothing was written, nor refused
     refused = kvs is not None and kvs.refused_write

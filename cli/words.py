@@ -13,6 +13,7 @@ getopt_long, which takes any unique prefix of a long option.
 """
 
 import click
+from flux_lite.cli.common import JobIDType
 
 # Flux's commands written in C (liboptparse): errors are `flux-CMD: MESSAGE`,
 # without argparse's `ERROR:` level, and bad usage exits 1.
@@ -419,8 +420,6 @@ def c_usage_error(exc):
         return [f"{prog(cmd, ctx)}: Unknown subcommand: {exc.command_name}"]
     if isinstance(exc, click.BadParameter) and exc.param is not None and \
             not isinstance(exc, click.exceptions.MissingParameter):
-        from flux_lite.cli.common import JobIDType
-
         if isinstance(exc.param.type, JobIDType):
             import re
 

@@ -11,12 +11,12 @@ the derived tables are rebuilt from the eventlogs, and a damaged scheduler or
 job-manager state is rebuilt by reloading the scheduler (hello).
 """
 
+from flux_lite import access, log, stored
 from flux_lite import check as checkmod
-from flux_lite import log, stored
+from flux_lite import instance as instance_mod
 from flux_lite.broker import _check_timer_row
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58, jobid_of_key, kvs_key
-from flux_lite import instance as instance_mod
 from flux_lite.instance import DB_NAME, Instance, NoInstanceError, check_private, resolve_state_dir
 from flux_lite.job_manager import dependency, index, replay
 from flux_lite.kvs import KVS
@@ -217,8 +217,6 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
                 return report
             inst = Instance(state_dir, kvs)
             if repair or rebuild:
-                from flux_lite import access
-
                 access.require_owner(inst.identity, "fsck --repair" if repair else "fsck --rebuild")
             hwm = 0 if "checkpoint.job-manager" in report.damaged_keys else _hwm(inst, report)
             if not report.damaged_keys and not report.damaged_jobs and not report.index_differs:
