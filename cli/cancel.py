@@ -1,7 +1,8 @@
 """flux-lite cancel: cancel jobs (raise a fatal `cancel` exception)."""
 
 import click
-from flux_lite.cli.common import JOBID, session
+from flux_lite.cli.common import session
+from flux_lite.cli.params import JOBID
 from flux_lite.cli.words import echo_error, prog
 
 from flux_lite.errors import FluxLiteError

@@ -1,7 +1,8 @@
 """flux-lite clock: show the instance time, or advance a virtual clock."""
 
 import click
-from flux_lite.cli.common import FSD, instance, session
+from flux_lite.cli.common import instance, session
+from flux_lite.cli.params import FSD
 from flux_lite.cli.output import progress
 
 

@@ -245,11 +245,3 @@ def _eventlog_key(jobid):
 def _log(message):
     """flux-job's log_msg: the program name, then the message, on stderr."""
     click.echo(f"{_prog()}: {message}", err=True)
-
-
-COMMANDS = (job_last, job_wait, job_purge, job_stats, job_status)
-
-
-def register(group):
-    for cmd in COMMANDS:
-        group.add_command(cmd)

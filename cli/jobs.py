@@ -5,7 +5,8 @@ import json
 import click
 from flux_lite.cli import listing
 from flux_lite.cli._complete import complete_jobs_filter
-from flux_lite.cli.common import JOBID, JOBID_TEXT, complete_queues, read_session
+from flux_lite.cli.common import read_session
+from flux_lite.cli.params import JOBID, JOBID_TEXT, complete_queues
 from flux_lite.cli.listing import listing_options
 from flux_lite.cli import output
 from flux_lite.cli.output import RESULT_COLORS, color_option, emit, staged_progress, use_color

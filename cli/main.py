@@ -4,12 +4,14 @@ Importing is most of a command's cost, so each command group lives in its own
 module and is imported only when named on the command line.
 """
 
-import sqlite3
 import sys
 
 import click
+import sqlite3
+
 from flux_lite.cli import words
-from flux_lite.cli.words import adopt, prog
+from flux_lite.cli.lazy import LazyGroup
+from flux_lite.cli.words import prog
 
 from flux_lite import kvs, notices
 from flux_lite.errors import FluxLiteError, UsageError
@@ -43,26 +45,9 @@ COMMANDS = {
 }
 
 
-class LazyGroup(click.Group):
-    """Imports a subcommand's module only when that subcommand runs."""
-
-    def list_commands(self, ctx):
-        return sorted(COMMANDS)
-
-    def get_command(self, ctx, name):
-        spec = COMMANDS.get(name)
-        if spec is None:
-            return None
-        import importlib
-
-        module = importlib.import_module(f"flux_lite.cli.{spec[0]}")
-        return adopt(getattr(module, spec[1]), name=name)
-
-    def format_commands(self, ctx, formatter):
-        # help lists every command without importing them all
-        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+class TopGroup(LazyGroup):
+    """The flux-lite command: runs one command, then words its errors and
+    notices as Flux's tools do."""
 
     def invoke(self, ctx):
         def waiting(msg):
@@ -174,7 +159,7 @@ def _complete_directory(ctx, param, incomplete):
     return complete_directory(ctx, param, incomplete)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=TopGroup, table=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--state-dir",
     metavar="DIR",

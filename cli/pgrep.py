@@ -4,7 +4,8 @@ import sys
 
 import click
 from flux_lite.cli import listing, words
-from flux_lite.cli.common import complete_queues, instance, read_session, session
+from flux_lite.cli.common import instance, read_session, session
+from flux_lite.cli.params import complete_queues
 from flux_lite.cli.listing import listing_options
 
 from flux_lite import job_list, users

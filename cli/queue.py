@@ -3,7 +3,8 @@
 import os
 
 import click
-from flux_lite.cli.common import complete_queues, instance, read_session, session
+from flux_lite.cli.common import instance, read_session, session
+from flux_lite.cli.params import complete_queues
 from flux_lite.cli.listing import format_string, listing_options
 from flux_lite.cli.output import emit
 

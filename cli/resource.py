@@ -6,7 +6,8 @@ import os
 import click
 from flux_lite.cli import listing
 from flux_lite.cli._complete import complete_targets
-from flux_lite.cli.common import complete_queues, read_session, session
+from flux_lite.cli.common import read_session, session
+from flux_lite.cli.params import complete_queues
 from flux_lite.cli.listing import format_option, listing_options
 from flux_lite.cli.output import color_option, use_color
 from flux_lite.cli.words import echo_error, info

@@ -4,7 +4,8 @@ import json
 import sys
 
 import click
-from flux_lite.cli.common import complete_queues, instance
+from flux_lite.cli.common import instance
+from flux_lite.cli.params import complete_queues
 from flux_lite.cli.interrupt import DETACHED, attach_signals
 from flux_lite.cli.output import progress
 from flux_lite.cli.words import is_flux, prog

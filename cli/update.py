@@ -4,7 +4,8 @@ import json
 
 import click
 from flux_lite.cli._complete import complete_active_jobids, complete_update_pairs
-from flux_lite.cli.common import JOBID, session
+from flux_lite.cli.common import session
+from flux_lite.cli.params import JOBID
 from flux_lite.cli.words import info
 
 from flux_lite.job_manager import update as upd
