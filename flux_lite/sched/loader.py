@@ -9,15 +9,15 @@ and its state is discarded. The chosen module and its arguments persist in
 
 from errno import EEXIST, ENOENT
 
-from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite import config as configmod
 from flux_lite import schedstate
+from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite.sched import registry
+from flux_lite.sched.base import parse_depth
 from flux_lite.schedstate import MODULE_KEY, STATE_KEY
 
 
-
 def scheduler_class(name):
-    from flux_lite.sched import registry
-
     cls = registry.module_class(name)
     if cls is None:
         raise FluxLiteError(f"{name}: no such scheduler module (known: {', '.join(registry.module_names())})")
@@ -34,8 +34,6 @@ def parse_module_args(name, argv):
 
 
 def _parse_module_args(name, argv):
-    from flux_lite.sched import registry
-
     known = {arg.key: arg for arg in registry.module_args(name)}
     args = {}
     for arg in argv:
@@ -48,8 +46,6 @@ def _parse_module_args(name, argv):
 
 
 def _depth(value):
-    from flux_lite.sched.base import parse_depth
-
     return parse_depth(value)
 
 
@@ -79,9 +75,6 @@ def discard_state(kvs):
 
 def config_module(cfg):
     """The module and args the instance config asks for."""
-    from flux_lite import config as configmod
-    from flux_lite.sched import registry
-
     policy = configmod.get_path(cfg, "sched.policy", registry.default_policy())
     cls = registry.policy_module(policy)
     args = {}
@@ -163,8 +156,6 @@ def _and_list(items):
 
 def reload_args(broker, policy=None, queue_depth=None, reservation_depth=None, partial_ok=True):
     """Module name and args for `sched reload`, starting from what is loaded now."""
-    from flux_lite.sched import registry
-
     rec = broker.kvs.get(MODULE_KEY)
     current = dict(rec["args"]) if rec else {}
     name = rec["name"] if rec else config_module(broker.config)[0]
