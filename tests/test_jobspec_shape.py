@@ -1,0 +1,164 @@
+"""The common-shape classifier (formats.jj.common_shape) against the general paths.
+
+Every reader that takes a fast path through the classifier -- validation,
+the jj counts and job-list's columns, the scheduler's request parser -- must
+answer on random jobspecs exactly what its general path answers (the same
+value, or the same error). The jobspecs are drawn near the common shape
+(``[node->]slot->core[,gpu]``, one task) with values, keys and vertices
+changed now and then, so that both sides of every check are reached.
+"""
+
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flux_lite.formats import jj
+from flux_lite.formats import jobspec_validate as V
+from flux_lite.job_manager import index
+from flux_lite.sched import request as R
+
+ODD = [None, True, False, 0, -1, 1.0, 2.5, -0.0, float("nan"), float("inf"), 2**63 - 1, 2**63, 10**400,
+       "", "2", "1-3", "node", "slot", "core", [], [1], {}, {"min": 1, "max": 2}]
+
+
+RATE = 16  # one value in RATE is odd; one dict in RATE loses a key, one gains one
+
+
+def maybe(valid, odd=ODD):
+    """Mostly a valid value, sometimes an odd one."""
+    return st.sampled_from(range(RATE)).flatmap(lambda i: st.sampled_from(odd) if i == RATE - 1 else valid)
+
+
+def pick(valid, *others):
+    """valid mostly, sometimes one of the other strategies."""
+    return st.sampled_from(range(RATE)).flatmap(lambda i: st.one_of(*others) if i == RATE - 1 else valid)
+
+
+def with_extra(strategy, keys):
+    """A dict from strategy, sometimes with one key dropped or one added."""
+    @st.composite
+    def build(draw):
+        d = draw(strategy)
+        what = draw(st.sampled_from(range(RATE)))
+        if what == RATE - 1 and d:
+            del d[draw(st.sampled_from(sorted(d)))]
+        elif what == RATE - 2:
+            d[draw(st.sampled_from(keys))] = draw(st.sampled_from(ODD))
+        return d
+    return build()
+
+
+counts = maybe(st.integers(1, 6))
+vertex_keys = ["exclusive", "label", "unit", "id", "with", "count", "type", "x"]
+
+
+def leaf(rtype):
+    return with_extra(st.fixed_dictionaries({"type": maybe(st.just(rtype)), "count": counts}), vertex_keys)
+
+
+slot_children = pick(st.one_of(st.tuples(leaf("core")), st.tuples(leaf("core"), leaf("gpu"))),
+                     st.tuples(leaf("gpu"), leaf("core")), st.tuples(leaf("core"), leaf("core")), st.tuples(),
+                     st.tuples(leaf("gpu"))).map(list)
+
+
+def slot_vertex():
+    base = st.fixed_dictionaries({"type": maybe(st.just("slot")), "count": counts, "with": slot_children,
+                                  "label": maybe(st.just("task"))},
+                                 optional={"exclusive": maybe(st.booleans())})
+    return with_extra(base, vertex_keys)
+
+
+def node_vertex():
+    base = st.fixed_dictionaries({"type": maybe(st.just("node")), "count": counts,
+                                  "with": pick(st.lists(slot_vertex(), min_size=1, max_size=1),
+                                               st.lists(slot_vertex(), max_size=2))},
+                                 optional={"exclusive": maybe(st.booleans())})
+    return with_extra(base, vertex_keys)
+
+
+resources = pick(st.one_of(st.lists(slot_vertex(), min_size=1, max_size=1),
+                           st.lists(node_vertex(), min_size=1, max_size=1)),
+                 st.lists(st.one_of(slot_vertex(), node_vertex(), leaf("core")), max_size=2))
+
+task_count = pick(st.one_of(st.just({"per_slot": 1}), st.builds(lambda n: {"total": n}, counts)),
+                  st.builds(lambda n: {"per_slot": n}, counts), st.just({"per_resource": 1}), st.just({}),
+                  st.just({"per_slot": 1, "total": 2}))
+task = with_extra(st.fixed_dictionaries(
+    {"command": pick(st.lists(maybe(st.text(max_size=3), [1, None]), min_size=1, max_size=2), st.just([])),
+     "slot": maybe(st.just("task")), "count": maybe(task_count)},
+    optional={"attributes": maybe(st.just({}))}), ["attributes", "x", "slot"])
+tasks = pick(st.lists(task, min_size=1, max_size=1), st.lists(task, max_size=2))
+
+durations = pick(st.one_of(st.integers(0, 3600), st.floats(0, 1e9)), st.sampled_from(ODD + [2**64, 1e308]))
+system_extra = {
+    "constraints": st.sampled_from([{}, {"properties": ["a"]}, {"properties": [1]}, {"bogus": []}, "x", None]),
+    "dependencies": st.sampled_from([[], [{"scheme": "afterok", "value": "f1"}], [{"scheme": 1}], "x"]),
+    "shell": st.sampled_from([{}, {"options": {"per-resource": {"type": "core", "count": 2}}},
+                              {"options": {"per-resource": {"type": "node"}}}, {"options": {"cpu-affinity": "on"}},
+                              "x"]),
+    "job": st.just({"name": "n"}),
+    "queue": st.sampled_from(["q", 1]),
+}
+system = with_extra(st.fixed_dictionaries({"duration": durations}, optional=system_extra), ["x", "duration"])
+attributes = with_extra(st.fixed_dictionaries({"system": maybe(system)}, optional={"user": st.just({"a": 1})}),
+                        ["x", "system", "user"])
+jobspecs = with_extra(st.fixed_dictionaries({
+    "resources": maybe(resources), "tasks": maybe(tasks), "attributes": maybe(attributes),
+    "version": maybe(st.just(1), [1.0, True, 2, "1", None])}), ["x", "version"])
+
+
+def outcome(fn, js):
+    """fn(js)'s value, or its error (type and message); NaN made comparable."""
+    try:
+        value = fn(js)
+    except Exception as exc:
+        return ("error", type(exc).__name__, str(exc))
+    if isinstance(value, R.ResourceRequest):
+        value = value.as_dict()
+    if isinstance(value, dict):
+        value = {k: (type(v).__name__, "nan" if isinstance(v, float) and math.isnan(v) else v)
+                 for k, v in value.items()}
+    return ("ok", value)
+
+
+def without_classifier(monkeypatch, fn, js):
+    with monkeypatch.context() as m:
+        m.setattr(jj, "common_shape", lambda js: None)
+        m.setattr(V, "common_shape", lambda js: None)
+        m.setattr(R, "common_shape", lambda js: None)
+        return outcome(fn, js)
+
+
+@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(jobspecs)
+def test_each_fast_path_answers_what_its_general_path_answers(monkeypatch, js):
+    shape = jj.common_shape(js)  # (never raises: an error fails the test)
+    # validation
+    assert outcome(V.validate, js) == without_classifier(monkeypatch, V.validate, js)
+    # the jj counts and job-list's columns
+    for fn in (jj.get_counts, jj.ntasks, jj.ncores, jj.nnodes_requested, index._jobspec_fields_of):
+        assert outcome(fn, js) == without_classifier(monkeypatch, fn, js), fn
+    # the scheduler's request
+    request = outcome(R.request_from_jobspec, js)
+    assert request == without_classifier(monkeypatch, R.request_from_jobspec, js) == outcome(R.read_request, js)
+    if shape is not None:
+        assert request[0] == "ok"
+        assert shape.system is js["attributes"]["system"]
+        # valid by the whole check, but for dependencies and constraints (not read)
+        system = {k: v for k, v in shape.system.items() if k not in ("dependencies", "constraints")}
+        plain = dict(js, attributes=dict(js["attributes"], system=system))
+        assert without_classifier(monkeypatch, V.validate, plain) == ("ok", None)
+
+
+def test_the_strategy_draws_common_shapes_often():
+    found = []
+
+    @settings(max_examples=400, deadline=None, database=None)
+    @given(jobspecs)
+    def draw(js):
+        found.append(jj.common_shape(js) is not None)
+
+    draw()
+    assert 0.1 * len(found) < sum(found) < 0.9 * len(found)
