@@ -8,12 +8,14 @@ value, or the same error). The jobspecs are drawn near the common shape
 changed now and then, so that both sides of every check are reached.
 """
 
+import copy
 import math
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flux_lite.formats import jj
+from flux_lite.formats import jobspec as J
 from flux_lite.formats import jobspec_validate as V
 from flux_lite.job_manager import index
 from flux_lite.sched import request as R
@@ -162,3 +164,78 @@ def test_the_strategy_draws_common_shapes_often():
 
     draw()
     assert 0.1 * len(found) < sum(found) < 0.9 * len(found)
+
+
+# -- every single change of a common jobspec ----------------------------------------
+
+
+def _bases():
+    slot = J.build(["a"], ntasks=3, cores_per_task=2, duration=60, check=False)
+    gpus = J.build(["a", "b"], ntasks=2, gpus_per_task=1, check=False)
+    nodes = J.build(["a"], nnodes=2, ntasks=4, gpus_per_task=2, exclusive=True, check=False)
+    shared = J.build(["a"], nnodes=2, ntasks=4, check=False)
+    shared["resources"][0]["exclusive"] = False
+    total = J.build(["a"], ntasks=3, check=False)
+    total["tasks"][0]["count"] = {"total": 5}
+    extras = J.build(["a"], ntasks=2, name="n", queue="q", constraints={"properties": ["x"]},
+                     setattrs=[("user.u", 1), ("exec.test.run_duration", "5s")], check=False)
+    extras["tasks"][0]["attributes"] = {}
+    extras["resources"][0]["exclusive"] = False
+    return [slot, gpus, nodes, shared, total, extras]
+
+
+def _places(value, path=()):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield path, key
+            yield from _places(item, path + (key,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield path, i
+            yield from _places(item, path + (i,))
+
+
+def _single_changes(base):
+    """base with one value replaced, one key dropped or one key added, everywhere."""
+    values = ODD + [0, 2, 3, {"per_slot": 1}, {"total": 2}, [{"type": "core", "count": 1}]]
+    for path, key in _places(base):
+        for change in range(len(values) + 2):
+            js = copy.deepcopy(base)
+            holder = js
+            for step in path:
+                holder = holder[step]
+            if change < len(values):
+                holder[key] = copy.deepcopy(values[change])
+            elif change == len(values):
+                if isinstance(holder, list):
+                    holder.append(copy.deepcopy(holder[key]))
+                else:
+                    del holder[key]
+            elif isinstance(holder, dict):
+                for extra in ("exclusive", "label", "unit", "x", "total", "per_slot", "attributes", "user",
+                              "dependencies", "constraints", "shell"):
+                    if extra not in holder:
+                        holder[extra] = True
+                        break
+            yield js
+
+
+def test_every_single_change_of_a_common_jobspec(monkeypatch):
+    """Each reader's fast path answers what its general path answers for
+    every jobspec one change away from a common one (exhaustively, where the
+    random draws above reach a given change only now and then)."""
+    readers = (V.validate, jj.get_counts, jj.ntasks, jj.ncores, index._jobspec_fields_of, R.request_from_jobspec)
+    taken = cases = 0
+    for base in _bases():
+        assert jj.common_shape(base) is not None
+        for js in _single_changes(base):
+            cases += 1
+            fast = [outcome(fn, js) for fn in readers]
+            with monkeypatch.context() as m:
+                for module in (jj, V, R):
+                    m.setattr(module, "common_shape", lambda js: None)
+                general = [outcome(fn, js) for fn in readers]
+            assert fast == general, js
+            taken += jj.common_shape(js) is not None
+    assert cases > 3000 and 0.1 * cases < taken < 0.5 * cases
+
