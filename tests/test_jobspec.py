@@ -703,6 +703,7 @@ def test_listing_counts_are_what_the_general_walk_gives(monkeypatch):
     assert index._jobspec_fields_of(_common_bases()[-1])[1:] == (3, "", 3)  # (tasks counted in total)
     assert index._jobspec_fields_of(_common_bases()[2])[1:] == (4, 2, "")  # (whole nodes: cores known with R)
     monkeypatch.setattr(jj, "common_shape", lambda js: None)
+    monkeypatch.setattr(jj, "job_shape", lambda js: None)
     assert [index._jobspec_fields_of(js) for js in cases] == fields
     assert index._jobspec_fields_of(shell)[1] == 4 and quick[-2:] == [None] * 2
     assert [index._jobspec_fields_of(js)[1] for js in cases[-2:]] == [5, 5]

@@ -126,9 +126,8 @@ def outcome(fn, js):
 
 def without_classifier(monkeypatch, fn, js):
     with monkeypatch.context() as m:
-        m.setattr(jj, "common_shape", lambda js: None)
-        m.setattr(V, "common_shape", lambda js: None)
-        m.setattr(R, "common_shape", lambda js: None)
+        for module, name in ((jj, "common_shape"), (jj, "job_shape"), (V, "common_shape"), (R, "job_shape")):
+            m.setattr(module, name, lambda js: None)
         return outcome(fn, js)
 
 
@@ -232,10 +231,26 @@ def test_every_single_change_of_a_common_jobspec(monkeypatch):
             cases += 1
             fast = [outcome(fn, js) for fn in readers]
             with monkeypatch.context() as m:
-                for module in (jj, V, R):
-                    m.setattr(module, "common_shape", lambda js: None)
+                for module, name in ((jj, "common_shape"), (jj, "job_shape"), (V, "common_shape"),
+                                     (R, "job_shape")):
+                    m.setattr(module, name, lambda js: None)
                 general = [outcome(fn, js) for fn in readers]
             assert fast == general, js
             taken += jj.common_shape(js) is not None
     assert cases > 3000 and 0.1 * cases < taken < 0.5 * cases
+
+
+def test_a_jobs_shape_is_read_once_per_jobspec_object(monkeypatch):
+    """job_shape remembers common_shape's answer per jobspec object (a job's
+    is never changed in place): asked again for the same object it does not
+    classify again; an equal object of its own is classified afresh."""
+    calls = []
+    classify = jj.common_shape
+    monkeypatch.setattr(jj, "common_shape", lambda js: calls.append(1) or classify(js))
+    js = J.build(["a"], ntasks=2, check=False)
+    odd = dict(js, version=2)
+    assert jj.job_shape(js) == classify(js) and jj.job_shape(odd) is None and len(calls) == 2
+    assert jj.job_shape(js) == classify(js) and jj.job_shape(odd) is None and len(calls) == 2
+    assert jj.job_shape(copy.deepcopy(js)) == classify(js) and len(calls) == 3
+    assert R.request_from_jobspec(js).nslots == 2 and index._jobspec_fields_of(js)[1] == 2 and len(calls) == 3
 

@@ -35,6 +35,7 @@ __all__ = [
     "is_int",
     "is_map",
     "is_number",
+    "job_shape",
     "name",
     "ncores",
     "nnodes_requested",
@@ -47,8 +48,6 @@ INT64_MAX = (1 << 63) - 1  # the largest count jansson reads (Flux's job-ingest 
 MAX_RESOURCE_DEPTH = 100
 
 _FLOAT_INF = float("inf")
-_TOP_KEYS = frozenset(("attributes", "resources", "tasks", "version"))
-_ATTRIBUTE_KEYS = frozenset(("system", "user"))
 
 
 # ---------------------------------------------------------------------------
@@ -140,22 +139,25 @@ def common_shape(js: Any) -> Shape | None:
     and words any error. Never raises.
     """
     try:
-        if type(js) is not dict or js.keys() != _TOP_KEYS:
+        if type(js) is not dict or len(js) != 4:
             return None
         version, resources, tasks, attributes = js["version"], js["resources"], js["tasks"], js["attributes"]
         if type(version) is not int or version != 1 or type(resources) is not list or len(resources) != 1 \
                 or type(tasks) is not list or len(tasks) != 1 or type(attributes) is not dict:
             return None
-        # [node ->] slot -> core [, gpu]
+        # [node ->] slot -> core [, gpu]   (len(js) == 4 and the four keys: exactly those)
         slot = resources[0]
         if type(slot) is not dict:
             return None
         nnodes = 0
         exclusive = False
-        if slot["type"] == "node":
+        rtype = slot["type"]
+        if rtype != "slot":
+            if rtype != "node":
+                return None
             node = slot
             nnodes, slots = node["count"], node["with"]
-            if type(nnodes) is not int or not 1 <= nnodes <= INT64_MAX or type(slots) is not list \
+            if type(nnodes) is not int or not 0 < nnodes <= INT64_MAX or type(slots) is not list \
                     or len(slots) != 1:
                 return None
             if len(node) != 3:
@@ -165,10 +167,8 @@ def common_shape(js: Any) -> Shape | None:
             slot = slots[0]
             if type(slot) is not dict or slot["type"] != "slot":
                 return None
-        elif slot["type"] != "slot":
-            return None
         slot_count, children = slot["count"], slot["with"]
-        if type(slot_count) is not int or not 1 <= slot_count <= INT64_MAX or type(children) is not list \
+        if type(slot_count) is not int or not 0 < slot_count <= INT64_MAX or type(children) is not list \
                 or type(slot["label"]) is not str:
             return None
         if len(slot) != 4 and (len(slot) != 5 or slot["exclusive"] is not False):
@@ -177,7 +177,7 @@ def common_shape(js: Any) -> Shape | None:
         if type(core) is not dict or len(core) != 2 or core["type"] != "core":
             return None
         size = core["count"]
-        if type(size) is not int or not 1 <= size <= INT64_MAX:
+        if type(size) is not int or not 0 < size <= INT64_MAX:
             return None
         gpus = 0
         if len(children) != 1:
@@ -185,7 +185,7 @@ def common_shape(js: Any) -> Shape | None:
             if len(children) != 2 or type(gpu) is not dict or len(gpu) != 2 or gpu["type"] != "gpu":
                 return None
             gpus = gpu["count"]
-            if type(gpus) is not int or not 1 <= gpus <= INT64_MAX:
+            if type(gpus) is not int or not 0 < gpus <= INT64_MAX:
                 return None
         # one task: a command, the slot it runs in, one per slot or a total
         task = tasks[0]
@@ -202,15 +202,14 @@ def common_shape(js: Any) -> Shape | None:
                 return None
         total = count.get("total")
         if total is None:
-            per_slot = count["per_slot"]
-            if type(per_slot) is not int or per_slot != 1:
+            if count["per_slot"] != 1 or type(count["per_slot"]) is not int:
                 return None
         elif type(total) is not int or total < 1:
             return None
-        # attributes: a system duration, finite and not negative
-        if not attributes.keys() <= _ATTRIBUTE_KEYS:
-            return None
+        # attributes: system and at most user; a system duration, finite and not negative
         system = attributes["system"]
+        if len(attributes) != 1 and (len(attributes) != 2 or "user" not in attributes):
+            return None
         if type(system) is not dict:
             return None
         duration = system["duration"]
@@ -222,6 +221,28 @@ def common_shape(js: Any) -> Shape | None:
     except (KeyError, IndexError):
         return None
     return _new_shape(Shape, (nnodes, slot_count, size, gpus, exclusive, total, float(duration), system))
+
+
+_JOB_SHAPES: dict[int, tuple[Any, Shape | None]] = {}
+_JOB_SHAPES_MAX = 4096
+
+
+def job_shape(js: Any) -> Shape | None:
+    """common_shape(js) of a job's jobspec, remembered per jobspec object.
+
+    A job's jobspec is never changed in place (an update replaces it), so
+    the classification made when it is submitted serves the listing and
+    the scheduler's request too. Any other jobspec, which its holder may
+    change, is classified with common_shape.
+    """
+    hit = _JOB_SHAPES.get(id(js))
+    if hit is not None and hit[0] is js:
+        return hit[1]
+    shape = common_shape(js)
+    if len(_JOB_SHAPES) >= _JOB_SHAPES_MAX:
+        _JOB_SHAPES.clear()
+    _JOB_SHAPES[id(js)] = (js, shape)  # holding js keeps its id from being reused
+    return shape
 
 
 # ---------------------------------------------------------------------------

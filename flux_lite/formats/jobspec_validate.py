@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flux_lite.errors import JobspecError
-from flux_lite.formats.jj import INT64_MAX, MAX_RESOURCE_DEPTH, common_shape, is_int, is_map, is_number, typename
+from flux_lite.formats.jj import INT64_MAX, MAX_RESOURCE_DEPTH, Shape, common_shape, is_int, is_map, is_number, typename
 
 __all__ = ["idset_values_ok", "validate"]
 
@@ -32,7 +32,7 @@ def _missing_extraneous(expected, given, optional=False, allow_additional=False)
             raise JobspecError(f"Extraneous key ({sorted(extra, key=str)[0]})")
 
 
-def validate(js: Any, strict: bool = False) -> None:
+def validate(js: Any, strict: bool = False, shape: Shape | None = None) -> None:
     """Validate a jobspec dict; raise JobspecError(reason) if invalid.
 
     Default: the checks of flux-core's ingest validator (JobspecV1), with its
@@ -44,9 +44,12 @@ def validate(js: Any, strict: bool = False) -> None:
     slot), node>slot>core[,gpu] or slot>core[,gpu], no unknown vertex keys,
     exactly one task whose slot matches the slot label, and the attribute
     checks of libjob jobspec1.c.
+
+    shape: common_shape(js), if the caller has it.
     """
     if not strict:
-        shape = common_shape(js)
+        if shape is None:
+            shape = common_shape(js)
         if shape is not None:  # valid but for dependencies and constraints, which it does not read
             system = shape.system
             if "dependencies" in system or "constraints" in system:

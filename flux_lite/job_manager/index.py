@@ -121,10 +121,13 @@ def _jobspec_fields_of(js: dict) -> tuple[str, Any, Any, Any]:
         out_name = jj.name(js)
     except Exception:
         out_name = ""
-    shape = jj.common_shape(js)
+    shape = jj.job_shape(js)
     if shape is not None and "shell" not in shape.system:  # (a shell per-resource option changes ntasks)
-        nnodes = shape.nnodes
-        return out_name, shape.ntasks, nnodes or "", "" if nnodes and shape.exclusive else shape.ncores
+        nnodes, nslots, total = shape.nnodes, shape.slot_count, shape.task_total
+        if nnodes:
+            nslots *= nnodes
+        return (out_name, total if total is not None else nslots, nnodes or "",
+                "" if nnodes and shape.exclusive else nslots * shape.slot_size)
     try:
         counts = jj.get_counts(js)  # (what the three counts are read from)
     except Exception:

@@ -51,7 +51,7 @@ def validate_jobspec(broker, jobspec, seen=False):
     instance (constraints, limits, its remaining lifetime) run again."""
     if not seen:
         try:
-            validate(jobspec)
+            validate(jobspec, shape=jj.job_shape(jobspec))  # (the listing and the scheduler read it again)
         except JobspecError as exc:
             raise FluxLiteError(str(exc), errno=EINVAL) from None
     constraint = (jobspec.get("attributes") or {}).get("system", {}).get("constraints")

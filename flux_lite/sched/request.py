@@ -2,7 +2,7 @@
 
 ``request_from_jobspec`` is flux-core's Rv1Pool ``ResourceRequest.from_jobspec``
 (what the Python schedulers see of a jobspec): the common jobspec shape is
-read through :func:`flux_lite.formats.jj.common_shape`, any other by the
+read through :func:`flux_lite.formats.jj.job_shape`, any other by the
 general walk (``resource_request``), whose JobspecError messages become the
 scheduler's deny notes (``cannot parse jobspec: <message>``).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from flux_lite.errors import JobspecError
-from flux_lite.formats.jj import MAX_RESOURCE_DEPTH, common_shape, is_map
+from flux_lite.formats.jj import MAX_RESOURCE_DEPTH, is_map, job_shape
 from flux_lite.formats.jobspec_validate import idset_values_ok
 
 __all__ = [
@@ -99,8 +99,9 @@ class ResourceRequest:
 
 def request_from_jobspec(jobspec: Any) -> ResourceRequest:
     """The request a jobspec makes (JobspecError, or the errors of the
-    general walk, when it cannot be read)."""
-    shape = common_shape(jobspec)
+    general walk, when it cannot be read). jobspec: a job's, never changed
+    in place (see jj.job_shape)."""
+    shape = job_shape(jobspec)
     if shape is None:
         return read_request(jobspec)
     nnodes = shape.nnodes
