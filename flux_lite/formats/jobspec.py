@@ -1,8 +1,8 @@
 """Jobspec version 1 (RFC 14 canonical jobspec, RFC 25 V1): build, load, dump.
 
 Building (``build``) follows what ``flux submit`` / ``flux run`` produce
-(flux.cli.base + JobspecV1.from_command, Jobspec.setattr); ``loads`` and
-``dumps`` read and write JSON or YAML as flux.job.Jobspec does; the
+(flux.cli.base + JobspecV1.from_command, Jobspec.setattr); ``loads``
+reads JSON or YAML and ``dumps`` writes JSON as flux.job.Jobspec does; the
 accessors read what Jobspec's properties and job-exec read.
 Validation is :mod:`flux_lite.formats.jobspec_validate`, the counts read off
 a jobspec :mod:`flux_lite.formats.jj`.
