@@ -366,6 +366,7 @@ class PolicyChoice(click.Choice):
     def choices(self, _value):
         pass  # click.Choice.__init__ sets them; they are the registry's
 
+    @_never_fail
     def shell_complete(self, ctx, param, incomplete):
         """Each policy with its module's description."""
         return _items(((policy, cls.description) for cls in registry.modules().values()

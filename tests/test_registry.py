@@ -149,6 +149,22 @@ def test_a_scratch_file_comes_and_goes_with_the_path(monkeypatch, tmp_path):
     assert registry.module_class("sched-lifo") is None and "lifo" not in registry.policies()
 
 
+def test_listing_imports_only_files_that_could_register(monkeypatch, tmp_path):
+    """A file of the package that does not name the registry cannot register
+    a class: listing the modules leaves it alone (pool, store, ...), with no list of them kept."""
+    extra = tmp_path / "extra"
+    _add_scratch_policy(monkeypatch, extra)
+    (extra / "helper.py").write_text('raise AssertionError("helper.py was imported")\n', encoding="utf-8")
+    (extra / "notes.py").write_text('"""Mentions the registry but registers nothing."""\n', encoding="utf-8")
+    try:
+        assert registry.module_names()[-1] == "sched-lifo"
+        assert "flux_lite.sched.helper" not in sys.modules and "flux_lite.sched.notes" in sys.modules
+        assert registry.module_class("sched-notes") is None and "sched-notes" not in registry.module_names()
+    finally:
+        for name in ("lifo", "notes"):
+            sys.modules.pop(f"flux_lite.sched.{name}", None)
+
+
 # -- the scratch policy, end to end ----------------------------------------------------------
 
 

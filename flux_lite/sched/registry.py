@@ -17,14 +17,15 @@ package's ``__path__`` as it is when asked (a test may add a directory of
 its own to it), read with one directory listing per path.
 
 Loading a module by name imports only its file; listing them all imports
-every file in the package (only configuration checks, ``sched reload
---policy``, ``module load`` and completion need that).
+every file of the package that names this module (only configuration
+checks, ``sched reload --policy``, ``module load`` and completion need that).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from flux_lite import config, stored
@@ -37,10 +38,10 @@ PACKAGE = __name__.rpartition(".")[0]  # flux_lite.sched
 DEFAULT_MODULE = "sched-simple"  # listed first, and the default policy's module
 
 _MODULES: dict[str, type[Scheduler]] = {}
-# (package path, its files' module names) as last listed, and the listing
-# whose files have all been imported
-_files: tuple[tuple[str, ...], frozenset[str]] = ((), frozenset())
-_imported: frozenset[str] | None = None
+# (package path, {module name: directory} of its files) as last listed, and the
+# listing whose scheduler modules have all been imported
+_files: tuple[tuple[str, ...], dict[str, str]] = ((), {})
+_imported: dict[str, str] | None = None
 
 
 def _stem(name: str) -> str | None:
@@ -63,21 +64,36 @@ def register(cls: type[Scheduler]) -> type[Scheduler]:
     return cls
 
 
-def _package_files() -> frozenset[str]:
-    """Module names of the package's files (not ``_``-prefixed), for its path as it is now."""
+def _package_files() -> dict[str, str]:
+    """{module name: directory} of the package's files (not ``_``-prefixed), for
+    its path as it is now (the first directory holding a name wins, as for import)."""
     global _files
     path = tuple(importlib.import_module(PACKAGE).__path__)
     if _files[0] != path:
-        names: set[str] = set()
+        files: dict[str, str] = {}
         for directory in path:
             try:
                 entries = os.listdir(directory)
             except OSError:
                 continue
-            names.update(entry[:-3] for entry in entries
-                         if entry.endswith(".py") and not entry.startswith("_") and entry[:-3].isidentifier())
-        _files = (path, frozenset(names))
+            for entry in entries:
+                if entry.endswith(".py") and not entry.startswith("_") and entry[:-3].isidentifier():
+                    files.setdefault(entry[:-3], directory)
+        _files = (path, files)
     return _files[1]
+
+
+def _may_register(stem: str, directory: str) -> bool:
+    """Whether importing a file could register a class: it is imported
+    already, or its source names this module (it must import register).
+    The others (pool, store, ...) are not imported just to find that out."""
+    if f"{PACKAGE}.{stem}" in sys.modules:
+        return True
+    try:
+        with open(os.path.join(directory, f"{stem}.py"), "rb") as f:
+            return b"registry" in f.read()
+    except OSError:
+        return True  # let the import say what is wrong
 
 
 def module_class(name: str) -> type[Scheduler] | None:
@@ -97,8 +113,9 @@ def modules() -> dict[str, type[Scheduler]]:
     global _imported
     files = _package_files()
     if _imported is not files:
-        for stem in sorted(files):
-            importlib.import_module(f"{PACKAGE}.{stem}")
+        for stem, directory in sorted(files.items()):
+            if _may_register(stem, directory):
+                importlib.import_module(f"{PACKAGE}.{stem}")
         _imported = files
     # registered classes whose file is no longer on the path are not listed
     found = [name for name in _MODULES if _stem(name) in files]
