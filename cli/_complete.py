@@ -25,6 +25,7 @@ from flux_lite.instance import Instance
 from flux_lite.job_list import FILTER_RESULTS, FILTER_STATES
 from flux_lite.job_manager import index
 from flux_lite.job_manager.job import INACTIVE, STATE_NAMES
+from flux_lite.listing.jobs import make_info
 from flux_lite.sched import registry
 
 # how many inactive jobs to offer after the active ones, and how many inactive
@@ -102,8 +103,6 @@ def _job_help(state, data, now):
     label = STATE_NAMES.get(state, "")
     if state == INACTIVE:
         try:
-            from flux_lite.listing.jobs import make_info
-
             label = make_info(data, now, str)["status"] or label
         except Exception:  # noqa: BLE001 - the label is decoration
             pass

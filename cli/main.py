@@ -120,9 +120,7 @@ class TopGroup(LazyGroup):
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
-            from flux_lite.cli.words import usage_error
-
-            report = usage_error(exc)
+            report = words.usage_error(exc)
             if report is None:
                 exc.show()
                 sys.exit(exc.exit_code)

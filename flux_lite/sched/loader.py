@@ -15,6 +15,7 @@ from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.sched import registry
 from flux_lite.sched.base import parse_depth
 from flux_lite.schedstate import MODULE_KEY, STATE_KEY
+from flux_lite.stored import DamagedError
 
 
 def scheduler_class(name):
@@ -58,9 +59,6 @@ def load_persisted(broker):
     try:
         return cls(broker, rec.get("args"), state=state)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-        from flux_lite.errors import FluxLiteError
-        from flux_lite.stored import DamagedError
-
         if isinstance(exc, FluxLiteError) and not isinstance(exc, ValueError):
             raise
         raise DamagedError(STATE_KEY, f"the scheduler cannot load it: {exc}") from None

@@ -34,7 +34,7 @@ from flux_lite.errors import FluxLiteError
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
-from flux_lite.formats.rset import Rset
+from flux_lite.formats.rset import Rset, rlite_nodes, rlite_without
 from flux_lite.limits import MAX_TIME
 from flux_lite.sched.request import ResourceRequest
 
@@ -882,8 +882,6 @@ class Pool:
             for i, c, g in parts:
                 self._apply(i, c, g, True)
         if free:
-            from flux_lite.formats.rset import rlite_without
-
             R = rlite_without(R, _idset_text(free)[0])
         self._jobs[jobid] = _Job(None, expiration, tuple(parts), rdict=R)
         self.generation += 1
@@ -911,8 +909,6 @@ class Pool:
         """Fast path of register_alloc; False when the slow path must decide
         (unknown ranks or resources, double booking: it has the messages).
         nodes: rlite_nodes(R), when the caller has it already."""
-        from flux_lite.formats.rset import rlite_nodes
-
         topo = self._topo
         pos = topo.pos
         if jobid in self._jobs:

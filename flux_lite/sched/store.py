@@ -29,6 +29,8 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from flux_lite.sched.pool import _Job
+from flux_lite.sched.request import ResourceRequest
 from flux_lite.schedstate import create, present
 from flux_lite.stored import DamagedError
 
@@ -166,8 +168,6 @@ class StoredJobs(LazyRows):
         self._max: int | None = None  # the largest id in the table when first asked
 
     def _row(self, jobid: int, end: float, parts: str) -> Any:
-        from flux_lite.sched.pool import _Job
-
         try:
             return _Job(None, float(end), decode_parts(self._pool, parts), topo=self._pool._topo)
         except (ValueError, KeyError, TypeError) as exc:
@@ -285,8 +285,6 @@ class StoredQueue(LazyRows):
     _COLUMNS = "id, priority, userid, t_submit, request, annotations"
 
     def _row(self, jobid: Any, priority: Any, userid: Any, t_submit: Any, req: Any, ann: Any) -> PendingJob:
-        from flux_lite.sched.request import ResourceRequest
-
         assert self._make is not None
         try:
             request = self._requests.get(req)
