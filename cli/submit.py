@@ -359,7 +359,6 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     if isinstance(job, str):
         raise FluxLiteError(job)
     # what flux job attach says of the job (flux run is submit + attach)
-
     with inst.session() as broker:
         entries = attach.watched(broker, jobid)
     lines, exit_code = attach.attach_report(entries, f58(jobid))

@@ -124,7 +124,6 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
         bucket.append(Entry(path, data=data, mtime=mtime))
 
     # job states from the index: which jobs are running, which ran and ended
-
     states: dict[int, tuple] = {}
     for jobid, raw in index.raw_rows(kvs.conn):
         rec = json.loads(raw)

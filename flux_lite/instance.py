@@ -222,7 +222,6 @@ class Instance:
             kvs.put("config", cfg)
             kvs.put_text("resource.R", json.dumps(R))
             # the resource module defines the instance's resources first thing
-
             method = "configuration" if configmod.get_path(cfg, "resource.config") else "dynamic-discovery"
             kvs.append("resource.eventlog", eventlog.encode_entry(start, "resource-define", {"method": method}))
             inst = cls(state_dir, kvs)

@@ -40,7 +40,6 @@ def apply(broker, cfg):
     exclude = configmod.get_path(cfg, "resource.exclude")
     if exclude is not None:
         # refused as Flux's resource module refuses it when it next loads
-
         exclude_ranks(Rset.from_dict(broker.resources.instance_R), str(exclude))
     old_exp = configmod.get_path(old, "instance.expiration")
     new_exp = configmod.get_path(cfg, "instance.expiration")

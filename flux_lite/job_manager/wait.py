@@ -100,7 +100,6 @@ def _refuse(message):
 
 def _check_owner(broker):
     # job-manager.wait is the instance owner's (only the owner may submit waitable jobs)
-
     access.require_owner(broker.instance.identity, "job wait")
 
 

@@ -40,20 +40,16 @@ Annotations: on SUCCESS ``resource_summary`` and ``selection_type``
 
 import math
 from bisect import bisect_left, bisect_right, insort
-from typing import Any
 
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, UsageError
-from flux_lite.sched import pool, store
+from flux_lite.sched import store
 from flux_lite.sched.base import COMMON_ARGS, ModuleArg, PendingJob, Scheduler, posint
+from flux_lite.sched.pool import InfeasibleRequest
 from flux_lite.sched.preview import describe_moves
 from flux_lite.sched.registry import register
 
 INF = math.inf
-# flux_lite.sched.pool.InfeasibleRequest, bound by the first BackfillScheduler
-# made (listing the policies imports this module, not the pool; a pass is
-# run often enough that an import statement in it shows)
-InfeasibleRequest: Any = None
 _BIG = 1 << 62  # sorts after every rank index / sequence number
 DEPTHS = {"easy": 1, "hybrid": 64, "conservative": INF}
 
@@ -1057,9 +1053,6 @@ class BackfillScheduler(Scheduler):
         self._feasible = (None, {})  # (topology, {shape: "" or why it never fits})
         self._needs = (None, {})  # (topology, {jobid: fewest cores}) (see core_needs)
         super().__init__(broker, args, state)
-        global InfeasibleRequest
-        if InfeasibleRequest is None:
-            InfeasibleRequest = pool.InfeasibleRequest
 
     def apply_args(self, args):
         super().apply_args(args)
@@ -1068,7 +1061,6 @@ class BackfillScheduler(Scheduler):
         if args.get("reservation-depth"):
             if self.policy == "easy":
                 # EASY is depth 1 by definition; a depth means hybrid
-
                 raise FluxLiteError("reservation-depth does not apply to the easy policy (use hybrid)")
             # hybrid's depth, or a cap on conservative (as Fluxion caps it at its queue depth)
             depth = int(args["reservation-depth"])
