@@ -12,7 +12,6 @@ from flux_lite.access import EVENTLOG_ACCESS
 from flux_lite.config import read_input
 from flux_lite.dump import sign_none
 from flux_lite.errors import FluxLiteError
-from flux_lite.errors import FluxLiteError as _E
 from flux_lite.formats import eventlog
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.jobid import decode, f58, kvs_key
@@ -123,9 +122,9 @@ def job_wait_event(timeout, match, count, fmt, time_format, human, color, quiet,
     try:
         found = instance().wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
     except WaitTimeout:
-        raise _E(f"wait-event timeout on event '{name}'") from None
+        raise FluxLiteError(f"wait-event timeout on event '{name}'") from None
     except WaitStalled:
-        raise _E(f"wait-event: event '{name}' cannot arrive: nothing left to happen "
+        raise FluxLiteError(f"wait-event: event '{name}' cannot arrive: nothing left to happen "
                  "under the virtual clock (advance it or use --timeout)") from None
     if isinstance(found, str):
         raise FluxLiteError(found)
