@@ -1,0 +1,23 @@
+"""Fidelity bugs flux-core's own tests found (shared/sharness/results-notes.md):
+each case is Flux 0.88's exact text and exit code, from its tests or sources."""
+
+from click.testing import CliRunner
+
+from flux_lite.cli.main import cli
+
+
+def as_flux(flux, *args, input=None):
+    """Run a command as `flux` (the program name) against flux's instance."""
+    env = {"FLUX_LITE_STATE_DIR": flux.state_dir, "FLUX_F58_FORCE_ASCII": "1"}
+    r = CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env,
+                           prog_name="flux", catch_exceptions=False)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_kvs_eventlog_get_of_a_value_that_is_not_an_eventlog(flux):
+    flux("kvs", "put", "test.noteventlog=foo", 'test.lines="{\\"timestamp\\":1,\\"name\\":\\"a\\"}\\n"')
+    assert as_flux(flux, "kvs", "eventlog", "get", "test.noteventlog") == (
+        1, "", "flux-kvs: cannot decode improperly formatted eventlog\n")
+    # a string holding RFC 18 lines decodes, as the same bytes would in Flux's KVS
+    assert as_flux(flux, "kvs", "eventlog", "get", "-u", "test.lines") == (
+        0, '{"timestamp":1,"name":"a"}\n', "")
