@@ -276,6 +276,8 @@ class Instance:
             inst = cls(state_dir, kvs)
             inst.log("broker", "info", f"instance created: {len(R_ranks(R))} nodes, clock {mode}", t=start)
             ctx = inst.context(now=start)
+            if configmod.get_path(cfg, "job-manager.housekeeping") is not None:
+                ctx.housekeeping.config_loaded()
             if prepare is not None:
                 # a restore fills in the archive's jobs before the scheduler says hello
                 prepare(inst, ctx)

@@ -21,3 +21,17 @@ def test_kvs_eventlog_get_of_a_value_that_is_not_an_eventlog(flux):
     # a string holding RFC 18 lines decodes, as the same bytes would in Flux's KVS
     assert as_flux(flux, "kvs", "eventlog", "get", "-u", "test.lines") == (
         0, '{"timestamp":1,"name":"a"}\n', "")
+
+
+HK_SYSTEMD = "[exec]\nimp = \"/bin/echo\"\n[job-manager.housekeeping]\nuse-systemd-unit = true\n"
+DEPRECATED = "job-manager.err[0]: job-manager.housekeeping.use-systemd-unit is deprecated - ignoring"
+
+
+def test_use_systemd_unit_is_deprecated_at_config_load_and_start(flux, tmp_path):
+    assert as_flux(flux, "config", "load", input=HK_SYSTEMD) == (0, "", "")
+    assert flux.dmesg()[-1] == DEPRECATED
+    conf = tmp_path / "hk.toml"
+    conf.write_text(HK_SYSTEMD)
+    again = as_flux(flux, "--state-dir", tmp_path / "s2", "start", "--clock=virtual", "-c", conf)
+    assert again[0] == 0
+    assert DEPRECATED in as_flux(flux, "--state-dir", tmp_path / "s2", "dmesg")[1]
