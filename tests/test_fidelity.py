@@ -35,3 +35,12 @@ def test_use_systemd_unit_is_deprecated_at_config_load_and_start(flux, tmp_path)
     again = as_flux(flux, "--state-dir", tmp_path / "s2", "start", "--clock=virtual", "-c", conf)
     assert again[0] == 0
     assert DEPRECATED in as_flux(flux, "--state-dir", tmp_path / "s2", "dmesg")[1]
+
+
+def test_guest_queue_control_requires_owner_credentials(flux):
+    import os
+
+    guest = {"FLUX_HANDLE_USERID": str(os.getuid() + 1), "FLUX_HANDLE_ROLEMASK": "0x2"}
+    for command, service in (("stop", "start"), ("start", "start"), ("disable", "enable"), ("enable", "enable")):
+        r = flux.fails("queue", command, env=guest)
+        assert r.stderr == f"flux-lite queue: ERROR: {service}: Request requires owner credentials\n"
