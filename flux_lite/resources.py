@@ -241,8 +241,7 @@ class Resources:
         from flux_lite.formats.idset import IDset
         from flux_lite.formats.rset import Rset
 
-        if not text.strip():
-            raise FluxLiteError("no targets given (an idset of ranks or a hostlist)", errno=EINVAL)
+        # no targets ("", " ", ",") decode as an empty idset or hostlist: "idset is empty" below
         full = Rset.from_dict(self.instance_R)
         try:
             ranks = IDset.parse(text)
@@ -297,7 +296,7 @@ class Resources:
         notdrained = [r for r in ranks if r not in self.drained]
         if notdrained:
             raise FluxLiteError(f"rank {IDset(notdrained)} not drained", errno=EINVAL)
-        self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks)})
+        self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks), "overwrite": 0})
         self._notify()
 
     def down_ranks(self):

@@ -44,3 +44,12 @@ def test_guest_queue_control_requires_owner_credentials(flux):
     for command, service in (("stop", "start"), ("start", "start"), ("disable", "enable"), ("enable", "enable")):
         r = flux.fails("queue", command, env=guest)
         assert r.stderr == f"flux-lite queue: ERROR: {service}: Request requires owner credentials\n"
+
+
+def test_drain_of_no_targets_and_the_undrain_event(flux):
+    assert as_flux(flux, "resource", "drain", "") == (1, "", "flux-resource: ERROR: [Errno 22] idset is empty\n")
+    assert as_flux(flux, "resource", "undrain", " ") == (1, "", "flux-resource: ERROR: idset is empty\n")
+    flux("resource", "drain", "node0")
+    flux("resource", "undrain", "node0")
+    last = flux.out("kvs", "eventlog", "get", "resource.eventlog").splitlines()[-1]
+    assert last.split(" ", 1)[1] == 'undrain idset="0" nodelist="node0" overwrite=0'
