@@ -314,7 +314,8 @@ def validate(cfg):
                 raise ConfigError("error parsing [resource] configuration: "
                                   f"Expected string, got {_json_type(res['exclude'])}")
             try:
-                _targets(res["exclude"], "resource.exclude")
+                if res.get("config"):  # else no R maps hosts yet: the resource module's check says so
+                    _targets(res["exclude"], "resource.exclude")
             except ConfigError:
                 raise ConfigError(f"error decoding exclude set {res['exclude']}: invalid targets: "
                                   "Hostlist cannot be decoded") from None
