@@ -289,8 +289,11 @@ def validate(cfg):
     if res is not None:
         if "config" in res:
             entries = res["config"]
-            if not isinstance(entries, list) or not entries:
-                raise ConfigError("resource.config: must be a non-empty list of tables")
+            # librlist's words, through the resource module's
+            if not isinstance(entries, list):
+                raise ConfigError("error parsing [resource.config] array: resource config must be an array")
+            if not entries:
+                raise ConfigError("error parsing [resource.config] array: no hosts configured")
             for i, ent in enumerate(entries):
                 key = f"resource.config[{i}]"
                 _checked(ent, key, ("hosts", "cores", "gpus", "properties"))

@@ -53,3 +53,11 @@ def test_drain_of_no_targets_and_the_undrain_event(flux):
     flux("resource", "undrain", "node0")
     last = flux.out("kvs", "eventlog", "get", "resource.eventlog").splitlines()[-1]
     assert last.split(" ", 1)[1] == 'undrain idset="0" nodelist="node0" overwrite=0'
+
+
+def test_resource_config_with_no_hosts(flux, tmp_path):
+    conf = tmp_path / "empty.toml"
+    conf.write_text("[resource]\nnoverify = true\nconfig = []\n")
+    assert as_flux(flux, "--state-dir", tmp_path / "new", "start", "-c", conf, "true") == (
+        1, "", "flux-start: error parsing [resource.config] array: no hosts configured\n")
+    assert not (tmp_path / "new").exists()
