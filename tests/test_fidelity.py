@@ -61,3 +61,28 @@ def test_resource_config_with_no_hosts(flux, tmp_path):
     assert as_flux(flux, "--state-dir", tmp_path / "new", "start", "-c", conf, "true") == (
         1, "", "flux-start: error parsing [resource.config] array: no hosts configured\n")
     assert not (tmp_path / "new").exists()
+
+
+# -- robustness ---------------------------------------------------------------------------
+
+
+def test_start_and_restore_force_on_a_read_only_file_system(flux, tmp_path, monkeypatch):
+    import errno
+    import os
+
+    archive = tmp_path / "a.tar"
+    flux("dump", archive)
+
+    def erofs(path, *args, **kw):
+        # what a read-only mount answers, even for a name that does not exist
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+
+    monkeypatch.setattr(os, "open", erofs)
+    monkeypatch.setattr(os, "unlink", erofs)
+    message = f"ERROR: {flux.state_dir}: cannot create the instance: Read-only file system\n"
+    r = flux.fails("start", "-f", "--clock=virtual")
+    assert r.stderr == "flux-lite start: " + message
+    r = flux.fails("restore", "-f", archive)
+    assert r.stderr.endswith("\nflux-lite restore: " + message)
+    monkeypatch.undo()
+    assert flux.out("jobs", "-an") == ""  # the instance is as it was
