@@ -86,3 +86,23 @@ def test_start_and_restore_force_on_a_read_only_file_system(flux, tmp_path, monk
     assert r.stderr.endswith("\nflux-lite restore: " + message)
     monkeypatch.undo()
     assert flux.out("jobs", "-an") == ""  # the instance is as it was
+
+
+def test_job_submit_refuses_a_huge_yaml_jobspec_at_once(flux):
+    # 14 MB of YAML took PyYAML half a minute before being refused for its size
+    text = "version: 1\nattributes:\n  system:\n    x:\n" + "      - 1\n" * 110000
+    r = flux.fails("job", "submit", input=text)
+    assert r.stderr == "flux-lite job: ERROR: jobspec: YAML larger than 1024 KiB (a JSON jobspec may be larger)\n"
+
+
+def test_config_with_a_huge_integer(flux, tmp_path):
+    big = "1" * 5000  # past Python's integer conversion limit, whose error has no position
+    for name, text, where in (("c.json", f'{{"instance":\n {{"x": {big}}}}}', ":2"),
+                              ("c.toml", f"[instance]\nx = {big}\n", ":2"),
+                              ("c.yaml", f"instance:\n  x: {big}\n", ": line 2")):
+        path = tmp_path / name
+        path.write_text(text)
+        r = flux.fails("--state-dir", tmp_path / "new", "start", "-c", path)
+        assert r.stderr == f"flux-lite start: ERROR: {path}{where}: too big integer\n"
+    r = flux.fails("config", "load", input=f'{{"instance": {{"x": {big}}}}}')
+    assert r.stderr == "flux-lite config: ERROR: parse error: stdin:1: too big integer\n"
