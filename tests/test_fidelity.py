@@ -106,3 +106,8 @@ def test_config_with_a_huge_integer(flux, tmp_path):
         assert r.stderr == f"flux-lite start: ERROR: {path}{where}: too big integer\n"
     r = flux.fails("config", "load", input=f'{{"instance": {{"x": {big}}}}}')
     assert r.stderr == "flux-lite config: ERROR: parse error: stdin:1: too big integer\n"
+
+
+def test_an_empty_state_dir_is_a_usage_error(flux):
+    r = flux.fails("--state-dir", "", "jobs", code=2)
+    assert r.stderr.endswith("\nError: Invalid value for '--state-dir': must not be empty\n")
