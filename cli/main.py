@@ -135,6 +135,10 @@ class LazyGroup(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """click's main, with usage errors reported in Flux's words."""
+        if complete_var is None:
+            # one variable whatever the program name: as `flux` (flux-lite env's
+            # PATH) the scripts' _FLUX_LITE_COMPLETE would otherwise run the command
+            complete_var = "_FLUX_LITE_COMPLETE"
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
