@@ -1066,6 +1066,31 @@ class Pool:
             self._keys = None
             self.nfree_up_cores = sum(compress(fc, up))
 
+    def restore_masks(self, rows):
+        """Set the allocated core and gpu bitmasks of many ranks at once,
+        recording no job: rows of ``(rank, coremask, gpumask)``, what a
+        store saved of ``alloc_cores``/``alloc_gpus`` (the jobs come with
+        attach_jobs). Ranks no longer in the pool (shrunk) are skipped;
+        ValueError for ids the rank does not have. Nothing may be allocated
+        before (the masks of other ranks stay as they are)."""
+        topo = self.topology
+        pos, cmask, gmask, ncore, ngpu = topo.index, topo.core_mask, topo.gpu_mask, topo.ncores, topo.ngpus
+        ac, ag, fc, fg = self.alloc_cores, self.alloc_gpus, self.nfree_cores, self.nfree_gpus
+        self.begin_bulk()  # the free-resource buckets are rebuilt once
+        try:
+            for rank, cm, gm in rows:
+                i = pos.get(rank)
+                if i is None:
+                    continue
+                if cm & ~cmask[i] or gm & ~gmask[i]:
+                    raise ValueError(f"rank {rank}: resources not in the pool")
+                ac[i], ag[i] = cm, gm
+                fc[i] = ncore[i] - cm.bit_count()
+                fg[i] = ngpu[i] - gm.bit_count()
+        finally:
+            self.end_bulk()
+        self._insufficient = None
+
     def _register_dict(self, jobid, R, nodes=None):
         """Fast path of register_alloc; False when the slow path must decide
         (unknown ranks or resources, double booking: it has the messages).

@@ -236,23 +236,11 @@ class StoredJobs(LazyRows):
 def attach(pool: Pool, conn: sqlite3.Connection) -> None:
     """Give pool (fresh over its topology, nothing allocated) the allocations
     in the tables."""
-    topo = pool.topology
-    pos, cmask, gmask = topo.index, topo.core_mask, topo.gpu_mask
-    set_masks = pool.set_masks
-    pool.begin_bulk()  # the free-resource buckets are rebuilt once
     try:
-        for rank, cores, gpus in conn.execute("SELECT rank, cores, gpus FROM sched_rank"):
-            i = pos.get(rank)
-            if i is None:
-                continue  # a rank no longer in the pool (shrunk): not tracked
-            cm, gm = int(cores, 16), int(gpus, 16)
-            if cm & ~cmask[i] or gm & ~gmask[i]:
-                raise ValueError(f"rank {rank}: resources not in the pool")
-            set_masks(i, cm, gm)
+        pool.restore_masks((rank, int(cores, 16), int(gpus, 16))
+                           for rank, cores, gpus in conn.execute("SELECT rank, cores, gpus FROM sched_rank"))
     except (ValueError, TypeError) as exc:
         raise damaged(str(exc)) from None
-    finally:
-        pool.end_bulk()
     pool.attach_jobs(StoredJobs(conn, pool))
     mark_saved(pool)
 
