@@ -30,11 +30,20 @@ from __future__ import annotations
 
 from itertools import compress
 
-from flux_lite.errors import FluxLiteError
+from flux_lite.errors import FluxLiteError, RsetError
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
-from flux_lite.formats.rset import Rset
+from flux_lite.formats.rset import (
+    Rset,
+    group_ranks,
+    property_terms,
+    rlite_entries,
+    rlite_nodes,
+    rlite_ranks,
+    rlite_summary,
+    rlite_without,
+)
 from flux_lite.stored import MAX_TIME
 
 __all__ = [
@@ -173,21 +182,6 @@ def _indexes(mask):
         base += 64
 
 
-_IDSETS = {}  # idset text -> (IDset, its encode(), its bitmask or None), for register_hello
-
-
-def _idset_text(text):
-    hit = _IDSETS.get(text)
-    if hit is None:
-        if len(_IDSETS) > 65536:
-            _IDSETS.clear()
-        ids = IDset.parse(text)
-        # no bitmask of absurdly high ids (register_hello leaves those to the checking path)
-        hit = _IDSETS[text] = (ids, ids.encode(), ids.as_mask() if ids.last() < 65536 else None) \
-            if ids else (ids, "", 0)
-    return hit
-
-
 class Topology:
     """Static per-rank data of a pool, shared by the pool and its copies.
 
@@ -281,14 +275,15 @@ class Topology:
             pass
         except (TypeError, ValueError):  # unhashable / not JSON-able
             raise InfeasibleRequest("invalid constraint") from None
+        try:
+            required, excluded = property_terms(props)
+        except RsetError as exc:
+            raise InfeasibleRequest(str(exc)) from None
         m = self.allmask
-        for p in props:
-            if not isinstance(p, str):
-                raise InfeasibleRequest("property constraint must be a string")
-            if p.startswith("^"):
-                m &= ~self.property_masks.get(p[1:], 0)
-            else:
-                m &= self.property_masks.get(p, 0)
+        for name in required:
+            m &= self.property_masks.get(name, 0)
+        for name in excluded:
+            m &= ~self.property_masks.get(name, 0)
         if cons:
             try:
                 ids = self.rset.ranks_matching(cons)
@@ -353,7 +348,7 @@ class Allocation:
         nodes = {}
         for i, cm, gm in sorted(self.parts, key=lambda p: topo.ranks[p[0]]):
             nodes[topo.ranks[i]] = (topo.hosts[i], frm(cm), frm(gm))
-        return topo.rset._derive(nodes, nslots=0, scheduling=None, starttime=0.0, expiration=self.end)
+        return topo.rset.with_nodes(nodes, nslots=0, scheduling=None, starttime=0.0, expiration=self.end)
 
     def as_dict(self):
         d = self.rdict
@@ -824,39 +819,32 @@ class Pool:
         topo = self.topology
         nodes = {}
         frm = IDset.from_mask
-        by_masks = {}  # the R_lite groups: ranks by (core mask, gpu mask), as Rset._groups makes them
         ranks, hosts = topo.ranks, topo.hosts
         sel = sorted(sel)
+        # the R_lite groups, by (core mask, gpu mask)
         if topo.identity:
-            # rank i at index i: a group's ranks are a bitmask of its indexes,
-            # and its ranks share one (cores, gpus) pair of sets
-            for i, cm, gm in sel:
-                key = (cm, gm)
-                by_masks[key] = by_masks.get(key, 0) | 1 << i
-            if len(by_masks) == 1:
-                (cm, gm), group = next(iter(by_masks.items()))
-                c, g = frm(cm), frm(gm)
-                groups = [(frm(group), c, g)]
-                nodes = {i: (hosts[i], c, g) for i, _cm, _gm in sel}
-            else:
-                groups = []
-                sets = {}
-                for key, group in by_masks.items():
-                    c, g = sets[key] = (frm(key[0]), frm(key[1]))
-                    groups.append((frm(group), c, g))
-                for i, cm, gm in sel:
-                    c, g = sets[(cm, gm)]
-                    nodes[i] = (hosts[i], c, g)
+            # rank i at index i: sel is (rank, cores, gpus) already, and a
+            # group's ranks are a bitmask of its indexes
+            by_masks = group_ranks(sel, True)
+            rank_ids = frm
         else:
+            by_masks = group_ranks([(ranks[i], cm, gm) for i, cm, gm in sel])
+            rank_ids = IDset
+        if len(by_masks) == 1:
+            # its ranks share one (cores, gpus) pair of sets
+            (cm, gm), group = next(iter(by_masks.items()))
+            c, g = frm(cm), frm(gm)
+            groups = [(rank_ids(group), c, g)]
+            nodes = {ranks[i]: (hosts[i], c, g) for i, _cm, _gm in sel}
+        else:
+            groups = []
+            sets = {}
+            for key, group in by_masks.items():
+                c, g = sets[key] = (frm(key[0]), frm(key[1]))
+                groups.append((rank_ids(group), c, g))
             for i, cm, gm in sel:
-                rank = ranks[i]
-                nodes[rank] = (hosts[i], frm(cm), frm(gm))
-                group = by_masks.get((cm, gm))
-                if group is None:
-                    by_masks[(cm, gm)] = [rank]
-                else:
-                    group.append(rank)
-            groups = [(IDset(group), frm(cm), frm(gm)) for (cm, gm), group in by_masks.items()]
+                c, g = sets[(cm, gm)]
+                nodes[ranks[i]] = (hosts[i], c, g)
         nodelist = None
         prefix = topo.host_prefix
         if prefix is not None:
@@ -878,17 +866,8 @@ class Pool:
                     chosen = IDset(nodes)
                 props[name] = topo.rset.ranks_with_property(name) & chosen
             props = dict(sorted(props.items()))
-        return Rset._new(
-            nodes,
-            props,
-            float(starttime),
-            float(expiration),
-            nslots,
-            topo.rset.scheduling,
-            True,
-            groups,
-            nodelist,
-        )
+        return Rset.from_nodes(nodes, properties=props, starttime=float(starttime), expiration=float(expiration),
+                               nslots=nslots, scheduling=topo.rset.scheduling, groups=groups, nodelist_text=nodelist)
 
     def alloc(self, jobid, request, now, expiration_default=0.0):
         """Allocate for jobid; return the job's R (starttime=now).
@@ -993,32 +972,23 @@ class Pool:
         entry, or conflicts (register_alloc() then decides, with messages).
 
         Thousands of running jobs share a few hundred rank, core and gpu
-        strings: each is parsed once per process (see _idset_text)."""
+        strings: each is parsed once per process (IDset.parse keeps them)."""
         if jobid in self._jobs:
             return None
         try:
-            ex = R["execution"]
-            entries = ex["R_lite"]
-            if len(entries) != 1 or R["version"] != 1:
+            entries = rlite_entries(R)
+            if len(entries) != 1:
                 return None
-            ent = entries[0]
-            ch = ent["children"]
-            ranks, rtext, _ = _idset_text(ent["rank"])
+            ranks, cores, gpus = entries[0]
             if free:
-                ranks = ranks - _idset_text(free)[0]
+                ranks = ranks - IDset.parse(free)
                 if not ranks:
                     return None
-                rtext = ranks.encode()
-            _, ctext, cm = _idset_text(ch.get("core", ""))
-            gtext = ch.get("gpu", "")
-            if gtext:
-                _, gtext, gm = _idset_text(gtext)
-            else:
-                gm = 0
-            if cm is None or gm is None:
-                return None
-            expiration = float(ex.get("expiration", 0.0) or 0.0)
-        except (KeyError, TypeError, AttributeError, ValueError):
+            if (cores and cores.last() >= 65536) or (gpus and gpus.last() >= 65536):
+                return None  # (no bitmasks of absurdly high ids: the checking path decides)
+            cm, gm = cores.as_mask(), gpus.as_mask()
+            expiration = float(R["execution"].get("expiration", 0.0) or 0.0)
+        except (RsetError, TypeError, ValueError):
             return None
         topo = self.topology
         pos, cmask, gmask, ac, ag = topo.index, topo.core_mask, topo.gpu_mask, self.alloc_cores, self.alloc_gpus
@@ -1041,12 +1011,10 @@ class Pool:
             for i, c, g in parts:
                 self._apply(i, c, g, True)
         if free:
-            from flux_lite.formats.rset import rlite_without
-
-            R = rlite_without(R, _idset_text(free)[0])
+            R = rlite_without(R, IDset.parse(free))
         self._jobs[jobid] = Allocation(None, expiration, tuple(parts), rdict=R)
         self.generation += 1
-        return f"rank{rtext}/core{ctext}" + (f",gpu{gtext}" if gtext else "")
+        return rlite_summary(((ranks, cores, gpus),))
 
     def begin_bulk(self):
         """Many register_hello() calls follow: keep the free-resource buckets
@@ -1095,8 +1063,6 @@ class Pool:
         """Fast path of register_alloc; False when the slow path must decide
         (unknown ranks or resources, double booking: it has the messages).
         nodes: rlite_nodes(R), when the caller has it already."""
-        from flux_lite.formats.rset import rlite_nodes
-
         topo = self.topology
         pos = topo.index
         if jobid in self._jobs:
@@ -1182,7 +1148,7 @@ class Pool:
                 cm, gm = cg
                 if cm or gm:
                     nodes[rank] = (topo.hosts[i], frm(cm), frm(gm))
-        return topo.rset._derive(nodes, nslots=0, scheduling=None)
+        return topo.rset.with_nodes(nodes, nslots=0, scheduling=None)
 
     def allocated_rset(self):
         """Allocated cores/gpus (down ranks included)."""
@@ -1273,32 +1239,17 @@ class Pool:
         """Allocation bitmasks straight from an R dict, or None when the R
         is unusual or conflicts (then the validating path reports it)."""
         try:
-            if rdict["version"] != 1:
-                return None
-            masks = {}
-            for e in rdict["execution"]["R_lite"]:
-                ranks = IDset.parse(e["rank"])
-                ch = e["children"]
-                cm = IDset.parse(ch["core"]).as_mask()
-                gm = IDset.parse(ch.get("gpu", "")).as_mask()
-                for r in ranks:
-                    prev = masks.get(r)
-                    if prev is None:
-                        masks[r] = (cm, gm)
-                    elif prev[0] & cm or prev[1] & gm:
-                        return None
-                    else:
-                        masks[r] = (prev[0] | cm, prev[1] | gm)
-        except (KeyError, TypeError, AttributeError, ValueError):
+            nodes = rlite_ranks(rlite_entries(rdict))
+        except RsetError:
             return None
         topo = self.topology
         pos = topo.index
         parts = []
-        for r in sorted(masks):
+        for r, (cores, gpus) in nodes.items():
             i = pos.get(r)
             if i is None:
                 return None
-            cm, gm = masks[r]
+            cm, gm = cores.as_mask(), gpus.as_mask()
             if cm & ~topo.core_mask[i] or gm & ~topo.gpu_mask[i]:
                 return None
             if cm & self.alloc_cores[i] or gm & self.alloc_gpus[i]:
