@@ -975,9 +975,10 @@ def rlite_without(R: dict, ranks: Any) -> dict:
     """An R dict minus `ranks`, built from R_lite alone (no host names: the
     result has no nodelist). For scheduler hello of partly freed allocations."""
     ranks = IDset(ranks)
+    decoded = rlite_entries(R)
     entries = []
     execution = R["execution"]
-    for ent, (have, _cores, _gpus) in zip(execution["R_lite"], rlite_entries(R)):
+    for ent, (have, _cores, _gpus) in zip(execution["R_lite"], decoded):
         left = have - ranks
         if left:
             entries.append({"rank": str(left), "children": ent["children"]})
