@@ -14,7 +14,10 @@ the state directory comes from the root context's parsed ``--state-dir``
 
 import contextlib
 
+import click
 from click.shell_completion import CompletionItem
+
+from flux_lite.sched import registry
 
 # how many inactive jobs to offer after the active ones, and how many inactive
 # rows to look at when a prefix filters them
@@ -312,8 +315,6 @@ def complete_housekeeping_jobids(ctx, param, incomplete):
 @_never_fail
 def complete_sched_modules(ctx, param, incomplete):
     """The scheduler modules that can be loaded, removed or reloaded."""
-    from flux_lite.sched import registry
-
     return _items(((name, cls.description) for name, cls in registry.modules().items()), incomplete)
 
 
@@ -344,8 +345,6 @@ def complete_debug_modules(ctx, param, incomplete):
 @_never_fail
 def complete_module_args(ctx, param, incomplete):
     """ARGS of module load/reload for the module named before them (as the module declares them)."""
-    from flux_lite.sched import registry
-
     name = (ctx.params or {}).get("name") if ctx is not None else None
     args = [arg for arg in registry.module_args(name) if arg.complete] if name else []
     if "=" in incomplete:
@@ -355,6 +354,30 @@ def complete_module_args(ctx, param, incomplete):
             return []
         return [CompletionItem(f"{key}={v}") for v in spec.values if v.startswith(value)]
     return _items(((arg.key if arg.flag else f"{arg.key}=", arg.help) for arg in args), incomplete)
+
+
+class PolicyChoice(click.Choice):
+    """The registered policies (``sched.policy`` values), as an option's
+    choices: read from the registry whenever click asks (validation, help,
+    completion), never fixed when the command's module is imported, so a
+    policy file added later is offered and accepted like the others."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self):
+        return registry.policies()
+
+    @choices.setter
+    def choices(self, _value):
+        pass  # click.Choice.__init__ sets them; they are the registry's
+
+    @_never_fail
+    def shell_complete(self, ctx, param, incomplete):
+        """Each policy with its module's description."""
+        return _items(((policy, cls.description) for cls in registry.modules().values()
+                       for policy in cls.policies), incomplete)
 
 
 # -- shell scripts ---------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from flux_lite.cli._complete import (
     complete_debug_modules, complete_loaded_modules, complete_module_args, complete_sched_modules,
 )
 from flux_lite.errors import FluxLiteError
-
+from flux_lite.sched import registry
 
 
 @click.group()
@@ -21,8 +21,6 @@ def module():
 
 
 def _check(name):
-    from flux_lite.sched import registry
-
     names = registry.module_names()
     if name not in names:
         raise FluxLiteError(f"{name}: only the scheduler modules ({', '.join(names)}) can be managed")
@@ -109,8 +107,6 @@ def _modules(sched_name):
             ("job-manager", [], path("flux_lite.job_manager")),
             ("resource", [], path("flux_lite.resources"))]
     if sched_name:
-        from flux_lite.sched import registry
-
         cls = registry.module_class(sched_name)
         rows.append((sched_name, ["feasibility", "sched"], path(cls.__module__)))
     return sorted(rows)

@@ -5,7 +5,8 @@ import os
 
 import click
 
-from flux_lite.config import POLICIES
+from flux_lite.cli._complete import PolicyChoice
+from flux_lite.sched import registry
 
 
 def _duration(seconds):
@@ -34,8 +35,8 @@ def _text(summary, figures):
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--policy", type=click.Choice(POLICIES), default="fcfs", show_default=True,
-              help="Scheduling policy: fcfs (sched-simple) or a backfill policy.")
+@click.option("--policy", type=PolicyChoice(), default=registry.default_policy(), show_default=True,
+              help="Scheduling policy (as sched.policy: see flux-lite-sched(1)).")
 @click.option("--nodes", type=click.IntRange(1, 65536), default=None,
               help="Nodes of the instance (default: the trace's MaxNodes, else MaxProcs).")
 @click.option("--cores-per-node", type=click.IntRange(1, 4096), default=None,

@@ -2,6 +2,7 @@
 
 import click
 
+from flux_lite.cli._complete import PolicyChoice
 from flux_lite.cli.common import session
 
 
@@ -10,15 +11,8 @@ def sched():
     """Scheduler commands: reload with a policy, check against the eventlogs."""
 
 
-def _policies():
-    from flux_lite.sched import registry
-
-    return registry.policies()
-
-
 @sched.command()
-@click.option("--policy", type=click.Choice(_policies()),
-              help="Scheduling policy (default: keep the current one).")
+@click.option("--policy", type=PolicyChoice(), help="Scheduling policy (default: keep the current one).")
 @click.option("--queue-depth", metavar="N|unlimited", help="Outstanding alloc requests (limited mode) or unlimited.")
 @click.option("--reservation-depth", type=click.IntRange(min=1), help="Reservations per pass (hybrid).")
 @click.option("--no-partial-ok", is_flag=True, help="Hello without partial-ok (partly released housekeeping "

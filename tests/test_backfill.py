@@ -405,7 +405,7 @@ def _make_sched(policy, nodes, cores, gpus=0, now=1000.0, expiration=0.0):
 
 
 def _random_request(rng, cores, gpus, finite=False):
-    from flux_lite.sched.pool import ResourceRequest
+    from flux_lite.sched.request import ResourceRequest
 
     kind = rng.random()
     duration = rng.choice([60.0, 300.0, 900.0, 3600.0, 7200.0])
@@ -631,7 +631,7 @@ def test_plan_invariants_random(policy, seed):
 
 def test_duration_zero_runs_until_instance_expiration():
     from flux_lite.sched.base import PendingJob
-    from flux_lite.sched.pool import ResourceRequest
+    from flux_lite.sched.request import ResourceRequest
 
     sched = _make_sched("conservative", nodes=1, cores=2, now=1000.0, expiration=5000.0)
     sched.pool.alloc(1, ResourceRequest(nslots=2, duration=500.0), 1000.0)
@@ -644,7 +644,7 @@ def test_duration_zero_runs_until_instance_expiration():
 
 def test_preview_changes_nothing():
     from flux_lite.sched.base import PendingJob
-    from flux_lite.sched.pool import ResourceRequest
+    from flux_lite.sched.request import ResourceRequest
 
     sched = _make_sched("easy", nodes=1, cores=2)
     sched.pool.alloc(1, ResourceRequest(nslots=2, duration=500.0), 1000.0)

@@ -28,7 +28,7 @@ def _plan_facts(plan, materialize):
 
 def _one_core_slots(rng, nodes):
     """A trace replay's jobs (KTH SP2: one-core nodes, n one-core slots)."""
-    from flux_lite.sched.pool import ResourceRequest
+    from flux_lite.sched.request import ResourceRequest
 
     return ResourceRequest(nslots=rng.randint(1, nodes), duration=rng.choice([60.0, 300.0, 900.0, 3600.0]))
 

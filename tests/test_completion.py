@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from flux_lite.cli import _complete as complete
 from flux_lite.cli.main import COMMANDS, cli
+from flux_lite.sched import registry
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 COMPLETIONS = ROOT / "completions"
@@ -131,14 +132,18 @@ def test_options_are_offered():
 
 
 def test_policy_names_are_offered():
-    assert values(["flux-lite", "sched", "reload", "--policy", ""]) == ["fcfs", "easy", "hybrid", "conservative"]
+    assert values(["flux-lite", "sched", "reload", "--policy", ""]) == list(registry.policies())
+    assert values(["flux-lite", "sched", "reload", "--policy", "h"]) == [p for p in registry.policies()
+                                                                         if p.startswith("h")]
+    helps = dict(run_completion(["flux-lite", "sched", "reload", "--policy", ""], shell="zsh"))
+    assert helps == {p: registry.policy_module(p).description for p in registry.policies()}
 
 
 def test_replay_options_and_policies_are_offered():
     offered = values(["flux-lite", "replay", "--"])
     for flag in ("--policy", "--nodes", "--cores-per-node", "--limit", "--json", "--keep", "--help"):
         assert flag in offered
-    assert values(["flux-lite", "replay", "--policy", ""]) == ["fcfs", "easy", "hybrid", "conservative"]
+    assert values(["flux-lite", "replay", "--policy", ""]) == list(registry.policies())
 
 
 # -- job ids -----------------------------------------------------------------------------------
@@ -262,8 +267,9 @@ def test_housekeeping_targets_and_jobs(flux_factory):
 
 
 def test_module_names(flux):
-    assert values(["flux-lite", "module", "load", ""], flux.state_dir) == ["sched-simple", "sched-backfill"]
-    assert values(["flux-lite", "module", "reload", "sched-b"], flux.state_dir) == ["sched-backfill"]
+    assert values(["flux-lite", "module", "load", ""], flux.state_dir) == list(registry.module_names())
+    assert values(["flux-lite", "module", "reload", "sched-b"], flux.state_dir) == [
+        name for name in registry.module_names() if name.startswith("sched-b")]
     assert values(["flux-lite", "module", "stats", ""], flux.state_dir) == ["job-manager", "resource",
                                                                             "sched-simple"]
     assert values(["flux-lite", "module", "stats", ""], "/nonexistent") == ["job-manager", "resource"]

@@ -12,8 +12,8 @@ from flux_lite.sched.pool import (
     InsufficientResources,
     Pool,
     PoolError,
-    ResourceRequest,
 )
+from flux_lite.sched.request import ResourceRequest
 
 RR = ResourceRequest
 REF_R = (

@@ -1,5 +1,6 @@
-"""RFC 27 as a boundary: the protocol module, the broker's requests, the
-scheduler-module registry, and the layering rules the source must keep."""
+"""RFC 27 as a boundary: the protocol module, the broker's requests, and the
+layering rules the source must keep (the scheduler-module registry is
+tests/test_registry.py's)."""
 
 import ast
 import os
@@ -146,89 +147,6 @@ def test_scheduler_raises_scheduler_restart_through_job_manager_raise(flux):
     assert exc and exc[0]["context"]["type"] == "scheduler-restart"
     assert exc[0]["context"]["note"] == "failed to reallocate R for running job"
     assert exc[0]["context"]["userid"] == os.getuid()
-
-
-# -- the registry: a policy is one file ----------------------------------------------------
-
-
-def test_registry_derives_policies_and_modules():
-    from flux_lite import config
-    from flux_lite.sched import registry
-
-    assert registry.module_names() == ("sched-simple", "sched-backfill")
-    assert registry.policies() == config.POLICIES == ("fcfs", "easy", "hybrid", "conservative")
-    assert registry.policy_module("hybrid").name == "sched-backfill"
-    assert registry.module_class("sched-nonesuch") is None
-    keys = [a.key for a in registry.module_args("sched-simple")]
-    assert keys == ["queue-depth", "mode", "log-level", "pool-class", "test-hello-nopartial"]
-
-
-def test_existing_policies_are_each_one_registered_file():
-    """Every scheduler module registers itself in its own file, named after it."""
-    from flux_lite.sched import registry
-
-    for name, cls in registry.modules().items():
-        stem = name[len("sched-"):].replace("-", "_")
-        assert cls.__module__ == f"flux_lite.sched.{stem}"
-        assert "@register" in _source(LIB / "sched" / f"{stem}.py")
-        assert cls.policies and cls.description
-
-
-LIFO = '''
-from flux_lite.sched.simple import SimpleScheduler
-from flux_lite.sched.registry import register
-
-
-@register
-class LifoScheduler(SimpleScheduler):
-    """Newest job first (a demonstration policy)."""
-
-    name = "sched-lifo"
-    policies = ("lifo",)
-    description = "newest first (policy lifo)"
-    policy = "lifo"
-
-    def sorted_queue(self):
-        return sorted(self.queue.values(), key=lambda pj: (-pj.priority, -pj.jobid))
-'''
-
-
-@pytest.fixture
-def lifo_policy(monkeypatch, tmp_path):
-    """One more file in the flux_lite.sched package (a directory added to
-    its path, so that the checkout is left alone)."""
-    import importlib
-    import sys
-
-    import flux_lite.sched
-    from flux_lite.sched import registry
-
-    extra = tmp_path / "policies"
-    extra.mkdir()
-    (extra / "lifo.py").write_text(LIFO, encoding="utf-8")
-    monkeypatch.setattr(flux_lite.sched, "__path__", [*flux_lite.sched.__path__, str(extra)])
-    monkeypatch.setattr(registry, "_MODULES", dict(registry._MODULES))
-    monkeypatch.setattr(registry, "_scanned", False)
-    importlib.invalidate_caches()
-    yield
-    sys.modules.pop("flux_lite.sched.lifo", None)
-
-
-def test_a_new_policy_is_one_file(flux_factory, lifo_policy):
-    from flux_lite import config
-    from flux_lite.sched import registry
-
-    assert "lifo" in config.POLICIES and registry.module_names()[-1] == "sched-lifo"
-    flux = flux_factory("--test-size=1", "--test-cores=2", config="sched:\n  policy: lifo\n")
-    assert "sched-lifo" in flux.out("module", "list")
-    running = flux.submit("-n2", "--setattr=exec.test.run_duration=10s", "true")
-    older = flux.submit("-n2", "--setattr=exec.test.run_duration=10s", "true")
-    newer = flux.submit("-n2", "--setattr=exec.test.run_duration=10s", "true")
-    assert flux.state(running) == "RUN"
-    flux.advance("10s")
-    assert (flux.state(newer), flux.state(older)) == ("RUN", "SCHED")
-    out = flux.out("module", "stats", "sched-lifo")
-    assert '"policy": "lifo"' in out
 
 
 # -- layering rules ----------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from operator import attrgetter, itemgetter
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats import jsontext
+from flux_lite.formats import jj, jsontext
 from flux_lite.formats.rset import Rset, compact_R
 from flux_lite.job_manager.job import CLEANUP, INACTIVE, RESULT_NAMES, RUN, STATE_NAMES, Job
 
@@ -101,43 +101,43 @@ def listing_fields(job: Job) -> dict[str, Any]:
 
 
 _JOBSPEC_BY_ID: dict[int, tuple[dict, tuple[str, Any, Any, Any]]] = {}
-_jobspecmod: Any = None  # formats.jobspec, imported on first use (most commands derive no listing)
 
 
 def _jobspec_fields(js: dict) -> tuple[str, Any, Any, Any]:
     """(name, ntasks, nnodes requested, ncores) as `jobs` shows them before R,
     cached for the jobs of one submission (copies share their jobspec object)."""
-    global _jobspecmod
     hit = _JOBSPEC_BY_ID.get(id(js))
     if hit is not None and hit[0] is js:
         return hit[1]
-    if _jobspecmod is None:
-        from flux_lite.formats import jobspec as _jobspecmod
-    out = _jobspec_fields_of(js, _jobspecmod)
+    out = _jobspec_fields_of(js)
     if len(_JOBSPEC_BY_ID) > 4096:
         _JOBSPEC_BY_ID.clear()
     _JOBSPEC_BY_ID[id(js)] = (js, out)  # holding js keeps its id from being reused
     return out
 
 
-def _jobspec_fields_of(js: dict, jobspecmod: Any) -> tuple[str, Any, Any, Any]:
+def _jobspec_fields_of(js: dict) -> tuple[str, Any, Any, Any]:
     try:
-        out_name = jobspecmod.name(js)
+        out_name = jj.name(js)
     except Exception:
         out_name = ""
-    quick = jobspecmod.slot_core_counts(js)
-    if quick is not None:
-        return out_name, quick[0], "", quick[1]
+    shape = jj.job_shape(js)
+    if shape is not None and "shell" not in shape.system:  # (a shell per-resource option changes ntasks)
+        nnodes, nslots, total = shape.nnodes, shape.slot_count, shape.task_total
+        if nnodes:
+            nslots *= nnodes
+        return (out_name, total if total is not None else nslots, nnodes or "",
+                "" if nnodes and shape.exclusive else nslots * shape.slot_size)
     try:
-        counts = jobspecmod._jj_counts(js)  # (what the three counts are read from)
+        counts = jj.get_counts(js)  # (what the three counts are read from)
     except Exception:
         return out_name, 1, "", ""
     try:
-        ntasks = jobspecmod.ntasks(js, counts)
+        ntasks = jj.ntasks(js, counts)
     except Exception:
         ntasks = 1
     # job-list's core count from the jobspec (none for whole exclusive nodes)
-    ncores = jobspecmod.ncores(js, counts)
+    ncores = jj.ncores(js, counts)
     return out_name, ntasks, counts["nnodes"] or "", ncores if ncores is not None else ""
 
 

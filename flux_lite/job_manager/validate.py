@@ -9,9 +9,10 @@ from errno import EINVAL
 
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, JobspecError
-from flux_lite.formats import fsd
-from flux_lite.formats import jobspec as jobspecmod
+from flux_lite.formats import fsd, jj
 from flux_lite.formats.fsd import format_c
+from flux_lite.formats.jobspec import duration as jobspec_duration
+from flux_lite.formats.jobspec_validate import validate
 
 
 def check_hosts(broker, constraint) -> None:
@@ -50,7 +51,7 @@ def validate_jobspec(broker, jobspec, seen=False):
     instance (constraints, limits, its remaining lifetime) run again."""
     if not seen:
         try:
-            jobspecmod.validate(jobspec)
+            validate(jobspec, shape=jj.job_shape(jobspec))  # (the listing and the scheduler read it again)
         except JobspecError as exc:
             raise FluxLiteError(str(exc), errno=EINVAL) from None
     constraint = (jobspec.get("attributes") or {}).get("system", {}).get("constraints")
@@ -58,14 +59,14 @@ def validate_jobspec(broker, jobspec, seen=False):
         check_hosts(broker, constraint)
     if not seen:
         _check_run_duration(jobspec)
-    duration = jobspecmod.duration(jobspec)
+    duration = jobspec_duration(jobspec)
     queue = None
     if broker.config.get("queues") or broker.config.get("policy"):
         from flux_lite.queues import queue_of
 
         queue = queue_of(jobspec)
         # Flux's .limit-job-size runs before .limit-duration
-        broker.queues.check_job_size(queue, jobspecmod._jj_counts(jobspec))
+        broker.queues.check_job_size(queue, jj.get_counts(jobspec))
     if broker.config.get("queues"):
         limit = broker.queues.duration_limit(queue)
     else:

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.sched.request import ResourceRequest, request_from_jobspec
 
 if TYPE_CHECKING:
     from flux_lite.broker import Broker
     from flux_lite.formats.rset import Rset
-    from flux_lite.sched.pool import ResourceRequest
 
 HELLO_PROGRESS_EVERY = 500  # hello records between progress calls (a bar for large reloads)
 STATE_KEY = "sched.state"
@@ -149,77 +149,8 @@ class PendingJob:
 
     @classmethod
     def load(cls, rec: list) -> PendingJob:
-        from flux_lite.sched.pool import ResourceRequest
-
         jobid, priority, userid, t_submit, req, ann = rec
         return cls(jobid, priority, userid, t_submit, ResourceRequest(**req), ann)
-
-
-def _slot_of_cores(js: Any) -> ResourceRequest | None:
-    """request_from_jobspec of the commonest jobspec (what ``submit -n N``
-    and a trace replay write: version 1, one slot of cores, no node level),
-    read without the general walk; None for any other (or anything odd),
-    which the general path then reads, with its errors."""
-    if type(js) is not dict or js.get("version") != 1:
-        return None
-    res = js.get("resources")
-    if type(res) is not list or len(res) != 1:
-        return None
-    slot = res[0]
-    if type(slot) is not dict or slot.get("type") != "slot" or slot.get("exclusive", False):
-        return None
-    nslots = slot.get("count", 1)
-    children = slot.get("with")
-    if type(nslots) is not int or nslots < 1 or type(children) is not list or len(children) != 1:
-        return None
-    core = children[0]
-    if type(core) is not dict or core.get("type") != "core" or "with" in core:
-        return None
-    size = core.get("count", 1)
-    attrs = js.get("attributes")
-    if type(size) is not int or size < 1 or type(attrs) is not dict:
-        return None
-    system = attrs.get("system")
-    if type(system) is not dict:
-        return None
-    duration = system.get("duration")
-    if type(duration) is not float and type(duration) is not int:
-        return None  # (None: the general path's error)
-    return (_REQUEST or _request_class())(nslots=nslots, slot_size=size, duration=float(duration or 0.0),
-                                          constraint=system.get("constraints") or None)
-
-
-_REQUEST: Any = None  # flux_lite.sched.pool.ResourceRequest, once imported (a submit need not import it)
-
-
-def _request_class() -> Any:
-    global _REQUEST
-    from flux_lite.sched.pool import ResourceRequest
-
-    _REQUEST = ResourceRequest
-    return ResourceRequest
-
-
-def request_from_jobspec(jobspec: dict) -> ResourceRequest:
-    fast = _slot_of_cores(jobspec)
-    return fast if fast is not None else _read_request(jobspec)
-
-
-def _read_request(jobspec: dict) -> ResourceRequest:
-    """request_from_jobspec by the general walk (formats.jobspec.resource_request)."""
-    from flux_lite.formats import jobspec as jobspecmod
-    from flux_lite.sched.pool import ResourceRequest
-
-    req = jobspecmod.resource_request(jobspec)
-    return ResourceRequest(
-        nnodes=req["nnodes"],
-        nslots=req["nslots"],
-        slot_size=req["slot_size"],
-        gpu_per_slot=req["gpu_per_slot"],
-        exclusive=req["exclusive"],
-        duration=float(req["duration"]),
-        constraint=req.get("constraint") or None,
-    )
 
 
 class Scheduler:

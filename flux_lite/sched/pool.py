@@ -44,11 +44,14 @@ from flux_lite.formats.rset import (
     rlite_summary,
     rlite_without,
 )
+from flux_lite.sched.request import ResourceRequest
 from flux_lite.stored import MAX_TIME
 
 __all__ = [
     "Pool",
-    "ResourceRequest",
+    "Topology",
+    "Allocation",
+    "RequestPlan",
     "InsufficientResources",
     "InfeasibleRequest",
     "PoolError",
@@ -65,79 +68,6 @@ class InfeasibleRequest(FluxLiteError):
 
 class PoolError(FluxLiteError, ValueError):
     """Inconsistent register/free/alloc call (accounting error)."""
-
-
-class ResourceRequest:
-    """What a job asks for (built from jobspec elsewhere).
-
-    ``nslots`` is the TOTAL slot count; with ``nnodes > 0`` each node gets
-    ``nslots // nnodes`` slots (at least one).  ``exclusive`` without nodes
-    means one whole node per slot (as flux-core's jobspec parser does).
-    ``properties`` are required property names (``^name`` = must not have,
-    ``+name`` allowed); ``constraint`` an optional RFC 31 object; both apply.
-
-    A plain class rather than a dataclass: every submit imports this module,
-    and building a dataclass costs more than the whole rest of the import.
-    """
-
-    FIELDS = ("nnodes", "nslots", "slot_size", "gpu_per_slot", "exclusive", "duration",
-              "properties", "constraint")
-    __slots__ = FIELDS + ("_ckey", "_plan")
-
-    def __init__(self, nnodes=0, nslots=1, slot_size=1, gpu_per_slot=0, exclusive=False,
-                 duration=0.0, properties=(), constraint=None):
-        self.nnodes = nnodes
-        self.nslots = nslots
-        self.slot_size = slot_size
-        self.gpu_per_slot = gpu_per_slot
-        self.exclusive = exclusive
-        self.duration = duration
-        self.properties = properties
-        self.constraint = constraint
-        self._ckey = None
-        self._plan = None  # (topology, its RequestPlan): Pool._plan's, made once per topology
-
-    def as_dict(self):
-        return {name: getattr(self, name) for name in self.FIELDS}
-
-    @property
-    def constraint_key(self):
-        """The constraint as a string (None without one), computed once:
-        selection caches are keyed by it, and a pass asks many times. repr is
-        several times cheaper than a sorted json.dumps; equal strings mean
-        equal constraints, which is all a cache key needs."""
-        cons = self.constraint
-        if not cons:
-            return None
-        key = self._ckey
-        if key is None:
-            key = self._ckey = repr(cons)
-        return key
-
-    def __eq__(self, other):
-        if not isinstance(other, ResourceRequest):
-            return NotImplemented
-        return self.as_dict() == other.as_dict()
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items())
-        return f"ResourceRequest({args})"
-
-    @property
-    def slots_per_node(self):
-        if self.exclusive and self.nnodes <= 0:
-            return 1
-        if self.nnodes <= 0:
-            return 0
-        return max(1, self.nslots // self.nnodes)
-
-    @property
-    def ncores(self):
-        return self.nslots * self.slot_size
-
-    @property
-    def ngpus(self):
-        return self.nslots * self.gpu_per_slot
 
 
 def _slots_fit(key, s, g):

@@ -6,62 +6,117 @@ named after the module: ``sched-NAME`` lives in ``NAME.py`` (dashes become
 underscores). The class declares its module name, the policies it
 implements, its module arguments (parser, completion values, help) and a
 description; the configuration's ``sched.policy`` values, the loader, and
-the ``module``/``sched`` commands and their completions all come from here.
-So adding a policy is adding one file (and its tests).
+the ``module``/``sched``/``replay`` commands and their completions all come
+from here. So adding a policy is adding one file (and its man-page
+paragraph and tests).
+
+No list of the package's other files (pool, base, loader, ...) is kept: a
+file is a scheduler module if importing it registers a class, so a new
+infrastructure file needs no entry anywhere. The files are those of the
+package's ``__path__`` as it is when asked (a test may add a directory of
+its own to it), read with one directory listing per path.
 
 Loading a module by name imports only its file; listing them all imports
-every file in the package (only configuration checks, ``sched reload
---policy`` and completion need that).
+every file of the package that names this module (only configuration
+checks, ``sched reload --policy``, ``module load`` and completion need that).
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from flux_lite.sched.base import ModuleArg, Scheduler
 
-# the package's files that are not scheduler modules
-INFRASTRUCTURE = frozenset({"base", "pool", "loader", "registry", "preview"})
+PACKAGE = __name__.rpartition(".")[0]  # flux_lite.sched
 DEFAULT_MODULE = "sched-simple"  # listed first, and the default policy's module
 
 _MODULES: dict[str, type[Scheduler]] = {}
-_scanned = False
+# (package path, {module name: directory} of its files) as last listed, and the
+# listing whose scheduler modules have all been imported
+_files: tuple[tuple[str, ...], dict[str, str]] = ((), {})
+_imported: dict[str, str] | None = None
+
+
+def _stem(name: str) -> str | None:
+    """The file (module name in the package) of scheduler module `name`."""
+    if not name.startswith("sched-"):
+        return None
+    return name[len("sched-"):].replace("-", "_")
 
 
 def register(cls: type[Scheduler]) -> type[Scheduler]:
-    """Class decorator: make a scheduler module known by its name."""
+    """Class decorator: make a scheduler module known by its name.
+
+    The class must be defined in the package file named after it: that is
+    how loading by name finds it without importing every file."""
+    stem = _stem(cls.name)
+    if stem is None or cls.__module__ != f"{PACKAGE}.{stem}":
+        raise TypeError(f"scheduler module {cls.name!r} must be defined in {PACKAGE}.{stem or '...'}"
+                        f" (it is in {cls.__module__}) and be named sched-...")
     _MODULES[cls.name] = cls
     return cls
 
 
+def _package_files() -> dict[str, str]:
+    """{module name: directory} of the package's files (not ``_``-prefixed), for
+    its path as it is now (the first directory holding a name wins, as for import)."""
+    global _files
+    path = tuple(importlib.import_module(PACKAGE).__path__)
+    if _files[0] != path:
+        files: dict[str, str] = {}
+        for directory in path:
+            try:
+                entries = os.listdir(directory)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.endswith(".py") and not entry.startswith("_") and entry[:-3].isidentifier():
+                    files.setdefault(entry[:-3], directory)
+        _files = (path, files)
+    return _files[1]
+
+
+def _may_register(stem: str, directory: str) -> bool:
+    """Whether importing a file could register a class: it is imported
+    already, or its source names this module (it must import register).
+    The others (pool, store, ...) are not imported just to find that out."""
+    if f"{PACKAGE}.{stem}" in sys.modules:
+        return True
+    try:
+        with open(os.path.join(directory, f"{stem}.py"), "rb") as f:
+            return b"registry" in f.read()
+    except OSError:
+        return True  # let the import say what is wrong
+
+
 def module_class(name: str) -> type[Scheduler] | None:
     """The scheduler module called name, or None."""
+    stem = _stem(name)
+    if stem is None or stem not in _package_files():
+        return None
     cls = _MODULES.get(name)
-    if cls is None and name.startswith("sched-") and not _scanned:
-        stem = name[len("sched-"):].replace("-", "_")
-        if stem.isidentifier() and stem not in INFRASTRUCTURE:
-            try:
-                importlib.import_module(f"flux_lite.sched.{stem}")
-            except ImportError:
-                return None
+    if cls is None:
+        importlib.import_module(f"{PACKAGE}.{stem}")
         cls = _MODULES.get(name)
     return cls
 
 
 def modules() -> dict[str, type[Scheduler]]:
     """Every scheduler module by name; the default one first, then by name."""
-    global _scanned
-    if not _scanned:
-        import flux_lite.sched as package
-
-        for info in pkgutil.iter_modules(package.__path__):
-            if info.name not in INFRASTRUCTURE and not info.name.startswith("_"):
-                importlib.import_module(f"flux_lite.sched.{info.name}")
-        _scanned = True
-    return {name: _MODULES[name] for name in sorted(_MODULES, key=lambda n: (n != DEFAULT_MODULE, n))}
+    global _imported
+    files = _package_files()
+    if _imported is not files:
+        for stem, directory in sorted(files.items()):
+            if _may_register(stem, directory):
+                importlib.import_module(f"{PACKAGE}.{stem}")
+        _imported = files
+    # registered classes whose file is no longer on the path are not listed
+    found = [name for name in _MODULES if _stem(name) in files]
+    return {name: _MODULES[name] for name in sorted(found, key=lambda n: (n != DEFAULT_MODULE, n))}
 
 
 def module_names() -> tuple[str, ...]:

@@ -348,7 +348,7 @@ class StoredQueue(LazyRows):
     _COLUMNS = "id, priority, userid, t_submit, request, annotations"
 
     def _row(self, jobid: Any, priority: Any, userid: Any, t_submit: Any, req: Any, ann: Any) -> PendingJob:
-        from flux_lite.sched.pool import ResourceRequest
+        from flux_lite.sched.request import ResourceRequest
 
         assert self._make is not None
         try:

@@ -1,0 +1,396 @@
+"""What a job asks the scheduler for: ResourceRequest, read off its jobspec.
+
+``request_from_jobspec`` is flux-core's Rv1Pool ``ResourceRequest.from_jobspec``
+(what the Python schedulers see of a jobspec): the common jobspec shape is
+read through :func:`flux_lite.formats.jj.job_shape`, any other by the
+general walk (``resource_request``), whose JobspecError messages become the
+scheduler's deny notes (``cannot parse jobspec: <message>``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flux_lite.errors import JobspecError
+from flux_lite.formats.jj import MAX_RESOURCE_DEPTH, is_map, job_shape
+from flux_lite.formats.jobspec_validate import idset_values_ok
+
+__all__ = [
+    "DiscreteCountError",
+    "ResourceRequest",
+    "read_request",
+    "request_from_jobspec",
+    "resource_request",
+]
+
+
+class ResourceRequest:
+    """What a job asks for (read off its jobspec by request_from_jobspec).
+
+    ``nslots`` is the TOTAL slot count; with ``nnodes > 0`` each node gets
+    ``nslots // nnodes`` slots (at least one).  ``exclusive`` without nodes
+    means one whole node per slot (as flux-core's jobspec parser does).
+    ``properties`` are required property names (``^name`` = must not have,
+    ``+name`` allowed); ``constraint`` an optional RFC 31 object; both apply.
+
+    A plain class rather than a dataclass: every submit imports this module,
+    and building a dataclass costs more than the whole rest of the import.
+    """
+
+    FIELDS = ("nnodes", "nslots", "slot_size", "gpu_per_slot", "exclusive", "duration",
+              "properties", "constraint")
+    __slots__ = FIELDS + ("_ckey", "_plan")
+
+    def __init__(self, nnodes=0, nslots=1, slot_size=1, gpu_per_slot=0, exclusive=False,
+                 duration=0.0, properties=(), constraint=None):
+        self.nnodes = nnodes
+        self.nslots = nslots
+        self.slot_size = slot_size
+        self.gpu_per_slot = gpu_per_slot
+        self.exclusive = exclusive
+        self.duration = duration
+        self.properties = properties
+        self.constraint = constraint
+        self._ckey = None
+        self._plan = None  # (topology, its plan): the pool's plan of this request, made once per topology
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    @property
+    def constraint_key(self):
+        """The constraint as a string (None without one), computed once:
+        selection caches are keyed by it, and a pass asks many times. repr is
+        several times cheaper than a sorted json.dumps; equal strings mean
+        equal constraints, which is all a cache key needs."""
+        cons = self.constraint
+        if not cons:
+            return None
+        key = self._ckey
+        if key is None:
+            key = self._ckey = repr(cons)
+        return key
+
+    def __eq__(self, other):
+        if not isinstance(other, ResourceRequest):
+            return NotImplemented
+        return self.as_dict() == other.as_dict()
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items())
+        return f"ResourceRequest({args})"
+
+    @property
+    def slots_per_node(self):
+        if self.exclusive and self.nnodes <= 0:
+            return 1
+        if self.nnodes <= 0:
+            return 0
+        return max(1, self.nslots // self.nnodes)
+
+    @property
+    def ncores(self):
+        return self.nslots * self.slot_size
+
+    @property
+    def ngpus(self):
+        return self.nslots * self.gpu_per_slot
+
+
+def request_from_jobspec(jobspec: Any) -> ResourceRequest:
+    """The request a jobspec makes (JobspecError, or the errors of the
+    general walk, when it cannot be read). jobspec: a job's, never changed
+    in place (see jj.job_shape)."""
+    shape = job_shape(jobspec)
+    if shape is None:
+        return read_request(jobspec)
+    nnodes = shape.nnodes
+    return ResourceRequest(nnodes, shape.slot_count * nnodes if nnodes else shape.slot_count, shape.slot_size,
+                           shape.slot_gpus, shape.exclusive, shape.duration or 0.0, (),
+                           shape.system.get("constraints") or None)
+
+
+def read_request(jobspec: Any) -> ResourceRequest:
+    """request_from_jobspec by the general walk (resource_request)."""
+    req = resource_request(jobspec)
+    return ResourceRequest(
+        nnodes=req["nnodes"],
+        nslots=req["nslots"],
+        slot_size=req["slot_size"],
+        gpu_per_slot=req["gpu_per_slot"],
+        exclusive=req["exclusive"],
+        duration=float(req["duration"]),
+        constraint=req.get("constraint") or None,
+    )
+
+
+# ---------------------------------------------------------------------------
+# the general walk (flux.resource.Rv1Pool ResourceRequest.from_jobspec)
+
+
+_DISCRETE_MSG = (
+    "{} count specifies discrete valid values that this scheduler "
+    "does not support; use a simple min-max range instead"
+)
+
+
+class DiscreteCountError(JobspecError):
+    """A node/slot count given as discrete values (stepped range or idset).
+
+    Flux's Python schedulers parse such a request but refuse it at alloc or
+    feasibility time (an infeasible request, so a deny note without the
+    ``cannot parse jobspec:`` prefix)."""
+
+
+class _Count:
+    __slots__ = ("min", "max", "discrete")
+
+    def __init__(self, mn, mx, discrete=False):
+        self.min, self.max, self.discrete = mn, mx, discrete
+
+
+def _count_error(msg):
+    return JobspecError("RFC 14 count: " + msg)
+
+
+def _stepped_values(mn, mx, operator, operand):
+    if operator not in ("+", "*", "^"):
+        raise _count_error(f"operator {operator!r} is not supported")
+    if operator in ("*", "^") and operand <= 1:
+        raise _count_error(f"operator {operator!r} requires operand > 1, got {operand}")
+    if operator == "^" and mn < 2:
+        raise _count_error(f"operator '^' requires min >= 2, got {mn}")
+    if operator == "+" and operand <= 0:
+        raise _count_error(f"additive operator requires operand > 0, got {operand}")
+
+
+def _int(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        raise JobspecError(f"invalid literal for int() with base 10: {text!r}") from None
+
+
+def _parse_count(value):
+    """ResourceCount.from_count_spec: int, range dict, RFC 45 string, idset."""
+    if isinstance(value, int):  # (bool included, as in Flux)
+        value = int(value)
+        if value < 1:
+            raise _count_error(f"integer count must be >= 1, got {value}")
+        return _Count(value, value)
+    if is_map(value):
+        operator = value.get("operator", "+")
+        operand = _int(value.get("operand", 1))
+        mn = _int(value.get("min", 1))
+        if mn < 1:
+            raise _count_error(f"min must be >= 1, got {mn}")
+        mx = value.get("max")
+        if mx is None:
+            if operator != "+" or operand != 1:
+                raise JobspecError(
+                    f"RFC 14 unbounded count with operator={operator!r} "
+                    f"operand={operand} cannot be expanded to a finite set"
+                )
+            return _Count(mn, None)
+        mx = _int(mx)
+        if mx < mn:
+            raise _count_error(f"max must be >= min, got max={mx} min={mn}")
+        if operator == "+" and operand == 1:
+            return _Count(mn, mx)
+        _stepped_values(mn, mx, operator, operand)
+        return _Count(mn, mx, discrete=True)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1]
+        parts = text.split(":")
+        if parts[0].endswith("+"):
+            mn = _int(parts[0][:-1])
+            if mn < 1:
+                raise _count_error(f"min must be >= 1, got {mn}")
+            operand = _int(parts[1]) if len(parts) > 1 else 1
+            operator = parts[2] if len(parts) > 2 else "+"
+            if operator != "+" or operand != 1:
+                raise JobspecError(
+                    f"RFC 45 unbounded count with operator={operator!r} "
+                    f"operand={operand} cannot be expanded to a finite set"
+                )
+            return _Count(mn, None)
+        if len(parts) > 1:
+            lo, sep, hi = parts[0].partition("-")
+            if not sep or "-" in hi:
+                raise JobspecError(f"invalid count {value!r}")
+            mn, mx = _int(lo), _int(hi)
+            if mn < 1:
+                raise _count_error(f"min must be >= 1, got {mn}")
+            if mx < mn:
+                raise _count_error(f"max must be >= min, got max={mx} min={mn}")
+            operand = _int(parts[1])
+            operator = parts[2] if len(parts) > 2 else "+"
+            if operator == "+" and operand == 1:
+                return _Count(mn, mx)
+            _stepped_values(mn, mx, operator, operand)
+            return _Count(mn, mx, discrete=True)
+        if "," in text:
+            if not idset_values_ok(text):
+                raise JobspecError(f"invalid idset {text!r}")
+            ids = [int(x) for tok in text.split(",") if tok for x in tok.split("-")]
+            if ids[0] < 1:
+                raise _count_error(f"min must be >= 1, got {ids[0]}")
+            return _Count(ids[0], ids[-1], discrete=True)
+        if "-" in text:
+            lo, _, hi = text.partition("-")
+            mn = _int(lo)
+            if mn < 1:
+                raise _count_error(f"min must be >= 1, got {mn}")
+            mx = _int(hi)
+            if mx < mn:
+                raise _count_error(f"max must be >= min, got max={mx} min={mn}")
+            return _Count(mn, mx)
+        mn = _int(text)
+        if mn < 1:
+            raise _count_error(f"min must be >= 1, got {mn}")
+        return _Count(mn, mn)
+    return _Count(1, 1)
+
+
+def _required_properties(constraint, depth=0):
+    """Property names that must all hold: top-level and nested ``and``."""
+    names = []
+    if not is_map(constraint) or depth > MAX_RESOURCE_DEPTH:
+        return names
+    for operator, args in constraint.items():
+        if operator == "properties" and isinstance(args, list):
+            names.extend(x for x in args if isinstance(x, str) and x not in names)
+        elif operator == "and" and isinstance(args, list):
+            for sub in args:
+                for prop in _required_properties(sub, depth + 1):
+                    if prop not in names:
+                        names.append(prop)
+    return names
+
+
+def _request_walk(res_list, nodefactor, depth, state):
+    """resource_request's walk of one level (a module function: see jj._read_level)."""
+    if depth > MAX_RESOURCE_DEPTH:
+        raise JobspecError(
+            f"jobspec resource nesting exceeds maximum depth {MAX_RESOURCE_DEPTH}"
+        )
+    for vertex in res_list:
+        if not is_map(vertex):
+            raise JobspecError("resource vertex must be a mapping")
+        rtype = vertex.get("type", "")
+        count = _parse_count(vertex.get("count", 1))
+        children = vertex.get("with", [])
+        if children and not isinstance(children, list):
+            raise JobspecError("resource with must be a list")
+        if rtype == "node":
+            state["nnodes"] = count
+            state["nodefactor"] = nodefactor
+            if vertex.get("exclusive", False):
+                state["exclusive"] = True
+            if children:
+                _request_walk(children, nodefactor, depth + 1, state)
+        else:
+            if rtype == "slot":
+                state["nslots"] = count
+                if vertex.get("exclusive", False):
+                    state["exclusive"] = True
+            elif rtype == "core":
+                state["slot_size"] = count.min
+            elif rtype == "gpu":
+                state["gpu_per_slot"] = count.min
+            if children:
+                _request_walk(children, nodefactor * count.min, depth + 1, state)
+
+
+def resource_request(js: Any) -> dict[str, Any]:
+    """What flux-core's Python schedulers extract from a jobspec.
+
+    Returns a dict:
+      nnodes          minimum node count (0 when there is no node level)
+      slots_per_node  slots per node (0 when there is no node level)
+      nslots          minimum total slot count
+      slot_size       cores per slot
+      gpu_per_slot    GPUs per slot
+      exclusive       whole-node allocation
+      duration        float seconds, 0.0 = unlimited
+      constraint      the RFC 31 constraint object, or None
+      constraints     property names required by it (``properties`` at the
+                      top level or inside ``and``)
+
+    Ranges count as their minimum. An exclusive slot-only request becomes
+    nslots nodes of one slot. Errors (JobspecError; Flux denies with
+    ``cannot parse jobspec: <message>``): ``jobspec has no resources``,
+    ``getting duration: Object item not found: system`` / ``...: duration``,
+    ``Unable to determine slot count``, ``Unable to determine slot size``.
+    A discrete node/slot count raises DiscreteCountError (Flux: an infeasible
+    request, denied with the bare message) after all other checks.
+    """
+    if not is_map(js):
+        raise JobspecError("jobspec must be a mapping")
+    resources = js.get("resources", [])
+    if not resources:
+        raise JobspecError("jobspec has no resources")
+    if not isinstance(resources, list):
+        raise JobspecError("resources must be a list")
+    state: dict[str, Any] = {
+        "nnodes": None,
+        "nslots": None,
+        "slot_size": None,
+        "gpu_per_slot": 0,
+        "exclusive": False,
+        "nodefactor": 1,
+    }
+
+    _request_walk(resources, 1, 0, state)
+
+    attributes = js.get("attributes", {})
+    system: Any = attributes.get("system") if is_map(attributes) else None
+    if js.get("version") == 1:
+        if system is None:
+            raise JobspecError("getting duration: Object item not found: system")
+        if not is_map(system) or system.get("duration") is None:
+            raise JobspecError("getting duration: Object item not found: duration")
+    if state["nslots"] is None:
+        raise JobspecError("Unable to determine slot count")
+    if state["slot_size"] is None:
+        raise JobspecError("Unable to determine slot size")
+
+    node_count = state["nnodes"]
+    slot_count = state["nslots"]
+    nf = state["nodefactor"]
+    if node_count is not None and nf != 1:
+        node_count = _Count(
+            node_count.min * nf,
+            node_count.max * nf if node_count.max is not None else None,
+            node_count.discrete,
+        )
+    if state["exclusive"] and node_count is None:
+        node_count, slot_count = slot_count, _Count(1, 1)
+
+    attrs = system if is_map(system) else {}
+    dur = attrs.get("duration") or 0.0
+    try:
+        dur = float(dur)
+    except (TypeError, ValueError) as exc:
+        raise JobspecError(str(exc)) from None
+    constraint = attrs.get("constraints") or None
+
+    if node_count is not None and node_count.discrete:
+        raise DiscreteCountError(_DISCRETE_MSG.format("node"))
+    if slot_count.discrete:
+        raise DiscreteCountError(_DISCRETE_MSG.format("slot"))
+
+    nnodes = node_count.min if node_count is not None else 0
+    return {
+        "nnodes": nnodes,
+        "slots_per_node": slot_count.min if node_count is not None else 0,
+        "nslots": slot_count.min * nnodes if node_count is not None else slot_count.min,
+        "slot_size": state["slot_size"],
+        "gpu_per_slot": state["gpu_per_slot"],
+        "exclusive": state["exclusive"],
+        "duration": dur,
+        "constraint": constraint,
+        "constraints": _required_properties(constraint),
+    }
