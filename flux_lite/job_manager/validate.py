@@ -10,6 +10,7 @@ from errno import EINVAL
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, JobspecError
 from flux_lite.formats import fsd, jj
+from flux_lite.formats.constraint import hostnames
 from flux_lite.formats.fsd import format_c
 from flux_lite.formats.jobspec import duration as jobspec_duration
 from flux_lite.formats.jobspec_validate import validate
@@ -17,8 +18,6 @@ from flux_lite.formats.jobspec_validate import validate
 
 def check_hosts(broker, constraint) -> None:
     """job-ingest's check: every host a constraint names must exist."""
-    from flux_lite.formats.constraint import hostnames
-
     try:
         names = hostnames(constraint)
     except ValueError as exc:
