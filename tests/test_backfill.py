@@ -483,7 +483,7 @@ def _check_earliest(sched, plan, pool_before, queue, depth):
 
     now = plan.now
     inst = sched.instance_expiration
-    pos = pool_before._topo.pos
+    pos = pool_before.topology.index
     held = []  # ({index: (cm, gm)}, release)
 
     def masks_of(rset):
@@ -525,7 +525,7 @@ def _check_earliest(sched, plan, pool_before, queue, depth):
                         c, g = want.get(i, (0, 0))
                         want[i] = (c | cm, g | gm)
             for i, (cm, gm) in want.items():
-                pool._apply(i, cm, gm, True)
+                pool.apply(((i, cm, gm),), True)
             try:
                 pool.alloc(pj.jobid, pj.request, t)
             except InsufficientResources:

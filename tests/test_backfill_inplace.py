@@ -1,6 +1,6 @@
 """sched-backfill keeps its planner from pass to pass and brings it up to
-date in place (backfill._KeptPlanner, _Planner.sync), with reservations whose
-resources are chosen only when needed (_Planner.materialize) and jobs passed
+date in place (planner.KeptPlanner, Planner.sync), with reservations whose
+resources are chosen only when needed (Planner.materialize) and jobs passed
 over by core counts. Each pass must plan exactly what a planner built
 afresh for it without those shortcuts plans: same starts, same allocated
 resources, same reservations with the same resources.
@@ -37,7 +37,8 @@ def _one_core_slots(rng, nodes):
 @pytest.mark.parametrize("seed", range(30))
 @pytest.mark.parametrize("kind", ["mixed", "trace"])
 def test_kept_planner_plans_what_a_new_one_plans(policy, seed, kind):
-    from flux_lite.sched.backfill import _KeptPlanner, _Pass
+    from flux_lite.sched.backfill import _Pass
+    from flux_lite.sched.planner import KeptPlanner
     from flux_lite.sched.base import PendingJob
 
     rng = random.Random(seed * 7919 + len(policy) + len(kind))
@@ -51,7 +52,7 @@ def test_kept_planner_plans_what_a_new_one_plans(policy, seed, kind):
     if rng.random() < 0.2:
         sched.pool.set_down([rng.choice(list(sched.pool.ranks))])
     pool = sched.pool
-    kept = _KeptPlanner(pool)
+    kept = KeptPlanner(pool)
     queue = {}
     jobid = 1 << 30
     kinds = set()

@@ -517,7 +517,7 @@ def test_matches_reference_model(seed):
         if rng.random() < 0.1:
             sim = pool.copy()
             assert sim.allocated_rset() == alloc
-        assert pool._free_up == pool.free_counts()[0]
+        assert pool.nfree_up_cores == pool.free_counts()[0]
 
 
 def test_performance_large_fragmented_pool():
@@ -598,8 +598,9 @@ def test_buckets_follow_allocations_and_frees(nranks):
     def expected():
         out = {}
         for i in range(nranks):
-            if pool._up[i]:
-                out[(pool._fc[i], pool._fg[i])] = out.get((pool._fc[i], pool._fg[i]), 0) | 1 << i
+            if pool.rank_up[i]:
+                key = (pool.nfree_cores[i], pool.nfree_gpus[i])
+                out[key] = out.get(key, 0) | 1 << i
         return out
 
     live = []
@@ -619,12 +620,12 @@ def test_buckets_follow_allocations_and_frees(nranks):
         assert pool._buckets == expected()
         assert pool._sorted_keys() == sorted(expected(), reverse=True)
         # the free cores of up ranks, kept as they change (a pass reads it)
-        assert pool._free_up == sum(pool._fc[i] for i in range(nranks) if pool._up[i])
+        assert pool.nfree_up_cores == sum(pool.nfree_cores[i] for i in range(nranks) if pool.rank_up[i])
         if step % 50 == 0:
             view = pool.copy(jobs=False)
             for i in rng.sample(range(nranks), 5):  # (a planner's view sets ranks' masks directly)
-                view._set_masks(i, pool._topo.cmask[i] & rng.getrandbits(4), 0)
-            assert view._free_up == sum(view._fc[i] for i in range(nranks) if view._up[i])
+                view.set_masks(i, pool.topology.core_mask[i] & rng.getrandbits(4), 0)
+            assert view.nfree_up_cores == sum(view.nfree_cores[i] for i in range(nranks) if view.rank_up[i])
 
 
 @pytest.mark.parametrize("hosts", [

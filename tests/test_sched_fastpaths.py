@@ -178,7 +178,7 @@ def test_rset_caches_keep_the_recent_sets():
     assert len(rsetmod._FROM_DICT_CACHE) <= rsetmod._FROM_DICT_CACHE_SIZE
 
 
-# -- the pool's count of free cores on up ranks (Pool._free_up) -------------------------
+# -- the pool's count of free cores on up ranks (Pool.nfree_up_cores) -------------------------
 
 
 @pytest.mark.parametrize("bulk", [False, True])
@@ -208,18 +208,18 @@ def test_free_core_count_follows_hello_and_state_rows(bulk):
     pool.end_bulk()
 
     def counted(p):
-        return sum(p._fc[i] for i in range(12) if p._up[i])
+        return sum(p.nfree_cores[i] for i in range(12) if p.rank_up[i])
 
-    assert pool._free_up == counted(pool) == pool.free_counts()[0]
+    assert pool.nfree_up_cores == counted(pool) == pool.free_counts()[0]
     pool.set_up("5")
-    assert pool._free_up == counted(pool)
+    assert pool.nfree_up_cores == counted(pool)
     conn = sqlite3.connect(":memory:")
     schedstate.create(conn)
     store.save_pool(conn, pool)
     again = Pool(rset)
     again.set_down("2")
     store.attach(again, conn)
-    assert again._free_up == counted(again) == pool._free_up
+    assert again.nfree_up_cores == counted(again) == pool.nfree_up_cores
 
 
 # -- a pending job's sort key, made when its priority is set (PendingJob.key) --------------
@@ -255,9 +255,9 @@ def test_allocation_R_from_index_masks_is_the_general_one(cores, gpus):
 
     rset = Rset.from_config("n[0-149]", cores, gpus)
     fast, plain = Pool(rset), Pool(rset)
-    assert fast._topo.identity
-    plain._topo = copy.copy(fast._topo)
-    plain._topo.identity = False
+    assert fast.topology.identity
+    plain.topology = copy.copy(fast.topology)
+    plain.topology.identity = False
     rng = random.Random(cores)
     for _ in range(300):
         idx = rng.sample(range(150), rng.choice([1, 1, 2, 3, 8, 40, 150]))

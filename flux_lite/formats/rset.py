@@ -13,20 +13,42 @@ identical children (consecutive or not) ordered by their lowest rank, then
 ``nodelist`` (one compressed hostlist, written when the set carries host
 names) and ``properties`` (sorted, only non-empty), and ``scheduling`` at the
 top level when present.
+
+R_lite is decoded in one place (:func:`rlite_entries`, then
+:func:`rlite_ranks` to merge a rank's entries) and ranks are grouped into
+R_lite entries in one place (:func:`group_ranks`); :class:`Rset`, the
+scheduler's pool and the resource module use them, and
+:func:`property_terms` is the one reading of ``^name`` (RFC 31 property
+negation).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from itertools import islice
+from operator import itemgetter
+from typing import Any
 
 from flux_lite.errors import HostlistError, IdsetError, RsetError
 from flux_lite.formats import jsontext
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 
-__all__ = ["Rset", "PROPERTY_INVALID_CHARS", "check_property_name"]
+__all__ = [
+    "Rset",
+    "PROPERTY_INVALID_CHARS",
+    "check_property_name",
+    "group_ranks",
+    "nodes_summary",
+    "property_terms",
+    "rlite_entries",
+    "rlite_nodes",
+    "rlite_ranks",
+    "rlite_summary",
+    "rlite_without",
+]
 
 #: Characters not allowed in property names (RFC 20; flux-core rejects
 #: ``^&'"`|()``, the RFC also lists ``!``).
@@ -110,6 +132,126 @@ def compact_R(obj):
     return jsontext.compact(obj)
 
 
+# -- R_lite: the one decoder and the one grouping ----------------------------------
+
+
+def rlite_entries(R: Any) -> list[tuple[IDset, IDset, IDset]]:
+    """The R_lite entries of R, an R version 1 dict, decoded: a list of
+    (ranks, cores, gpus) IDsets, one per entry, as written (a rank may
+    appear in several entries). RsetError says what is malformed."""
+    if not isinstance(R, dict):
+        raise RsetError("R must be a JSON object")
+    if "version" not in R:
+        raise RsetError("R: version is required")
+    version = R["version"]
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise RsetError("R: version must be an integer")
+    if version != 1:
+        raise RsetError(f"invalid version={version}")
+    execution = R.get("execution")
+    if execution is None:
+        raise RsetError("R: execution is required")
+    if not isinstance(execution, dict):
+        raise RsetError("R: execution must be an object")
+    R_lite = execution.get("R_lite")
+    if R_lite is None:
+        raise RsetError("R: execution.R_lite is required")
+    if not isinstance(R_lite, list):
+        raise RsetError("R: R_lite must be an array")
+    parse = IDset.parse
+    out = []
+    for i, entry in enumerate(R_lite):
+        if not isinstance(entry, dict):
+            raise RsetError(f"R: R_lite[{i}] must be an object")
+        rank = entry.get("rank")
+        if not isinstance(rank, str):
+            raise RsetError(f"R: R_lite[{i}].rank must be an idset string")
+        children = entry.get("children")
+        if not isinstance(children, dict):
+            raise RsetError(f"R: R_lite[{i}].children must be an object")
+        core = children.get("core")
+        if not isinstance(core, str):
+            raise RsetError(f"R: R_lite[{i}].children.core must be an idset string")
+        gpu = children.get("gpu", "")
+        if not isinstance(gpu, str):
+            raise RsetError(f"R: R_lite[{i}].children.gpu must be an idset string")
+        try:
+            out.append((parse(rank), parse(core), parse(gpu)))
+        except IdsetError as exc:
+            raise RsetError(f"R: R_lite[{i}]: {exc}") from None
+    return out
+
+
+def rlite_ranks(entries: list[tuple[IDset, IDset, IDset]]) -> dict[int, tuple[IDset, IDset]]:
+    """{rank: (cores, gpus)} of rlite_entries() output, in ascending rank
+    order, a rank's children merged across entries; RsetError when two
+    entries give a rank the same core or gpu."""
+    if len(entries) == 1:
+        ranks, cores, gpus = entries[0]
+        return dict.fromkeys(ranks, (cores, gpus))
+    raw: dict[int, tuple[IDset, IDset]] = {}
+    for i, (ranks, cores, gpus) in enumerate(entries):
+        for r in ranks:
+            prev = raw.get(r)
+            if prev is None:
+                raw[r] = (cores, gpus)
+            else:
+                if prev[0] & cores or prev[1] & gpus:
+                    raise RsetError(f"R: R_lite[{i}]: rank {r} has duplicate resources")
+                raw[r] = (prev[0] | cores, prev[1] | gpus)
+    return {r: raw[r] for r in sorted(raw)}
+
+
+def group_ranks(nodes: Iterable[tuple[int, Any, Any]], as_mask: bool = False) -> dict[tuple[Any, Any], Any]:
+    """The R_lite grouping: the ranks of `nodes`, (rank, cores, gpus) in
+    ascending rank order, by identical children, as {(cores, gpus): ranks}
+    in the order of their lowest rank; each group is one R_lite entry.
+    cores and gpus may be IDsets, or bitmasks standing for them. The ranks
+    of a group come as a list, or with `as_mask` as a bitmask (small ranks:
+    cheaper to collect, and to make an IDset of)."""
+    by: dict[tuple[Any, Any], Any] = {}
+    if as_mask:
+        for rank, cores, gpus in nodes:
+            key = (cores, gpus)
+            by[key] = by.get(key, 0) | 1 << rank
+        return by
+    for rank, cores, gpus in nodes:
+        key = (cores, gpus)
+        group = by.get(key)
+        if group is None:
+            by[key] = [rank]
+        else:
+            group.append(rank)
+    return by
+
+
+def rlite_summary(groups: Iterable[tuple[IDset, IDset, IDset]]) -> str:
+    """``rank<ids>/core<ids>[,gpu<ids>]`` of R_lite groups, (ranks, cores,
+    gpus) IDsets each, joined by spaces (what Rset.summary() prints)."""
+    parts = []
+    for ranks, cores, gpus in groups:
+        part = f"rank{ranks.encode()}/core{cores.encode()}"
+        if gpus:
+            part += f",gpu{gpus.encode()}"
+        parts.append(part)
+    return " ".join(parts)
+
+
+def property_terms(props: Iterable[Any]) -> tuple[list[str], list[str]]:
+    """(required, excluded) property names of an RFC 31 ``properties``
+    list: ``^name`` excludes the ranks with property name, any other name
+    requires it. RsetError for an entry that is not a string."""
+    required, excluded = [], []
+    for prop in props:
+        if not isinstance(prop, str):
+            raise RsetError("property constraint must be a string")
+        if prop.startswith("^"):
+            excluded.append(prop[1:])
+        else:
+            required.append(prop)
+    return required, excluded
+
+
 class Rset:
     """Immutable RFC 20 R version 1 resource set."""
 
@@ -134,28 +276,34 @@ class Rset:
         self._has_nodelist = False
         self._cache = {}
 
-    # -- internal constructor ----------------------------------------------
+    # -- constructors from parts -----------------------------------------------
 
     @classmethod
-    def _new(
+    def from_nodes(
         cls,
-        nodes,
-        props,
-        starttime=0.0,
-        expiration=0.0,
-        nslots=0,
-        scheduling=None,
-        has_nodelist=True,
-        groups=None,
-        nodelist_text=None,
-    ):
-        """`nodes`: dict rank -> (hostname, cores, gpus) in ascending rank
-        order; `props`: dict name -> non-empty IDset within the ranks;
-        groups: what _groups() would make of nodes, nodelist_text: str(nodelist),
-        if the caller has them."""
+        nodes: dict[int, tuple[str, IDset, IDset]],
+        *,
+        properties: dict[str, IDset] | None = None,
+        starttime: float = 0.0,
+        expiration: float = 0.0,
+        nslots: int = 0,
+        scheduling: Any = None,
+        has_nodelist: bool = True,
+        groups: list[tuple[IDset, IDset, IDset]] | None = None,
+        nodelist_text: str | None = None,
+    ) -> Rset:
+        """A set of `nodes`, taken as given (not checked, not copied: the
+        caller hands them over): a dict rank -> (hostname, cores IDset, gpus
+        IDset) in ascending rank order. `properties`: dict name -> non-empty
+        IDset of ranks among them; `starttime`, `expiration` floats (0.0 =
+        unset), `nslots` an int (0 = unset), `scheduling` the opaque value,
+        `has_nodelist` whether R carries the host names. `groups` (what
+        group_ranks makes of the nodes, as [(ranks, cores, gpus)]) and
+        `nodelist_text` (str(nodelist)) save their computation when the
+        caller has them (a scheduler making one R per job)."""
         self = object.__new__(cls)
         self._nodes = nodes
-        self._props = props
+        self._props = {} if properties is None else properties
         self._starttime = starttime
         self._expiration = expiration
         self._nslots = nslots
@@ -168,10 +316,13 @@ class Rset:
             self._cache["nodelist_text"] = nodelist_text
         return self
 
-    def _derive(self, nodes, props=None, **kw):
-        """New set with `nodes` (ascending), properties restricted to them."""
-        if props is None:
-            props = self._restrict_props(nodes)
+    def with_nodes(self, nodes: dict[int, tuple[str, IDset, IDset]], properties: dict[str, IDset] | None = None,
+                   **changes: Any) -> Rset:
+        """A set of `nodes` (as from_nodes takes them; ranks of this set),
+        with this set's properties restricted to them (or `properties`) and
+        its other fields, but those `changes` (from_nodes keywords) give."""
+        if properties is None:
+            properties = self._restrict_props(nodes)
         args = dict(
             starttime=self._starttime,
             expiration=self._expiration,
@@ -179,8 +330,8 @@ class Rset:
             scheduling=self._scheduling,
             has_nodelist=self._has_nodelist,
         )
-        args.update(kw)
-        return Rset._new(nodes, props, **args)
+        args.update(changes)
+        return Rset.from_nodes(nodes, properties=properties, **args)
 
     def _restrict_props(self, nodes):
         if not self._props:
@@ -250,61 +401,9 @@ class Rset:
 
     @classmethod
     def _from_dict(cls, obj):
-        if not isinstance(obj, dict):
-            raise RsetError("R must be a JSON object")
-        if "version" not in obj:
-            raise RsetError("R: version is required")
-        version = obj["version"]
-        if isinstance(version, bool) or not isinstance(version, int):
-            raise RsetError("R: version must be an integer")
-        if version != 1:
-            raise RsetError(f"invalid version={version}")
-        execution = obj.get("execution")
-        if execution is None:
-            raise RsetError("R: execution is required")
-        if not isinstance(execution, dict):
-            raise RsetError("R: execution must be an object")
-
-        R_lite = execution.get("R_lite")
-        if R_lite is None:
-            raise RsetError("R: execution.R_lite is required")
-        if not isinstance(R_lite, list):
-            raise RsetError("R: R_lite must be an array")
-
-        raw = {}
-        for i, entry in enumerate(R_lite):
-            where = f"R_lite[{i}]"
-            if not isinstance(entry, dict):
-                raise RsetError(f"R: {where} must be an object")
-            rank = entry.get("rank")
-            if not isinstance(rank, str):
-                raise RsetError(f"R: {where}.rank must be an idset string")
-            children = entry.get("children")
-            if not isinstance(children, dict):
-                raise RsetError(f"R: {where}.children must be an object")
-            core = children.get("core")
-            if not isinstance(core, str):
-                raise RsetError(f"R: {where}.children.core must be an idset string")
-            gpu = children.get("gpu", "")
-            if not isinstance(gpu, str):
-                raise RsetError(f"R: {where}.children.gpu must be an idset string")
-            try:
-                ranks = IDset.parse(rank)
-                cores = IDset.parse(core)
-                gpus = IDset.parse(gpu)
-            except IdsetError as exc:
-                raise RsetError(f"R: {where}: {exc}") from None
-            for r in ranks:
-                prev = raw.get(r)
-                if prev is None:
-                    raw[r] = (cores, gpus)
-                else:
-                    if prev[0] & cores or prev[1] & gpus:
-                        raise RsetError(
-                            f"R: {where}: rank {r} has duplicate resources"
-                        )
-                    raw[r] = (prev[0] | cores, prev[1] | gpus)
-        rank_order = sorted(raw)
+        raw = rlite_ranks(rlite_entries(obj))
+        execution = obj["execution"]
+        rank_order = list(raw)
 
         has_nodelist = False
         hostnames = None
@@ -367,15 +466,8 @@ class Rset:
         if isinstance(nslots, bool) or not isinstance(nslots, int):
             raise RsetError("R: nslots must be an integer")
         nslots = max(nslots, 0)
-        return cls._new(
-            nodes,
-            props,
-            starttime,
-            expiration,
-            nslots,
-            obj.get("scheduling"),
-            has_nodelist,
-        )
+        return cls.from_nodes(nodes, properties=props, starttime=starttime, expiration=expiration, nslots=nslots,
+                              scheduling=obj.get("scheduling"), has_nodelist=has_nodelist)
 
     @classmethod
     def build(cls, nodes, starttime=0.0, expiration=0.0, scheduling=None):
@@ -412,15 +504,8 @@ class Rset:
                 check_property_name(name)
                 props.setdefault(name, []).append(rank)
         props = {name: IDset(r) for name, r in sorted(props.items())}
-        return cls._new(
-            out,
-            props,
-            float(starttime),
-            float(expiration),
-            0,
-            scheduling,
-            True,
-        )
+        return cls.from_nodes(out, properties=props, starttime=float(starttime), expiration=float(expiration),
+                              scheduling=scheduling)
 
     @classmethod
     def from_config(cls, hosts, cores_per_node, gpus_per_node=0, properties=None):
@@ -441,9 +526,7 @@ class Rset:
         """[(ranks IDset, cores, gpus)] ordered by lowest rank."""
         g = self._cache.get("groups")
         if g is None:
-            by = {}
-            for rank, (_, cores, gpus) in self._nodes.items():
-                by.setdefault((cores, gpus), []).append(rank)
+            by = group_ranks((rank, cores, gpus) for rank, (_, cores, gpus) in self._nodes.items())
             g = [(IDset(ranks), key[0], key[1]) for key, ranks in by.items()]
             self._set_groups(g)
         return g
@@ -517,7 +600,7 @@ class Rset:
         """``rank<ids>/core<ids>[,gpu<ids>]`` groups joined by spaces."""
         s = self._cache.get("summary")
         if s is None:
-            s = self._cache["summary"] = _summary_of(self._groups())
+            s = self._cache["summary"] = rlite_summary(self._groups())
         return s
 
     dumps = summary
@@ -679,14 +762,14 @@ class Rset:
         """Only the given ranks (IDset, idset string or iterable)."""
         ranks = _as_idset(ranks)
         nodes = {r: n for r, n in self._nodes.items() if r in ranks}
-        return self._derive(nodes)
+        return self.with_nodes(nodes)
 
     def remove_ranks(self, ranks):
         ranks = _as_idset(ranks)
         if not ranks:
             return self
         nodes = {r: n for r, n in self._nodes.items() if r not in ranks}
-        return self._derive(nodes)
+        return self.with_nodes(nodes)
 
     def subset(self, parts):
         """The resources of self named by (rank, cores, gpus) parts, merged
@@ -701,7 +784,7 @@ class Rset:
             if node is not None:
                 cores, gpus = merged[rank]
                 nodes[rank] = (node[0], node[1] & cores, node[2] & gpus)
-        return self._derive(nodes)
+        return self.with_nodes(nodes)
 
     def union(self, other):
         """Resource-level union; hostnames and times come from self."""
@@ -718,7 +801,7 @@ class Rset:
         props = dict(self._props)
         for name, ids in other._props.items():
             props[name] = props[name] | ids if name in props else ids
-        return self._derive(
+        return self.with_nodes(
             nodes, props, has_nodelist=self._has_nodelist or other._has_nodelist
         )
 
@@ -738,7 +821,7 @@ class Rset:
             g = gpus - o[2]
             if c or g:
                 nodes[rank] = (host, c, g)
-        return self._derive(nodes)
+        return self.with_nodes(nodes)
 
     __sub__ = difference
 
@@ -753,7 +836,7 @@ class Rset:
             g = gpus & o[2]
             if c or g:
                 nodes[rank] = (host, c, g)
-        return self._derive(nodes)
+        return self.with_nodes(nodes)
 
     __and__ = intersection
 
@@ -761,16 +844,16 @@ class Rset:
         """Copy with new starttime and/or expiration (None keeps)."""
         st = self._starttime if starttime is None else _num(starttime, "starttime")
         ex = self._expiration if expiration is None else _num(expiration, "expiration")
-        return self._derive(self._nodes, self._props, starttime=st, expiration=ex)
+        return self.with_nodes(self._nodes, self._props, starttime=st, expiration=ex)
 
     def with_expiration(self, expiration):
         return self.with_times(expiration=expiration)
 
     def with_nslots(self, nslots):
-        return self._derive(self._nodes, self._props, nslots=max(int(nslots), 0))
+        return self.with_nodes(self._nodes, self._props, nslots=max(int(nslots), 0))
 
     def with_scheduling(self, scheduling):
-        return self._derive(self._nodes, self._props, scheduling=scheduling)
+        return self.with_nodes(self._nodes, self._props, scheduling=scheduling)
 
     def with_properties(self, properties):
         """Copy with properties added: mapping name -> idset of ranks."""
@@ -785,14 +868,14 @@ class Rset:
                 raise RsetError(f"{word} {unknown} not found in target resource list")
             if ids:
                 props[name] = props[name] | ids if name in props else ids
-        return self._derive(self._nodes, props)
+        return self.with_nodes(self._nodes, props)
 
     def without_local_properties(self):
         """Copy without instance-local (``+``-prefixed) properties."""
         if not any(n.startswith("+") for n in self._props):
             return self
         props = {n: i for n, i in self._props.items() if not n.startswith("+")}
-        return self._derive(self._nodes, props)
+        return self.with_nodes(self._nodes, props)
 
     def ranks_matching(self, constraint):
         """IDset of ranks satisfying an RFC 31 constraint (dict or JSON)."""
@@ -820,14 +903,12 @@ def _eval_constraint(rs, c):
         if op == "properties":
             if not isinstance(arg, list):
                 raise RsetError("properties constraint must be an array")
+            required, excluded = property_terms(arg)
             ids = rs.ranks
-            for prop in arg:
-                if not isinstance(prop, str):
-                    raise RsetError("property constraint must be a string")
-                if prop.startswith("^"):
-                    ids = ids - rs.ranks_with_property(prop[1:])
-                else:
-                    ids = ids & rs.ranks_with_property(prop)
+            for name in required:
+                ids = ids & rs.ranks_with_property(name)
+            for name in excluded:
+                ids = ids - rs.ranks_with_property(name)
         elif op == "hostlist":
             if not isinstance(arg, list):
                 raise RsetError("hostlist constraint must be an array")
@@ -874,58 +955,35 @@ def _eval_constraint(rs, c):
     return result
 
 
-def rlite_nodes(R):
-    """(rank, cores IDset, gpus IDset) of an R dict, straight from R_lite.
+def rlite_nodes(R: Any) -> list[tuple[int, IDset, IDset]]:
+    """(rank, cores IDset, gpus IDset) of an R dict, from R_lite alone, in
+    ascending rank order (a rank's children merged across entries).
 
     For hot paths (scheduler hello) that need no host names: it skips the
     nodelist expansion a full Rset.from_dict does. Malformed R -> RsetError.
     """
-    try:
-        entries = R["execution"]["R_lite"]
-        out = []
-        for ent in entries:
-            children = ent["children"]
-            cores = IDset.parse(children.get("core", ""))
-            gpus = IDset.parse(children.get("gpu", "")) if "gpu" in children else IDset()
-            for rank in IDset.parse(ent["rank"]):
-                out.append((rank, cores, gpus))
-        return out
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise RsetError(f"invalid R: {exc}") from None
+    return [(rank, cores, gpus) for rank, (cores, gpus) in rlite_ranks(rlite_entries(R)).items()]
 
 
-def _summary_of(groups):
-    """``rank<ids>/core<ids>[,gpu<ids>]`` of (ranks, cores, gpus) groups, joined by spaces."""
-    parts = []
-    for ranks, cores, gpus in groups:
-        part = f"rank{ranks.encode()}/core{cores.encode()}"
-        if gpus:
-            part += f",gpu{gpus.encode()}"
-        parts.append(part)
-    return " ".join(parts)
-
-
-def nodes_summary(nodes):
+def nodes_summary(nodes: Iterable[tuple[int, IDset, IDset]]) -> str:
     """Rset.summary() of rlite_nodes() output."""
-    by = {}
-    for rank, cores, gpus in nodes:
-        by.setdefault((cores, gpus), []).append(rank)
-    groups = sorted(((IDset(r), c, g) for (c, g), r in by.items()), key=lambda grp: grp[0].first())
-    return _summary_of(groups)
+    groups = group_ranks(sorted(nodes, key=itemgetter(0)))
+    return rlite_summary([(IDset(ranks), cores, gpus) for (cores, gpus), ranks in groups.items()])
 
 
-def rlite_without(R, ranks):
+def rlite_without(R: dict, ranks: Any) -> dict:
     """An R dict minus `ranks`, built from R_lite alone (no host names: the
     result has no nodelist). For scheduler hello of partly freed allocations."""
     ranks = IDset(ranks)
+    decoded = rlite_entries(R)
     entries = []
-    for ent in R["execution"]["R_lite"]:
-        left = IDset.parse(ent["rank"]) - ranks
+    execution = R["execution"]
+    for ent, (have, _cores, _gpus) in zip(execution["R_lite"], decoded):
+        left = have - ranks
         if left:
             entries.append({"rank": str(left), "children": ent["children"]})
-    execution = {"R_lite": entries}
+    out = {"R_lite": entries}
     for key in ("starttime", "expiration"):
-        if key in R["execution"]:
-            execution[key] = R["execution"][key]
-    return {"version": 1, "execution": execution}
-
+        if key in execution:
+            out[key] = execution[key]
+    return {"version": 1, "execution": out}

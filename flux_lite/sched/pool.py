@@ -30,16 +30,28 @@ from __future__ import annotations
 
 from itertools import compress
 
-from flux_lite.errors import FluxLiteError
+from flux_lite.errors import FluxLiteError, RsetError
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
-from flux_lite.formats.rset import Rset, rlite_nodes, rlite_without
+from flux_lite.formats.rset import (
+    Rset,
+    group_ranks,
+    property_terms,
+    rlite_entries,
+    rlite_nodes,
+    rlite_ranks,
+    rlite_summary,
+    rlite_without,
+)
 from flux_lite.limits import MAX_TIME
 from flux_lite.sched.request import ResourceRequest
 
 __all__ = [
     "Pool",
+    "Topology",
+    "Allocation",
+    "RequestPlan",
     "InsufficientResources",
     "InfeasibleRequest",
     "PoolError",
@@ -100,35 +112,36 @@ def _indexes(mask):
         base += 64
 
 
-_IDSETS = {}  # idset text -> (IDset, its encode(), its bitmask or None), for register_hello
+class Topology:
+    """Static per-rank data of a pool, shared by the pool and its copies.
 
+    A rank is addressed by its *index*, its position in ``ranks`` (ascending
+    rank order); every per-rank list here and in :class:`Pool` is indexed so.
+    What a planner may read (never change):
 
-def _idset_text(text):
-    hit = _IDSETS.get(text)
-    if hit is None:
-        if len(_IDSETS) > 65536:
-            _IDSETS.clear()
-        ids = IDset.parse(text)
-        # no bitmask of absurdly high ids (register_hello leaves those to the checking path)
-        hit = _IDSETS[text] = (ids, ids.encode(), ids.as_mask() if ids.last() < 65536 else None) \
-            if ids else (ids, "", 0)
-    return hit
+    ``rset``       the pool's whole resource set;
+    ``ranks``      rank of each index; ``index``: rank -> index;
+    ``hosts``      hostname of each index;
+    ``core_mask``  all core ids of each index, as an int bitmask
+                   (``gpu_mask``: the gpu ids);
+    ``ncores``     core count of each index (``ngpus``: the gpu count).
 
-
-class _Topology:
-    """Static per-rank data shared by a pool and its copies."""
+    A topology is never changed: a pool whose ranks change (``remove_ranks``)
+    gets a new one, so ``pool.topology is topo`` tells a cache keyed on the
+    topology (feasibility, request plans) that it still holds.
+    """
 
     __slots__ = (
         "rset",
         "ranks",
-        "pos",
+        "index",
         "hosts",
-        "cmask",
-        "gmask",
-        "ncore",
-        "ngpu",
-        "ncore_values",
-        "props",
+        "core_mask",
+        "gpu_mask",
+        "ncores",
+        "ngpus",
+        "ncores_values",
+        "property_masks",
         "allmask",
         "masks",
         "shapes",
@@ -140,33 +153,33 @@ class _Topology:
         self.rset = rset
         self.ranks = []
         self.hosts = []
-        self.cmask = []
-        self.gmask = []
-        self.ncore = []
-        self.ngpu = []
+        self.core_mask = []
+        self.gpu_mask = []
+        self.ncores = []
+        self.ngpus = []
         for rank, host, cores, gpus in rset.nodes():
             self.ranks.append(rank)
             self.hosts.append(host)
-            self.cmask.append(cores.as_mask())
-            self.gmask.append(gpus.as_mask())
-            self.ncore.append(len(cores))
-            self.ngpu.append(len(gpus))
-        self.pos = {r: i for i, r in enumerate(self.ranks)}
+            self.core_mask.append(cores.as_mask())
+            self.gpu_mask.append(gpus.as_mask())
+            self.ncores.append(len(cores))
+            self.ngpus.append(len(gpus))
+        self.index = {r: i for i, r in enumerate(self.ranks)}
         # rank i at index i (the usual case): an allocation's R_lite groups are
         # made from bitmasks of their indexes; not on pools of thousands of
         # ranks, where such masks are big numbers, slower to make and read
         # than the lists of ranks they stand for
         self.identity = len(self.ranks) <= 1024 and all(r == i for i, r in enumerate(self.ranks))
-        self.ncore_values = frozenset(self.ncore)
+        self.ncores_values = frozenset(self.ncores)
         self.allmask = (1 << len(self.ranks)) - 1
-        self.props = {}
+        self.property_masks = {}
         for name, ids in rset.properties.items():
             m = 0
             for r in ids:
-                i = self.pos.get(r)
+                i = self.index.get(r)
                 if i is not None:
                     m |= 1 << i
-            self.props[name] = m
+            self.property_masks[name] = m
         self.masks = {}  # constraint key -> index mask (None = all)
         self.shapes = {}  # constraint key -> {(ncore, ngpu): count}
         # hosts named prefix + rank: an allocation's nodelist is written from its ranks
@@ -192,14 +205,15 @@ class _Topology:
             pass
         except (TypeError, ValueError):  # unhashable / not JSON-able
             raise InfeasibleRequest("invalid constraint") from None
+        try:
+            required, excluded = property_terms(props)
+        except RsetError as exc:
+            raise InfeasibleRequest(str(exc)) from None
         m = self.allmask
-        for p in props:
-            if not isinstance(p, str):
-                raise InfeasibleRequest("property constraint must be a string")
-            if p.startswith("^"):
-                m &= ~self.props.get(p[1:], 0)
-            else:
-                m &= self.props.get(p, 0)
+        for name in required:
+            m &= self.property_masks.get(name, 0)
+        for name in excluded:
+            m &= ~self.property_masks.get(name, 0)
         if cons:
             try:
                 ids = self.rset.ranks_matching(cons)
@@ -207,7 +221,7 @@ class _Topology:
                 raise InfeasibleRequest(f"invalid constraint: {exc}") from None
             cm = 0
             for r in ids:
-                cm |= 1 << self.pos[r]
+                cm |= 1 << self.index[r]
             m &= cm
         if len(self.masks) > 1024:
             self.masks.clear()
@@ -220,7 +234,7 @@ class _Topology:
             shapes = {}
             for i in range(len(self.ranks)):
                 if allowed is None or (allowed >> i) & 1:
-                    k = (self.ncore[i], self.ngpu[i])
+                    k = (self.ncores[i], self.ngpus[i])
                     shapes[k] = shapes.get(k, 0) + 1
             if len(self.shapes) > 1024:
                 self.shapes.clear()
@@ -228,9 +242,15 @@ class _Topology:
         return shapes
 
 
-class _Job:
-    """One job's allocation.  Never mutated except to fill the lazily
-    built R / dict caches (copies of the pool share records)."""
+class Allocation:
+    """One job's allocation as the pool keeps it.
+
+    A planner may read ``end`` (the end time the pool tracks, 0.0 = none)
+    and ``parts``, the ``(index, coremask, gpumask)`` it holds per rank
+    index; ``rset()`` is its R as an :class:`Rset`, ``as_dict()`` as a dict.
+    Never mutated except to fill the lazily built R / dict caches (copies
+    of the pool share records).
+    """
 
     __slots__ = ("R", "end", "parts", "rdict", "topo")
 
@@ -258,7 +278,7 @@ class _Job:
         nodes = {}
         for i, cm, gm in sorted(self.parts, key=lambda p: topo.ranks[p[0]]):
             nodes[topo.ranks[i]] = (topo.hosts[i], frm(cm), frm(gm))
-        return topo.rset._derive(nodes, nslots=0, scheduling=None, starttime=0.0, expiration=self.end)
+        return topo.rset.with_nodes(nodes, nslots=0, scheduling=None, starttime=0.0, expiration=self.end)
 
     def as_dict(self):
         d = self.rdict
@@ -267,15 +287,29 @@ class _Job:
         return d
 
 
-class _Plan:
+class RequestPlan:
+    """How a request is laid out on the pool (``Pool.plan``); it depends on
+    the request and the topology alone, and is made once per request.
+
+    The request is ``count`` *units*: whole nodes when ``per_node`` (each of
+    ``slots_per_node`` slots), else single slots packed rank by rank; one
+    unit needs ``unit_cores`` cores and ``unit_gpus`` gpus on one rank, and
+    the request at least ``min_cores`` cores in all (exclusive: more). A
+    slot is ``slot_size`` cores and ``gpu_per_slot`` gpus. ``exclusive``:
+    units take whole nodes. ``allowed``: bitmask of the rank indexes its
+    properties and constraint admit (None: all), ``key`` the cache key of
+    that selection. Read-only for everyone but the pool.
+    """
+
     __slots__ = (
-        "nodes",
+        "per_node",
         "count",
-        "spn",
-        "s",
-        "g",
-        "need_c",
-        "need_g",
+        "slots_per_node",
+        "slot_size",
+        "gpu_per_slot",
+        "unit_cores",
+        "unit_gpus",
+        "min_cores",
         "exclusive",
         "key",
         "allowed",
@@ -284,28 +318,50 @@ class _Plan:
 
 
 class Pool:
-    """Schedulable resources: topology, up/down state, allocations."""
+    """Schedulable resources: topology, up/down state, allocations.
+
+    Besides allocating (``alloc``, ``free``, ``register_alloc``...), a pool
+    offers a planner (sched/planner.py) its state, to read without copying.
+    The lists are indexed by rank index (see :class:`Topology`); they are
+    the pool's own, changed in place as it allocates: read them, never
+    change them, except through the methods below.
+
+    ``topology``        the :class:`Topology` (a cache key: see there);
+    ``alloc_cores[i]``  allocated core ids of rank index i, an int bitmask
+                        (``alloc_gpus[i]``: gpu ids);
+    ``nfree_cores[i]``  free core count of rank index i, up or down
+                        (``nfree_gpus[i]``: gpus);
+    ``rank_up[i]``      whether rank index i is up;
+    ``nfree_up_cores``  free cores summed over up ranks;
+    ``jobs``            jobid -> :class:`Allocation`, read-only.
+
+    ``plan(request)`` lays a request out (:class:`RequestPlan`);
+    ``select(plan)`` says what the pool's worst-fit choice would take now,
+    changing nothing; ``alloc_selected`` allocates that for a job. A planner
+    simulating other times on a copy (``copy(jobs=False)``) changes what it
+    shows with ``apply(parts, take)`` and ``set_masks(i, cm, gm)``.
+    """
 
     def __init__(self, rset, *, jobid_str=None):
         if not isinstance(rset, Rset):
             rset = Rset.from_dict(rset)
         self._jobid_str = jobid_str or f58
-        self._init_topology(_Topology(rset))
+        self._init_topology(Topology(rset))
         self._jobs = {}
         self.generation = 0
 
     def _init_topology(self, topo):
-        self._topo = topo
+        self.topology = topo
         n = len(topo.ranks)
-        self._ac = [0] * n
-        self._ag = [0] * n
-        self._fc = list(topo.ncore)
-        self._fg = list(topo.ngpu)
-        self._up = [True] * n
-        self._free_up = sum(self._fc)  # free cores of up ranks (kept as they change)
+        self.alloc_cores = [0] * n
+        self.alloc_gpus = [0] * n
+        self.nfree_cores = list(topo.ncores)
+        self.nfree_gpus = list(topo.ngpus)
+        self.rank_up = [True] * n
+        self.nfree_up_cores = sum(self.nfree_cores)  # free cores of up ranks (kept as they change)
         buckets = {}
         for i in range(n):
-            key = (self._fc[i], self._fg[i])
+            key = (self.nfree_cores[i], self.nfree_gpus[i])
             buckets[key] = buckets.get(key, 0) | 1 << i
         self._buckets = buckets
         self._keys = None
@@ -317,23 +373,40 @@ class Pool:
     @property
     def rset(self):
         """The full resource set (topology) of the pool."""
-        return self._topo.rset
+        return self.topology.rset
 
     @property
     def ranks(self):
-        return self._topo.rset.ranks
+        return self.topology.rset.ranks
 
     def is_up(self, rank):
-        i = self._topo.pos.get(rank)
-        return i is not None and self._up[i]
+        i = self.topology.index.get(rank)
+        return i is not None and self.rank_up[i]
 
     def up_ranks(self):
-        t = self._topo
-        return IDset(t.ranks[i] for i, up in enumerate(self._up) if up)
+        t = self.topology
+        return IDset(t.ranks[i] for i, up in enumerate(self.rank_up) if up)
 
     def down_ranks(self):
-        t = self._topo
-        return IDset(t.ranks[i] for i, up in enumerate(self._up) if not up)
+        t = self.topology
+        return IDset(t.ranks[i] for i, up in enumerate(self.rank_up) if not up)
+
+    @property
+    def jobs(self):
+        """jobid -> :class:`Allocation` of every job holding resources (a
+        mapping: the scheduler's store may back it by a table). Read-only."""
+        return self._jobs
+
+    def attach_jobs(self, jobs):
+        """Use jobs, a mapping equivalent to the pool's own (the same
+        allocations), as the job table from now on: sched/store.py reads
+        and writes its rows lazily through one."""
+        self._jobs = jobs
+
+    def allocation_from_parts(self, end, parts):
+        """An :class:`Allocation` of parts (``(index, coremask, gpumask)``)
+        ending at end, its R built from the topology when first asked for."""
+        return Allocation(None, float(end), parts, topo=self.topology)
 
     def allocations(self):
         """dict jobid -> (Rset, end_time)."""
@@ -378,12 +451,15 @@ class Pool:
 
     def _apply(self, i, cm, gm, take):
         """Allocate (take=True) or release cm/gm on rank index i."""
-        self._apply_parts(((i, cm, gm),), take)
+        self.apply(((i, cm, gm),), take)
 
-    def _apply_parts(self, parts, take):
-        """_apply() of each (index, coremask, gpumask) of parts."""
-        ac_, ag_, fc_, fg_ = self._ac, self._ag, self._fc, self._fg
-        ncore, ngpu, up = self._topo.ncore, self._topo.ngpu, self._up
+    def apply(self, parts, take):
+        """Allocate (take=True) or release the cores and gpus of parts,
+        ``(index, coremask, gpumask)`` each, recording no job: what a job's
+        parts add to or take from what the pool shows. Releasing something
+        not allocated, or taking something allocated, is the caller's error."""
+        ac_, ag_, fc_, fg_ = self.alloc_cores, self.alloc_gpus, self.nfree_cores, self.nfree_gpus
+        ncore, ngpu, up = self.topology.ncores, self.topology.ngpus, self.rank_up
         buckets = self._buckets
         bulk = self._bulk
         self._insufficient = None
@@ -399,7 +475,7 @@ class Pool:
             else:
                 fg = fg0
             if (fc != fc0 or fg != fg0) and up[i] and not bulk:
-                self._free_up += fc - fc0
+                self.nfree_up_cores += fc - fc0
                 # (_bucket_remove, then _bucket_add)
                 bit = 1 << i
                 key = (fc0, fg0)
@@ -417,20 +493,21 @@ class Pool:
                 else:
                     buckets[key] = b | bit
 
-    def _set_masks(self, i, cm, gm):
-        """Make rank index i's allocated masks exactly cm/gm (what _apply of
-        the cores and GPUs to take, then of those to release, would give)."""
-        old_fc, old_fg = self._fc[i], self._fg[i]
+    def set_masks(self, i, cm, gm):
+        """Make rank index i's allocated core and gpu bitmasks exactly cm and
+        gm, recording no job (what apply() of the ids to take, then of those
+        to release, would give): a planner's copy showing another time."""
+        old_fc, old_fg = self.nfree_cores[i], self.nfree_gpus[i]
         self._insufficient = None
-        self._ac[i] = cm
-        self._ag[i] = gm
-        fc = self._topo.ncore[i] - cm.bit_count()
-        fg = self._topo.ngpu[i] - gm.bit_count()
+        self.alloc_cores[i] = cm
+        self.alloc_gpus[i] = gm
+        fc = self.topology.ncores[i] - cm.bit_count()
+        fg = self.topology.ngpus[i] - gm.bit_count()
         if fc != old_fc or fg != old_fg:
-            self._fc[i] = fc
-            self._fg[i] = fg
-            if self._up[i] and not self._bulk:
-                self._free_up += fc - old_fc
+            self.nfree_cores[i] = fc
+            self.nfree_gpus[i] = fg
+            if self.rank_up[i] and not self._bulk:
+                self.nfree_up_cores += fc - old_fc
                 self._bucket_remove(i, (old_fc, old_fg))
                 self._bucket_add(i, (fc, fg))
 
@@ -439,38 +516,41 @@ class Pool:
     def _indexes(self, ranks):
         if isinstance(ranks, str):
             if ranks == "all":
-                return range(len(self._topo.ranks))
+                return range(len(self.topology.ranks))
             ranks = IDset.parse(ranks)
         elif isinstance(ranks, int):
             ranks = (ranks,)
-        pos = self._topo.pos
+        pos = self.topology.index
         return [pos[r] for r in ranks if r in pos]
 
     def set_down(self, ranks):
         """Mark ranks (IDset, idset string, iterable or "all") down."""
         for i in self._indexes(ranks):
-            if self._up[i]:
+            if self.rank_up[i]:
                 self._insufficient = None
-                self._up[i] = False
-                self._free_up -= self._fc[i]
-                self._bucket_remove(i, (self._fc[i], self._fg[i]))
+                self.rank_up[i] = False
+                self.nfree_up_cores -= self.nfree_cores[i]
+                self._bucket_remove(i, (self.nfree_cores[i], self.nfree_gpus[i]))
         self.generation += 1
 
     def set_up(self, ranks):
         """Mark ranks (IDset, idset string, iterable or "all") up."""
         for i in self._indexes(ranks):
-            if not self._up[i]:
+            if not self.rank_up[i]:
                 self._insufficient = None
-                self._up[i] = True
-                self._free_up += self._fc[i]
-                self._bucket_add(i, (self._fc[i], self._fg[i]))
+                self.rank_up[i] = True
+                self.nfree_up_cores += self.nfree_cores[i]
+                self._bucket_add(i, (self.nfree_cores[i], self.nfree_gpus[i]))
         self.generation += 1
 
     # -- planning ----------------------------------------------------------
 
-    def _plan(self, req):
+    def plan(self, req):
+        """The :class:`RequestPlan` of request req on this pool (made once
+        per request and topology); InfeasibleRequest if req is malformed
+        (counts not integers or out of range, a bad constraint)."""
         cached = req._plan if type(req) is ResourceRequest else None
-        if cached is not None and cached[0] is self._topo:
+        if cached is not None and cached[0] is self.topology:
             return cached[1]  # (a request's plan depends on it and the topology alone)
         s = req.slot_size
         g = req.gpu_per_slot
@@ -484,40 +564,43 @@ class Pool:
                 "invalid resource request: "
                 "slot count and slot size must be at least 1"
             )
-        p = _Plan()
-        p.s = s
-        p.g = g
+        p = RequestPlan()
+        p.slot_size = s
+        p.gpu_per_slot = g
         p.exclusive = bool(req.exclusive)
         if p.exclusive and nnodes == 0:
-            p.nodes, p.count, p.spn = True, nslots, 1
+            p.per_node, p.count, p.slots_per_node = True, nslots, 1
         elif nnodes > 0:
-            p.nodes, p.count, p.spn = True, nnodes, max(1, nslots // nnodes)
+            p.per_node, p.count, p.slots_per_node = True, nnodes, max(1, nslots // nnodes)
         else:
-            p.nodes, p.count, p.spn = False, nslots, 0
-        if p.nodes:
-            p.need_c = p.spn * s
-            p.need_g = p.spn * g
+            p.per_node, p.count, p.slots_per_node = False, nslots, 0
+        if p.per_node:
+            p.unit_cores = p.slots_per_node * s
+            p.unit_gpus = p.slots_per_node * g
         else:
-            p.need_c = s
-            p.need_g = g
-        p.key, p.allowed = self._topo.index_mask(req)
+            p.unit_cores = s
+            p.unit_gpus = g
+        p.min_cores = p.count * p.unit_cores
+        p.key, p.allowed = self.topology.index_mask(req)
         p.feasible = False
         if type(req) is ResourceRequest:
-            req._plan = (self._topo, p)
+            req._plan = (self.topology, p)
         return p
 
-    def _select(self, p):
-        """[(index, coremask, gpumask)] and nslots, or None if it doesn't fit."""
+    def select(self, p):
+        """What alloc() would take now for plan p: ``(parts, nslots)``, parts
+        a list of ``(index, coremask, gpumask)``, or None if it does not fit
+        now. Changes nothing (the same state gives the same answer)."""
         buckets = self._buckets
         keys = self._sorted_keys()
         allowed = p.allowed
-        need_c = p.need_c
-        need_g = p.need_g
-        topo = self._topo
-        if p.nodes:
+        need_c = p.unit_cores
+        need_g = p.unit_gpus
+        topo = self.topology
+        if p.per_node:
             nn = p.count
             exclusive = p.exclusive
-            ncv = topo.ncore_values
+            ncv = topo.ncores_values
             # quick upper bound
             avail = 0
             for key in keys:
@@ -528,7 +611,7 @@ class Pool:
             if avail < nn:
                 return None
             chosen = []
-            ncore = topo.ncore
+            ncore = topo.ncores
             for key in keys:
                 fc, fg = key
                 if fc < need_c:
@@ -547,16 +630,16 @@ class Pool:
                 return None
             sel = []
             for i in chosen:
-                free_c = topo.cmask[i] & ~self._ac[i]
-                free_g = topo.gmask[i] & ~self._ag[i]
+                free_c = topo.core_mask[i] & ~self.alloc_cores[i]
+                free_g = topo.gpu_mask[i] & ~self.alloc_gpus[i]
                 if exclusive:
                     sel.append((i, free_c, free_g))
                 else:
                     sel.append((i, _lowest(free_c, need_c), _lowest(free_g, need_g)))
-            return sel, p.spn * nn
+            return sel, p.slots_per_node * nn
         # slot packing
-        s = p.s
-        g = p.g
+        s = p.slot_size
+        g = p.gpu_per_slot
         want = p.count
         avail = 0
         for key in keys:
@@ -569,7 +652,7 @@ class Pool:
             return None
         sel = []
         left = want
-        cmask, gmask, ac, ag = topo.cmask, topo.gmask, self._ac, self._ag
+        cmask, gmask, ac, ag = topo.core_mask, topo.gpu_mask, self.alloc_cores, self.alloc_gpus
         for key in keys:
             fc, fg = key
             if fc < s:
@@ -609,9 +692,9 @@ class Pool:
         p.feasible = True
 
     def _check_feasible_shapes(self, p):
-        shapes = self._topo.shape_counts(p.key, p.allowed)
-        if p.nodes:
-            need_c, need_g = p.need_c, p.need_g
+        shapes = self.topology.shape_counts(p.key, p.allowed)
+        if p.per_node:
+            need_c, need_g = p.unit_cores, p.unit_gpus
             eligible = sum(
                 cnt for (nc, ng), cnt in shapes.items() if nc >= need_c and ng >= need_g
             )
@@ -628,7 +711,7 @@ class Pool:
                     f"{need_c} cores{gpus} each, only {eligible} eligible"
                 )
             return
-        s, g, nslots = p.s, p.g, p.count
+        s, g, nslots = p.slot_size, p.gpu_per_slot, p.count
         total_slots = sum(cnt * (nc // s) for (nc, ng), cnt in shapes.items())
         if total_slots < nslots:
             total_cores = sum(cnt * nc for (nc, ng), cnt in shapes.items())
@@ -651,54 +734,47 @@ class Pool:
     def check_feasibility(self, request):
         """Raise InfeasibleRequest unless the request fits the whole pool
         (ignoring allocations and down ranks)."""
-        self._check_feasible(self._plan(request))
+        self._check_feasible(self.plan(request))
 
     def would_fit_now(self, request):
         """True if alloc() would succeed now (nothing is changed)."""
         try:
-            return self._select(self._plan(request)) is not None
+            return self.select(self.plan(request)) is not None
         except InfeasibleRequest:
             return False
 
     # -- allocation --------------------------------------------------------
 
     def _build_rset(self, sel, starttime, expiration, nslots):
-        topo = self._topo
+        topo = self.topology
         nodes = {}
         frm = IDset.from_mask
-        by_masks = {}  # the R_lite groups: ranks by (core mask, gpu mask), as Rset._groups makes them
         ranks, hosts = topo.ranks, topo.hosts
         sel = sorted(sel)
+        # the R_lite groups, by (core mask, gpu mask)
         if topo.identity:
-            # rank i at index i: a group's ranks are a bitmask of its indexes,
-            # and its ranks share one (cores, gpus) pair of sets
-            for i, cm, gm in sel:
-                key = (cm, gm)
-                by_masks[key] = by_masks.get(key, 0) | 1 << i
-            if len(by_masks) == 1:
-                (cm, gm), group = next(iter(by_masks.items()))
-                c, g = frm(cm), frm(gm)
-                groups = [(frm(group), c, g)]
-                nodes = {i: (hosts[i], c, g) for i, _cm, _gm in sel}
-            else:
-                groups = []
-                sets = {}
-                for key, group in by_masks.items():
-                    c, g = sets[key] = (frm(key[0]), frm(key[1]))
-                    groups.append((frm(group), c, g))
-                for i, cm, gm in sel:
-                    c, g = sets[(cm, gm)]
-                    nodes[i] = (hosts[i], c, g)
+            # rank i at index i: sel is (rank, cores, gpus) already, and a
+            # group's ranks are a bitmask of its indexes
+            by_masks = group_ranks(sel, True)
+            rank_ids = frm
         else:
+            by_masks = group_ranks([(ranks[i], cm, gm) for i, cm, gm in sel])
+            rank_ids = IDset
+        if len(by_masks) == 1:
+            # its ranks share one (cores, gpus) pair of sets
+            (cm, gm), group = next(iter(by_masks.items()))
+            c, g = frm(cm), frm(gm)
+            groups = [(rank_ids(group), c, g)]
+            nodes = {ranks[i]: (hosts[i], c, g) for i, _cm, _gm in sel}
+        else:
+            groups = []
+            sets = {}
+            for key, group in by_masks.items():
+                c, g = sets[key] = (frm(key[0]), frm(key[1]))
+                groups.append((rank_ids(group), c, g))
             for i, cm, gm in sel:
-                rank = ranks[i]
-                nodes[rank] = (hosts[i], frm(cm), frm(gm))
-                group = by_masks.get((cm, gm))
-                if group is None:
-                    by_masks[(cm, gm)] = [rank]
-                else:
-                    group.append(rank)
-            groups = [(IDset(group), frm(cm), frm(gm)) for (cm, gm), group in by_masks.items()]
+                c, g = sets[(cm, gm)]
+                nodes[ranks[i]] = (hosts[i], c, g)
         nodelist = None
         prefix = topo.host_prefix
         if prefix is not None:
@@ -708,29 +784,20 @@ class Pool:
                 ranks_set = groups[0][0] if len(groups) == 1 else IDset(nodes)
                 nodelist = f"{prefix}[{ranks_set}]"
         props = {}
-        if topo.props:
+        if topo.property_masks:
             selmask = 0
             for i, _, _ in sel:
                 selmask |= 1 << i
             chosen = None
-            for name, pm in topo.props.items():
+            for name, pm in topo.property_masks.items():
                 if name.startswith("+") or not pm & selmask:
                     continue
                 if chosen is None:
                     chosen = IDset(nodes)
                 props[name] = topo.rset.ranks_with_property(name) & chosen
             props = dict(sorted(props.items()))
-        return Rset._new(
-            nodes,
-            props,
-            float(starttime),
-            float(expiration),
-            nslots,
-            topo.rset.scheduling,
-            True,
-            groups,
-            nodelist,
-        )
+        return Rset.from_nodes(nodes, properties=props, starttime=float(starttime), expiration=float(expiration),
+                               nslots=nslots, scheduling=topo.rset.scheduling, groups=groups, nodelist_text=nodelist)
 
     def alloc(self, jobid, request, now, expiration_default=0.0):
         """Allocate for jobid; return the job's R (starttime=now).
@@ -752,8 +819,8 @@ class Pool:
             # (the same request found no room, and nothing changed since: a
             # blocked FCFS head is tried at every pass)
             return None
-        p = self._plan(request)
-        found = self._select(p)
+        p = self.plan(request)
+        found = self.select(p)
         if found is None:
             self._check_feasible(p)
             self._insufficient = (jobid, request, self.generation)
@@ -761,9 +828,10 @@ class Pool:
         return self.alloc_selected(jobid, request, found, now, expiration_default)
 
     def alloc_selected(self, jobid, request, found, now, expiration_default=0.0):
-        """alloc() of what _select() just found for the request (found, not None)."""
+        """alloc() of what select() just found for the request (found, not
+        None; nothing allocated since)."""
         sel, nslots = found
-        self._apply_parts(sel, True)
+        self.apply(sel, True)
         duration = request.duration or 0.0
         if duration > 0:
             # a duration past the year 9999 is stored, its end time clamped
@@ -773,7 +841,7 @@ class Pool:
         else:
             expiration = 0.0
         R = self._build_rset(sel, now, expiration, nslots)
-        self._jobs[jobid] = _Job(R, float(expiration), tuple(sel))
+        self._jobs[jobid] = Allocation(R, float(expiration), tuple(sel))
         self.generation += 1
         return R
 
@@ -788,8 +856,8 @@ class Pool:
             return
         if not isinstance(R, Rset):
             R = Rset.from_dict(R)
-        topo = self._topo
-        pos = topo.pos
+        topo = self.topology
+        pos = topo.index
         missing = [r for r in R.ranks if r not in pos]
         if missing:
             raise PoolError(
@@ -806,9 +874,9 @@ class Pool:
             i = pos[rank]
             cm = cores.as_mask()
             gm = gpus.as_mask()
-            if cm & ~topo.cmask[i] or gm & ~topo.gmask[i]:
+            if cm & ~topo.core_mask[i] or gm & ~topo.gpu_mask[i]:
                 unknown.append(rank)
-            elif cm & self._ac[i] or gm & self._ag[i]:
+            elif cm & self.alloc_cores[i] or gm & self.alloc_gpus[i]:
                 busy.append(rank)
             parts.append((i, cm, gm))
         if unknown:
@@ -824,7 +892,7 @@ class Pool:
             )
         for i, cm, gm in parts:
             self._apply(i, cm, gm, True)
-        self._jobs[jobid] = _Job(R, R.expiration, tuple(parts))
+        self._jobs[jobid] = Allocation(R, R.expiration, tuple(parts))
         self.generation += 1
 
     def register_hello(self, jobid, R, free=None):
@@ -834,35 +902,26 @@ class Pool:
         entry, or conflicts (register_alloc() then decides, with messages).
 
         Thousands of running jobs share a few hundred rank, core and gpu
-        strings: each is parsed once per process (see _idset_text)."""
+        strings: each is parsed once per process (IDset.parse keeps them)."""
         if jobid in self._jobs:
             return None
         try:
-            ex = R["execution"]
-            entries = ex["R_lite"]
-            if len(entries) != 1 or R["version"] != 1:
+            entries = rlite_entries(R)
+            if len(entries) != 1:
                 return None
-            ent = entries[0]
-            ch = ent["children"]
-            ranks, rtext, _ = _idset_text(ent["rank"])
+            ranks, cores, gpus = entries[0]
             if free:
-                ranks = ranks - _idset_text(free)[0]
+                ranks = ranks - IDset.parse(free)
                 if not ranks:
                     return None
-                rtext = ranks.encode()
-            _, ctext, cm = _idset_text(ch.get("core", ""))
-            gtext = ch.get("gpu", "")
-            if gtext:
-                _, gtext, gm = _idset_text(gtext)
-            else:
-                gm = 0
-            if cm is None or gm is None:
-                return None
-            expiration = float(ex.get("expiration", 0.0) or 0.0)
-        except (KeyError, TypeError, AttributeError, ValueError):
+            if (cores and cores.last() >= 65536) or (gpus and gpus.last() >= 65536):
+                return None  # (no bitmasks of absurdly high ids: the checking path decides)
+            cm, gm = cores.as_mask(), gpus.as_mask()
+            expiration = float(R["execution"].get("expiration", 0.0) or 0.0)
+        except (RsetError, TypeError, ValueError):
             return None
-        topo = self._topo
-        pos, cmask, gmask, ac, ag = topo.pos, topo.cmask, topo.gmask, self._ac, self._ag
+        topo = self.topology
+        pos, cmask, gmask, ac, ag = topo.index, topo.core_mask, topo.gpu_mask, self.alloc_cores, self.alloc_gpus
         parts = []
         for r in ranks:
             i = pos.get(r)
@@ -871,7 +930,7 @@ class Pool:
             parts.append((i, cm, gm))
         if self._bulk:
             # hello registers thousands: the buckets are rebuilt once at the end
-            ncore, ngpu, fc, fg = topo.ncore, topo.ngpu, self._fc, self._fg
+            ncore, ngpu, fc, fg = topo.ncores, topo.ngpus, self.nfree_cores, self.nfree_gpus
             for i, c, g in parts:
                 ac[i] |= c
                 fc[i] = ncore[i] - ac[i].bit_count()
@@ -882,10 +941,10 @@ class Pool:
             for i, c, g in parts:
                 self._apply(i, c, g, True)
         if free:
-            R = rlite_without(R, _idset_text(free)[0])
-        self._jobs[jobid] = _Job(None, expiration, tuple(parts), rdict=R)
+            R = rlite_without(R, IDset.parse(free))
+        self._jobs[jobid] = Allocation(None, expiration, tuple(parts), rdict=R)
         self.generation += 1
-        return f"rank{rtext}/core{ctext}" + (f",gpu{gtext}" if gtext else "")
+        return rlite_summary(((ranks, cores, gpus),))
 
     def begin_bulk(self):
         """Many register_hello() calls follow: keep the free-resource buckets
@@ -896,21 +955,46 @@ class Pool:
         if self._bulk:
             self._bulk = False
             buckets = {}
-            up, fc, fg = self._up, self._fc, self._fg
+            up, fc, fg = self.rank_up, self.nfree_cores, self.nfree_gpus
             for i in range(len(up)):
                 if up[i]:
                     key = (fc[i], fg[i])
                     buckets[key] = buckets.get(key, 0) | 1 << i
             self._buckets = buckets
             self._keys = None
-            self._free_up = sum(compress(fc, up))
+            self.nfree_up_cores = sum(compress(fc, up))
+
+    def restore_masks(self, rows):
+        """Set the allocated core and gpu bitmasks of many ranks at once,
+        recording no job: rows of ``(rank, coremask, gpumask)``, what a
+        store saved of ``alloc_cores``/``alloc_gpus`` (the jobs come with
+        attach_jobs). Ranks no longer in the pool (shrunk) are skipped;
+        ValueError for ids the rank does not have. Nothing may be allocated
+        before (the masks of other ranks stay as they are)."""
+        topo = self.topology
+        pos, cmask, gmask, ncore, ngpu = topo.index, topo.core_mask, topo.gpu_mask, topo.ncores, topo.ngpus
+        ac, ag, fc, fg = self.alloc_cores, self.alloc_gpus, self.nfree_cores, self.nfree_gpus
+        self.begin_bulk()  # the free-resource buckets are rebuilt once
+        try:
+            for rank, cm, gm in rows:
+                i = pos.get(rank)
+                if i is None:
+                    continue
+                if cm & ~cmask[i] or gm & ~gmask[i]:
+                    raise ValueError(f"rank {rank}: resources not in the pool")
+                ac[i], ag[i] = cm, gm
+                fc[i] = ncore[i] - cm.bit_count()
+                fg[i] = ngpu[i] - gm.bit_count()
+        finally:
+            self.end_bulk()
+        self._insufficient = None
 
     def _register_dict(self, jobid, R, nodes=None):
         """Fast path of register_alloc; False when the slow path must decide
         (unknown ranks or resources, double booking: it has the messages).
         nodes: rlite_nodes(R), when the caller has it already."""
-        topo = self._topo
-        pos = topo.pos
+        topo = self.topology
+        pos = topo.index
         if jobid in self._jobs:
             return False
         parts = []
@@ -920,12 +1004,12 @@ class Pool:
                 return False
             cm = cores.as_mask()
             gm = gpus.as_mask()
-            if cm & ~topo.cmask[i] or gm & ~topo.gmask[i] or cm & self._ac[i] or gm & self._ag[i]:
+            if cm & ~topo.core_mask[i] or gm & ~topo.gpu_mask[i] or cm & self.alloc_cores[i] or gm & self.alloc_gpus[i]:
                 return False
             parts.append((i, cm, gm))
-        self._apply_parts(parts, True)
+        self.apply(parts, True)
         expiration = float(R["execution"].get("expiration", 0.0) or 0.0)
-        self._jobs[jobid] = _Job(None, expiration, tuple(parts), rdict=R)
+        self._jobs[jobid] = Allocation(None, expiration, tuple(parts), rdict=R)
         self.generation += 1
         return True
 
@@ -956,19 +1040,19 @@ class Pool:
                     f"got {R.summary()}, expected {alloc.summary()}"
                 )
         if final or R is None:
-            self._apply_parts(parts, False)
+            self.apply(parts, False)
             del self._jobs[jobid]
             freed = alloc
         else:
             gone = R.ranks
-            ranks = self._topo.ranks
+            ranks = self.topology.ranks
             keep = []
             for part in parts:
                 if ranks[part[0]] in gone:
                     self._apply(part[0], part[1], part[2], False)
                 else:
                     keep.append(part)
-            self._jobs[jobid] = _Job(alloc.remove_ranks(gone), end, tuple(keep))
+            self._jobs[jobid] = Allocation(alloc.remove_ranks(gone), end, tuple(keep))
             freed = alloc.copy_ranks(gone)
         self.generation += 1
         return freed
@@ -978,14 +1062,14 @@ class Pool:
         rec = self._jobs.get(jobid)
         if rec is None:
             return False
-        self._jobs[jobid] = _Job(rec.R, float(expiration), rec.parts, rec.rdict, rec.topo)
+        self._jobs[jobid] = Allocation(rec.R, float(expiration), rec.parts, rec.rdict, rec.topo)
         self.generation += 1
         return True
 
     # -- views -------------------------------------------------------------
 
     def _view(self, want):
-        topo = self._topo
+        topo = self.topology
         nodes = {}
         frm = IDset.from_mask
         for i, rank in enumerate(topo.ranks):
@@ -994,37 +1078,37 @@ class Pool:
                 cm, gm = cg
                 if cm or gm:
                     nodes[rank] = (topo.hosts[i], frm(cm), frm(gm))
-        return topo.rset._derive(nodes, nslots=0, scheduling=None)
+        return topo.rset.with_nodes(nodes, nslots=0, scheduling=None)
 
     def allocated_rset(self):
         """Allocated cores/gpus (down ranks included)."""
-        ac, ag = self._ac, self._ag
+        ac, ag = self.alloc_cores, self.alloc_gpus
         return self._view(lambda i: (ac[i], ag[i]))
 
     def free_rset(self):
         """Up and unallocated cores/gpus."""
-        t, ac, ag, up = self._topo, self._ac, self._ag, self._up
+        t, ac, ag, up = self.topology, self.alloc_cores, self.alloc_gpus, self.rank_up
         return self._view(
-            lambda i: (t.cmask[i] & ~ac[i], t.gmask[i] & ~ag[i]) if up[i] else None
+            lambda i: (t.core_mask[i] & ~ac[i], t.gpu_mask[i] & ~ag[i]) if up[i] else None
         )
 
     def down_rset(self):
         """All resources of down ranks."""
-        t, up = self._topo, self._up
-        return self._view(lambda i: None if up[i] else (t.cmask[i], t.gmask[i]))
+        t, up = self.topology, self.rank_up
+        return self._view(lambda i: None if up[i] else (t.core_mask[i], t.gpu_mask[i]))
 
     def up_rset(self):
         """All resources of up ranks (allocated or not)."""
-        t, up = self._topo, self._up
-        return self._view(lambda i: (t.cmask[i], t.gmask[i]) if up[i] else None)
+        t, up = self.topology, self.rank_up
+        return self._view(lambda i: (t.core_mask[i], t.gpu_mask[i]) if up[i] else None)
 
     def free_counts(self):
         """(free cores, free gpus) summed over up ranks."""
         fc = fg = 0
-        for i, up in enumerate(self._up):
+        for i, up in enumerate(self.rank_up):
             if up:
-                fc += self._fc[i]
-                fg += self._fg[i]
+                fc += self.nfree_cores[i]
+                fg += self.nfree_gpus[i]
         return fc, fg
 
     # -- copies, shrink, persistence ---------------------------------------
@@ -1035,13 +1119,13 @@ class Pool:
         them)."""
         new = object.__new__(Pool)
         new._jobid_str = self._jobid_str
-        new._topo = self._topo
-        new._ac = list(self._ac)
-        new._ag = list(self._ag)
-        new._fc = list(self._fc)
-        new._fg = list(self._fg)
-        new._up = list(self._up)
-        new._free_up = self._free_up
+        new.topology = self.topology
+        new.alloc_cores = list(self.alloc_cores)
+        new.alloc_gpus = list(self.alloc_gpus)
+        new.nfree_cores = list(self.nfree_cores)
+        new.nfree_gpus = list(self.nfree_gpus)
+        new.rank_up = list(self.rank_up)
+        new.nfree_up_cores = self.nfree_up_cores
         new._buckets = dict(self._buckets)
         new._keys = self._keys
         new._bulk = False
@@ -1055,10 +1139,10 @@ class Pool:
         ranks are simply no longer tracked."""
         if not isinstance(ranks, IDset):
             ranks = IDset(ranks) if not isinstance(ranks, str) else IDset.parse(ranks)
-        old_topo = self._topo
-        old_up = dict(zip(old_topo.ranks, self._up))
-        self._init_topology(_Topology(old_topo.rset.remove_ranks(ranks)))
-        pos = self._topo.pos
+        old_topo = self.topology
+        old_up = dict(zip(old_topo.ranks, self.rank_up))
+        self._init_topology(Topology(old_topo.rset.remove_ranks(ranks)))
+        pos = self.topology.index
         jobs = {}
         for jobid, rec in self._jobs.items():
             keep = []
@@ -1067,7 +1151,7 @@ class Pool:
                 if j is not None:
                     self._apply(j, cm, gm, True)
                     keep.append((j, cm, gm))
-            jobs[jobid] = _Job(rec.rset(), rec.end, tuple(keep), rec.rdict)
+            jobs[jobid] = Allocation(rec.rset(), rec.end, tuple(keep), rec.rdict)
         self._jobs = jobs
         down = [r for r, up in old_up.items() if not up and r in pos]
         if down:
@@ -1085,35 +1169,20 @@ class Pool:
         """Allocation bitmasks straight from an R dict, or None when the R
         is unusual or conflicts (then the validating path reports it)."""
         try:
-            if rdict["version"] != 1:
-                return None
-            masks = {}
-            for e in rdict["execution"]["R_lite"]:
-                ranks = IDset.parse(e["rank"])
-                ch = e["children"]
-                cm = IDset.parse(ch["core"]).as_mask()
-                gm = IDset.parse(ch.get("gpu", "")).as_mask()
-                for r in ranks:
-                    prev = masks.get(r)
-                    if prev is None:
-                        masks[r] = (cm, gm)
-                    elif prev[0] & cm or prev[1] & gm:
-                        return None
-                    else:
-                        masks[r] = (prev[0] | cm, prev[1] | gm)
-        except (KeyError, TypeError, AttributeError, ValueError):
+            nodes = rlite_ranks(rlite_entries(rdict))
+        except RsetError:
             return None
-        topo = self._topo
-        pos = topo.pos
+        topo = self.topology
+        pos = topo.index
         parts = []
-        for r in sorted(masks):
+        for r, (cores, gpus) in nodes.items():
             i = pos.get(r)
             if i is None:
                 return None
-            cm, gm = masks[r]
-            if cm & ~topo.cmask[i] or gm & ~topo.gmask[i]:
+            cm, gm = cores.as_mask(), gpus.as_mask()
+            if cm & ~topo.core_mask[i] or gm & ~topo.gpu_mask[i]:
                 return None
-            if cm & self._ac[i] or gm & self._ag[i]:
+            if cm & self.alloc_cores[i] or gm & self.alloc_gpus[i]:
                 return None
             parts.append((i, cm, gm))
         return tuple(parts)
@@ -1138,7 +1207,7 @@ class Pool:
                 for i, cm, gm in parts:
                     pool._apply(i, cm, gm, True)
                 end = rdict.get("execution", {}).get("expiration", 0.0)
-                rec = jobs[jobid] = _Job(None, float(end or 0.0), parts, rdict)
+                rec = jobs[jobid] = Allocation(None, float(end or 0.0), parts, rdict)
             end = entry.get("end_time")
             if end is not None:
                 rec.end = float(end)

@@ -105,6 +105,7 @@ def request_from_jobspec(jobspec: Any) -> ResourceRequest:
     if shape is None:
         return read_request(jobspec)
     nnodes = shape.nnodes
+    # (in FIELDS order; "or 0.0" as the walk reads it: a -0.0 duration is 0.0)
     return ResourceRequest(nnodes, shape.slot_count * nnodes if nnodes else shape.slot_count, shape.slot_size,
                            shape.slot_gpus, shape.exclusive, shape.duration or 0.0, (),
                            shape.system.get("constraints") or None)

@@ -29,7 +29,6 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from flux_lite.sched.pool import _Job
 from flux_lite.sched.request import ResourceRequest
 from flux_lite.schedstate import create, present
 from flux_lite.stored import DamagedError
@@ -48,12 +47,14 @@ def damaged(msg: str) -> Exception:
 
 
 def encode_parts(pool: Pool, parts: tuple) -> str:
-    ranks = pool._topo.ranks
+    """Parts ``(index, coremask, gpumask)`` as text: rank:cores:gpus (hex), joined by ";"."""
+    ranks = pool.topology.ranks
     return ";".join(f"{ranks[i]}:{cm:x}:{gm:x}" for i, cm, gm in parts)
 
 
 def decode_parts(pool: Pool, text: str) -> tuple:
-    pos = pool._topo.pos
+    """encode_parts() undone (KeyError: a rank not in the pool)."""
+    pos = pool.topology.index
     out = []
     for part in text.split(";") if text else ():
         rank, cm, gm = part.split(":")
@@ -166,10 +167,13 @@ class StoredJobs(LazyRows):
         super().__init__(conn)
         self._pool = pool
         self._max: int | None = None  # the largest id in the table when first asked
+        # per rank index, the allocated core and gpu masks the table holds
+        # (see mark_saved: save_pool writes the ranks that differ)
+        self.saved: tuple[list[int], list[int]] = ([], [])
 
     def _row(self, jobid: int, end: float, parts: str) -> Any:
         try:
-            return _Job(None, float(end), decode_parts(self._pool, parts), topo=self._pool._topo)
+            return self._pool.allocation_from_parts(end, decode_parts(self._pool, parts))
         except (ValueError, KeyError, TypeError) as exc:
             raise damaged(f"allocation of job {jobid}: {exc}") from None
 
@@ -193,53 +197,39 @@ class StoredJobs(LazyRows):
 def attach(pool: Pool, conn: sqlite3.Connection) -> None:
     """Give pool (fresh over its topology, nothing allocated) the allocations
     in the tables."""
-    topo = pool._topo
-    pos, cmask, gmask, ncore, ngpu = topo.pos, topo.cmask, topo.gmask, topo.ncore, topo.ngpu
-    ac, ag, fc, fg = pool._ac, pool._ag, pool._fc, pool._fg
-    pool.begin_bulk()  # the free-resource buckets are rebuilt once
     try:
-        for rank, cores, gpus in conn.execute("SELECT rank, cores, gpus FROM sched_rank"):
-            i = pos.get(rank)
-            if i is None:
-                continue  # a rank no longer in the pool (shrunk): not tracked
-            cm, gm = int(cores, 16), int(gpus, 16)
-            if cm & ~cmask[i] or gm & ~gmask[i]:
-                raise ValueError(f"rank {rank}: resources not in the pool")
-            ac[i], ag[i] = cm, gm
-            fc[i] = ncore[i] - cm.bit_count()
-            fg[i] = ngpu[i] - gm.bit_count()
+        pool.restore_masks((rank, int(cores, 16), int(gpus, 16))
+                           for rank, cores, gpus in conn.execute("SELECT rank, cores, gpus FROM sched_rank"))
     except (ValueError, TypeError) as exc:
         raise damaged(str(exc)) from None
-    finally:
-        pool.end_bulk()
-    pool._jobs = StoredJobs(conn, pool)
+    pool.attach_jobs(StoredJobs(conn, pool))
     mark_saved(pool)
 
 
 def mark_saved(pool: Pool) -> None:
     """What the tables now hold (save() writes the difference)."""
-    pool._saved = (list(pool._ac), list(pool._ag))
-    jobs = pool._jobs
+    jobs = pool.jobs
     if isinstance(jobs, StoredJobs):
+        jobs.saved = (list(pool.alloc_cores), list(pool.alloc_gpus))
         jobs.dirty.clear()
 
 
 def save_pool(conn: sqlite3.Connection, pool: Pool) -> None:
-    ranks = pool._topo.ranks
-    jobs = pool._jobs
+    ranks = pool.topology.ranks
+    jobs = pool.jobs
     if not isinstance(jobs, StoredJobs):
         # a pool built in memory (fresh load, migration): every row afresh
         conn.execute("DELETE FROM sched_alloc")
         conn.execute("DELETE FROM sched_rank")
-        pool._saved = ([0] * len(ranks), [0] * len(ranks))
         dirty = set(jobs)
-        stored = StoredJobs(None, pool)
-        stored._d = jobs
-        pool._jobs = stored
+        jobs = StoredJobs(None, pool)
+        jobs._d = pool.jobs
+        jobs.saved = ([0] * len(ranks), [0] * len(ranks))
+        pool.attach_jobs(jobs)
     else:
         dirty = jobs.dirty
-    saved_ac, saved_ag = pool._saved
-    ac, ag = pool._ac, pool._ag
+    saved_ac, saved_ag = jobs.saved
+    ac, ag = pool.alloc_cores, pool.alloc_gpus
     put, drop = [], []
     for i in range(len(ranks)):
         c, g = ac[i], ag[i]
@@ -253,7 +243,7 @@ def save_pool(conn: sqlite3.Connection, pool: Pool) -> None:
     if drop:
         conn.executemany("DELETE FROM sched_rank WHERE rank = ?", drop)
     if dirty:
-        d = pool._jobs._d  # type: ignore[union-attr]
+        d = jobs._d
         rows, gone = [], []
         for jobid in dirty:
             rec = d.get(jobid)
