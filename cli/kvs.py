@@ -177,7 +177,13 @@ def eventlog_get(unformatted, key):
     raw = admin.kvs_get_raw(instance(), key)
     if raw is None:
         raise FluxLiteError(f"{key}: No such file or directory")
-    if raw[0] != "eventlog":
-        raise FluxLiteError(f"{key}: not an eventlog")
-    for entry in instance().kvs.get_eventlog(key):
+    if raw[0] == "eventlog":
+        entries = instance().kvs.get_eventlog(key)
+    else:
+        # Flux decodes whatever the key holds: only a string put as RFC 18 lines would decode
+        try:
+            entries = ev.decode(json.loads(raw[1]))
+        except (ValueError, RecursionError):
+            raise FluxLiteError("cannot decode improperly formatted eventlog") from None
+    for entry in entries:
         click.echo(ev.display_json(entry) if unformatted else ev.format_text(entry))

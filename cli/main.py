@@ -135,6 +135,10 @@ class LazyGroup(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """click's main, with usage errors reported in Flux's words."""
+        if complete_var is None:
+            # one variable whatever the program name: as `flux` (flux-lite env's
+            # PATH) the scripts' _FLUX_LITE_COMPLETE would otherwise run the command
+            complete_var = "_FLUX_LITE_COMPLETE"
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
@@ -173,6 +177,13 @@ def _print_notices(ctx):
         click.echo(f"{prog(ctx.invoked_subcommand, ctx)}: warning: {msg}", err=True)
 
 
+def _nonempty(ctx, param, value):
+    # "" would otherwise fall back to the default instance without a word
+    if value == "":
+        raise click.BadParameter("must not be empty", ctx=ctx, param=param)
+    return value
+
+
 def _complete_directory(ctx, param, incomplete):
     from flux_lite.cli._complete import complete_directory
 
@@ -186,6 +197,7 @@ def _complete_directory(ctx, param, incomplete):
     envvar="FLUX_LITE_STATE_DIR",
     help="Instance state directory (default: $FLUX_LITE_STATE_DIR, else $XDG_STATE_HOME/flux-lite).",
     shell_complete=_complete_directory,
+    callback=_nonempty,
 )
 @click.version_option(package_name="flux-lite", prog_name="flux-lite")
 @click.pass_context

@@ -23,6 +23,8 @@ ROLE_OWNER = 1
 ROLE_USER = 2
 
 NOT_PERMITTED = "Operation not permitted"  # strerror(EPERM), as Flux's services answer
+# what Flux's message dispatch answers a guest's request to an owner-only handler
+OWNER_CREDENTIALS = "Request requires owner credentials"
 OWNER_ONLY = NOT_PERMITTED + ": {} is for the instance owner"
 JOB_ACCESS = "access is restricted to job/instance owner"  # job-info's wording
 # flux job eventlog reports job-info's refusal through its lookup call
@@ -68,11 +70,11 @@ def require_owner(identity: Identity, operation: str | None) -> None:
     queue enable/disable/start/stop, dmesg (reading and clearing: Flux's log
     service is the owner's), clock advance (the clock is every job's).
 
-    The message names the operation; with operation None it is the bare
-    strerror, for services whose callers already name it as Flux's do
-    (``flux queue start``: "start: Operation not permitted")."""
+    The message names the operation; with operation None it is Flux's
+    dispatch refusal, for services whose callers already name it as Flux's do
+    (``flux queue start``: "start: Request requires owner credentials")."""
     if not identity.is_owner:
-        raise FluxLiteError(NOT_PERMITTED if operation is None else OWNER_ONLY.format(operation), errno=EPERM)
+        raise FluxLiteError(OWNER_CREDENTIALS if operation is None else OWNER_ONLY.format(operation), errno=EPERM)
 
 
 # -- jobs ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ the KVS (key ``config``), so commands that do not read YAML never import it.
 """
 
 import json
+import re
 
 from flux_lite.errors import ConfigError, FormatError
 
@@ -55,15 +56,19 @@ def load_text(text, source="config", fmt=None, check=True):
     if fmt is None:
         try:
             obj = json.loads(text)
-        except ValueError:
+        except json.JSONDecodeError:
             fmt = "toml" if _looks_like_toml(text) else "yaml"
+        except ValueError:
+            fmt = "json"  # JSON with an integer past Python's digit limit: said below
         else:
             fmt = "json"
     if fmt == "json":
         try:
             obj = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ConfigError(f"{source}:{exc.lineno}: {exc.msg}") from None
+        except ValueError:
+            raise _too_big_integer(text, source, ":") from None
     elif fmt == "toml":
         obj = parse_toml(text, source)
     else:
@@ -73,6 +78,14 @@ def load_text(text, source="config", fmt=None, check=True):
     if not isinstance(obj, dict):
         raise ConfigError(f"{source}: top level must be a table")
     return validate(obj) if check else obj
+
+
+def _too_big_integer(text, source, sep):
+    """An integer of thousands of digits, past what Python converts (its error
+    gives no position): jansson's words for it, with its line."""
+    digits = re.search(r"\d{4000,}", text)
+    line = text.count("\n", 0, digits.start()) + 1 if digits else 1
+    return ConfigError(f"{source}{sep}{line}: too big integer")
 
 
 def _looks_like_toml(text):
@@ -98,6 +111,8 @@ def parse_toml(text, source="config"):
         if match:
             raise ConfigError(f"{source}:{match.group(1)}: {msg[:match.start()]}") from None
         raise ConfigError(f"{source}: {msg}") from None
+    except ValueError:
+        raise _too_big_integer(text, source, ":") from None
     return _plain(obj)
 
 
@@ -131,6 +146,8 @@ def _parse_yaml(text, source):
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{source}{where}: {problem}") from None
     except (ValueError, TypeError, OverflowError) as exc:
+        if "integer string conversion" in str(exc):
+            raise _too_big_integer(text, source, ": line ") from None
         # e.g. a date that does not exist (2026-02-30)
         raise ConfigError(f"{source}: {exc}") from None
     except RecursionError:
@@ -289,8 +306,11 @@ def validate(cfg):
     if res is not None:
         if "config" in res:
             entries = res["config"]
-            if not isinstance(entries, list) or not entries:
-                raise ConfigError("resource.config: must be a non-empty list of tables")
+            # librlist's words, through the resource module's
+            if not isinstance(entries, list):
+                raise ConfigError("error parsing [resource.config] array: resource config must be an array")
+            if not entries:
+                raise ConfigError("error parsing [resource.config] array: no hosts configured")
             for i, ent in enumerate(entries):
                 key = f"resource.config[{i}]"
                 _checked(ent, key, ("hosts", "cores", "gpus", "properties"))
@@ -314,7 +334,8 @@ def validate(cfg):
                 raise ConfigError("error parsing [resource] configuration: "
                                   f"Expected string, got {_json_type(res['exclude'])}")
             try:
-                _targets(res["exclude"], "resource.exclude")
+                if res.get("config"):  # else no R maps hosts yet: the resource module's check says so
+                    _targets(res["exclude"], "resource.exclude")
             except ConfigError:
                 raise ConfigError(f"error decoding exclude set {res['exclude']}: invalid targets: "
                                   "Hostlist cannot be decoded") from None

@@ -220,9 +220,12 @@ class Instance:
             finally:
                 kvs.close()
             if force:
-                for suffix in ("-wal", "-shm"):
-                    _unlink(str(path) + suffix)
-                os.replace(tmp, path)
+                try:
+                    for suffix in ("-wal", "-shm"):
+                        _unlink(str(path) + suffix)
+                    os.replace(tmp, path)
+                except OSError as exc:
+                    raise FluxLiteError(f"{state_dir}: cannot create the instance: {exc.strerror}") from None
             else:
                 try:
                     os.link(tmp, path)
@@ -235,7 +238,7 @@ class Instance:
         finally:
             if tmp is not None:
                 for suffix in ("", "-wal", "-shm", "-journal", "-holder"):
-                    _unlink(str(tmp) + suffix)
+                    _discard(str(tmp) + suffix)
             if made_dir and not published:
                 try:
                     state_dir.rmdir()
@@ -276,6 +279,8 @@ class Instance:
             inst = cls(state_dir, kvs)
             inst.log("broker", "info", f"instance created: {len(R_ranks(R))} nodes, clock {mode}", t=start)
             ctx = inst.context(now=start)
+            if configmod.get_path(cfg, "job-manager.housekeeping") is not None:
+                ctx.housekeeping.config_loaded()
             if prepare is not None:
                 # a restore fills in the archive's jobs before the scheduler says hello
                 prepare(inst, ctx)
@@ -604,6 +609,16 @@ def _unlink(path):
     try:
         os.unlink(path)
     except FileNotFoundError:
+        pass
+
+
+def _discard(path):
+    """Best-effort cleanup: on a read-only file system even a file that was
+    never created cannot be unlinked (EROFS); the error already reported is
+    the one that matters."""
+    try:
+        os.unlink(path)
+    except OSError:
         pass
 
 

@@ -61,14 +61,17 @@ def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
     R = Rset.build(nodes)
     exclude = configmod.get_path(cfg, "resource.exclude")
     if exclude is not None:
-        exclude_ranks(R, str(exclude))  # validated now; applied by Resources.rset
+        # validated now; applied by Resources.rset. As in Flux, hosts cannot be
+        # named before R is known, unless it is configured.
+        exclude_ranks(R, str(exclude), by_host=bool(entries))
     return R.to_dict()
 
 
-def exclude_ranks(rset, text):
+def exclude_ranks(rset, text, by_host=True):
     """The ranks resource.exclude names, checked as Flux's resource module
     checks it when it loads: an idset within the instance, or a hostlist of
-    the instance's hosts. ConfigError with Flux's words otherwise."""
+    the instance's hosts (by_host: only when R is known, i.e. configured or
+    the instance is running). ConfigError with Flux's words otherwise."""
     from flux_lite.formats.hostlist import Hostlist
     from flux_lite.formats.idset import IDset
 
@@ -80,6 +83,8 @@ def exclude_ranks(rset, text):
         if ids and ids.last() >= len(rset.ranks):
             raise ConfigError(f"exclude set {text} is out of range")
         return ids
+    if not by_host:
+        raise ConfigError(f"error decoding exclude set {text}: R is unavailable for mapping hostnames to ranks")
     error = f"error decoding exclude set {text}: invalid targets: "
     try:
         hosts = Hostlist.parse(text)
@@ -241,8 +246,7 @@ class Resources:
         from flux_lite.formats.idset import IDset
         from flux_lite.formats.rset import Rset
 
-        if not text.strip():
-            raise FluxLiteError("no targets given (an idset of ranks or a hostlist)", errno=EINVAL)
+        # no targets ("", " ", ",") decode as an empty idset or hostlist: "idset is empty" below
         full = Rset.from_dict(self.instance_R)
         try:
             ranks = IDset.parse(text)
@@ -297,7 +301,7 @@ class Resources:
         notdrained = [r for r in ranks if r not in self.drained]
         if notdrained:
             raise FluxLiteError(f"rank {IDset(notdrained)} not drained", errno=EINVAL)
-        self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks)})
+        self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks), "overwrite": 0})
         self._notify()
 
     def down_ranks(self):

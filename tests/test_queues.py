@@ -259,7 +259,7 @@ def test_guest_cannot_stop_a_queue(fluxq):
 
     guest = {"FLUX_HANDLE_USERID": str(os.getuid() + 1)}
     r = fluxq.fails("queue", "start", "--all", env=guest)
-    assert r.stderr.endswith("ERROR: start: Operation not permitted\n")
+    assert r.stderr.endswith("ERROR: start: Request requires owner credentials\n")
 
 
 # -- virtual queues, default queue, limits ---------------------------------------------------

@@ -43,6 +43,11 @@ class Housekeeping:
     def configured(self):
         return self.conf is not None
 
+    def config_loaded(self):
+        """What Flux's housekeeping logs of a configuration it is given (at start, at config load)."""
+        if (self.conf or {}).get("use-systemd-unit"):
+            self.b.log("job-manager", "err", "job-manager.housekeeping.use-systemd-unit is deprecated - ignoring")
+
     @property
     def release_after(self):
         conf = self.conf or {}

@@ -46,6 +46,8 @@ def apply(broker, cfg):
     new_exp = configmod.get_path(cfg, "instance.expiration")
     broker.instance.set_config(cfg)
     broker.resources.config_changed()
+    if configmod.get_path(cfg, "job-manager.housekeeping") is not None:
+        broker.housekeeping.config_loaded()
     if (old.get("queues") or None) != (cfg.get("queues") or None):
         from flux_lite.queues import reconfigured
 
