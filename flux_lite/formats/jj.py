@@ -248,13 +248,14 @@ def job_shape(js: Any) -> Shape | None:
     the scheduler's request too. Any other jobspec, which its holder may
     change, is classified with common_shape.
     """
-    hit = _JOB_SHAPES.get(id(js))
+    key = id(js)
+    hit = _JOB_SHAPES.get(key)
     if hit is not None and hit[0] is js:
         return hit[1]
     shape = common_shape(js)
     if len(_JOB_SHAPES) >= _JOB_SHAPES_MAX:
         _JOB_SHAPES.clear()
-    _JOB_SHAPES[id(js)] = (js, shape)  # holding js keeps its id from being reused
+    _JOB_SHAPES[key] = (js, shape)  # holding js keeps its id from being reused
     return shape
 
 
