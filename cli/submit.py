@@ -16,7 +16,9 @@ from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.instance import WaitStalled, WaitTimeout
-from flux_lite.job_manager import attach, dependency, job, waiters
+from flux_lite.cli.job_attach import attach_job, emit
+from flux_lite.job_manager import attach, dependency, job
+from flux_lite.job_manager import exec as exec_
 
 URGENCY_NAMES = {"hold": 0, "default": 16, "expedite": 31}
 
@@ -245,10 +247,11 @@ def parse_flags(flags):
 @click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting.")
 @click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code.")
 @click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none).")
+@click.option("-l", "--label-io", is_flag=True, help="With --watch, label each line of output with its job id.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, requires, urgency,
            setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event, wait,
-           watch):
+           watch, label_io):
     """Submit a job to run COMMAND; print its id (f58)."""
     urgency_value = parse_urgency(urgency)
     flagbits = parse_flags(flags)
@@ -295,7 +298,8 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
     if not quiet:
         click.echo("\n".join(f58(i) for i in ids))
     if wait or watch or wait_event:
-        sys.exit(_wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean"))
+        sys.exit(_wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean", watch,
+                           label_io))
 
 
 def _refused(exc):
@@ -307,7 +311,7 @@ def _refused(exc):
     raise exc
 
 
-def _wait_all(inst, ids, name):
+def _wait_all(inst, ids, name, watch=False, label_io=False):
     """Wait for event NAME (or the end) of each job, as flux submit's job
     watcher does: fatal exceptions on stderr; the largest exit code."""
     exit_code = 0
@@ -319,18 +323,22 @@ def _wait_all(inst, ids, name):
                 raise FluxLiteError(f"wait-event: event '{name}' cannot arrive under the virtual clock") from None
             if entries is DETACHED:
                 return 1
-            lines, code = attach.watch_report(entries)
-            for line in lines:
-                click.echo(line, err=True)
+            output = None
+            if watch:
+                with inst.session() as broker:
+                    output = attach.job_output(broker, jobid)
+            lines, code = attach.watch_report(entries, output, f"{f58(jobid)}: " if label_io else None)
+            emit(lines, prog("submit"))
             exit_code = max(exit_code, code)
     return exit_code
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
 @job_options
+@click.option("-l", "--label-io", is_flag=True, help="Label each line of output with its task rank.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, requires, urgency,
-        setattrs, job_name, flags, dependencies, begin_times, dry_run):
+        setattrs, job_name, flags, dependencies, begin_times, dry_run, label_io):
     """Submit a job and wait for it to end; exit with the job's exit code.
 
     Under a virtual clock the wait advances the clock; under a real clock it
@@ -345,27 +353,10 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     inst = instance()
     with inst.session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=parse_flags(flags))
-
-    with attach_signals(_job_prog(), [jobid]) as intr:
-        try:
-            job = inst.wait(lambda b: intr.check(b) or waiters.inactive(b, jobid))
-        except (WaitTimeout, WaitStalled):
-            raise FluxLiteError(
-                f"{f58(jobid)}: the job cannot end under the virtual clock "
-                "(it has no run duration, time limit or anything else left to happen)"
-            ) from None
-    if job is DETACHED:
-        sys.exit(1)  # the job runs on: flux job attach's exit code after detaching
-    if isinstance(job, str):
-        raise FluxLiteError(job)
-    # what flux job attach says of the job (flux run is submit + attach)
-    with inst.session() as broker:
-        entries = attach.watched(broker, jobid)
-    lines, exit_code = attach.attach_report(entries, f58(jobid))
-    prog = _job_prog()
-    for kind, text in lines:
-        click.echo(f"{prog}: {text}" if kind == attach.LOG else text, err=True)
-    sys.exit(exit_code)
+        endless = None if inst.virtual else exec_.endless_command(broker, js)
+    if endless is not None:
+        click.echo(f"{prog('run')}: {f58(jobid)}: {endless}", err=True)
+    sys.exit(attach_job(inst, jobid, label_io=label_io))
 
 
 def _job_prog():

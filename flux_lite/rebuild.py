@@ -10,7 +10,7 @@ This is instance-level work, above the broker: it drives both sides.
 
 from flux_lite import schema
 from flux_lite.job_manager import dependency
-from flux_lite.job_manager.exec import simulated_run_duration
+from flux_lite.job_manager.exec import planned_end
 from flux_lite.job_manager.index import write_row
 from flux_lite.job_manager.job import RUN
 from flux_lite.job_manager.replay import QUARANTINE_KEY, event_time, job_ids, replay_job
@@ -52,10 +52,17 @@ def rebuild(broker):
         if job.state == RUN and job.started and not job.finished:
             start = event_time(kvs, jobid, "start")
             try:
-                run_duration = simulated_run_duration(broker, job.jobspec)
+                run_duration, plan = planned_end(broker, job)
             except Exception:
-                run_duration = None
-            if run_duration:
+                run_duration, plan = None, None
+            if plan is not None:
+                # an emulated job: its later output, then its end
+                for off in sorted({o[0] for o in plan.output if 0.0 < o[0] < plan.duration}):
+                    if start + off > broker.now:
+                        broker.add_timer(start + off, "exec.output", job.id, off)
+                if run_duration is not None:
+                    broker.add_timer(start + run_duration, "exec.finish", job.id)
+            elif run_duration:
                 broker.add_timer(start + run_duration, "exec.finish", job.id)
             if job.expiration:
                 broker.add_timer(job.expiration, "exec.expire", job.id)

@@ -237,4 +237,4 @@ def test_module_debug_masks_are_32_bits(flux, module):
     assert flux.out("module", "debug", module) == "0xa0ffffff\n"
     assert flux.out("fsck") == "fsck: ok\n"
     flux("module", "debug", "--clear", module)
-    assert flux.state(flux.submit("true")) == "RUN"
+    assert flux.state(flux.submit("sleep", "inf")) == "RUN"

@@ -221,7 +221,7 @@ def test_cancel_all_summaries(flux):
     r = flux("cancel", "--all")
     assert err(r) == "flux-lite cancel: Canceled 1 job (0 errors)"
     assert flux.state(one) == "INACTIVE"
-    jobs = fill(flux, 4) + [flux.submit("-N1", "true"), flux.submit("--urgency=hold", "true")]
+    jobs = fill(flux, 4) + [flux.submit("-N1", "sleep", "inf"), flux.submit("--urgency=hold", "sleep", "inf")]
     r = flux("cancel", "--all")
     assert err(r) == "flux-lite cancel: Canceled 6 jobs (0 errors)"
     assert {flux.state(j) for j in jobs} == {"INACTIVE"}
@@ -230,7 +230,7 @@ def test_cancel_all_summaries(flux):
 
 def test_cancel_states_selects_pending_only(flux):
     running = fill(flux)
-    pending = [flux.submit("-N1", "true"), flux.submit("-N1", "true")]
+    pending = [flux.submit("-N1", "sleep", "inf"), flux.submit("-N1", "sleep", "inf")]
     r = flux("cancel", "--states=pending")
     assert err(r) == "flux-lite cancel: Canceled 2 jobs (0 errors)"
     assert [flux.state(j) for j in pending] == ["INACTIVE", "INACTIVE"]
@@ -271,21 +271,26 @@ def test_held_job_is_never_allocated_until_released(flux):
         f"{ts(t)} priority priority=16",
         f'{ts(t)} alloc annotations={{"sched":{{"resource_summary":"rank0/core[0-1]"}}}}',
         f"{ts(t)} start",
+        # hostname prints the node's name and ends at once
+        f"{ts(t)} finish status=0",
+        f'{ts(t)} release ranks="all" final=true',
+        f"{ts(t)} free",
+        f"{ts(t)} clean",
     ]
 
 
 def test_hold_then_cancel_shows_dash_time_and_no_info(flux):
     # as in Flux 0.88: a canceled held job is CA, TIME '-', INFO empty, RC -128
-    jobid = flux.submit("--urgency=hold", "true")
+    jobid = flux.submit("--urgency=hold", "sleep", "inf")
     flux("cancel", jobid)
     assert flux.eventlog(jobid) == ["submit", "validate", "depend", "priority", "exception", "clean"]
-    assert lines(flux.out("jobs", "-a")) == [HEADER, jobs_line(jobid, "true", "CA", 1, "-", "-", "")]
+    assert lines(flux.out("jobs", "-a")) == [HEADER, jobs_line(jobid, "sleep", "CA", 1, "-", "-", "")]
     assert flux.out("jobs", "-a", "-no", "{returncode}", jobid).strip() == "-128"
 
 
 def test_urgency_hold_of_pending_job(flux):
     fill(flux)
-    jobid = flux.submit("-N1", "true")
+    jobid = flux.submit("-N1", "sleep", "inf")
     flux("job", "urgency", jobid, "hold")
     assert lines(flux.out("job", "eventlog", jobid))[-2:] == [
         f"{ts(T0)} urgency userid={UID} urgency=0",
@@ -299,9 +304,9 @@ def test_urgency_hold_of_pending_job(flux):
 
 def test_expedite_goes_first(flux):
     running = fill(flux)
-    a = flux.submit("-N1", "true")
-    b = flux.submit("-N1", "--urgency=20", "true")
-    c = flux.submit("-N1", "--urgency=expedite", "true")
+    a = flux.submit("-N1", "sleep", "inf")
+    b = flux.submit("-N1", "--urgency=20", "sleep", "inf")
+    c = flux.submit("-N1", "--urgency=expedite", "sleep", "inf")
     assert ctx(flux, c, "priority") == {"priority": 4294967295}
     assert flux.out("jobs", "-f", "pending", "-no", "{id.f58} {urgency} {priority}").splitlines() == [
         f"{c} 31 4294967295", f"{b} 20 20", f"{a} 16 16",
@@ -314,7 +319,7 @@ def test_expedite_goes_first(flux):
 
 
 def test_urgency_errors(flux):
-    pending = flux.submit("--urgency=hold", "true")
+    pending = flux.submit("--urgency=hold", "sleep", "inf")
     r = flux.fails("job", "urgency", pending, "32")
     assert err(r).endswith("urgency value is out of range")
     r = flux.fails("job", "urgency", "f123", "10")
@@ -331,14 +336,14 @@ def test_urgency_errors(flux):
 
 def test_urgency_verbose_prints_old_value(flux):
     fill(flux)
-    jobid = flux.submit("--urgency=hold", "true")
+    jobid = flux.submit("--urgency=hold", "sleep", "inf")
     assert flux("job", "urgency", "-v", jobid, "20").stderr == "old urgency: job held\n"
     assert flux("job", "urgency", "-v", jobid, "expedite").stderr == "old urgency: 20\n"
     assert flux("job", "urgency", "-v", jobid, "3").stderr == "old urgency: job expedited\n"
 
 
 def test_submit_urgency_range(flux):
-    r = flux.fails("submit", "--urgency=32", "true")
+    r = flux.fails("submit", "--urgency=32", "sleep", "inf")
     assert err(r).endswith("urgency range is [0:31]")
     assert flux.out("jobs", "-a", "-n") == ""
 
@@ -383,12 +388,20 @@ def test_timeout_exception_context_matches_flux(flux):
 
 
 def test_timeout_kills_with_sigalrm(flux):
-    # Flux's job-exec timelimit_cb kills with SIGALRM: finish status=14, returncode -14, `run` exits 142
-    jobid = flux.submit("-N1", "-t", "1m", "sleep", "inf")
+    # Flux's job-exec timelimit_cb kills with SIGALRM: in test exec mode the
+    # "shell" dies of it (finish status=14, returncode -14, `run` exits 142)
+    jobid = flux.submit("-N1", "-t", "1m", "-S", "exec.test.run_duration=0s", "true")
     flux.advance("1m")
     assert ctx(flux, jobid, "finish") == {"status": 14}
     assert flux.out("jobs", "-a", "-no", "{returncode}", jobid).strip() == "-14"
-    flux.fails("run", "-N1", "-t", "1m", "sleep", "inf", code=142)
+    flux.fails("run", "-N1", "-t", "1m", "-S", "exec.test.run_duration=0s", "true", code=142)
+    # a real command: the shell passes SIGALRM on, its task dies of it (exit code 142)
+    jobid = flux.submit("-N1", "-t", "1m", "sleep", "inf")
+    flux.advance("1m")
+    assert ctx(flux, jobid, "finish") == {"status": 142 << 8}
+    assert flux.out("jobs", "-a", "-no", "{returncode}", jobid).strip() == "142"
+    r = flux.fails("run", "-N1", "-t", "1m", "sleep", "inf", code=142)
+    assert r.stderr.endswith("resource allocation expired\nflux-lite job: task(s) Alarm clock\n")
 
 
 # ----------------------------------------------------------------------- run
@@ -424,11 +437,11 @@ def test_jobs_ordering_pending_running_inactive(flux):
     r3 = flux.submit("-N1", "-t", "10m", "--setattr=exec.test.run_duration=100s", "true")  # t_run 20
     flux.advance("10s")
     r4 = flux.submit("-N1", "-t", "10m", "--setattr=exec.test.run_duration=100s", "true")  # t_run 30
-    p1 = flux.submit("-N1", "true")
-    p2 = flux.submit("-N1", "--urgency=20", "true")
-    p3 = flux.submit("-N1", "--urgency=hold", "true")
-    p4 = flux.submit("-N1", "--urgency=20", "true")
-    c1 = flux.submit("--urgency=hold", "true")
+    p1 = flux.submit("-N1", "sleep", "inf")
+    p2 = flux.submit("-N1", "--urgency=20", "sleep", "inf")
+    p3 = flux.submit("-N1", "--urgency=hold", "sleep", "inf")
+    p4 = flux.submit("-N1", "--urgency=20", "sleep", "inf")
+    c1 = flux.submit("--urgency=hold", "sleep", "inf")
     flux("cancel", c1)  # t_inactive 30
     # r2 ended at 30 (before p1 was submitted), so p1 took its node: t_run 30 like r4
     order = flux.out("jobs", "-a", "-no", "{id.f58}").split()
@@ -450,7 +463,7 @@ def test_jobs_filters_and_count(flux):
     flux.advance("1m")
     flux("cancel", canc)
     more = fill(flux, 3)
-    pend = [flux.submit("-N1", "true"), flux.submit("-N1", "true")]
+    pend = [flux.submit("-N1", "sleep", "inf"), flux.submit("-N1", "sleep", "inf")]
 
     def ids(*args):
         return flux.out("jobs", "-no", "{id.f58}", *args).split()
@@ -475,7 +488,7 @@ def test_jobs_filters_and_count(flux):
 
 def test_jobs_count_truncation_warning(flux):
     for _ in range(3):
-        flux.submit("--urgency=hold", "true")
+        flux.submit("--urgency=hold", "sleep", "inf")
     r = flux("jobs", "-c", "2")
     assert len(r.stdout.splitlines()) == 3
     assert r.stderr == ("warning: output truncated at 2 jobs.\n"
@@ -533,17 +546,17 @@ def test_job_info_R_jobspec_eventlog(flux):
     assert js["version"] == 1
     assert flux.out("job", "info", jobid, "eventlog") == flux.out("job", "eventlog", "-f", "json", jobid)
     flux("job", "info", jobid, "J")
-    pending = flux.submit("--urgency=hold", "true")
+    pending = flux.submit("--urgency=hold", "sleep", "inf")
     flux.fails("job", "info", pending, "R")
     flux.fails("job", "info", "f123", "jobspec")
 
 
 def test_job_info_R_reflects_the_allocation(flux):
-    a = flux.submit("-n3", "true")
+    a = flux.submit("-n3", "sleep", "inf")
     assert json.loads(flux.out("job", "info", a, "R")) == {"version": 1, "execution": {
         "R_lite": [{"rank": "0", "children": {"core": "0-1"}}, {"rank": "1", "children": {"core": "0"}}],
         "starttime": T0, "expiration": 0.0, "nslots": 3, "nodelist": ["node[0-1]"]}}
-    b = flux.submit("-n2", "-c2", "true")
+    b = flux.submit("-n2", "-c2", "sleep", "inf")
     assert json.loads(flux.out("job", "info", b, "R"))["execution"]["R_lite"] == [
         {"rank": "2-3", "children": {"core": "0-1"}}]
     assert flux.out("jobs", "-o", "{id.f58} {ntasks} {nnodes} {ncores} {ranks} {nodelist}") == (
@@ -574,7 +587,7 @@ def test_wait_event_prints_the_event_and_advances_the_clock(flux):
 def test_wait_event_on_a_pending_job_advances_to_its_start(flux):
     running = fill(flux, 3)
     short = flux.submit("-N1", "-t", "1m", "--setattr=exec.test.run_duration=10s", "true")
-    waiting = flux.submit("-N1", "true")
+    waiting = flux.submit("-N1", "sleep", "inf")
     assert flux.out("job", "wait-event", "-t", "30", waiting, "start") == f"{ts(T0 + 10)} start\n"
     assert flux.now() == T0 + 10
     assert flux.state(short) == "INACTIVE"
@@ -590,7 +603,7 @@ def test_wait_event_that_can_never_arrive_is_refused(flux):
 
 
 def test_wait_event_errors(flux):
-    held = flux.submit("--urgency=hold", "true")
+    held = flux.submit("--urgency=hold", "sleep", "inf")
     r = flux.fails("job", "wait-event", "-t", "0.25", held, "alloc")
     assert err(r).endswith("wait-event timeout on event 'alloc'")
     r = flux.fails("job", "wait-event", "-c", "2", held, "priority")
@@ -604,7 +617,7 @@ def test_wait_event_errors(flux):
 
 def test_wait_event_timeout_lets_simulated_time_pass(flux):
     jobid = flux.submit("-N1", "-t", "5m", "--setattr=exec.test.run_duration=10s", "true")
-    held = flux.submit("--urgency=hold", "true")
+    held = flux.submit("--urgency=hold", "sleep", "inf")
     r = flux.fails("job", "wait-event", "-t", "30", held, "alloc")
     assert err(r).endswith("wait-event timeout on event 'alloc'")
     assert flux.now() == T0 + 30
@@ -619,7 +632,7 @@ def test_timeleft(flux):
     assert flux.out("job", "timeleft", jobid) == "300\n"
     flux.advance("100.5s")
     assert flux.out("job", "timeleft", jobid) == "199\n"
-    held = flux.submit("--urgency=hold", "true")
+    held = flux.submit("--urgency=hold", "sleep", "inf")
     r = flux.fails("job", "timeleft", held)
     assert err(r).endswith(f"job {held} has not started")
     flux("cancel", jobid)
@@ -639,7 +652,7 @@ def test_timeleft_rounds_up_last_second(flux):
 
 
 def test_timeleft_of_canceled_pending_job_is_zero(flux):
-    held = flux.submit("--urgency=hold", "true")
+    held = flux.submit("--urgency=hold", "sleep", "inf")
     flux("cancel", held)
     assert flux.out("job", "timeleft", held) == "0\n"
 
@@ -648,7 +661,7 @@ def test_timeleft_of_canceled_pending_job_is_zero(flux):
 
 
 def test_raise_errors(flux):
-    pending = flux.submit("--urgency=hold", "true")
+    pending = flux.submit("--urgency=hold", "sleep", "inf")
     r = flux.fails("job", "raise", "-s", "8", pending)
     assert err(r).endswith("invalid exception severity")
     r = flux.fails("job", "raise", "-s", "-1", pending)
@@ -667,7 +680,7 @@ def test_raise_errors(flux):
 def test_raise_nonfatal_and_fatal(flux):
     # as in Flux 0.88
     a = flux.submit("-N1", "sleep", "inf")
-    b = flux.submit("-N1", "sleep", "inf")
+    b = flux.submit("-N1", "-S", "exec.test.run_duration=0s", "sleep", "inf")
     flux("job", "raise", "--type=test", "--severity=1", a, "nonfatal", "test")
     assert lines(flux.out("job", "eventlog", a))[-1] == \
         f'{ts(T0)} exception type="test" severity=1 note="nonfatal test" userid={UID}'
@@ -696,7 +709,7 @@ def test_nonfatal_exception_does_not_change_the_result(flux):
     flux.advance("5s")
     assert flux.out("jobs", "-a", "-no", "{result} {returncode} {exception.occurred} {exception.type} "
                     "{exception.severity} {exception.note}", jobid).strip() == "COMPLETED 0 True warn 3 careful"
-    held = flux.submit("--urgency=hold", "true")
+    held = flux.submit("--urgency=hold", "sleep", "inf")
     flux("job", "raise", "-t", "oops", held)
     assert flux.eventlog(held)[-2:] == ["exception", "clean"]
     # no wait status and FAILED: returncode 1 (-128 is for CANCELED), as Flux
@@ -724,8 +737,8 @@ def test_raise_words_after_the_id_are_the_note(flux):
 
 
 def test_guest_access_rules(flux):
-    mine = flux.submit("--urgency=hold", "true")
-    theirs = flux.submit("--urgency=hold", "true", env=GUEST)
+    mine = flux.submit("--urgency=hold", "sleep", "inf")
+    theirs = flux.submit("--urgency=hold", "sleep", "inf", env=GUEST)
     assert ctx(flux, theirs, "submit")["userid"] == 1234
     r = flux.fails("cancel", mine, env=GUEST)
     assert err(r) == f"flux-lite cancel: ERROR: {mine}: guests can only raise exceptions on their own jobs"
@@ -816,7 +829,7 @@ def test_job_id_stdin_and_misc(flux):
     assert flux.out("job", "id", "--to=f58plain", "ƒYpmarK") == "fYpmarK\n"
     assert flux.out("job", "namespace", "1") == "job-1\n"
     # ids of real jobs round-trip through every encoding
-    jobid = flux.submit("true")
+    jobid = flux.submit("sleep", "inf")
     dec = flux.out("job", "id", jobid).strip()
     for enc in ("hex", "dothex", "kvs", "words", "f58", "f58plain"):
         assert flux.out("job", "id", flux.out("job", "id", f"--to={enc}", jobid).strip()).strip() == dec
@@ -839,12 +852,12 @@ def test_job_namespace_negative_exits_1(flux):
 
 
 def test_submit_prints_f58_ids_that_increase(flux):
-    a = flux.submit("true")
-    b = flux.submit("true")
+    a = flux.submit("sleep", "inf")
+    b = flux.submit("sleep", "inf")
     assert a.startswith("f") and b.startswith("f")
     assert int(flux.out("job", "id", b)) == int(flux.out("job", "id", a)) + 1
     flux.advance("1s")
-    c = flux.submit("true")
+    c = flux.submit("sleep", "inf")
     # FLUID: the timestamp field (ms since the instance epoch) moved by 1000
     assert int(flux.out("job", "id", c)) >> 24 == (int(flux.out("job", "id", a)) >> 24) + 1000
 
@@ -860,13 +873,13 @@ def test_submit_dry_run_creates_nothing(flux, flux_factory):
     assert "job." not in flux.out("kvs", "ls").split()
     # -t is minutes without a unit (as flux submit), else an FSD
     for arg, seconds in (("2", 120.0), ("90s", 90.0), ("1.5h", 5400.0), ("0.5", 30.0)):
-        js = json.loads(flux.out("submit", "--dry-run", "-t", arg, "true"))
+        js = json.loads(flux.out("submit", "--dry-run", "-t", arg, "sleep", "inf"))
         assert js["attributes"]["system"]["duration"] == seconds, arg
     # a bad -t is a value Flux checks after parsing: exit 1, its words
     r = flux.fails("submit", "--dry-run", "-t", "soon", "true", code=1)
     assert r.stderr == "flux-lite submit: ERROR: invalid Flux standard duration\n"
     # and does not use up a job id
-    assert flux.submit("true") == fresh.submit("true")
+    assert flux.submit("sleep", "inf") == fresh.submit("sleep", "inf")
 
 
 def test_submit_cc(flux):
@@ -889,11 +902,11 @@ def test_submit_wait_event(flux):
     r = flux("submit", "--wait-event=clean", "-N1", "-t", "1m", "--setattr=exec.test.run_duration=5s", "true")
     assert flux.state(r.stdout.strip()) == "INACTIVE"
     assert flux.now() == T0 + 5
-    r = flux.fails("submit", "--wait-event=alloc", "--urgency=hold", "true")
+    r = flux.fails("submit", "--wait-event=alloc", "--urgency=hold", "sleep", "inf")
 
 
 def test_submit_flags_in_submit_context(flux):
-    jobid = flux.submit("--flags=waitable", "true")
+    jobid = flux.submit("--flags=waitable", "sleep", "inf")
     assert ctx(flux, jobid, "submit")["flags"] == 4
     jobid = flux.submit("--flags=debug", "-n1", "-t", "1m", "--setattr=exec.test.run_duration=1s", "true")
     assert ctx(flux, jobid, "submit")["flags"] == 2
@@ -977,7 +990,7 @@ def _workload(f):
     ids = [f.submit("-N1", "-t", "5m", "--setattr=exec.test.run_duration=60s", "hostname")]
     ids += f.out("submit", "--cc=0-2", "-N1", "-t", "1m", "sleep", "inf").split()
     f.advance("30s")
-    ids.append(f.submit("--urgency=hold", "true"))
+    ids.append(f.submit("--urgency=hold", "sleep", "inf"))
     ids.append(f.submit("-n2", "-t", "10m", "--setattr=exec.test.run_duration=2m", "true"))
     f("cancel", ids[2])
     f("job", "urgency", ids[-2], "default")

@@ -219,7 +219,7 @@ def test_reload_while_drained_keeps_cores_down_until_undrain(flux_factory):
     f("cancel", job)
     assert rl(f, "allocated", "{ncores}") == "0"
     assert rl(f, "free", "{ncores}") == "0"  # drained: not free
-    waiting = f.submit("-n1", "true")
+    waiting = f.submit("-n1", "sleep", "inf")
     assert f.state(waiting) == "SCHED"
     f("resource", "undrain", "0")
     assert f.state(waiting) == "RUN"

@@ -54,7 +54,7 @@ def test_second_scheduler_refused(flux22):
     r = flux22.fails("module", "load", "sched-backfill")
     assert "already" in r.stderr
     assert "sched-simple" in flux22.out("module", "list")
-    jobid = flux22.submit("-n1", "true")
+    jobid = flux22.submit("-n1", "sleep", "inf")
     assert alloc_summary(flux22, jobid) == "rank0/core0"
 
 
@@ -110,7 +110,7 @@ def test_gpu_request_without_gpus_is_denied(flux22):
 
 def test_infeasible_job_does_not_block_the_queue(flux22):
     # an InfeasibleRequest is denied and the pass continues
-    bad = flux22.submit("-N3", "true")
+    bad = flux22.submit("-N3", "sleep", "inf")
     good = flux22.submit("-n1", "sleep", "inf")
     assert "exception" in flux22.eventlog(bad)
     assert "unsatisfiable request" in flux22.out("jobs", "-a", "-no", "{exception.note}", bad)
@@ -154,8 +154,8 @@ def test_worst_fit_order_cancel_and_refill(flux22):
 
 def test_fifo_head_of_line_blocking(flux22):
     small = flux22.submit("-n1", "sleep", "inf")
-    big = flux22.submit("-n4", "true")         # needs every core: waits for `small`
-    behind = flux22.submit("-n1", "true")      # would fit, but FIFO: may not pass the head
+    big = flux22.submit("-n4", "sleep", "inf")         # needs every core: waits for `small`
+    behind = flux22.submit("-n1", "sleep", "inf")      # would fit, but FIFO: may not pass the head
     assert flux22.state(big) == "SCHED" and flux22.state(behind) == "SCHED"
     flux22.advance("1h")
     assert flux22.state(behind) == "SCHED"
@@ -166,9 +166,9 @@ def test_fifo_head_of_line_blocking(flux22):
 
 def test_priority_order_within_the_queue(flux22):
     running = submit_n(flux22, 4)
-    a = flux22.submit("-n1", "true")
-    b = flux22.submit("-n1", "--urgency=18", "true")
-    c = flux22.submit("-n1", "--urgency=17", "true")
+    a = flux22.submit("-n1", "sleep", "inf")
+    b = flux22.submit("-n1", "--urgency=18", "sleep", "inf")
+    c = flux22.submit("-n1", "--urgency=17", "sleep", "inf")
     flux22("cancel", running[1])
     assert flux22.state(b) == "RUN" and flux22.state(c) == "SCHED" and flux22.state(a) == "SCHED"
     assert alloc_summary(flux22, b) == "rank1/core0"
@@ -201,7 +201,7 @@ def test_reload_keeps_allocations(flux22):
                         "sched-simple.info[0]: ready: queue-depth=8 log-level=info pool-class=Rv1Pool Rv1 "
                         "rank[0-1]/core[0-1]"]
     # no double booking after the reload: a new job waits
-    extra = flux22.submit("-n1", "true")
+    extra = flux22.submit("-n1", "sleep", "inf")
     assert flux22.state(extra) == "SCHED"
     flux22("cancel", jobs[0])
     assert alloc_summary(flux22, extra) == "rank0/core0"
@@ -213,7 +213,7 @@ def test_remove_then_cancel_all_leaves_nothing_pending(flux22):
     flux22("module", "remove", "sched-simple")
     assert "sched-simple" not in flux22.out("module", "list")
     # no scheduler: new jobs wait in SCHED without any alloc
-    late = flux22.submit("-n1", "true")
+    late = flux22.submit("-n1", "sleep", "inf")
     assert flux22.eventlog(late) == ["submit", "validate", "depend", "priority"]
     r = flux22("cancel", "--all")
     assert err(r) == "flux-lite cancel: Canceled 6 jobs (0 errors)"
@@ -234,7 +234,7 @@ def test_remove_then_cancel_all_leaves_nothing_pending(flux22):
 
 def test_unloaded_scheduler_then_load_allocates_waiting_jobs(flux22):
     flux22("module", "remove", "sched-simple")
-    jobs = submit_n(flux22, 3, "true")
+    jobs = submit_n(flux22, 3, "sleep", "inf")
     flux22.advance("1m")
     assert all(flux22.eventlog(j) == ["submit", "validate", "depend", "priority"] for j in jobs)
     flux22("module", "load", "sched-simple")
@@ -296,8 +296,8 @@ def test_fifo_forecast_t_estimate(flux22):
 
 def test_forecast_unknown_after_job_without_duration(flux22):
     flux22.submit("-n4", "-t", "1h", "sleep", "inf")
-    nodur = flux22.submit("-n4", "true")
-    after = flux22.submit("-n1", "-t", "1m", "true")
+    nodur = flux22.submit("-n4", "sleep", "inf")
+    after = flux22.submit("-n1", "-t", "1m", "sleep", "inf")
     out = flux22.out("jobs", "-no", "{id.f58} {annotations.sched.t_estimate}|{contextual_info}")
     assert out.splitlines()[:2] == [f"{nodur} {T0 + 3600}|eta:1h", f"{after} |"]
 
@@ -306,8 +306,8 @@ def test_sched_annotations_follow_the_request(flux22):
     # a job whose request is canceled (held, scheduler unloaded) loses its
     # sched annotations; they come back when the request is sent again
     flux22.submit("-n4", "-t", "1h", "sleep", "inf")
-    a = flux22.submit("-n1", "-t", "5m", "true")
-    b = flux22.submit("-n1", "-t", "5m", "true")
+    a = flux22.submit("-n1", "-t", "5m", "sleep", "inf")
+    b = flux22.submit("-n1", "-t", "5m", "sleep", "inf")
 
     def info(jobid):
         return flux22.out("jobs", "-no", "{annotations}|{contextual_info}", jobid).strip()

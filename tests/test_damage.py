@@ -50,7 +50,7 @@ def busy(tmp_path):
     state = tmp_path / "state"
     assert invoke(state, "start", "--clock=virtual", "--test-size=2", "--test-cores=2").exit_code == 0
     ids = []
-    for args in (["-t", "1h", "sleep", "inf"], ["-N2", "-t", "1h", "true"], ["true"]):
+    for args in (["-t", "1h", "sleep", "inf"], ["-N2", "-t", "1h", "sleep", "inf"], ["sleep", "inf"]):
         ids.append(invoke(state, "submit", *args).stdout.strip())
     invoke(state, "clock", "advance", "1s")
     return state, ids
@@ -58,7 +58,7 @@ def busy(tmp_path):
 
 COMMANDS = [
     ["jobs", "-a", "-o", "{id} {name} {expiration!D} {nodelist} {runtime!H}"],
-    ["submit", "true"], ["resource", "status"], ["sched", "check"],
+    ["submit", "sleep", "inf"], ["resource", "status"], ["sched", "check"],
     ["clock", "advance", "1m"], ["housekeeping", "list"], ["module", "list"], ["config", "get"],
 ]
 JOB_COMMANDS = [
@@ -163,7 +163,7 @@ def test_one_damaged_job_is_quarantined_after_a_rebuild(busy, damage):
     # the rest keeps working: the quarantined job's core went back to the
     # scheduler, and the two-node job waiting for it runs
     assert invoke(state, "jobs", "-no", "{state}", ids[1]).stdout == "RUN\n"
-    new = invoke(state, "submit", "true").stdout.strip()
+    new = invoke(state, "submit", "sleep", "inf").stdout.strip()
     assert invoke(state, "jobs", "-no", "{state}", new).stdout == "SCHED\n"
     # reported when found, not on every command
     assert invoke(state, "jobs", "-a").stderr == ""
@@ -183,7 +183,7 @@ def test_kvs_put_of_managed_keys_is_refused(busy, key):
     assert result.stderr.startswith(f"flux-lite kvs: ERROR: {key}: refusing to overwrite an instance key (")
     if before is not None:
         assert raw(state, key) == before
-    assert invoke(state, "submit", "true").exit_code == 0
+    assert invoke(state, "submit", "sleep", "inf").exit_code == 0
 
 
 def test_kvs_put_of_job_keys_is_refused(busy):
@@ -203,7 +203,7 @@ def test_kvs_put_resource_R_garbage_is_refused_then_submit_works(busy, value):
     result = invoke(state, "kvs", "put", f"resource.R={value}")
     assert result.exit_code in (1, 2) and "resource.R: not a valid R" in result.stderr, result.output
     assert raw(state, "resource.R") == before
-    assert invoke(state, "submit", "true").exit_code == 0
+    assert invoke(state, "submit", "sleep", "inf").exit_code == 0
 
 
 def test_kvs_put_other_keys_still_allowed(busy):
@@ -233,7 +233,7 @@ def _table_columns(state):
 
 
 ROW_GARBAGE = ["garbage", "{", 1e308, -1, "null", 2 ** 62]
-ROW_COMMANDS = [["jobs", "-a"], ["submit", "true"], ["clock", "advance", "1h"], ["sched", "check"], ["dmesg"],
+ROW_COMMANDS = [["jobs", "-a"], ["submit", "sleep", "inf"], ["clock", "advance", "1h"], ["sched", "check"], ["dmesg"],
                 ["fsck"]]
 
 
@@ -245,7 +245,7 @@ def test_every_column_of_every_table_damaged_is_never_a_traceback(busy):
     import shutil
 
     state, ids = busy
-    invoke(state, "submit", f"--dependency=afterok:{ids[0]}", "true")
+    invoke(state, "submit", f"--dependency=afterok:{ids[0]}", "sleep", "inf")
     invoke(state, "submit", "-N2", "-t", "1h", "sleep", "inf")  # pending: a scheduler queue row
     pristine = state.parent / "pristine"
     shutil.copytree(state, pristine)

@@ -381,7 +381,7 @@ def test_start_reads_a_toml_config_directory(tmp_path):
 def test_default_run_duration_lets_plain_jobs_finish(flux_factory):
     flux = flux_factory("--test-size=2", config="exec:\n  default-run-duration: 5s\n", name="rd")
     start = flux.now()
-    r = flux("run", "true")
+    r = flux("run", "./simulate", "--steps=10")  # a program flux-lite does not emulate
     assert r.exit_code == 0
     jobid = flux.out("jobs", "-a", "-no", "{id.f58}").strip()
     events = flux.events(jobid)
@@ -393,10 +393,15 @@ def test_default_run_duration_lets_plain_jobs_finish(flux_factory):
     other = flux.submit("-S", "exec.test.run_duration=60s", "true")
     flux.advance("10s")
     assert flux.state(other) == "RUN"
+    # an emulated command takes its own time
+    now = flux.now()
+    flux("run", "true")
+    flux("run", "sleep", "1")
+    assert flux.now() == now + 1
 
 
 def test_without_default_run_duration_plain_jobs_run_to_their_limit(flux):
-    jobid = flux.submit("-t", "1m", "true")
+    jobid = flux.submit("-t", "1m", "./simulate")
     flux.advance("59s")
     assert flux.state(jobid) == "RUN"
     flux.advance("2s")

@@ -21,8 +21,8 @@ def raw(flux, key):
 
 @pytest.fixture
 def busy(flux):
-    ids = [flux.submit("-t", "1h", "sleep", "inf"), flux.submit("-N2", "-t", "1h", "true"),
-           flux.submit("-t", "5s", "sleep", "inf"), flux.submit("true")]
+    ids = [flux.submit("-t", "1h", "sleep", "inf"), flux.submit("-N2", "-t", "1h", "sleep", "inf"),
+           flux.submit("-t", "5s", "sleep", "inf"), flux.submit("sleep", "inf")]
     flux.advance("10s")
     flux("cancel", ids[3])
     flux("resource", "drain", "3", "maintenance")

@@ -45,9 +45,9 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, phases=PHAS
 # commands that start processes or replace the instance: fuzzed on their own
 OWN_TEST = {("start",)}
 # exit codes that are a job's or a command's status, not flux-lite's verdict
-STATUS_EXITS = {("run",), ("start",), ("env",), ("job", "status")}
+STATUS_EXITS = {("run",), ("start",), ("env",), ("job", "status"), ("job", "attach")}
 # commands whose nonzero exit may follow a committed change (see _explained)
-WAITERS = {("run",), ("submit",), ("job", "wait"), ("update",), ("pkill",), ("job", "wait-event"),
+WAITERS = {("run",), ("submit",), ("job", "wait"), ("job", "attach"), ("update",), ("pkill",), ("job", "wait-event"),
            ("job", "status"), ("queue", "drain"), ("queue", "idle")}
 
 JOBIDS = []  # the fuzz instance's jobs

@@ -41,7 +41,7 @@ def test_owner_only_as_in_flux(flux, args, operation):
 
 def test_guest_debug_cannot_fail_every_allocation(flux):
     flux.fails("module", "debug", "--setbit=1", "sched-simple", env=GUEST)
-    jobid = flux.submit("true", env=GUEST)
+    jobid = flux.submit("sleep", "inf", env=GUEST)
     assert flux.state(jobid) == "RUN"
 
 

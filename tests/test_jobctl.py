@@ -26,9 +26,9 @@ def test_job_last_empty_history(flux):
 
 
 def test_job_last_counts_and_slices(flux):
-    a = flux.submit(RUN + "1ms", "true")
-    b = flux.submit(RUN + "1ms", "true")
-    c, d, e = lines(flux.out("submit", "--cc=1-3", RUN + "1ms", "true"))
+    a = flux.submit(RUN + "1ms", "sleep", "inf")
+    b = flux.submit(RUN + "1ms", "sleep", "inf")
+    c, d, e = lines(flux.out("submit", "--cc=1-3", RUN + "1ms", "sleep", "inf"))
     assert flux.out("job", "last") == f"{e}\n"
     assert lines(flux.out("job", "last", "3")) == [e, d, c]
     assert lines(flux.out("job", "last", "100")) == [e, d, c, b, a]
@@ -41,7 +41,7 @@ def test_job_last_counts_and_slices(flux):
 
 @pytest.mark.parametrize("arg", ["[1]", "[1:2", "[a:]", "[::0]"])
 def test_job_last_bad_slice(flux, arg):
-    flux.submit(RUN + "1ms", "true")
+    flux.submit(RUN + "1ms", "sleep", "inf")
     r = flux.fails("job", "last", arg)
     assert r.stderr == JOB + "could not parse python-style slice expression\n"
 
@@ -55,7 +55,7 @@ def test_job_last_usage(flux, args):
 
 
 def test_job_last_is_per_user_and_survives_rebuild(flux):
-    mine = flux.submit(RUN + "1ms", "true")
+    mine = flux.submit(RUN + "1ms", "sleep", "inf")
     other = flux.submit(RUN + "1ms", "true", env={"FLUX_HANDLE_USERID": "4242"})
     assert flux.out("job", "last") == f"{mine}\n"
     assert flux.out("job", "last", env={"FLUX_HANDLE_USERID": "4242"}) == f"{other}\n"
@@ -131,7 +131,7 @@ def test_slice_parser_garbage_is_one_error():
 def test_job_wait_lifecycle(flux):
     r = flux.fails("job", "wait", code=2)
     assert r.stderr == JOB + "there are no more waitable jobs\n"
-    ok = flux.submit("--flags=waitable", RUN + "0.2s", "true")
+    ok = flux.submit("--flags=waitable", RUN + "0.2s", "sleep", "inf")
     r = flux("job", "wait", ok)
     assert (r.stdout, r.stderr) == ("", "")
     r = flux.fails("job", "wait", ok, code=2)
@@ -139,15 +139,15 @@ def test_job_wait_lifecycle(flux):
     bad = flux.submit("--flags=waitable", "--setattr=exec.test.wait_status=256", RUN + "0.2s", "false")
     r = flux.fails("job", "wait", bad)
     assert r.stderr == JOB + "task(s) exited with exit code 1\n"
-    any_ = flux.submit("--flags=waitable", RUN + "0.2s", "true")
+    any_ = flux.submit("--flags=waitable", RUN + "0.2s", "sleep", "inf")
     assert flux.out("job", "wait") == f"{any_}\n"
     assert flux.fails("job", "wait", code=2).stderr == JOB + "there are no more waitable jobs\n"
 
 
 def test_job_wait_all_reports_failures_in_end_order(flux):
-    timeout = flux.submit("--flags=waitable", "-t", "1s", RUN + "60s", "true")
-    flux.submit("--flags=waitable", RUN + "0.1s", "true")
-    held = flux.submit("--flags=waitable", "--urgency=hold", RUN + "0.1s", "true")
+    timeout = flux.submit("--flags=waitable", "-t", "1s", RUN + "60s", "sleep", "inf")
+    flux.submit("--flags=waitable", RUN + "0.1s", "sleep", "inf")
+    held = flux.submit("--flags=waitable", "--urgency=hold", RUN + "0.1s", "sleep", "inf")
     flux("cancel", held)
     failed = flux.submit("--flags=waitable", "--setattr=exec.test.wait_status=256", RUN + "0.1s", "false")
     r = flux.fails("job", "wait", "--all")
@@ -159,14 +159,14 @@ def test_job_wait_all_reports_failures_in_end_order(flux):
     ]
     r = flux("job", "wait", "--all")
     assert (r.stdout, r.stderr) == ("", "")
-    a = flux.submit("--flags=waitable", RUN + "0.1s", "true")
-    b = flux.submit("--flags=waitable", RUN + "0.1s", "true")
+    a = flux.submit("--flags=waitable", RUN + "0.1s", "sleep", "inf")
+    b = flux.submit("--flags=waitable", RUN + "0.1s", "sleep", "inf")
     r = flux("job", "wait", "--all", "-v")
     assert lines(r.stderr) == [f"{a}: job completed successfully", f"{b}: job completed successfully"]
 
 
 def test_job_wait_refusals(flux):
-    plain = flux.submit(RUN + "0.1s", "true")
+    plain = flux.submit(RUN + "0.1s", "sleep", "inf")
     r = flux.fails("job", "wait", plain, code=2)
     assert r.stderr == JOB + "job was not submitted with FLUX_JOB_WAITABLE\n"
     r = flux.fails("job", "wait", "f1234", code=2)
@@ -178,7 +178,7 @@ def test_job_wait_refusals(flux):
 
 
 def test_job_wait_after_clean_and_verbose_single(flux):
-    jobid = flux.submit("--flags=waitable", RUN + "0.1s", "true")
+    jobid = flux.submit("--flags=waitable", RUN + "0.1s", "sleep", "inf")
     flux("job", "wait-event", "-t", "10", jobid, "clean")
     r = flux("job", "wait", "-v", jobid)
     assert (r.stdout, r.stderr) == ("", "")
@@ -193,7 +193,7 @@ def test_job_wait_signals_and_exec_exceptions(flux):
 
 
 def test_waitable_survives_rebuild_while_active(flux):
-    jobid = flux.submit("--flags=waitable", RUN + "10s", "true")
+    jobid = flux.submit("--flags=waitable", RUN + "10s", "sleep", "inf")
     import sqlite3
 
     conn = sqlite3.connect(f"{flux.state_dir}/kvs.sqlite")
@@ -240,14 +240,14 @@ def test_jobs_stats_empty(flux):
 
 
 def test_jobs_stats_counts(flux):
-    flux.submit(RUN + "1ms", "true")
+    flux.submit(RUN + "1ms", "sleep", "inf")
     flux.submit("--setattr=exec.test.wait_status=256", RUN + "1ms", "false")
-    flux.submit("-t", "1s", RUN + "60s", "true")
-    gone = flux.submit("--urgency=hold", RUN + "1s", "true")
+    flux.submit("-t", "1s", RUN + "60s", "sleep", "inf")
+    gone = flux.submit("--urgency=hold", RUN + "1s", "sleep", "inf")
     flux("cancel", gone)
     flux.advance("2s")
-    held = flux.submit("--urgency=hold", RUN + "1s", "true")
-    run = flux.submit(RUN + "300s", "true")
+    held = flux.submit("--urgency=hold", RUN + "1s", "sleep", "inf")
+    run = flux.submit(RUN + "300s", "sleep", "inf")
     line = "1 running, 1 completed, 3 failed, 1 pending, 0 inactive purged"
     r = flux("jobs", "--stats")
     assert lines(r.stdout)[0] == line
@@ -268,7 +268,7 @@ def test_jobs_stats_counts(flux):
 
 def test_jobs_truncation_warning_with_stats(flux):
     for _ in range(3):
-        flux.submit(RUN + "1ms", "true")
+        flux.submit(RUN + "1ms", "sleep", "inf")
     r = flux("jobs", "--stats", "-a", "-c", "2")
     assert len(lines(r.stdout)) == 4
     assert r.stderr == ("warning: output truncated at 2 jobs.\n"
@@ -276,11 +276,11 @@ def test_jobs_truncation_warning_with_stats(flux):
 
 
 def test_jobs_name_and_since(flux):
-    done = flux.submit("--job-name=alpha", RUN + "1ms", "true")
+    done = flux.submit("--job-name=alpha", RUN + "1ms", "sleep", "inf")
     flux.advance("1h")
-    running = flux.submit("--job-name=alpha", RUN + "300s", "true")
-    beta = flux.submit("--job-name=beta", "--urgency=hold", RUN + "1ms", "true")
-    recent = flux.submit("--job-name=gamma", RUN + "1ms", "true")
+    running = flux.submit("--job-name=alpha", RUN + "300s", "sleep", "inf")
+    beta = flux.submit("--job-name=beta", "--urgency=hold", RUN + "1ms", "sleep", "inf")
+    recent = flux.submit("--job-name=gamma", RUN + "1ms", "sleep", "inf")
     flux.advance("1s")
     assert flux.out("jobs", "-no", "{id.f58}", "--name=alpha") == f"{running}\n"
     assert lines(flux.out("jobs", "-a", "-no", "{id.f58}", "--name=alpha")) == [running, done]
@@ -303,7 +303,7 @@ def test_jobs_name_and_since(flux):
 
 
 def test_jobs_user_and_filter_errors(flux):
-    flux.submit(RUN + "300s", "true")
+    flux.submit(RUN + "300s", "sleep", "inf")
     assert flux.fails("jobs", "-u", "nosuchuser").stderr == \
         "flux-lite jobs: ERROR: Invalid user nosuchuser specified\n"
     assert flux.fails("jobs", "-f", "bogus").stderr == \
@@ -314,17 +314,17 @@ def test_jobs_user_and_filter_errors(flux):
 
 
 def test_endreason_and_cute_formats(flux):
-    flux.submit(RUN + "1ms", "true")
+    flux.submit(RUN + "1ms", "sleep", "inf")
     flux.submit("--setattr=exec.test.wait_status=256", RUN + "1ms", "false")
     flux.submit("--setattr=exec.test.wait_status=768", RUN + "1ms", "sh")
     flux.submit("--setattr=exec.test.wait_status=9", RUN + "1ms", "sh")
-    flux.submit("-t", "1s", RUN + "60s", "true")
-    plain = flux.submit("--urgency=hold", RUN + "1s", "true")
-    noted = flux.submit("--urgency=hold", RUN + "1s", "true")
+    flux.submit("-t", "1s", RUN + "60s", "sleep", "inf")
+    plain = flux.submit("--urgency=hold", RUN + "1s", "sleep", "inf")
+    noted = flux.submit("--urgency=hold", RUN + "1s", "sleep", "inf")
     flux("cancel", plain)
     flux("cancel", "-m", "operator says no", noted)
     flux.submit("--setattr=exec.test.mock_exception=run", RUN + "60s", "true")
-    flux.submit("-N5", RUN + "1s", "true")
+    flux.submit("-N5", RUN + "1s", "sleep", "inf")
     flux.advance("2s")
     out = lines(flux.out("jobs", "-a", "-no", "{status_abbrev} {inactive_reason}"))
     assert sorted(out) == sorted([
@@ -340,7 +340,7 @@ def test_endreason_and_cute_formats(flux):
     ])
     header = lines(flux.out("jobs", "-a", "-o", "endreason"))[0]
     assert header == "       JOBID USER     NAME       ST   T_INACTIVE INACTIVE-REASON"
-    flux.submit("--urgency=hold", RUN + "1s", "true")
+    flux.submit("--urgency=hold", RUN + "1s", "sleep", "inf")
     r = flux("jobs", "-a", "-c", "2", "-o", "cute")
     assert lines(r.stdout)[0] == "       JOBID USER     NAME       STATUS NTASKS NNODES     TIME INFO"
     assert "\U0001f4c5" in lines(r.stdout)[1]
@@ -350,7 +350,7 @@ def test_endreason_and_cute_formats(flux):
 # -- job purge -----------------------------------------------------------------------
 
 def _finish(flux, n):
-    ids = lines(flux.out("submit", f"--cc=1-{n}" if n > 1 else "--cc=1", RUN + "1ms", "true"))
+    ids = lines(flux.out("submit", f"--cc=1-{n}" if n > 1 else "--cc=1", RUN + "1ms", "sleep", "inf"))
     flux.advance("1s")
     return ids
 
@@ -381,8 +381,8 @@ def test_purge_by_count_and_age(flux):
 
 
 def test_purge_by_id(flux):
-    active = flux.submit(RUN + "300s", "true")
-    done = flux.submit(RUN + "1ms", "true")
+    active = flux.submit(RUN + "300s", "sleep", "inf")
+    done = flux.submit(RUN + "1ms", "sleep", "inf")
     flux.advance("1s")
     assert lines(flux.out("job", "last", "[:3]")) == [done, active]
     r = flux.fails("job", "purge", active)
@@ -415,7 +415,7 @@ def test_purge_is_owner_only(flux):
 def test_purged_zombie_can_still_be_waited(flux):
     """Flux's job manager keeps a waitable job that nobody waited on (a zombie)
     after purging it: the wait still answers, once."""
-    ok = flux.submit("--flags=waitable", RUN + "1ms", "true")
+    ok = flux.submit("--flags=waitable", RUN + "1ms", "sleep", "inf")
     bad = flux.submit("--flags=waitable", "--setattr=exec.test.wait_status=256", RUN + "1ms", "false")
     flux.advance("1s")
     assert flux.out("job", "purge", "--force", "--num-limit=0") == "purged 2 inactive jobs, 0 remaining\n"
@@ -429,7 +429,7 @@ def test_purged_zombie_can_still_be_waited(flux):
 
 
 def test_purged_zombies_in_end_order_with_live_ones(flux):
-    first = flux.submit("--flags=waitable", RUN + "1ms", "true")
+    first = flux.submit("--flags=waitable", RUN + "1ms", "sleep", "inf")
     flux.advance("1s")
     flux("job", "purge", "--force", first)
     second = flux.submit("--flags=waitable", RUN + "1ms", "false")
@@ -474,7 +474,7 @@ def test_config_purge_keys_checked(tmp_path, flux_factory, conf, message):
 # -- job status ------------------------------------------------------------------------
 
 def test_job_status(flux):
-    ok = flux.submit(RUN + "0.2s", "true")
+    ok = flux.submit(RUN + "0.2s", "sleep", "inf")
     bad = flux.submit("--setattr=exec.test.wait_status=256", RUN + "0.2s", "false")
     r = flux.fails("job", "status", ok, bad)
     assert (r.stdout, r.stderr) == ("", "")
@@ -486,7 +486,7 @@ def test_job_status(flux):
     killed = flux.submit("--setattr=exec.test.wait_status=9", RUN + "0.2s", "sh")
     r = flux.fails("job", "status", "-v", killed, code=137)
     assert r.stderr == f"flux-lite job: {killed}: job shell died by signal 9\n"
-    held = flux.submit("--urgency=hold", RUN + "1s", "true")
+    held = flux.submit("--urgency=hold", RUN + "1s", "sleep", "inf")
     flux("cancel", held)
     r = flux.fails("job", "status", "-vv", "--json", held)
     assert json.loads(r.stdout)["result"] == 4
@@ -542,7 +542,7 @@ def test_named_format_get_config(flux):
 
 def test_job_wait_stalled_under_virtual_clock(flux):
     """A waitable job with nothing left that could end it: one error, not a hang."""
-    jobid = flux.submit("--flags=waitable", "true")  # no run duration, no time limit
+    jobid = flux.submit("--flags=waitable", "sleep", "inf")  # no run duration, no time limit
     for args in (["job", "wait", jobid], ["job", "wait"], ["job", "wait", "--all"]):
         r = flux.fails(*args)
         assert r.stderr.startswith("flux-lite job: ERROR: ") and "cannot end under the virtual clock" in r.stderr
@@ -554,6 +554,6 @@ def test_waitable_is_the_owners(flux):
     guest = {"FLUX_HANDLE_USERID": "4242"}
     r = flux.fails("submit", "--flags=waitable", RUN + "1s", "true", env=guest)
     assert r.stderr.endswith("only the instance owner can submit with FLUX_JOB_WAITABLE\n")
-    flux.submit("--flags=waitable", RUN + "1s", "true")
+    flux.submit("--flags=waitable", RUN + "1s", "sleep", "inf")
     r = flux.fails("job", "wait", env=guest)
     assert r.stderr == JOB + "Operation not permitted: job wait is for the instance owner\n"

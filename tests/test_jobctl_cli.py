@@ -18,10 +18,10 @@ def lines(text):
 @pytest.fixture
 def named(flux):
     """alpha (done), alpha (running), beta (held), as in the transcript."""
-    done = flux.submit("--job-name=alpha", RUN + "1ms", "true")
+    done = flux.submit("--job-name=alpha", RUN + "1ms", "sleep", "inf")
     flux.advance("1s")
-    running = flux.submit("--job-name=alpha", RUN + "300s", "true")
-    held = flux.submit("--job-name=beta", "--urgency=hold", RUN + "1ms", "true")
+    running = flux.submit("--job-name=alpha", RUN + "300s", "sleep", "inf")
+    held = flux.submit("--job-name=beta", "--urgency=hold", RUN + "1ms", "sleep", "inf")
     return done, running, held
 
 
@@ -80,8 +80,8 @@ def test_pkill(flux, named):
 # -- cancel ------------------------------------------------------------------------
 
 def test_cancel_selections(flux):
-    held = lines(flux.out("submit", "--urgency=hold", "--cc=1-3", RUN + "1s", "true"))
-    running = flux.submit(RUN + "300s", "true")
+    held = lines(flux.out("submit", "--urgency=hold", "--cc=1-3", RUN + "1s", "sleep", "inf"))
+    running = flux.submit(RUN + "300s", "sleep", "inf")
     prefix = "flux-lite cancel: "
     assert flux.fails("cancel").stderr == prefix + "ERROR: No target jobs were provided\n"
     assert flux("cancel", "--all", "--dry-run").stderr == prefix + "Would cancel 4 jobs\n"
@@ -111,8 +111,8 @@ def test_cancel_selections(flux):
 
 
 def test_cancel_states_repeatable(flux):
-    flux.submit("--urgency=hold", RUN + "1s", "true")
-    flux.submit(RUN + "300s", "true")
+    flux.submit("--urgency=hold", RUN + "1s", "sleep", "inf")
+    flux.submit(RUN + "300s", "sleep", "inf")
     assert flux("cancel", "-n", "-S", "sched", "-S", "run").stderr == "flux-lite cancel: Would cancel 2 jobs\n"
     assert flux("cancel", "-n", "-S", "SCHED,RUN").stderr == "flux-lite cancel: Would cancel 2 jobs\n"
 
@@ -127,11 +127,11 @@ def _human_stamp(t):
 def test_dmesg_human(flux):
     # sched-simple logs each alloc and free at debug level: lines at every step
     flux("module", "reload", "sched-simple", "log-level=debug")
-    flux.submit(RUN + "1s", "true")
+    flux.submit(RUN + "1s", "sleep", "inf")
     flux.advance("30s")
-    flux.submit(RUN + "1s", "true")
+    flux.submit(RUN + "1s", "sleep", "inf")
     flux.advance("2m")
-    flux.submit(RUN + "1s", "true")
+    flux.submit(RUN + "1s", "sleep", "inf")
     iso = lines(flux.out("dmesg"))
     times = [datetime.datetime.strptime(ln.split()[0], "%Y-%m-%dT%H:%M:%S.%fZ")
              .replace(tzinfo=datetime.timezone.utc).timestamp() for ln in iso]
@@ -153,9 +153,9 @@ def test_dmesg_human(flux):
 
 
 def test_dmesg_delta_and_color(flux):
-    flux.submit(RUN + "1s", "true")
+    flux.submit(RUN + "1s", "sleep", "inf")
     flux.advance("10s")
-    flux.submit(RUN + "1s", "true")
+    flux.submit(RUN + "1s", "sleep", "inf")
     times = [datetime.datetime.strptime(ln.split()[0], "%Y-%m-%dT%H:%M:%S.%fZ")
              .replace(tzinfo=datetime.timezone.utc).timestamp() for ln in lines(flux.out("dmesg"))]
     delta = lines(flux.out("dmesg", "-H", "-d"))
@@ -235,21 +235,21 @@ def test_run_canceled_while_running(flux):
 
 
 def test_submit_wait(flux):
-    r = flux("submit", "--wait", RUN + "0.2s", "true")
+    r = flux("submit", "--wait", RUN + "0.2s", "sleep", "inf")
     assert r.stderr == ""
     r = flux.fails("submit", "--wait", "--setattr=exec.test.wait_status=256", RUN + "0.2s", "false")
     assert r.stderr == ""
     r = flux.fails("submit", "--wait", "-t", "1s", RUN + "10s", "true", code=142)
     assert r.stderr == "job.exception: type=timeout severity=0 resource allocation expired\n"
-    assert flux("submit", "--wait-event=start", RUN + "0.5s", "true").stderr == ""
-    assert flux("submit", "--wait-event=alloc", RUN + "0.1s", "true").stderr == ""
-    assert flux("submit", "--wait-event=bogus", RUN + "0.1s", "true").stderr == ""
+    assert flux("submit", "--wait-event=start", RUN + "0.5s", "sleep", "inf").stderr == ""
+    assert flux("submit", "--wait-event=alloc", RUN + "0.1s", "sleep", "inf").stderr == ""
+    assert flux("submit", "--wait-event=bogus", RUN + "0.1s", "sleep", "inf").stderr == ""
     r = flux.fails("submit", "--cc=1-2", "--wait", "--setattr=exec.test.wait_status=256", RUN + "0.1s",
                    "false")
     assert len(lines(r.stdout)) == 2
-    r = flux("submit", "--quiet", "--wait", RUN + "0.1s", "true")
+    r = flux("submit", "--quiet", "--wait", RUN + "0.1s", "sleep", "inf")
     assert (r.stdout, r.stderr) == ("", "")
-    r = flux("submit", "--watch", RUN + "0.1s", "true")
+    r = flux("submit", "--watch", RUN + "0.1s", "sleep", "inf")
     assert len(lines(r.stdout)) == 1
 
 
@@ -273,7 +273,7 @@ def test_submit_wait_event_canceled_before_start(flux):
                {"timestamp": 3.0, "name": "exception", "context": {"type": "cancel", "severity": 0,
                                                                     "note": ""}},
                {"timestamp": 3.0, "name": "clean"}]
-    assert attach.watch_report(entries) == (["job.exception: type=cancel severity=0"], 1)
+    assert attach.watch_report(entries) == ([(attach.RAW, "job.exception: type=cancel severity=0")], 1)
 
 
 def test_dmesg_follow(flux, monkeypatch):
@@ -281,7 +281,7 @@ def test_dmesg_follow(flux, monkeypatch):
     the backlog. (The poll's sleep is where the interrupt arrives.)"""
     import time
 
-    flux.submit(RUN + "1s", "true")
+    flux.submit(RUN + "1s", "sleep", "inf")
     full = flux.out("dmesg")
     calls = []
 
@@ -298,8 +298,8 @@ def test_dmesg_follow(flux, monkeypatch):
 
 def test_pgrep_pkill_queue_filter(flux_factory):
     flux = flux_factory("--test-size=2", config="queues:\n  batch: {}\n  debug: {}\n")
-    debug = flux.submit("-q", "debug", RUN + "1s", "true")
-    batch = flux.submit("-q", "batch", RUN + "1s", "true")
+    debug = flux.submit("-q", "debug", RUN + "1s", "sleep", "inf")
+    batch = flux.submit("-q", "batch", RUN + "1s", "sleep", "inf")
     assert flux.out("pgrep", "-q", "debug", ".") == f"{debug}\n"
     assert lines(flux.out("pgrep", "-q", "debug,batch", ".")) == sorted([debug, batch], key=lines(
         flux.out("pgrep", ".")).index)

@@ -50,7 +50,7 @@ def test_listing_formats_and_merge():
 @pytest.mark.parametrize("name", sorted(LISTINGS))
 def test_every_listing_command_shares_the_options(flux, name):
     args, listing = LISTINGS[name]
-    flux.submit("-n1", "true")
+    flux.submit("-n1", "sleep", "inf")
     assert flux.out(*args, "-o", "help") == listing.help()  # no blank line after, as Flux prints it
     full = flux.out(*args).splitlines()
     assert flux.out(*args, "-n").splitlines() == full[1:]
@@ -64,7 +64,7 @@ def test_every_listing_command_shares_the_options(flux, name):
 
 
 def test_json_documents(flux):
-    jobid = flux.submit("-n1", "true")
+    jobid = flux.submit("-n1", "sleep", "inf")
     doc = json.loads(flux.out("jobs", "--json", jobid))
     assert isinstance(doc["id"], int) and doc["status"] in ("SCHED", "RUN")
     res = json.loads(flux.out("resource", "list", "--json"))["resources"]

@@ -135,7 +135,7 @@ def fsize(flux_factory, tmp_path):
     (["-q", "batch", "-n3", "-c2"], "requested ncores (6) exceeds policy limit of 4 for queue batch"),
 ])
 def test_job_size_limits_at_submit(fsize, args, msg):
-    r = fsize.fails("submit", *args, "true")
+    r = fsize.fails("submit", *args, "sleep", "inf")
     assert r.stderr == f"flux-lite submit: ERROR: {msg}\n"
     r = fsize.fails("run", *args, "true")
     assert r.stderr == f"flux-lite run: ERROR: {msg}\n"
@@ -143,19 +143,19 @@ def test_job_size_limits_at_submit(fsize, args, msg):
 
 
 def test_job_size_limits_allow_what_fits(fsize):
-    assert fsize.state(fsize.submit("-q", "batch", "-N3", "-n3", "true")) == "RUN"
-    assert fsize.state(fsize.submit("-q", "small", "-n2", "true")) == "RUN"
-    assert fsize.state(fsize.submit("-q", "tiny", "-t", "1h", "-n2", "true")) != "INACTIVE"
+    assert fsize.state(fsize.submit("-q", "batch", "-N3", "-n3", "sleep", "inf")) == "RUN"
+    assert fsize.state(fsize.submit("-q", "small", "-n2", "sleep", "inf")) == "RUN"
+    assert fsize.state(fsize.submit("-q", "tiny", "-t", "1h", "-n2", "sleep", "inf")) != "INACTIVE"
 
 
 def test_job_size_limit_at_update_queue(fsize):
-    jobid = fsize.submit("-q", "batch", "-N2", "-n2", "--urgency=hold", "true")
+    jobid = fsize.submit("-q", "batch", "-N2", "-n2", "--urgency=hold", "sleep", "inf")
     before = fsize.out("job", "eventlog", jobid)
     r = fsize.fails("update", jobid, "queue=small")
     assert r.stderr == "flux-lite update: ERROR: requested nnodes (2) exceeds policy limit of 1 for queue small\n"
     assert fsize.out("job", "eventlog", jobid) == before
     fsize("update", jobid, "queue=batch", check=False)
-    one = fsize.submit("-q", "batch", "-n2", "--urgency=hold", "true")
+    one = fsize.submit("-q", "batch", "-n2", "--urgency=hold", "sleep", "inf")
     fsize("update", one, "queue=small")
     assert fsize.out("jobs", "-no", "{queue}", one) == "small\n"
 
@@ -164,20 +164,20 @@ def test_general_job_size_limit_without_queues(flux_factory, tmp_path):
     path = tmp_path / "g.toml"
     path.write_text("[policy.limits.job-size.max]\nnnodes = 1\n[policy.limits.job-size.min]\nngpus = 1\n")
     flux = flux_factory("--test-size=2", "--test-gpus=1", "-c", str(path), name="g")
-    assert flux.fails("submit", "-N2", "-n2", "-g1", "true").stderr == \
+    assert flux.fails("submit", "-N2", "-n2", "-g1", "sleep", "inf").stderr == \
         "flux-lite submit: ERROR: requested nnodes (2) exceeds policy limit of 1\n"
-    assert flux.fails("submit", "-n1", "true").stderr == \
+    assert flux.fails("submit", "-n1", "sleep", "inf").stderr == \
         "flux-lite submit: ERROR: requested ngpus (0) is under policy limit of 1\n"
-    assert flux.state(flux.submit("-n1", "-g1", "true")) == "RUN"
+    assert flux.state(flux.submit("-n1", "-g1", "sleep", "inf")) == "RUN"
 
 
 def test_job_size_limits_follow_config_load(flux):
-    assert flux.state(flux.submit("-N3", "-n3", "true")) == "RUN"
+    assert flux.state(flux.submit("-N3", "-n3", "sleep", "inf")) == "RUN"
     flux("config", "load", input="[policy.limits.job-size.max]\nnnodes = 2\n")
-    assert flux.fails("submit", "-N3", "-n3", "true").stderr == \
+    assert flux.fails("submit", "-N3", "-n3", "sleep", "inf").stderr == \
         "flux-lite submit: ERROR: requested nnodes (3) exceeds policy limit of 2\n"
     flux("config", "load", input="")
-    assert flux.state(flux.submit("-N3", "-n3", "true")) != "INACTIVE"
+    assert flux.state(flux.submit("-N3", "-n3", "sleep", "inf")) != "INACTIVE"
 
 
 def test_queue_list_shows_inherited_limits(fsize):
@@ -196,10 +196,10 @@ def test_virtual_queue_inherits_parent_duration_limit(flux_factory, tmp_path):
     path.write_text('[queues.batch.policy.limits]\nduration = "1h"\n[queues.exp]\nparent = "batch"\n'
                     '[queues.free]\nparent = "batch"\npolicy.limits.duration = "0"\n')
     flux = flux_factory("-c", str(path), name="vq")
-    assert flux.fails("submit", "-q", "exp", "-t", "2h", "true").stderr == \
+    assert flux.fails("submit", "-q", "exp", "-t", "2h", "sleep", "inf").stderr == \
         "flux-lite submit: ERROR: requested duration (2h) exceeds policy limit of 1h for queue exp\n"
     # "0" is unlimited, overriding the parent's limit
-    assert flux.submit("-q", "free", "-t", "2h", "true")
+    assert flux.submit("-q", "free", "-t", "2h", "sleep", "inf")
 
 
 # -- access ----------------------------------------------------------------------------------

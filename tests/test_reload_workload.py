@@ -62,7 +62,7 @@ def test_reload_mid_workload(flux_factory, policies):
     b = flux.submit("-N1", "-t", "10m", "-S", "exec.test.run_duration=100s", "true")
     c = flux.submit("-N1", "-t", "5m", "-S", "exec.test.run_duration=30s", "true")
     d = flux.submit("-N2", "-t", "5m", "-S", "exec.test.run_duration=20s", "true")
-    e = flux.submit("-N1", "-t", "2m", "true")  # runs until its 2m limit: TIMEOUT
+    e = flux.submit("-N1", "-t", "2m", "sleep", "inf")  # runs until its 2m limit: TIMEOUT
     f = flux.submit("-N1", "-t", "1m", "-S", "exec.test.run_duration=5s", "true")
     check(flux)
     # extend the long job while it runs
@@ -103,8 +103,8 @@ def test_reload_mid_workload(flux_factory, policies):
 def test_reload_keeps_updated_expiration(flux_factory):
     """Better than Flux: hello hands the scheduler the job's current R."""
     flux = flux_factory("--test-size=1", "--test-cores=2")
-    run = flux.submit("-N1", "-t", "10m", "true")
-    pend = flux.submit("-N1", "-t", "1m", "true")
+    run = flux.submit("-N1", "-t", "10m", "sleep", "inf")
+    pend = flux.submit("-N1", "-t", "1m", "sleep", "inf")
     assert flux.out("jobs", "-no", "{contextual_info}", pend).strip() == "eta:10m"
     flux("update", run, "duration=+1h")
     assert flux.out("jobs", "-no", "{contextual_info}", pend).strip() == "eta:1.167h"
@@ -120,12 +120,12 @@ def test_reload_keeps_updated_expiration(flux_factory):
 def test_unloaded_scheduler_reconciles_on_hello(flux_factory):
     flux = flux_factory("--test-size=2", "--test-cores=2")
     a = flux.submit("-N1", "-S", "exec.test.run_duration=10s", "true")
-    b = flux.submit("-N1", "-t", "1m", "true")
-    c = flux.submit("-N1", "true")
+    b = flux.submit("-N1", "-t", "1m", "sleep", "inf")
+    c = flux.submit("-N1", "sleep", "inf")
     flux("module", "remove", "sched-simple")
     assert flux.state(c) == "SCHED"
     flux.advance("10s")  # a ends while no scheduler: its free is not sent
-    d = flux.submit("-n1", "true")
+    d = flux.submit("-n1", "sleep", "inf")
     flux("cancel", b)
     assert flux.out("module", "list").count("sched-simple") == 0
     flux("module", "load", "sched-simple")
@@ -143,9 +143,9 @@ def test_policy_switch_changes_the_plan(flux):
     """
     t0 = flux.now()
     flux.submit("-N2", "-t", "10m", "-S", "exec.test.run_duration=10m", "true")
-    a = flux.submit("-N4", "-t", "5m", "true")
-    b = flux.submit("-N2", "-t", "5m", "true")
-    c = flux.submit("-N2", "-t", "20m", "true")
+    a = flux.submit("-N4", "-t", "5m", "sleep", "inf")
+    b = flux.submit("-N2", "-t", "5m", "sleep", "inf")
+    c = flux.submit("-N2", "-t", "20m", "sleep", "inf")
 
     def plan():
         out = {}

@@ -78,7 +78,7 @@ def test_state_dir_names_open_exactly_that_path(tmp_path, name):
     decoy = tmp_path / "a"  # what a URI parser would make of "a?b" or "a#b"
     assert invoke(decoy, "start", "--clock=virtual", "--test-size=3").exit_code == 0
     assert invoke(state, "start", "--clock=virtual", "--test-size=1").exit_code == 0
-    assert invoke(state, "submit", "true").exit_code == 0
+    assert invoke(state, "submit", "sleep", "inf").exit_code == 0
     import json
 
     R = json.loads(invoke(state, "kvs", "get", "resource.R").stdout)

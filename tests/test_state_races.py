@@ -46,7 +46,7 @@ def test_racing_starts_exactly_one_wins(tmp_path, round_):
         assert err.count("\n") == 1 and "Traceback" not in err, err
         assert "an instance already exists" in err, err
     # the winner's instance is whole and usable
-    assert run(state, "submit", "true").returncode == 0
+    assert run(state, "submit", "sleep", "inf").returncode == 0
     jobs = run(state, "jobs", "-a", "-no", "{state}")
     assert jobs.returncode == 0, jobs.stderr
     assert jobs.stdout.split() == ["RUN"]

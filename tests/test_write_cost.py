@@ -55,7 +55,7 @@ def test_pool_saved_row_by_row(crowded, monkeypatch):
     pending-request rows are written only for jobs that wait."""
     flux, running = crowded
     statements = _trace(monkeypatch)
-    flux.submit("-n1", "-t", "1h", "true")
+    flux.submit("-n1", "-t", "1h", "sleep", "inf")
     assert len(_writes(statements, "sched_alloc")) == 1
     assert len(_writes(statements, "sched_rank")) == 1
     assert len(_writes(statements, "jobs")) == 1  # the new job's row, written once

@@ -8,13 +8,64 @@ eventlog (Flux's test exec), ``No job output found``; it exits with the job's
 exit code (128+signal for a signaled shell, at least 1 after a fatal
 exception). `flux submit --wait` (JobWatcher) prints ``job.exception: ...``
 for fatal exceptions and exits with the largest exit code of its jobs.
+
+A job whose command is emulated has an output eventlog (RFC 24,
+``guest.output``): both print its tasks' output, stdout to stdout and stderr
+to stderr, in the order it was written among the job's events; with
+``--label-io`` each line of `run`'s output starts with ``RANK: `` (the task
+rank), each of `submit --watch`'s with ``JOBID: ``.
 """
 
+from flux_lite.formats.jobid import kvs_key
 from flux_lite.job_manager.wait import waitstatus_outcome
 from flux_lite.job_manager.waiters import readable_eventlog
 
 LOG = "log"  # a line flux-job logs under its program name
 RAW = "raw"  # a line printed as it is
+STDOUT = "stdout"  # the job's standard output, written as it is (lines end with their newline)
+STDERR = "stderr"  # the job's standard error, likewise
+
+
+def job_output(broker, jobid: int):
+    """The entries of a job's output eventlog, or None when it has none
+    (test exec mode, a job that never started). Call after readable_eventlog
+    has checked the requester may watch the job."""
+    return broker.kvs.get_eventlog(kvs_key(jobid, "guest.output"))
+
+
+def output_items(output, label=None):
+    """[(timestamp, STDOUT|STDERR, text)] of an output eventlog's data
+    events; label(rank) gives each line's prefix (--label-io)."""
+    items = []
+    for entry in output or ():
+        ctx = entry.get("context") or {}
+        if entry.get("name") != "data" or "data" not in ctx:
+            continue
+        data = ctx["data"]
+        if not isinstance(data, str):
+            continue
+        if ctx.get("encoding") == "base64":
+            import base64
+
+            try:
+                data = base64.b64decode(data).decode("utf-8", errors="replace")
+            except ValueError:
+                continue
+        kind = STDOUT if ctx.get("stream") == "stdout" else STDERR
+        if label is not None:
+            prefix = label(ctx.get("rank"))
+            data = "".join(prefix + line for line in data.splitlines(keepends=True))
+        items.append((entry["timestamp"], kind, data))
+    return items
+
+
+def _merged(timed_lines, items):
+    """Event lines [(timestamp, kind, text)] and output items in time order,
+    output first at the same instant (the tasks wrote it before they ended)."""
+    order = [(ts, 1, i, kind, text) for i, (ts, kind, text) in enumerate(timed_lines)]
+    order += [(ts, 0, i, kind, text) for i, (ts, kind, text) in enumerate(items)]
+    order.sort(key=lambda x: (x[0], x[1], x[2]))
+    return [(kind, text) for _ts, _o, _i, kind, text in order]
 
 
 def watched(broker, jobid: int, stop: str = "clean"):
@@ -38,11 +89,13 @@ def status_exitcode(status: int) -> int:
     return (status >> 8) & 0xFF
 
 
-def attach_report(entries, jobid_f58: str):
-    """([(LOG|RAW, text)], exit code) of `flux run` for a job that ended."""
+def attach_report(entries, jobid_f58: str, output=None, label_io: bool = False):
+    """([(LOG|RAW|STDOUT|STDERR, text)], exit code) of `flux run` for a job
+    that ended; output: the entries of its output eventlog, if it has one."""
     t0 = entries[0]["timestamp"] if entries else 0.0
     start = next((e["timestamp"] for e in entries if e["name"] == "start"), None)
     lines = []
+    times = []  # the timestamp of each line
     exit_code = 1  # a job that never finishes failed
     fatal = False
     early = False  # a fatal exception as the job started comes before the output check
@@ -53,6 +106,7 @@ def attach_report(entries, jobid_f58: str):
             severity = ctx.get("severity", 0)
             lines.append((RAW, f"{entry['timestamp'] - t0:.3f}s: job.exception {jobid_f58} "
                                f"type={ctx.get('type')} severity={severity} {ctx.get('note', '')}"))
+            times.append(entry["timestamp"])
             if severity == 0:
                 fatal = True
                 if start is not None and entry["timestamp"] <= start:
@@ -61,20 +115,30 @@ def attach_report(entries, jobid_f58: str):
             exit_code, text = waitstatus_outcome(ctx.get("status", 0))
             if exit_code:
                 lines.append((LOG, text))
+                times.append(entry["timestamp"])
+    if fatal and exit_code == 0:
+        exit_code = 1
+    if output is not None:
+        label = (lambda rank: f"{rank}: ") if label_io else None
+        return _merged([(ts, kind, text) for ts, (kind, text) in zip(times, lines)],
+                       output_items(output, label)), exit_code
     if start is not None:
         no_output = (LOG, "No job output found")
         if early:
             lines.append(no_output)
         else:
             lines.insert(0, no_output)
-    if fatal and exit_code == 0:
-        exit_code = 1
     return lines, exit_code
 
 
-def watch_report(entries):
-    """([text], exit code) of `flux submit --wait` for one job's entries."""
+def watch_report(entries, output=None, label=None):
+    """([(RAW|STDOUT|STDERR, text)], exit code) of `flux submit --wait` or
+    `--watch` for one job's entries: RAW lines go to stderr. output: the
+    entries of its output eventlog (--watch of a job that has one); then, as
+    Flux's job watcher, exceptions once the job shell started are not
+    printed (the output tells). label: each output line's prefix (--label-io)."""
     lines = []
+    times = []
     exit_code = 0
     started = False
     for entry in entries:
@@ -85,12 +149,18 @@ def watch_report(entries):
         elif name == "exception" and ctx.get("severity", 0) == 0:
             if not started:
                 exit_code = max(exit_code, 1)
+            elif output is not None:
+                continue
             text = f"job.exception: type={ctx.get('type')} severity={ctx.get('severity', 0)}"
             if ctx.get("note"):
                 text += f" {ctx['note']}"
-            lines.append(text)
+            lines.append((RAW, text))
+            times.append(entry["timestamp"])
         elif name == "finish":
             exit_code = max(exit_code, status_exitcode(ctx.get("status", 0)))
+    if output is not None:
+        return _merged(list(zip(times, (k for k, _t in lines), (t for _k, t in lines))),
+                       output_items(output, (lambda _rank: label) if label else None)), exit_code
     return lines, exit_code
 
 

@@ -1,18 +1,30 @@
-"""Simulated execution: Flux's test execution mode, on the instance clock.
+"""Simulated execution, on the instance clock.
 
-A started job "runs" for ``attributes.system.exec.test.run_duration`` and then
-finishes with status ``exec.test.wait_status`` (default 0); without it, it runs
-until canceled or until its R expiration, where it gets the ``timeout``
-exception Flux's job-exec raises. ``exec.test.mock_exception=init|run`` raises
-the exec exception Flux's test exec mocks at that phase. Both ends are timers,
-so a virtual clock moves them deterministically.
+Three ways a started job runs, in this order of precedence:
+
+* Flux's test execution mode, when the jobspec has
+  ``attributes.system.exec.test``: the job "runs" for its ``run_duration``
+  and finishes with status ``wait_status`` (default 0);
+  ``mock_exception=init|run`` raises the exec exception Flux's test exec
+  mocks at that phase. Such a job writes no output.
+* emulation (emulate.py), when its command is one of the table's (``true``,
+  ``sleep 5``, ``hostname``...): the tasks' output goes into the job's output
+  eventlog (RFC 24, ``guest.output``), their exit codes into the finish
+  status, and a kill ends them as signals end processes (128+signal).
+* anything else runs for the instance's ``exec.default-run-duration``, and
+  without one as the test mode does with no run duration.
+
+Without an end of its own, a job runs until canceled or until its R
+expiration, where it gets the ``timeout`` exception Flux's job-exec raises.
+Every end is a timer, so a virtual clock moves them deterministically.
 """
 
 from flux_lite import config as configmod
 from flux_lite.errors import JobspecError
-from flux_lite.formats import eventlog
+from flux_lite.formats import eventlog, fsd
 from flux_lite.formats import jobspec as jobspecmod
-from flux_lite.formats.jobid import f58
+from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.job_manager import emulate
 from flux_lite.job_manager.job import FLAG_DEBUG
 
 SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
@@ -37,6 +49,52 @@ def simulated_run_duration(broker, jobspec):
     return run_duration
 
 
+def emulation(broker, job):
+    """The job's emulated run (emulate.Plan), or None: test mode (an
+    exec.test table) comes first, and a command outside the table has none."""
+    js = job.jobspec
+    if not emulate.emulated(js):
+        return None
+    system = (js.get("attributes") or {}).get("system") or {}
+    exec_ = system.get("exec") if isinstance(system, dict) else None
+    if isinstance(exec_, dict) and "test" in exec_:
+        return None
+    return emulate.plan(js, job.R, job.id, job.userid if isinstance(job.userid, int) else 0)
+
+
+def planned_end(broker, job):
+    """(seconds from start to the job's own end or None, its emulated plan
+    or None): what start() arms, and what a rebuild of the timers re-arms."""
+    plan = emulation(broker, job)
+    if plan is not None:
+        return (plan.duration if plan.duration < float("inf") else None), plan
+    return simulated_run_duration(broker, job.jobspec), None
+
+
+def endless_command(broker, jobspec):
+    """Why a job about to run in real time may never end by itself (a
+    sentence for the one who waits on it), or None: its command is neither
+    emulated nor given a run duration (exec.test or the instance's default)."""
+    if emulate.emulated(jobspec):
+        return None
+    try:
+        if simulated_run_duration(broker, jobspec):
+            return None
+    except JobspecError:
+        return None
+    if jobspecmod.run_duration(jobspec) is not None:
+        return None  # test mode with run_duration=0s: until canceled, as asked
+    command = emulate.command_of(jobspec) or ["?"]
+    limit = jobspecmod.duration(jobspec) if isinstance(jobspec, dict) else 0.0
+    until = f"its time limit ({fsd.format_fsd(limit)})" if limit > 0 else "its time limit"
+    return (f"{command[0]} is not a command flux-lite emulates and the job has no run duration "
+            f"(exec.test.run_duration, exec.default-run-duration): it runs until {until} or until canceled")
+
+
+def output_key(jobid):
+    return kvs_key(jobid, "guest.output")
+
+
 def _test_conf(jobspec):
     """attributes.system.exec.test (validated by jobspec.run_duration)."""
     system = ((jobspec or {}).get("attributes") or {}).get("system") or {}
@@ -53,7 +111,7 @@ class Exec:
         if job.flags & FLAG_DEBUG:  # the exec start request is visible
             jm.post(job, "debug.start-request")
         try:
-            run_duration = simulated_run_duration(self.b, job.jobspec)
+            run_duration, plan = planned_end(self.b, job)
         except JobspecError as exc:
             # as Flux's test exec: a bad run_duration fails the job before start
             self._exec_exception(job, str(exc))
@@ -67,9 +125,48 @@ class Exec:
         if test.get("mock_exception") == "run":
             self._exec_exception(job, "mock run exception generated")
             return
-        if run_duration:
+        if plan is not None:
+            self._output_start(job, plan)
+            if run_duration is not None:
+                self.b.add_timer(self.b.now + run_duration, "exec.finish", job.id)
+        elif run_duration:
             self.b.add_timer(self.b.now + run_duration, "exec.finish", job.id)
         self._arm_expiration(job, job.expiration)
+
+    # -- the output eventlog of an emulated job (RFC 24) -----------------------
+
+    def _output_start(self, job, plan):
+        """The header the job shell writes as it starts, the output its tasks
+        write at once, and a timer for each later instant they write at."""
+        n = plan.ntasks
+        key = output_key(job.id)
+        self.b.kvs.append(key, eventlog.encode_entry(self.b.now, "header", {
+            "version": 1, "encoding": {"stdout": "UTF-8", "stderr": "UTF-8"},
+            "count": {"stdout": n, "stderr": n}, "options": {}}))
+        self._write_output(job, plan, 0.0)
+        later = sorted({off for off, _r, _s, _d in plan.output if 0.0 < off < plan.duration})
+        for off in later:
+            self.b.add_timer(self.b.now + off, "exec.output", job.id, off)
+
+    def _write_output(self, job, plan, offset):
+        key = output_key(job.id)
+        now = self.b.now
+        append = self.b.kvs.append
+        for off, rank, stream, data in plan.output:
+            if off == offset:
+                append(key, eventlog.encode_entry(now, "data", {"stream": stream, "rank": str(rank), "data": data}))
+
+    def _output_end(self, job, plan, offset=None):
+        """The output written as the tasks end (offset: their end, when they
+        end by themselves), then each task's end of file on both streams."""
+        if offset is not None and offset > 0.0:
+            self._write_output(job, plan, offset)
+        key = output_key(job.id)
+        now = self.b.now
+        append = self.b.kvs.append
+        for rank in range(plan.ntasks):
+            for stream in ("stdout", "stderr"):
+                append(key, eventlog.encode_entry(now, "data", {"stream": stream, "rank": str(rank), "eof": True}))
 
     def _arm_expiration(self, job, expiration):
         self.b.cancel_timers(job.id, "exec.expire")
@@ -81,9 +178,19 @@ class Exec:
         job = jm.lookup(jobid)
         if job is None or not job.started or job.finished:
             return
+        if what == "output":
+            plan = emulation(self.b, job)
+            if plan is not None:
+                self._write_output(job, plan, arg)
+            return
         if what == "finish":
-            self.b.cancel_timers(job.id, "exec.expire")
-            status = _test_wait_status(job)
+            self.b.cancel_timers(job.id, "exec.")
+            plan = emulation(self.b, job)
+            if plan is not None:
+                self._output_end(job, plan, plan.duration)
+                status = plan.status
+            else:
+                status = _test_wait_status(job)
             jm.post(job, "finish", {"status": status}, _STATUS_TEXT % status if type(status) is int else None)
             jm.post(job, "release", {"ranks": "all", "final": True}, _RELEASE_ALL_TEXT)
         elif what == "expire":
@@ -105,8 +212,16 @@ class Exec:
         jm = self.b.jm
         self.b.cancel_timers(job.id, "exec.finish")
         self.b.cancel_timers(job.id, "exec.expire")
+        self.b.cancel_timers(job.id, "exec.output")
         signum = SIGALRM if (job.end_event or {}).get("type") == "timeout" else SIGTERM
-        jm.post(job, "finish", {"status": signum}, _STATUS_TEXT % signum)
+        plan = emulation(self.b, job)
+        if plan is not None:
+            # the job shell passes the signal on to the tasks and exits as they did
+            self._output_end(job, plan)
+            status = emulate.killed_status(signum)
+        else:
+            status = signum  # the test exec's "shell" is what the signal ends
+        jm.post(job, "finish", {"status": status}, _STATUS_TEXT % status)
         jm.post(job, "release", {"ranks": "all", "final": True}, _RELEASE_ALL_TEXT)
 
     @property

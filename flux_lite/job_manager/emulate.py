@@ -1,0 +1,449 @@
+"""What the commands a job names would do, in simulated time.
+
+flux-lite runs no processes. A job whose jobspec gives no
+``attributes.system.exec.test`` (Flux's test execution mode, which takes
+precedence) and whose command is one of those scripts and Flux's own tests
+run most (the table below) behaves as that command would: ``true`` ends at
+once, ``false`` exits 1, ``sleep 5`` takes five seconds of the instance
+clock, ``hostname`` prints the task's node name... Each task's output is what
+the job shell would write to the job's output eventlog (RFC 24), and the
+tasks' exit codes make the job's wait status as the job shell and job-exec
+reduce them (the largest task exit code, 128+signal for a signaled task).
+
+`plan()` is a pure function of the jobspec, R, the job id and the user, so
+the same plan can be recomputed whenever a timer fires or the timers are
+rebuilt from the eventlogs: nothing of it is stored but what the job writes.
+
+A command outside the table is not emulated (`plan()` returns None); the
+exec system then runs it as Flux's test exec mode would (see exec.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections import deque
+from typing import Any, NamedTuple
+
+from flux_lite import users
+from flux_lite.formats import jj
+from flux_lite.formats.jobid import f58, kvs_namespace
+from flux_lite.errors import JobspecError
+from flux_lite.formats.rset import Rset, RsetError
+
+INF = math.inf
+# standard places of the commands in the table: /bin/true is true, ./true is not
+_BIN_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
+# a job of more tasks than this is not emulated (its output would be that many events)
+MAX_TASKS = 4096
+
+
+class NotEmulated(Exception):
+    """The command (or one in its script) is not in the table."""
+
+
+class TaskRun(NamedTuple):
+    """What one task does: output chunks at offsets from its start, how long
+    it runs (INF: until killed) and its exit code."""
+
+    output: list[tuple[float, str, str]]  # (offset, stream, data)
+    duration: float
+    rc: int
+
+
+class Plan(NamedTuple):
+    """What a job's tasks do together."""
+
+    ntasks: int
+    output: list[tuple[float, int, str, str]]  # (offset, task rank, stream, data), in time order
+    duration: float  # when the last task ends (INF: some task runs until killed)
+    status: int  # the job's wait status when every task ended by itself
+
+
+class Task(NamedTuple):
+    rank: int  # task rank (FLUX_TASK_RANK)
+    local_id: int  # FLUX_TASK_LOCAL_ID
+    broker_rank: int  # the node's rank in the instance
+    hostname: str
+
+
+# -- task layout (the job shell's distribution of tasks over R) --------------
+
+
+def task_layout(jobspec: Any, R: Any) -> list[Task] | None:
+    """The job's tasks in task-rank order, as Flux's job shell lays them out:
+    the tasks are dealt round-robin over the ranks, those with the most cores
+    first (a task takes a slot's cores; a full rank leaves the round), then
+    numbered rank by rank. None when R or the jobspec cannot say (the job is
+    then not emulated)."""
+    try:
+        rset = Rset.from_dict(R)
+        counts = jj.get_counts(jobspec)
+        ntasks = jj.ntasks(jobspec, counts)
+    except (RsetError, JobspecError, TypeError, ValueError, KeyError):
+        return None
+    nodes = {rank: (host, max(len(cores), 1)) for rank, host, cores, _gpus in rset.nodes()}
+    if not nodes or not isinstance(ntasks, int) or not 0 < ntasks <= MAX_TASKS:
+        return None
+    avail = {rank: ncores for rank, (_host, ncores) in nodes.items()}
+    order = sorted(avail, key=lambda r: -avail[r])  # stable: ties keep rank order
+    per_task = min(max(int(counts.get("slot_size") or 1), 1), avail[order[-1]])
+    count = dict.fromkeys(nodes, 0)
+    queue: deque[int] = deque()
+    left: dict[int, int] = {}
+    for _ in range(ntasks):
+        while True:
+            if not queue:  # every core taken: oversubscribe, as the shell does
+                queue.extend(order)
+                left = dict(avail)
+            rank = queue.popleft()
+            if left[rank] >= per_task:
+                break
+        count[rank] += 1
+        left[rank] -= per_task
+        queue.append(rank)
+    tasks = []
+    for rank, (host, _ncores) in nodes.items():
+        for local in range(count[rank]):
+            tasks.append(Task(len(tasks), local, rank, host))
+    return tasks
+
+
+# -- the plan ----------------------------------------------------------------
+
+
+def command_of(jobspec: Any) -> list[str] | None:
+    try:
+        command = jobspec["tasks"][0]["command"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    if isinstance(command, str):
+        command = [command]
+    if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+        return None
+    return command
+
+
+def emulated(jobspec: Any) -> bool:
+    """Is the job's command one the table knows (whatever its arguments)?
+    A cheap check made before anything else (no R needed)."""
+    command = command_of(jobspec)
+    return command is not None and _name(command[0]) in COMMANDS
+
+
+def plan(jobspec: Any, R: Any, jobid: int, userid: int) -> Plan | None:
+    """What the job's tasks do, or None when its command is not in the table."""
+    command = command_of(jobspec)
+    if command is None or _name(command[0]) not in COMMANDS:
+        return None
+    tasks = task_layout(jobspec, R)
+    if tasks is None:
+        return None
+    system = (jobspec.get("attributes") or {}).get("system") or {}
+    cwd = system.get("cwd") if isinstance(system.get("cwd"), str) else None
+    env_base = system.get("environment") if isinstance(system.get("environment"), dict) else {}
+    nnodes = len({t.broker_rank for t in tasks})
+    output: list[tuple[float, int, str, str]] = []
+    duration = 0.0
+    rc = 0
+    for task in tasks:
+        env = {k: str(v) for k, v in env_base.items()}
+        env.update({
+            "FLUX_JOB_ID": f58(jobid),
+            "FLUX_JOB_SIZE": str(len(tasks)),
+            "FLUX_JOB_NNODES": str(nnodes),
+            "FLUX_TASK_RANK": str(task.rank),
+            "FLUX_TASK_LOCAL_ID": str(task.local_id),
+            "FLUX_KVS_NAMESPACE": kvs_namespace(jobid),
+        })
+        ctx = _Context(task, env, cwd or "/", userid)
+        try:
+            run = ctx.run(command)
+        except NotEmulated:
+            return None
+        output.extend((off, task.rank, stream, data) for off, stream, data in run.output)
+        duration = max(duration, run.duration)
+        rc = max(rc, run.rc)
+    output.sort(key=lambda o: o[0])  # stable: tasks in rank order at each instant
+    return Plan(len(tasks), output, duration, (rc & 0xFF) << 8)
+
+
+def killed_status(signum: int) -> int:
+    """The wait status of a job whose tasks a signal killed: the job shell
+    exits with 128+signal, which job-exec reports as an exit status."""
+    return ((128 + signum) & 0xFF) << 8
+
+
+def _name(arg0: str) -> str:
+    for d in _BIN_DIRS:
+        if arg0.startswith(d) and "/" not in arg0[len(d):]:
+            return arg0[len(d):]
+    return arg0
+
+
+# -- the commands ------------------------------------------------------------
+
+
+class _Context:
+    """One task's view: its environment, node, directory and user."""
+
+    def __init__(self, task: Task, env: dict[str, str], cwd: str, userid: int) -> None:
+        self.task = task
+        self.env = env
+        self.cwd = cwd
+        self.userid = userid
+
+    def run(self, argv: list[str]) -> TaskRun:
+        fn = COMMANDS.get(_name(argv[0]))
+        if fn is None:
+            raise NotEmulated(argv[0])
+        return fn(self, argv[1:])
+
+
+def _out(data: str, stream: str = "stdout") -> list[tuple[float, str, str]]:
+    """Output as the job shell sends it: one event per line (line buffered)."""
+    return [(0.0, stream, line) for line in data.splitlines(keepends=True)]
+
+
+def _true(ctx, args):
+    return TaskRun([], 0.0, 0)
+
+
+def _false(ctx, args):
+    return TaskRun([], 0.0, 1)
+
+
+def _sleep(ctx, args):
+    if not args:
+        return TaskRun(_out("sleep: missing operand\nTry 'sleep --help' for more information.\n", "stderr"),
+                       0.0, 1)
+    total = 0.0
+    for arg in args:
+        seconds = sleep_interval(arg)
+        if seconds is None:
+            return TaskRun(_out(f"sleep: invalid time interval '{arg}'\n"
+                                "Try 'sleep --help' for more information.\n", "stderr"), 0.0, 1)
+        total += seconds
+    return TaskRun([], total, 0)
+
+
+_SLEEP_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def sleep_interval(arg: str) -> float | None:
+    """coreutils sleep's NUMBER[SUFFIX] in seconds: a decimal or hex float,
+    inf or infinity, with s, m, h or d; None when it is not one."""
+    m = re.fullmatch(r"([0-9A-Za-z.+\-]+?)([smhd]?)", arg)
+    if m is None:
+        return None
+    num = m.group(1)
+    try:
+        value = float.fromhex(num) if "x" in num.lower() else float(num)
+    except ValueError:
+        return None
+    if math.isnan(value) or value < 0:
+        return None
+    return value * _SLEEP_UNITS[m.group(2)]
+
+
+def _hostname(ctx, args):
+    name = ctx.task.hostname
+    if "-s" in args or "--short" in args:
+        name = name.split(".", 1)[0]
+    return TaskRun(_out(name + "\n"), 0.0, 0)
+
+
+_ESCAPES = {"\\": "\\", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def _echo(ctx, args):
+    newline = True
+    escapes = False
+    while args and re.fullmatch(r"-[neE]+", args[0]):
+        for c in args[0][1:]:
+            if c == "n":
+                newline = False
+            elif c == "e":
+                escapes = True
+            else:
+                escapes = False
+        args = args[1:]
+    text = " ".join(args)
+    if escapes:
+        cut = text.find("\\c")
+        if cut >= 0:
+            text, newline = text[:cut], False
+        text = re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
+    return TaskRun(_out(text + ("\n" if newline else "")), 0.0, 0)
+
+
+def _printenv(ctx, args):
+    if not args:
+        return _env(ctx, [])
+    lines = [ctx.env[a] + "\n" for a in args if a in ctx.env]
+    return TaskRun(_out("".join(lines)), 0.0, 0 if len(lines) == len(args) else 1)
+
+
+def _env(ctx, args):
+    env = dict(ctx.env)
+    while args and "=" in args[0] and not args[0].startswith("="):
+        key, _, value = args[0].partition("=")
+        env[key] = value
+        args = args[1:]
+    if args and args[0] in ("-i", "--ignore-environment"):
+        raise NotEmulated("env -i")
+    if args:  # env VAR=VALUE COMMAND...: the command with that environment
+        sub = _Context(ctx.task, env, ctx.cwd, ctx.userid)
+        return sub.run(args)
+    return TaskRun(_out("".join(f"{k}={v}\n" for k, v in env.items())), 0.0, 0)
+
+
+def _id(ctx, args):
+    import grp
+    import os
+    import pwd
+
+    uid = ctx.userid
+    name = users.username(uid)
+    try:
+        gid = pwd.getpwuid(uid).pw_gid
+        groups = os.getgrouplist(name, gid) if name != str(uid) else [gid]
+    except (KeyError, OSError):
+        gid, groups = uid, [uid]
+
+    def gname(g):
+        try:
+            return f"{g}({grp.getgrgid(g).gr_name})"
+        except KeyError:
+            return str(g)
+
+    user = f"{uid}({name})" if name != str(uid) else str(uid)
+    if args in (["-u"],):
+        return TaskRun(_out(f"{uid}\n"), 0.0, 0)
+    if args in (["-un"], ["-nu"], ["-u", "-n"], ["-n", "-u"]):
+        return TaskRun(_out(f"{name}\n"), 0.0, 0)
+    if args in (["-g"],):
+        return TaskRun(_out(f"{gid}\n"), 0.0, 0)
+    if args:
+        raise NotEmulated("id " + " ".join(args))
+    seen = list(dict.fromkeys(groups))
+    text = f"uid={user} gid={gname(gid)} groups=" + ",".join(gname(g) for g in seen) + "\n"
+    return TaskRun(_out(text), 0.0, 0)
+
+
+def _pwd(ctx, args):
+    return TaskRun(_out(ctx.cwd + "\n"), 0.0, 0)
+
+
+def _flux(ctx, args):
+    if args == ["getattr", "rank"]:
+        return TaskRun(_out(f"{ctx.task.broker_rank}\n"), 0.0, 0)
+    raise NotEmulated("flux " + " ".join(args))
+
+
+def _shell(ctx, args):
+    """sh -c SCRIPT (and bash): a list of simple commands of the table,
+    joined by ``;``, ``&&``, ``||``, with ``exit N`` and $VAR expansion."""
+    if len(args) < 2 or args[0] != "-c":
+        raise NotEmulated("sh")
+    return _run_script(ctx, args[1])
+
+
+def _run_script(ctx, script: str) -> TaskRun:
+    try:
+        words = _split_script(script, ctx.env)
+    except ValueError:
+        raise NotEmulated(script) from None
+    output: list[tuple[float, str, str]] = []
+    t = 0.0
+    rc = 0
+    skip = False
+    command: list[str] = []
+    for word in words + [";"]:
+        if word not in (";", "&&", "||"):
+            command.append(word)
+            continue
+        if command and not skip:
+            if command[0] == "exit":
+                code = rc if len(command) < 2 else _exit_code(command[1])
+                return TaskRun(output, t, code)
+            if command[0] == ":":
+                sub = TaskRun([], 0.0, 0)
+            else:
+                sub = ctx.run(command)
+            output.extend((t + off, stream, data) for off, stream, data in sub.output)
+            t += sub.duration
+            rc = sub.rc
+            if t == INF:
+                return TaskRun(output, INF, 0)
+        command = []
+        skip = (word == "&&" and rc != 0) or (word == "||" and rc == 0)
+    return TaskRun(output, t, rc)
+
+
+def _exit_code(text: str) -> int:
+    try:
+        return int(text) & 0xFF
+    except ValueError:
+        raise NotEmulated("exit " + text) from None
+
+
+_VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+)|(\?))")
+
+
+def _split_script(script: str, env: dict[str, str]) -> list[str]:
+    """Words and operators of a script, variables expanded (not inside
+    single quotes); pipes, redirections, substitutions, subshells and
+    background jobs are not emulated (ValueError)."""
+    if re.search(r"[`<>()|&]", script.replace("&&", "").replace("||", "")):
+        raise ValueError(script)
+    lex = shlex.shlex(_expand(script.replace("\n", ";"), env), posix=True, punctuation_chars=";&|")
+    lex.whitespace_split = True
+    lex.commenters = "#"
+    return list(lex)
+
+
+def _expand(script: str, env: dict[str, str]) -> str:
+    out = []
+    quote = None
+    i = 0
+    while i < len(script):
+        c = script[i]
+        if c == "'" and quote != '"':
+            quote = None if quote == "'" else "'"
+        elif c == '"' and quote != "'":
+            quote = None if quote == '"' else '"'
+        elif c == "\\" and quote != "'" and i + 1 < len(script):
+            out.append(script[i:i + 2])
+            i += 2
+            continue
+        elif c == "$" and quote != "'":
+            m = _VAR.match(script, i)
+            if m:
+                if m.group(3):
+                    raise ValueError("$?")
+                value = env.get(m.group(1) or m.group(2), "")
+                out.append(value if quote == '"' else shlex.quote(value) if value else "")
+                i = m.end()
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+# the table: command name -> what it does
+COMMANDS = {
+    "true": _true,
+    "false": _false,
+    "sleep": _sleep,
+    "hostname": _hostname,
+    "echo": _echo,
+    "printenv": _printenv,
+    "env": _env,
+    "id": _id,
+    "pwd": _pwd,
+    "flux": _flux,
+    "sh": _shell,
+    "bash": _shell,
+}

@@ -1,0 +1,193 @@
+"""Jobs that behave like the commands they name (flux_lite/job_manager/emulate.py):
+output in the job's output eventlog (RFC 24), exit codes in the finish
+status, printed by run, job attach and submit --watch, on the virtual clock."""
+
+import json
+
+import pytest
+
+from flux_lite.job_manager import emulate
+
+T0 = 1767225600.0
+
+
+def output_events(flux, jobid):
+    text = flux.out("job", "eventlog", "-f", "json", "-p", "guest.output", jobid)
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_run_hostname_prints_each_node_name(flux):
+    r = flux("run", "-N2", "hostname")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "node0\nnode1\n", "")
+    r = flux("run", "-N2", "-n4", "-l", "hostname")
+    assert r.stdout == "0: node0\n1: node0\n2: node1\n3: node1\n"
+
+
+def test_output_eventlog_is_rfc24(flux):
+    flux("run", "-N2", "hostname")
+    jobid = flux.out("job", "last").strip()
+    assert output_events(flux, jobid) == [
+        {"timestamp": T0, "name": "header", "context": {
+            "version": 1, "encoding": {"stdout": "UTF-8", "stderr": "UTF-8"},
+            "count": {"stdout": 2, "stderr": 2}, "options": {}}},
+        {"timestamp": T0, "name": "data", "context": {"stream": "stdout", "rank": "0", "data": "node0\n"}},
+        {"timestamp": T0, "name": "data", "context": {"stream": "stdout", "rank": "1", "data": "node1\n"}},
+        {"timestamp": T0, "name": "data", "context": {"stream": "stdout", "rank": "0", "eof": True}},
+        {"timestamp": T0, "name": "data", "context": {"stream": "stderr", "rank": "0", "eof": True}},
+        {"timestamp": T0, "name": "data", "context": {"stream": "stdout", "rank": "1", "eof": True}},
+        {"timestamp": T0, "name": "data", "context": {"stream": "stderr", "rank": "1", "eof": True}},
+    ]
+    # the job itself: started and finished at once, status 0
+    assert flux.eventlog(jobid)[5:] == ["start", "finish", "release", "free", "clean"]
+    assert flux.events(jobid)[6]["context"] == {"status": 0}
+
+
+def test_exit_codes_flow_into_status_and_run(flux):
+    r = flux.fails("run", "false", code=1)
+    assert (r.stdout, r.stderr) == ("", "flux-lite job: task(s) exited with exit code 1\n")
+    r = flux.fails("run", "sh", "-c", "exit 3", code=3)
+    assert r.stderr == "flux-lite job: task(s) exited with exit code 3\n"
+    jobid = flux.out("job", "last").strip()
+    assert [e["context"] for e in flux.events(jobid) if e["name"] == "finish"] == [{"status": 768}]
+    assert flux.out("jobs", "-no", "{result} {returncode}", jobid) == "FAILED 3\n"
+    flux.fails("job", "status", jobid, code=3)
+    assert flux.fails("run", "/bin/false", code=1).stdout == ""
+    r = flux("run", "true")
+    assert (r.stdout, r.stderr) == ("", "")
+
+
+def test_waitable_job_wait_reports_the_exit_code(flux):
+    jobid = flux.submit("--flags=waitable", "sh", "-c", "echo hi; exit 2")
+    r = flux.fails("job", "wait", jobid, code=1)
+    assert r.stderr.endswith(": task(s) exited with exit code 2\n")
+
+
+def test_sleep_takes_its_time_and_completes(flux):
+    jobid = flux.submit("sleep", "5")
+    flux.advance("4s")
+    assert flux.state(jobid) == "RUN"
+    flux.advance("1s")
+    assert flux.out("jobs", "-no", "{state} {result} {runtime}", jobid) == "INACTIVE COMPLETED 5.0\n"
+    # coreutils forms: suffixes, sums, floats
+    jobid = flux.submit("sleep", "1m", "0.5")
+    flux.advance("60s")
+    assert flux.state(jobid) == "RUN"
+    flux.advance("0.5s")
+    assert flux.state(jobid) == "INACTIVE"
+    r = flux.fails("run", "sleep", "1ms", code=1)
+    assert r.stderr == ("sleep: invalid time interval '1ms'\nTry 'sleep --help' for more information.\n"
+                        "flux-lite job: task(s) exited with exit code 1\n")
+
+
+def test_canceled_sleep_inf_dies_of_sigterm(flux):
+    jobid = flux.submit("sleep", "inf")
+    flux.advance("1h")
+    assert flux.state(jobid) == "RUN"
+    flux("cancel", jobid)
+    finish = [e for e in flux.events(jobid) if e["name"] == "finish"]
+    assert finish == [{"timestamp": T0 + 3600, "name": "finish", "context": {"status": 143 << 8}}]
+    assert flux.out("jobs", "-no", "{result} {returncode}", jobid) == "CANCELED 143\n"
+    r = flux.fails("job", "attach", jobid, code=143)
+    assert r.stderr == (f"3600.000s: job.exception {jobid} type=cancel severity=0 \n"
+                        "flux-lite job: task(s) Terminated\n")
+    # each task's end of file, at the kill
+    assert [e["context"] for e in output_events(flux, jobid)[1:]] == [
+        {"stream": "stdout", "rank": "0", "eof": True}, {"stream": "stderr", "rank": "0", "eof": True}]
+
+
+def test_time_limit_ends_sleep_with_sigalrm(flux):
+    r = flux.fails("run", "-t", "5s", "sleep", "10", code=142)
+    assert r.stderr.endswith("5.000s: job.exception " + flux.out("job", "last").strip()
+                             + " type=timeout severity=0 resource allocation expired\n"
+                             "flux-lite job: task(s) Alarm clock\n")
+
+
+def test_test_mode_takes_precedence(flux):
+    jobid = flux.submit("-S", "exec.test.run_duration=10s", "hostname")
+    flux.advance("10s")
+    assert flux.state(jobid) == "INACTIVE"
+    r = flux.fails("job", "eventlog", "-p", "guest.output", jobid)
+    assert r.stderr.endswith("guest.output: No such file or directory\n")
+    r = flux("job", "attach", jobid)
+    assert (r.stdout, r.stderr) == ("", "flux-lite job: No job output found\n")
+
+
+def test_output_of_scripts_in_time(flux):
+    r = flux("run", "sh", "-c", "echo a; sleep 2; printenv FLUX_TASK_RANK")
+    assert r.stdout == "a\n0\n"
+    jobid = flux.out("job", "last").strip()
+    data = [(e["timestamp"] - T0, e["context"].get("data")) for e in output_events(flux, jobid)[1:]]
+    assert data == [(0.0, "a\n"), (2.0, "0\n"), (2.0, None), (2.0, None)]
+    r = flux("run", "-n2", "-l", "sh", "-c", "echo task $FLUX_TASK_RANK of $FLUX_JOB_SIZE && false || echo x")
+    assert r.stdout == "0: task 0 of 2\n0: x\n1: task 1 of 2\n1: x\n"
+
+
+def test_echo_printenv_pwd_id_getattr(flux, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert flux.out("run", "echo", "-n", "a", "b") == "a b"
+    assert flux.out("run", "echo", "-e", "a\\tb") == "a\tb\n"
+    assert flux.out("run", "pwd") == f"{tmp_path}\n"
+    jobid_line = flux.out("run", "printenv", "FLUX_JOB_ID")
+    assert jobid_line == flux.out("job", "last")
+    assert flux.fails("run", "printenv", "NOT_SET", code=1).stdout == ""
+    assert flux.out("run", "-N4", "-l", "flux", "getattr", "rank") == "0: 0\n1: 1\n2: 2\n3: 3\n"
+    assert flux.out("run", "id").startswith("uid=")
+    assert flux.out("run", "env", "A=1", "printenv", "A") == "1\n"
+
+
+def test_submit_watch_prints_output(flux):
+    r = flux("submit", "--watch", "-n2", "echo", "hi")
+    jobid = r.stdout.splitlines()[0]
+    assert r.stdout == f"{jobid}\nhi\nhi\n"
+    r = flux("submit", "--watch", "-l", "--cc=1-2", "echo", "{cc}")
+    ids = r.stdout.splitlines()[:2]
+    assert r.stdout.splitlines()[2:] == [f"{ids[0]}: 1", f"{ids[1]}: 2"]
+    flux.fails("submit", "--watch", "sh", "-c", "exit 4", code=4)
+
+
+def test_job_attach_unknown_job(flux):
+    r = flux.fails("job", "attach", "f4ER")
+    assert r.stderr == "flux-lite job: ERROR: Failed to attach to f4ER: No such job\n"
+
+
+def test_not_emulated_commands_run_as_before(flux):
+    jobid = flux.submit("-t", "1m", "./simulate")
+    flux.advance("59s")
+    assert flux.state(jobid) == "RUN"
+    # a script that does more than the table knows is not emulated either
+    jobid = flux.submit("-t", "1m", "sh", "-c", "echo $(hostname) | tee out")
+    flux.advance("30s")
+    assert flux.state(jobid) == "RUN"
+
+
+def test_rebuilt_timers_keep_an_emulated_job_on_time(flux):
+    jobid = flux.submit("sh", "-c", "sleep 10; echo done")
+    flux.advance("3s")
+    assert flux.out("fsck", "--rebuild") == "fsck: ok (derived tables rebuilt)\n"
+    flux.advance("7s")
+    assert flux.out("jobs", "-no", "{state} {result}", jobid) == "INACTIVE COMPLETED\n"
+    assert flux.out("job", "attach", jobid) == "done\n"
+
+
+@pytest.mark.parametrize("arg, seconds", [("5", 5.0), ("0.5", 0.5), ("1m", 60.0), ("2h", 7200.0), ("1d", 86400.0),
+                                          ("inf", float("inf")), ("infinity", float("inf")), ("1e2", 100.0),
+                                          ("x", None), ("-1", None), ("nan", None), ("1ms", None), ("", None)])
+def test_sleep_intervals_as_coreutils(arg, seconds):
+    assert emulate.sleep_interval(arg) == seconds
+
+
+def test_task_layout_follows_the_shell():
+    R = {"version": 1, "execution": {"R_lite": [{"rank": "0-1", "children": {"core": "0-1"}}],
+                                     "nodelist": ["n[0-1]"], "starttime": 0.0, "expiration": 0.0}}
+
+    def js(ntasks, slot_size=1):
+        return {"version": 1, "resources": [{"type": "slot", "count": ntasks, "label": "task",
+                                             "with": [{"type": "core", "count": slot_size}]}],
+                "tasks": [{"command": ["true"], "slot": "task", "count": {"per_slot": 1}}],
+                "attributes": {"system": {"duration": 0}}}
+
+    assert [(t.rank, t.broker_rank, t.hostname) for t in emulate.task_layout(js(3), R)] == [
+        (0, 0, "n0"), (1, 0, "n0"), (2, 1, "n1")]
+    assert [t.broker_rank for t in emulate.task_layout(js(2), R)] == [0, 1]
+    # more tasks than cores: the shell oversubscribes, round-robin again
+    assert [t.broker_rank for t in emulate.task_layout(js(6), R)] == [0, 0, 0, 1, 1, 1]
