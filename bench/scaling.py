@@ -64,7 +64,7 @@ def build_pending(state, n):
     start(state, 4, 4)
     bl.fl(["submit", "-N4", "--exclusive", "-S", "exec.test.run_duration=30d", "true"], state)
     if n:
-        bl.fl(["submit", f"--cc=1-{n}", "--quiet", "-n1", "true"], state)
+        bl.fl(["submit", f"--cc=1-{n}", "--quiet", "-n1", "sleep", "inf"], state)
 
 
 def build_running(state, n):
@@ -74,7 +74,7 @@ def build_running(state, n):
 
 
 COMMANDS = {
-    "submit": lambda jid: ["submit", "-n1", "true"],
+    "submit": lambda jid: ["submit", "-n1", "sleep", "inf"],
     "jobs": lambda jid: ["jobs"],
     "job eventlog": lambda jid: ["job", "eventlog", jid],
     "update duration": lambda jid: ["update", jid, "duration=+1m"],
@@ -92,7 +92,7 @@ def measure(states, reps):
         bl.log(f"round {rnd + 1}/{reps}")
         for label, state in states.items():
             env = bl.base_env(state)
-            _, proc = bl.fl(["submit", "-n1", "-t", "1h", "true"], state)
+            _, proc = bl.fl(["submit", "-n1", "-t", "1h", "sleep", "inf"], state)
             jid = proc.stdout.strip()
             for name, argv_of in COMMANDS.items():
                 wall, cpu, mb, rc, _, err = bl.run_rss([exe, *argv_of(jid)], env)
@@ -128,7 +128,7 @@ def listing_rate(state, empty_state, reps):
 
 
 def profiles(state, top):
-    _, proc = bl.fl(["submit", "-n1", "-t", "1h", "true"], state)
+    _, proc = bl.fl(["submit", "-n1", "-t", "1h", "sleep", "inf"], state)
     jid = proc.stdout.strip()
     return [bl.profile_command(argv_of(jid), state, top) for argv_of in COMMANDS.values()]
 

@@ -41,13 +41,13 @@ FORBIDDEN = ("rich", "yaml", "intervaltree")
 
 
 def single_commands(runs):
-    """submit -N1 true / jobs / baseline, interleaved, on one instance."""
+    """submit -N1 sleep inf / jobs / baseline, interleaved, on one instance."""
     exe = bl.flux_lite_exe()
     sub, jobs, base = bl.Samples(), bl.Samples(), bl.Samples()
     with bl.temp_dir() as state:
         bl.start_instance(state, size=4, cores=4)
         env = bl.base_env(state)
-        sub_argv = [exe, "submit", "-N1", "true"]
+        sub_argv = [exe, "submit", "-N1", "sleep", "inf"]
         jobs_argv = [exe, "jobs"]
         base_argv = bl.python_baseline_argv()
         for argv in (sub_argv, jobs_argv, base_argv):  # warm-up
@@ -140,8 +140,8 @@ def import_check():
     out = {}
     with bl.temp_dir() as state:
         bl.start_instance(state, size=4, cores=4)
-        for label, args in (("submit", ["submit", "-N1", "true"]), ("jobs -n", ["jobs", "-n"]),
-                            ("submit --cc=1-600", ["submit", "--cc=1-600", "--quiet", "true"])):
+        for label, args in (("submit", ["submit", "-N1", "sleep", "inf"]), ("jobs -n", ["jobs", "-n"]),
+                            ("submit --cc=1-600", ["submit", "--cc=1-600", "--quiet", "sleep", "inf"])):
             names, top, _ = bl.imported_modules(args, state)
             out[label] = {
                 "modules_imported": len(names),
