@@ -18,11 +18,14 @@ from collections.abc import Callable
 from errno import EINVAL, EPERM
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import jobid_of_key
 
 ROLE_OWNER = 1
 ROLE_USER = 2
 
 NOT_PERMITTED = "Operation not permitted"  # strerror(EPERM), as Flux's services answer
+# what Flux's message dispatch answers a guest's request to an owner-only handler
+OWNER_CREDENTIALS = "Request requires owner credentials"
 OWNER_ONLY = NOT_PERMITTED + ": {} is for the instance owner"
 JOB_ACCESS = "access is restricted to job/instance owner"  # job-info's wording
 # flux job eventlog reports job-info's refusal through its lookup call
@@ -68,11 +71,11 @@ def require_owner(identity: Identity, operation: str | None) -> None:
     queue enable/disable/start/stop, dmesg (reading and clearing: Flux's log
     service is the owner's), clock advance (the clock is every job's).
 
-    The message names the operation; with operation None it is the bare
-    strerror, for services whose callers already name it as Flux's do
-    (``flux queue start``: "start: Operation not permitted")."""
+    The message names the operation; with operation None it is Flux's
+    dispatch refusal, for services whose callers already name it as Flux's do
+    (``flux queue start``: "start: Request requires owner credentials")."""
     if not identity.is_owner:
-        raise FluxLiteError(NOT_PERMITTED if operation is None else OWNER_ONLY.format(operation), errno=EPERM)
+        raise FluxLiteError(OWNER_CREDENTIALS if operation is None else OWNER_ONLY.format(operation), errno=EPERM)
 
 
 # -- jobs ---------------------------------------------------------------------------------
@@ -94,7 +97,6 @@ def check_kvs_read(identity: Identity, key: str, job_userid: Callable[[int], int
     instance owner's (as job-info.lookup); job_userid(jobid) names the owner."""
     if identity.is_owner:
         return
-    from flux_lite.stored import jobid_of_key
 
     jobid = jobid_of_key(key)
     if jobid is not None:

@@ -79,8 +79,8 @@ def test_hostile_files_are_one_line(flux, tmp_path, files, name, how):
     (["submit", "--setattr=exec.test.run_duration=x", "true"], "invalid Flux standard duration 'x'"),
     (["submit", "--cc=", "true"], "IDset(): Invalid argument: "),
     (["submit", "--cc=0-999999999", "true"], "more than the limit of 100000"),
-    (["resource", "drain", ""], "no targets given"),
-    (["resource", "undrain", " "], "no targets given"),
+    (["resource", "drain", ""], "idset is empty"),
+    (["resource", "undrain", " "], "idset is empty"),
     # the resource module's words for it (checked before the idset is expanded)
     (["resource", "drain", "0-999999999"], "idset is out of range"),
     (["resource", "status", "--states=bogus"], "Invalid resource state bogus specified"),

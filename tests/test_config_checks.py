@@ -21,24 +21,34 @@ def _start(tmp_path, toml, size=4):
     return r, state
 
 
-@pytest.mark.parametrize("exclude, message", [
-    ('"4"', "exclude set 4 is out of range"),
-    ('"0-9"', "exclude set 0-9 is out of range"),
-    ('"0-999999999"', "exclude set 0-999999999 is out of range"),
-    ('"nosuch"', "error decoding exclude set nosuch: invalid targets: invalid hosts: nosuch"),
-    ('"node[3-5],foo"', "error decoding exclude set node[3-5],foo: invalid targets: invalid hosts: node[4-5],foo"),
-    ('"[["', "error decoding exclude set [[: invalid targets: Hostlist cannot be decoded"),
-    ("3", "error parsing [resource] configuration: Expected string, got integer"),
+# hosts can be named only when R is configured (Flux's resource module has no R
+# to map them with before it discovers the instance's resources)
+CONFIGURED_R = '[[resource.config]]\nhosts = "node[0-3]"\n'
+UNMAPPABLE = "R is unavailable for mapping hostnames to ranks"
+
+
+@pytest.mark.parametrize("exclude, message, R", [
+    ('"4"', "exclude set 4 is out of range", ""),
+    ('"0-9"', "exclude set 0-9 is out of range", CONFIGURED_R),
+    ('"0-999999999"', "exclude set 0-999999999 is out of range", ""),
+    ('"nosuch"', "error decoding exclude set nosuch: invalid targets: invalid hosts: nosuch", CONFIGURED_R),
+    ('"node[3-5],foo"', "error decoding exclude set node[3-5],foo: invalid targets: invalid hosts: node[4-5],foo",
+     CONFIGURED_R),
+    ('"[["', "error decoding exclude set [[: invalid targets: Hostlist cannot be decoded", CONFIGURED_R),
+    ('"[["', f"error decoding exclude set [[: {UNMAPPABLE}", ""),
+    ('"node1"', f"error decoding exclude set node1: {UNMAPPABLE}", ""),
+    ("3", "error parsing [resource] configuration: Expected string, got integer", ""),
 ])
-def test_start_refuses_an_exclude_set_it_cannot_use(tmp_path, exclude, message):
-    r, state = _start(tmp_path, f"[resource]\nexclude = {exclude}\n")
+def test_start_refuses_an_exclude_set_it_cannot_use(tmp_path, exclude, message, R):
+    r, state = _start(tmp_path, f"[resource]\nexclude = {exclude}\n{R}")
     assert outcome(r) == (1, "", f"flux-lite start: ERROR: {message}\n")
     assert not state.exists()  # nothing was created
 
 
-@pytest.mark.parametrize("exclude, ranks", [('"3"', "3"), ('"node[1-2]"', "1-2"), ('""', "")])
-def test_start_takes_an_exclude_set_within_the_instance(tmp_path, exclude, ranks):
-    r, state = _start(tmp_path, f"[resource]\nexclude = {exclude}\n")
+@pytest.mark.parametrize("exclude, ranks, R", [
+    ('"3"', "3", ""), ('"node[1-2]"', "1-2", CONFIGURED_R), ('""', "", "")])
+def test_start_takes_an_exclude_set_within_the_instance(tmp_path, exclude, ranks, R):
+    r, state = _start(tmp_path, f"[resource]\nexclude = {exclude}\n{R}")
     assert r.exit_code == 0, r.stderr
     out = CliRunner().invoke(cli, ["--state-dir", str(state), "resource", "status", "-s", "exclude", "-no",
                                    "{ranks}"]).stdout

@@ -576,7 +576,7 @@ def test_deep_garbage_resources(value):
             pass
 
 
-# -- validate's one-pass check of the common shape ------------------------------------
+# -- the common-shape classifier against the whole check and the jj walk ------------
 
 
 _ODD_VALUES = [None, True, False, 0, 1, -1, 2, 1.0, 1.5, -0.0, float("nan"), float("inf"), 2**63 - 1, 2**63,

@@ -131,7 +131,7 @@ def without_classifier(monkeypatch, fn, js):
         return outcome(fn, js)
 
 
-@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(jobspecs)
 def test_each_fast_path_answers_what_its_general_path_answers(monkeypatch, js):

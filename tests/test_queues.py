@@ -259,7 +259,7 @@ def test_guest_cannot_stop_a_queue(fluxq):
 
     guest = {"FLUX_HANDLE_USERID": str(os.getuid() + 1)}
     r = fluxq.fails("queue", "start", "--all", env=guest)
-    assert r.stderr.endswith("ERROR: start: Operation not permitted\n")
+    assert r.stderr.endswith("ERROR: start: Request requires owner credentials\n")
 
 
 # -- virtual queues, default queue, limits ---------------------------------------------------
@@ -451,7 +451,7 @@ def test_config_load_adds_and_removes_queues(flux):
 
 
 def test_zhashx_order_matches_flux():
-    from flux_lite.queues import zhashx_order
+    from flux_lite.config import zhashx_order
 
     assert zhashx_order(["debug", "batch"]) == ["batch", "debug"]
     assert zhashx_order(["a", "b"]) == ["a", "b"]

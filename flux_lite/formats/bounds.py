@@ -6,6 +6,9 @@ the result (validation, json.dumps) would then visit one by one.
 """
 
 MAX_VALUES = 100000
+# bytes of YAML one document may have: PyYAML parses well under a MiB a
+# second, so a 16 MiB jobspec would keep a command busy for a minute
+MAX_YAML = 1 << 20
 
 
 def count_values(obj, limit: int = MAX_VALUES) -> int:

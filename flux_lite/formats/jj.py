@@ -19,16 +19,27 @@ The small value predicates at the top are shared by the jobspec modules
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
-from typing import Any, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from flux_lite.errors import JobspecError
+
+if TYPE_CHECKING:  # (a TypedDict costs as much to make as the rest of the module: `jobs` imports it)
+    from typing import TypedDict
+
+    class Counts(TypedDict):
+        """What jj_get_counts_json reads off a jobspec."""
+
+        nnodes: int  # 0 when there is no node level
+        nslots: int  # total slot count
+        slot_size: int  # cores per slot
+        slot_gpus: int  # GPUs per slot
+        exclusive: bool  # whole nodes
+        duration: float
 
 __all__ = [
     "INT64_MAX",
     "MAX_RESOURCE_DEPTH",
-    "Counts",
     "Shape",
     "common_shape",
     "get_counts",
@@ -69,6 +80,8 @@ def is_number(value: Any) -> bool:
     t = type(value)
     if t is float or t is int:  # (the common cases, without the ABC check)
         return True
+    import numbers  # (only for other types, which JSON never makes: `jobs` need not import it)
+
     return isinstance(value, numbers.Real) and t is not bool
 
 
@@ -235,29 +248,19 @@ def job_shape(js: Any) -> Shape | None:
     the scheduler's request too. Any other jobspec, which its holder may
     change, is classified with common_shape.
     """
-    hit = _JOB_SHAPES.get(id(js))
+    key = id(js)
+    hit = _JOB_SHAPES.get(key)
     if hit is not None and hit[0] is js:
         return hit[1]
     shape = common_shape(js)
     if len(_JOB_SHAPES) >= _JOB_SHAPES_MAX:
         _JOB_SHAPES.clear()
-    _JOB_SHAPES[id(js)] = (js, shape)  # holding js keeps its id from being reused
+    _JOB_SHAPES[key] = (js, shape)  # holding js keeps its id from being reused
     return shape
 
 
 # ---------------------------------------------------------------------------
 # jj_get_counts
-
-
-class Counts(TypedDict):
-    """What jj_get_counts_json reads off a jobspec."""
-
-    nnodes: int  # 0 when there is no node level
-    nslots: int  # total slot count
-    slot_size: int  # cores per slot
-    slot_gpus: int  # GPUs per slot
-    exclusive: bool  # whole nodes
-    duration: float
 
 
 def get_counts(js: Any) -> Counts:

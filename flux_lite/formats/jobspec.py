@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from flux_lite.errors import JobspecError, UsageError
 from flux_lite.formats import fsd
-from flux_lite.formats.bounds import MAX_VALUES, count_values, flow_depth_exceeds
+from flux_lite.formats.bounds import MAX_VALUES, MAX_YAML, count_values, flow_depth_exceeds
 from flux_lite.formats.eventlog import jansson_loads
 from flux_lite.formats.jj import is_int, is_map, is_number, system_of, typename
 from flux_lite.formats.jobspec_validate import validate
@@ -246,6 +246,8 @@ def loads(text, strict=False, check=True):
 
 
 def _yaml_load(text):
+    if len(text) > MAX_YAML:
+        raise JobspecError(f"jobspec: YAML larger than {MAX_YAML >> 10} KiB (a JSON jobspec may be larger)")
     if flow_depth_exceeds(text):
         raise JobspecError("jobspec: nesting too deep")
     import yaml  # only YAML input pays for the import

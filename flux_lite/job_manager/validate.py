@@ -8,8 +8,10 @@ import math
 from errno import EINVAL
 
 from flux_lite import config as configmod
+from flux_lite.config import queue_of
 from flux_lite.errors import FluxLiteError, JobspecError
 from flux_lite.formats import fsd, jj
+from flux_lite.formats.constraint import hostnames
 from flux_lite.formats.fsd import format_c
 from flux_lite.formats.jobspec import duration as jobspec_duration
 from flux_lite.formats.jobspec_validate import validate
@@ -17,8 +19,6 @@ from flux_lite.formats.jobspec_validate import validate
 
 def check_hosts(broker, constraint) -> None:
     """job-ingest's check: every host a constraint names must exist."""
-    from flux_lite.formats.constraint import hostnames
-
     try:
         names = hostnames(constraint)
     except ValueError as exc:
@@ -62,8 +62,6 @@ def validate_jobspec(broker, jobspec, seen=False):
     duration = jobspec_duration(jobspec)
     queue = None
     if broker.config.get("queues") or broker.config.get("policy"):
-        from flux_lite.queues import queue_of
-
         queue = queue_of(jobspec)
         # Flux's .limit-job-size runs before .limit-duration
         broker.queues.check_job_size(queue, jj.get_counts(jobspec))

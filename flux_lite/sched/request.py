@@ -9,6 +9,7 @@ scheduler's deny notes (``cannot parse jobspec: <message>``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from flux_lite.errors import JobspecError
@@ -41,8 +42,9 @@ class ResourceRequest:
               "properties", "constraint")
     __slots__ = FIELDS + ("_ckey", "_plan")
 
-    def __init__(self, nnodes=0, nslots=1, slot_size=1, gpu_per_slot=0, exclusive=False,
-                 duration=0.0, properties=(), constraint=None):
+    def __init__(self, nnodes: int = 0, nslots: int = 1, slot_size: int = 1, gpu_per_slot: int = 0,
+                 exclusive: bool = False, duration: float = 0.0, properties: Sequence[str] = (),
+                 constraint: dict | None = None) -> None:
         self.nnodes = nnodes
         self.nslots = nslots
         self.slot_size = slot_size
@@ -51,14 +53,14 @@ class ResourceRequest:
         self.duration = duration
         self.properties = properties
         self.constraint = constraint
-        self._ckey = None
-        self._plan = None  # (topology, its plan): the pool's plan of this request, made once per topology
+        self._ckey: str | None = None
+        self._plan: Any = None  # (topology, its plan): the pool's plan of this request, made once per topology
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.FIELDS}
 
     @property
-    def constraint_key(self):
+    def constraint_key(self) -> str | None:
         """The constraint as a string (None without one), computed once:
         selection caches are keyed by it, and a pass asks many times. repr is
         several times cheaper than a sorted json.dumps; equal strings mean
@@ -71,17 +73,17 @@ class ResourceRequest:
             key = self._ckey = repr(cons)
         return key
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, ResourceRequest):
             return NotImplemented
         return self.as_dict() == other.as_dict()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items())
         return f"ResourceRequest({args})"
 
     @property
-    def slots_per_node(self):
+    def slots_per_node(self) -> int:
         if self.exclusive and self.nnodes <= 0:
             return 1
         if self.nnodes <= 0:
@@ -89,11 +91,11 @@ class ResourceRequest:
         return max(1, self.nslots // self.nnodes)
 
     @property
-    def ncores(self):
+    def ncores(self) -> int:
         return self.nslots * self.slot_size
 
     @property
-    def ngpus(self):
+    def ngpus(self) -> int:
         return self.nslots * self.gpu_per_slot
 
 
@@ -105,6 +107,7 @@ def request_from_jobspec(jobspec: Any) -> ResourceRequest:
     if shape is None:
         return read_request(jobspec)
     nnodes = shape.nnodes
+    # (in FIELDS order; "or 0.0" as the walk reads it: a -0.0 duration is 0.0)
     return ResourceRequest(nnodes, shape.slot_count * nnodes if nnodes else shape.slot_count, shape.slot_size,
                            shape.slot_gpus, shape.exclusive, shape.duration or 0.0, (),
                            shape.system.get("constraints") or None)
