@@ -19,8 +19,8 @@ from flux_lite.access import Identity
 from flux_lite.broker import Broker
 from flux_lite.errors import ConfigError, FluxLiteError, NoInstanceError
 from flux_lite.formats import eventlog
-from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import encode
+from flux_lite.formats.rset import rlite_nodes
 from flux_lite.kvs import KVS, SideFile
 from flux_lite.limits import MAX_TIME
 from flux_lite.notices import READ_ONLY_NOTICE, notice
@@ -594,7 +594,4 @@ class WaitStalled(FluxLiteError):
 
 
 def R_ranks(R):
-    ranks = []
-    for ent in R["execution"]["R_lite"]:
-        ranks.extend(IDset.parse(ent["rank"]))
-    return ranks
+    return [rank for rank, _cores, _gpus in rlite_nodes(R)]
