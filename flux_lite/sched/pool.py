@@ -143,9 +143,10 @@ class Topology:
                    (``gpu_mask``: the gpu ids);
     ``ncores``     core count of each index (``ngpus``: the gpu count).
 
-    A topology is never changed: a pool whose ranks change (``remove_ranks``)
-    gets a new one, so ``pool.topology is topo`` tells a cache keyed on the
-    topology (feasibility, request plans) that it still holds.
+    A topology is never changed (its own caches aside): a pool whose ranks
+    change (``remove_ranks``) gets a new one, so ``pool.topology is topo``
+    tells a cache keyed on the topology (feasibility, request plans) that
+    it still holds.
     """
 
     __slots__ = (
