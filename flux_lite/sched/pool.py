@@ -357,7 +357,9 @@ class Pool:
     ``select(plan)`` says what the pool's worst-fit choice would take now,
     changing nothing; ``alloc_selected`` allocates that for a job. A planner
     simulating other times on a copy (``copy(jobs=False)``) changes what it
-    shows with ``apply(parts, take)`` and ``set_masks(i, cm, gm)``.
+    shows with ``apply(parts, take)`` and ``set_masks(i, cm, gm)``. A store
+    bringing a saved pool back (sched/store.py) uses ``restore_masks``,
+    ``attach_jobs`` and ``allocation_from_parts``.
     """
 
     def __init__(self, rset, *, jobid_str=None):
