@@ -120,3 +120,19 @@ def test_completion_under_the_program_name_flux():
     assert (r.exit_code, r.stdout) == (0, "plain,job\nplain,jobs\n")
     r = CliRunner().invoke(cli, [], env={"_FLUX_LITE_COMPLETE": "bash_source"}, prog_name="flux")
     assert "complete -o nosort -F _flux_completion flux\n" in r.stdout
+
+
+def test_job_usage_on_a_missing_or_unknown_subcommand(flux):
+    from flux_lite.cli.words import C_GROUP_COMMANDS
+
+    for args in (("job",), ("job", "wrongsubcmd")):
+        code, out, err = as_flux(flux, *args)
+        lines = err.splitlines()
+        assert (code, out, lines[:4]) == (1, "", ["Usage: flux-job [OPTIONS] COMMAND ARGS",
+                                                  "  -h, --help             Display this message.", "",
+                                                  "Common commands from flux-job:"])
+        assert "   wait-event      Wait for an event " in lines
+        # Flux's commands in Flux's order
+        flux_order = [name for name, _doc in C_GROUP_COMMANDS["job"]]
+        names = [line.split()[0] for line in lines[4:] if line.split()[0] in flux_order]
+        assert names == sorted(names, key=flux_order.index) and {"id", "eventlog", "namespace"} <= set(names)
