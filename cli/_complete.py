@@ -17,6 +17,15 @@ import contextlib
 import click
 from click.shell_completion import CompletionItem
 
+from flux_lite.access import visible_userid
+from flux_lite.formats import jobid as jobidmod
+from flux_lite.formats.idset import IDset
+from flux_lite.formats.rset import Rset
+from flux_lite.instance import Instance
+from flux_lite.job_list import FILTER_RESULTS, FILTER_STATES
+from flux_lite.job_manager import index
+from flux_lite.job_manager.job import INACTIVE, STATE_NAMES
+from flux_lite.listing.jobs import make_info
 from flux_lite.sched import registry
 
 # how many inactive jobs to offer after the active ones, and how many inactive
@@ -46,8 +55,6 @@ def _state_dir(ctx):
 @contextlib.contextmanager
 def _instance(ctx):
     """The instance, opened for reading only; closed afterwards."""
-    from flux_lite.instance import Instance
-
     inst = Instance.open(_state_dir(ctx))
     try:
         conn = inst.kvs.conn
@@ -82,8 +89,6 @@ def _items(pairs, incomplete):
 
 def _jobid_text(jobid, incomplete):
     """The encoding of jobid the user is typing (f58 by default), or None if no match."""
-    from flux_lite.formats import jobid as jobidmod
-
     if not incomplete:
         return jobidmod.f58(jobid)
     for form in ("f58", "f58plain", "dec", "hex", "dothex", "kvs"):
@@ -94,14 +99,10 @@ def _jobid_text(jobid, incomplete):
 
 
 def _job_help(state, data, now):
-    from flux_lite.job_manager.job import INACTIVE, STATE_NAMES
-
     name = data.get("name") or ""
     label = STATE_NAMES.get(state, "")
     if state == INACTIVE:
         try:
-            from flux_lite.listing.jobs import make_info
-
             label = make_info(data, now, str)["status"] or label
         except Exception:  # noqa: BLE001 - the label is decoration
             pass
@@ -119,13 +120,9 @@ def complete_jobids(ctx, incomplete, active_only=False):
     """
     import json
 
-    from flux_lite.job_manager.job import INACTIVE
-
     out = []
     with _instance(ctx) as inst:
         conn = inst.kvs.conn
-        from flux_lite.access import visible_userid
-        from flux_lite.job_manager import index
 
         userid = visible_userid(inst.identity)
         now = (inst.kvs.get("instance.clock") or {}).get("now", 0.0)
@@ -167,8 +164,6 @@ def complete_urgency(ctx, param, incomplete):
 
 def complete_jobs_filter(ctx, param, incomplete):
     """-f STATES: a comma-separated list; each item completes on its own."""
-    from flux_lite.job_list import FILTER_RESULTS, FILTER_STATES
-
     done, _sep, last = incomplete.rpartition(",")
     prefix = done + "," if _sep else ""
     given = set(done.split(",")) if done else set()
@@ -270,9 +265,6 @@ def _housekeeping_allocs(inst):
 @_never_fail
 def complete_targets(ctx, param, incomplete):
     """Hosts and ranks of the instance; those whose housekeeping still runs come first."""
-    from flux_lite.formats.idset import IDset
-    from flux_lite.formats.rset import Rset
-
     with _instance(ctx) as inst:
         rset = Rset.from_dict(inst.kvs.get("resource.R"))
         busy = set()
@@ -495,13 +487,12 @@ def register_completion_classes():
     sc.add_completion_class(ZshComplete, "zsh")
 
 
-def completion_source(shell):
-    """The completion script for shell, as the `<shell>_source` instruction prints it."""
+def completion_source(shell, cli):
+    """The completion script for shell and the command group cli, as the
+    `<shell>_source` instruction prints it."""
     import re
 
     from click.shell_completion import get_completion_class
-
-    from flux_lite.cli.main import cli
 
     register_completion_classes()
     cls = get_completion_class(shell)

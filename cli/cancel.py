@@ -1,10 +1,13 @@
 """flux-lite cancel: cancel jobs (raise a fatal `cancel` exception)."""
 
 import click
-
-from flux_lite.cli.common import JOBID, session
+from flux_lite.cli.common import session
+from flux_lite.cli.params import JOBID
 from flux_lite.cli.words import echo_error, prog
+
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import f58
+from flux_lite.job_manager import bulk
 
 
 @click.command()
@@ -19,8 +22,6 @@ from flux_lite.errors import FluxLiteError
 @click.argument("jobids", nargs=-1, type=JOBID, metavar="JOBID...")
 def cancel(all_, user, states, dry_run, message, quiet, jobids):
     """Cancel JOBIDS, or with --all every matching job."""
-    from flux_lite.formats.jobid import f58
-
     if user or states:
         all_ = True
     if all_ and jobids:
@@ -32,8 +33,6 @@ def cancel(all_, user, states, dry_run, message, quiet, jobids):
         click.echo(f"flux-lite cancel: Would cancel {count} job{'s' if count != 1 else ''}", err=True)
         return
     if all_:
-        from flux_lite.job_manager import bulk
-
         with session() as broker:
             count, errors = bulk.raise_all(broker, user=user, states=states, dry_run=dry_run,
                                            note=message)

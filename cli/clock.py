@@ -1,8 +1,9 @@
 """flux-lite clock: show the instance time, or advance a virtual clock."""
 
 import click
-
-from flux_lite.cli.common import FSD, instance, session
+from flux_lite.cli.common import instance, session
+from flux_lite.cli.params import FSD
+from flux_lite.cli.output import progress
 
 
 def _show(t):
@@ -32,7 +33,6 @@ def advance(duration, quiet):
 
     if math.isinf(duration):
         raise click.BadParameter("cannot advance by an infinite duration", param_hint="DURATION")
-    from flux_lite.cli.output import progress
 
     # the bar tracks simulated seconds; shown only on a terminal
     with progress(max(int(duration), 1) if duration >= 3600 else 0, "advancing clock") as step:

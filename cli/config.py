@@ -3,9 +3,11 @@
 import json
 
 import click
-
 from flux_lite.cli.common import instance, session
-from flux_lite.errors import FluxLiteError
+
+from flux_lite import admin
+from flux_lite import config as configmod
+from flux_lite.errors import ConfigError, FluxLiteError
 
 
 @click.group()
@@ -17,8 +19,6 @@ def config():
 @click.argument("key", required=False)
 def get(key):
     """Print the configuration, or the value at KEY (dotted), as JSON."""
-    from flux_lite import config as configmod
-
     cfg = instance().config
     if key:
         value = configmod.get_path(cfg, key)
@@ -34,10 +34,6 @@ def get(key):
 def load(path):
     """Replace the live configuration with PATH (a TOML, YAML or JSON file, or
     a directory of *.toml files) or stdin, validated first."""
-    from flux_lite import admin
-    from flux_lite import config as configmod
-    from flux_lite.errors import ConfigError
-
     if path is None or path == "-":
         try:
             cfg = configmod.load_text(configmod.read_input("-", "config"), source="stdin", check=False)

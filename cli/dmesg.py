@@ -3,10 +3,12 @@
 import sys
 
 import click
-
 from flux_lite.cli.common import instance
 from flux_lite.cli.output import color_option, use_color
+
+from flux_lite import admin, log
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.outputformat import escape_controls
 
 # flux dmesg's colors (ANSI): name, time, a new minute, and message by severity
 BOLD, RED, GREEN, YELLOW, BLUE, REVERSE, RESET = (
@@ -58,8 +60,6 @@ class LineFormatter:
         return f"{self._c(BOLD + GREEN)}{text}{self._reset()}"
 
     def line(self, t, name, level, msg):
-        from flux_lite.formats.outputformat import escape_controls
-
         msg = escape_controls(msg)  # user strings (job names, notes) reach the log
         return (f"{self.stamp(t)} {self._c(YELLOW)}{name}.{level}[0]{self._reset()}: "
                 f"{self._c(SEVERITY_COLORS.get(level, ''))}{msg}{self._reset()}")
@@ -75,11 +75,8 @@ class LineFormatter:
 @color_option("-L")
 def dmesg(clear, read_clear, follow, new, human, delta, color):
     """Print the instance log: protocol, scheduler and housekeeping lines, as flux dmesg does."""
-    from flux_lite import log
-
     if delta and not human:
         raise FluxLiteError("--delta can only be used with --human")
-    from flux_lite import admin
 
     fmt = LineFormatter(human=human, delta=delta, color=use_color(color, c_style=True))
     inst = instance()

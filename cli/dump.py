@@ -3,7 +3,14 @@
 import sys
 
 import click
-from flux_lite.cli.common import state_dir
+from flux_lite.cli.common import session, state_dir
+from flux_lite.cli.words import prog
+
+from flux_lite import archive
+from flux_lite import config as configmod
+from flux_lite import restore as restoremod
+from flux_lite.dump import collect
+from flux_lite.instance import resolve_state_dir
 
 
 class _Progress:
@@ -52,17 +59,11 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
     """
     import os
 
-    from flux_lite.cli.common import session
-
-    from flux_lite import archive
-    from flux_lite.dump import collect
-
     archive.write_format(outfile)  # an unknown extension fails before anything is read
     if outfile != "-":
         parent = os.path.dirname(os.path.abspath(outfile))
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(outfile):
             raise archive.ArchiveError(f"Failed to open '{outfile}'")
-    from flux_lite.cli.words import prog
 
     progress = _Progress(prog("dump", ctx), quiet, verbose)
     with session(ctx) as broker:
@@ -82,11 +83,6 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
 def restore_archive(ctx, path, *, quiet=False, verbose=False, force=False, clock=None, config=None,
                     resources=None, target=None):
     """Read ARCHIVE (with Flux's progress line) and create the instance at target."""
-    from flux_lite.cli.words import prog
-
-    from flux_lite import archive
-    from flux_lite import restore as restoremod
-
     progress = _Progress(prog("restore", ctx), quiet, verbose)
 
     def on_entry(entry, keys, blobs):
@@ -120,9 +116,6 @@ def restore(ctx, verbose, quiet, force, clock, config_file, infile):
 
     The instance is created in the selected state directory, as by start.
     """
-    from flux_lite import config as configmod
-    from flux_lite.instance import resolve_state_dir
-
     cfg = configmod.load_file(config_file) if config_file else None
     inst = restore_archive(ctx, infile, quiet=quiet, verbose=verbose, force=force, clock=clock, config=cfg,
                            target=resolve_state_dir(state_dir(ctx)))

@@ -4,8 +4,10 @@ import os
 import sys
 
 import click
-
 from flux_lite.cli.common import state_dir
+from flux_lite.cli.words import flux_environment, prog
+
+from flux_lite.instance import Instance, resolve_state_dir
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -17,9 +19,6 @@ def env(ctx, command):
     `eval "$(flux-lite env)"` in a shell, then Flux scripts and commands
     typed as `flux ...` run against this instance, unchanged.
     """
-    from flux_lite.cli.words import flux_environment
-    from flux_lite.instance import Instance, resolve_state_dir
-
     path = resolve_state_dir(state_dir(ctx)).absolute()
     Instance.open(path).close()  # one clear error when there is no instance
     variables = flux_environment(path)
@@ -32,8 +31,6 @@ def env(ctx, command):
     try:
         rc = subprocess.call(list(command), env=dict(os.environ, **variables))
     except OSError as exc:
-        from flux_lite.cli.words import prog
-
         click.echo(f"{prog()}: execvp ({command[0]}): {exc.strerror}", err=True)
         sys.exit(1)
     sys.exit(rc if rc >= 0 else 128 - rc)

@@ -1,8 +1,9 @@
 """flux-lite fsck: check the state directory; --repair fixes what can be rebuilt."""
 
 import click
-
 from flux_lite.cli.common import state_dir
+
+from flux_lite import fsck as fsckmod
 
 
 @click.command()
@@ -14,8 +15,6 @@ from flux_lite.cli.common import state_dir
 def fsck(ctx, repair, rebuild, quiet):
     """Check SQLite integrity, instance keys, every eventlog, jobspec and R, the derived
     tables and the scheduler's view. Exit 1 while problems remain."""
-    from flux_lite import fsck as fsckmod
-
     report = fsckmod.run(state_dir(ctx), repair=repair, rebuild=rebuild)
     if not quiet:
         for text, _fixed in report.problems:

@@ -1,11 +1,17 @@
 """flux-lite housekeeping: list and kill housekeeping tasks."""
 
 import click
-
+from flux_lite.cli import listing
+from flux_lite.cli._complete import complete_housekeeping_jobids, complete_targets
 from flux_lite.cli.common import read_session, session
 from flux_lite.cli.listing import listing_options
-from flux_lite.cli._complete import complete_housekeeping_jobids, complete_targets
+from flux_lite.cli.output import emit
+
+from flux_lite import admin
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import decode
+from flux_lite.job_manager import housekeeping as hk
+from flux_lite.listing import housekeeping as hk_listing
 
 
 @click.group()
@@ -20,11 +26,6 @@ def housekeeping():
                  formats="flux_lite.listing.housekeeping:HOUSEKEEPING")
 def hk_list(include, no_header, fmt, as_json):
     """List jobs whose nodes are still in housekeeping."""
-    from flux_lite.cli import listing
-    from flux_lite.cli.output import emit
-    from flux_lite.job_manager import housekeeping as hk
-    from flux_lite.listing import housekeeping as hk_listing
-
     fmt = listing.format_string(hk_listing.HOUSEKEEPING, fmt)
     with read_session() as broker:
         if as_json:
@@ -47,9 +48,6 @@ def hk_list(include, no_header, fmt, as_json):
 @click.option("--all", "all_", is_flag=True, help="Kill all active housekeeping tasks.")
 def hk_kill(signum, targets, jobid, all_):
     """Signal housekeeping tasks; killed ranks finish (failed) and are released."""
-    from flux_lite import admin
-    from flux_lite.formats.jobid import decode
-
     if not targets and not jobid and not all_:
         raise FluxLiteError("specify at least one of --targets, --jobid, or --all")
     if all_ and jobid:

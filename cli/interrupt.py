@@ -13,6 +13,8 @@ from contextlib import contextmanager
 
 import click
 
+from flux_lite.errors import FluxLiteError
+
 WINDOW = 2.0
 NOTE = "interrupted by ctrl-C"
 DETACHED = object()  # what the check returns once the user detached
@@ -74,8 +76,6 @@ class Interrupts:
         if self.detach:
             return DETACHED
         if self.cancel and not self.canceled:
-            from flux_lite.errors import FluxLiteError
-
             self.canceled = True
             for jobid in self.jobids:
                 try:

@@ -5,22 +5,23 @@ import sys
 from errno import ECHILD
 
 import click
-
 from flux_lite.cli.common import instance, read_session, session
+from flux_lite.cli.words import error_line, prog
+
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import fsd
+from flux_lite.formats.jobid import decode, f58, kvs_key
+from flux_lite.instance import WaitStalled, WaitTimeout
+from flux_lite.job_manager import attach, history, purge, stats, wait
 
 
 def _prog(sub=None):
     """flux-job's program name (flux-lite's spelling unless invoked as flux)."""
-    from flux_lite.cli.words import prog
-
     return prog("job", sub=sub)
 
 
 def _fail(message, code=1):
     """flux-job's error line (no traceback), then exit with code."""
-    from flux_lite.cli.words import error_line
-
     click.echo(error_line(message, "job"), err=True)
     sys.exit(code)
 
@@ -32,8 +33,6 @@ def _complete_jobids(ctx, param, incomplete):
 
 
 def _parse_jobid(text):
-    from flux_lite.formats.jobid import decode
-
     try:
         return decode(text)
     except ValueError:
@@ -56,9 +55,6 @@ def job_last(args):
     N lists the last N; SLICE is a Python-style slice of the history
     ('[0:2]', '[-1:]', '[::2]'). Purged jobs leave the history.
     """
-    from flux_lite.formats.jobid import f58
-    from flux_lite.job_manager import history
-
     if len(args) > 1:
         _last_usage()
     text = "[:1]"
@@ -79,8 +75,6 @@ def job_last(args):
 # -- job wait -------------------------------------------------------------------------
 
 def _wait(inst, check, what):
-    from flux_lite.instance import WaitStalled, WaitTimeout
-
     try:
         return inst.wait(check)
     except (WaitStalled, WaitTimeout):
@@ -104,10 +98,6 @@ def job_wait(all_, verbose, jobid):
     job succeeded, 1 if it failed, 2 if there is nothing (left) to wait for.
     Each job can be waited on once. Under a virtual clock the clock advances.
     """
-    from flux_lite.formats.jobid import f58
-    from flux_lite.instance import WaitStalled, WaitTimeout
-    from flux_lite.job_manager import wait
-
     target = _parse_jobid(jobid) if jobid is not None else None
     if target is not None and all_:
         raise FluxLiteError("jobid not supported with --all: No such file or directory")
@@ -151,8 +141,6 @@ def _option_value(name, value, parse):
 
 
 def _fsd(text):
-    from flux_lite.formats import fsd
-
     return fsd.parse(text)
 
 
@@ -168,8 +156,6 @@ def job_purge(age_limit, num_limit, force, batch, ids):
     Without --force, only says how many would be purged. Purged jobs leave
     the KVS, `jobs` and `job last`.
     """
-    from flux_lite.job_manager import purge
-
     age = _option_value("age-limit", age_limit, _fsd) if age_limit is not None else purge.UNLIMITED
     num = _option_value("num-limit", num_limit, int) if num_limit is not None else purge.UNLIMITED
     size = _option_value("batch", batch, int) if batch is not None else 50
@@ -195,8 +181,6 @@ def job_stats():
     """Print job statistics (counts by state and result) as JSON."""
     import json
 
-    from flux_lite.job_manager import stats
-
     with read_session() as broker:
         doc = stats.job_stats(broker)
     click.echo(json.dumps(doc, separators=(",", ":")))
@@ -214,9 +198,6 @@ def job_stats():
 def job_status(verbose, exception_code, as_json, ids):
     """Wait for jobs to end; exit with the largest exit code (as a shell would
     give it), or N for a job that ended by an exception only."""
-    from flux_lite.instance import WaitStalled, WaitTimeout
-    from flux_lite.job_manager import attach
-
     if not ids:
         click.echo(f"Usage: {_prog('status')} [OPTIONS...] ID [ID...]", err=True)
         sys.exit(1)
@@ -258,19 +239,9 @@ def job_status(verbose, exception_code, as_json, ids):
 
 
 def _eventlog_key(jobid):
-    from flux_lite.formats.jobid import kvs_key
-
     return kvs_key(jobid, "eventlog")
 
 
 def _log(message):
     """flux-job's log_msg: the program name, then the message, on stderr."""
     click.echo(f"{_prog()}: {message}", err=True)
-
-
-COMMANDS = (job_last, job_wait, job_purge, job_stats, job_status)
-
-
-def register(group):
-    for cmd in COMMANDS:
-        group.add_command(cmd)

@@ -3,12 +3,20 @@
 import json
 
 import click
-
+from flux_lite.cli import listing
 from flux_lite.cli._complete import complete_jobs_filter
-from flux_lite.cli.common import JOBID, JOBID_TEXT, complete_queues, read_session
+from flux_lite.cli.common import read_session
+from flux_lite.cli.params import JOBID, JOBID_TEXT, complete_queues
 from flux_lite.cli.listing import listing_options
-from flux_lite.cli.output import color_option
+from flux_lite.cli import output
+from flux_lite.cli.output import RESULT_COLORS, color_option, emit, staged_progress, use_color
+from flux_lite.cli.words import warning
+
+from flux_lite import job_list, users
+from flux_lite.config import with_virtual
 from flux_lite.errors import FluxLiteError
+from flux_lite.job_manager import stats as statsmod
+from flux_lite.listing import jobs as jobs_listing
 
 
 @click.command()
@@ -34,18 +42,12 @@ from flux_lite.errors import FluxLiteError
 def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, since, job_name,
          queues, stats, stats_only, color, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
-    from flux_lite import job_list, users
-    from flux_lite.cli import listing
-    from flux_lite.listing import jobs as jobs_listing
-
     if as_json and (stats or stats_only):
         raise FluxLiteError("--json incompatible with --stats or --stats-only")
-    from flux_lite.cli.output import RESULT_COLORS, emit, use_color
 
     color = use_color(color)
     typed = [(JOBID.convert(text, _param("jobids"), click.get_current_context()), text) for text in jobids]
     jobids = [jobid for jobid, _ in typed]
-    from flux_lite.cli.words import warning
 
     if jobids and (show_all_states or all_users or user or filter_ or since or job_name or queues):
         warning("Filtering options ignored with jobid list")
@@ -64,11 +66,10 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         states |= job_list.INACTIVE
     if filter_:
         states, results = job_list.parse_filter(filter_)
-    from flux_lite.cli.output import JOBS_PROGRESS_MIN, staged_progress
 
     # a large listing shows a bar on a terminal (stderr) while it reads,
     # builds and renders; everything is printed once the bar is gone
-    with staged_progress("listing jobs", 3, minimum=JOBS_PROGRESS_MIN) as stage:
+    with staged_progress("listing jobs", 3, minimum=output.JOBS_PROGRESS_MIN) as stage:
         with read_session() as broker:
             ident = broker.instance.identity
             userid = ident.userid
@@ -122,8 +123,6 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
 
 
 def _infos(records, now, username, progress):
-    from flux_lite.listing import jobs as jobs_listing
-
     items = []
     for done, rec in enumerate(records, 1):
         # fields computed as the format reads them: a listing computes what it prints
@@ -139,14 +138,11 @@ def _queue_filter(broker, queues):
     names = [n for item in queues for n in item.split(",") if n]
     if not names:
         return None
-    from flux_lite.queues import with_virtual
 
     return with_virtual(broker.config, names)
 
 
 def _stats_line(broker):
-    from flux_lite.job_manager import stats as statsmod
-
     return statsmod.summary(statsmod.job_stats(broker))
 
 

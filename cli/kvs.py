@@ -3,9 +3,12 @@
 import json
 
 import click
-
 from flux_lite.cli.common import instance
+
+from flux_lite import admin
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import eventlog as ev
+from flux_lite.formats.eventlog import jansson_loads
 
 
 @click.group()
@@ -17,8 +20,6 @@ def kvs():
 @click.argument("keys", nargs=-1, required=True)
 def get(keys):
     """Print the value of each KEY (eventlogs as their text)."""
-    from flux_lite import admin
-
     inst = instance()
     store = inst.kvs
     for key in keys:
@@ -37,8 +38,6 @@ def get(keys):
 @click.argument("pairs", nargs=-1, required=True, metavar="KEY=VALUE...")
 def put(pairs):
     """Store VALUE (JSON if it parses, else a string) at KEY. Instance owner only."""
-    from flux_lite import admin
-
     # parsed as the put goes: a bad pair rolls back the pairs before it
     admin.kvs_put(instance(), (_key_value(pair) for pair in pairs))
 
@@ -47,7 +46,6 @@ def _key_value(pair):
     key, eq, value = pair.partition("=")
     if not eq or not key:
         raise click.UsageError(f"expected KEY=VALUE, got '{pair}'")
-    from flux_lite.formats.eventlog import jansson_loads
 
     try:
         return key, jansson_loads(value)  # NaN or 1e400 would not be JSON: stored as strings
@@ -170,10 +168,6 @@ def eventlog():
 @click.argument("key")
 def eventlog_get(unformatted, key):
     """Print the eventlog at KEY."""
-    from flux_lite.formats import eventlog as ev
-
-    from flux_lite import admin
-
     raw = admin.kvs_get_raw(instance(), key)
     if raw is None:
         raise FluxLiteError(f"{key}: No such file or directory")

@@ -8,6 +8,7 @@ this module only parses the options and prints.
 import json
 
 import click
+from flux_lite.cli.output import emit as emit_lines
 
 from flux_lite.errors import FluxLiteError
 
@@ -82,8 +83,6 @@ def render(listing, fmt, rows, no_header=False, merge=None, progress=None):
 
 def emit(listing, fmt, rows, no_header=False):
     """Render and print."""
-    from flux_lite.cli.output import emit as emit_lines
-
     emit_lines(render(listing, fmt, rows, no_header=no_header))
 
 

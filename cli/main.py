@@ -4,11 +4,16 @@ Importing is most of a command's cost, so each command group lives in its own
 module and is imported only when named on the command line.
 """
 
-import sqlite3
 import sys
 
 import click
+import sqlite3
 
+from flux_lite.cli import words
+from flux_lite.cli.lazy import LazyGroup
+from flux_lite.cli.words import prog
+
+from flux_lite import kvs, notices
 from flux_lite.errors import FluxLiteError, UsageError
 
 # command name -> (module, attribute, short help)
@@ -40,32 +45,11 @@ COMMANDS = {
 }
 
 
-class LazyGroup(click.Group):
-    """Imports a subcommand's module only when that subcommand runs."""
-
-    def list_commands(self, ctx):
-        return sorted(COMMANDS)
-
-    def get_command(self, ctx, name):
-        spec = COMMANDS.get(name)
-        if spec is None:
-            return None
-        import importlib
-
-        from flux_lite.cli.words import adopt
-
-        module = importlib.import_module(f"flux_lite.cli.{spec[0]}")
-        return adopt(getattr(module, spec[1]), name=name)
-
-    def format_commands(self, ctx, formatter):
-        # help lists every command without importing them all
-        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+class TopGroup(LazyGroup):
+    """The flux-lite command: runs one command, then words its errors and
+    notices as Flux's tools do."""
 
     def invoke(self, ctx):
-        from flux_lite import kvs
-
         def waiting(msg):
             # said at once (not at the end, like other notices): the user is waiting now
             click.echo(f"flux-lite {ctx.invoked_subcommand}: {msg}", err=True)
@@ -85,8 +69,6 @@ class LazyGroup(click.Group):
             _print_notices(ctx)
 
     def _invoke(self, ctx):
-        from flux_lite.cli import words
-
         try:
             return super().invoke(ctx)
         except UsageError as exc:
@@ -102,8 +84,6 @@ class LazyGroup(click.Group):
             words.echo_error(str(exc), ctx.invoked_subcommand, ctx)
             ctx.exit(1)
         except sqlite3.DatabaseError as exc:
-            from flux_lite import kvs
-
             kvs.refused_write = kvs.refused_write or "readonly" in str(exc)
             _print_notices(ctx)
             # a damaged or foreign state file: one line, not a traceback
@@ -144,9 +124,7 @@ class LazyGroup(click.Group):
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
-            from flux_lite.cli.words import usage_error
-
-            report = usage_error(exc)
+            report = words.usage_error(exc)
             if report is None:
                 exc.show()
                 sys.exit(exc.exit_code)
@@ -164,15 +142,15 @@ class LazyGroup(click.Group):
 def _print_notices(ctx):
     """Warnings the library raised for the user (a detected state rollback...).
     A command that could not save on a read-only state dir says only that."""
-    instance = sys.modules.get("flux_lite.instance")
-    if instance is None:
-        return  # nothing opened an instance, so nothing noticed anything (and `job id` stays cheap)
-    from flux_lite import kvs
-    from flux_lite.cli.words import prog
+    msgs = notices.take_notices()
+    if not msgs:
+        return
 
-    read_only = instance.READ_ONLY_NOTICE.partition("{}")[2]
-    for msg in instance.take_notices():
-        if kvs.refused_write and msg.endswith(read_only):
+    kvs = sys.modules.get("flux_lite.kvs")  # not imported: nothing was written, nor refused
+    refused = kvs is not None and kvs.refused_write
+    read_only = notices.READ_ONLY_NOTICE.partition("{}")[2]
+    for msg in msgs:
+        if refused and msg.endswith(read_only):
             continue
         click.echo(f"{prog(ctx.invoked_subcommand, ctx)}: warning: {msg}", err=True)
 
@@ -190,7 +168,7 @@ def _complete_directory(ctx, param, incomplete):
     return complete_directory(ctx, param, incomplete)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=TopGroup, table=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--state-dir",
     metavar="DIR",

@@ -6,13 +6,19 @@ import json
 import os
 
 import click
-
-from flux_lite.cli.common import session
 from flux_lite.cli._complete import (
-    complete_debug_modules, complete_loaded_modules, complete_module_args, complete_sched_modules,
+    complete_debug_modules,
+    complete_loaded_modules,
+    complete_module_args,
+    complete_sched_modules,
 )
+from flux_lite.cli.common import session
+from flux_lite.cli.output import progress_report
+from flux_lite.cli.words import is_flux
+
+from flux_lite import admin, protocol
 from flux_lite.errors import FluxLiteError
-from flux_lite.sched import registry
+from flux_lite.sched import loader, registry
 
 
 @click.group()
@@ -31,8 +37,6 @@ def _check(name):
 @click.argument("args", nargs=-1, shell_complete=complete_module_args)
 def load(name, args):
     """Load scheduler module NAME with Flux's ARGS (queue-depth=N, mode=..., test-hello-nopartial)."""
-    from flux_lite import admin
-
     _check(name)
     with session() as broker:
         with _flux_words("load", name, errno.EINVAL):
@@ -44,8 +48,6 @@ def load(name, args):
 @click.argument("name", shell_complete=complete_sched_modules)
 def remove(force, name):
     """Remove scheduler module NAME (its state is discarded)."""
-    from flux_lite import admin
-
     _check(name)
     with session() as broker:
         with _flux_words("remove", name, errno.ENOENT):
@@ -58,9 +60,6 @@ def remove(force, name):
 @click.argument("args", nargs=-1, shell_complete=complete_module_args)
 def reload(force, name, args):
     """Remove and load scheduler module NAME again (hello replays the allocations)."""
-    from flux_lite import admin
-    from flux_lite.cli.output import progress_report
-
     _check(name)
     with session() as broker, progress_report("hello") as report:
         # as in Flux, a failed load still removes the old module
@@ -74,8 +73,6 @@ def reload(force, name, args):
 @click.option("-l", "--long", "long_", is_flag=True, help="Include the path of each module's source.")
 def list_(long_):
     """List loaded modules (Flux's columns: Module, Idle, S, Sendq, Recvq, Service)."""
-    from flux_lite.sched import loader
-
     with session() as broker:
         name = loader.loaded_name(broker)
     rows = _modules(name)
@@ -117,9 +114,6 @@ def _modules(sched_name):
 @click.argument("name", shell_complete=complete_loaded_modules)
 def stats(objname, name):
     """Print a module's stats as JSON, as flux module stats does."""
-    from flux_lite import protocol
-    from flux_lite.sched import loader
-
     with session() as broker:
         if name == "job-manager":
             out = broker.rpc(protocol.JM_STATS, {})
@@ -178,8 +172,6 @@ def debug(clear_all, set_, setbit, clearbit, name):
     sched-simple: 1 deny every alloc, 4 refuse sched.expiration;
     job-exec: 1 make expiration updates fail (non-fatal exec exception).
     """
-    from flux_lite import admin
-
     with session() as broker:
         flags = admin.module_debug(broker, name, clear_all, set_, setbit, clearbit)
     click.echo(f"0x{flags:x}")
@@ -193,8 +185,6 @@ def _flux_words(verb, name, errnum):
     try:
         yield
     except FluxLiteError as exc:
-        from flux_lite.cli.words import is_flux
-
         if not is_flux():
             raise
         raise FluxLiteError(f"{verb} {name}: {os.strerror(exc.errno or errnum)}") from None

@@ -3,6 +3,8 @@
 import contextlib
 import sys
 
+from flux_lite.cli.words import c_fullname
+
 PROGRESS_MIN = 500  # smaller batches finish too fast for a bar to help
 JOBS_PROGRESS_MIN = 2000  # `jobs` lists ~10k rows a second: below this a bar only flickers
 
@@ -26,7 +28,12 @@ def progress(total, description, stream=None, minimum=None, count=True):
         return
     from rich.console import Console
     from rich.progress import (
-        BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn,
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
     )
 
     # is_tty said yes: rich must draw the bar even where its own check differs
@@ -123,8 +130,6 @@ def use_color(when, c_style=False):
         return when == "always" or (when == "auto" and is_tty())
     message = f"Invalid argument to --color: '{when}'"
     if c_style:
-        from flux_lite.cli.words import c_fullname
-
         click.echo(f"{c_fullname(click.get_current_context())}: {message}", err=True)
         raise SystemExit(1)
     raise click.UsageError(message, ctx=click.get_current_context())

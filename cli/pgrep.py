@@ -3,11 +3,18 @@
 import sys
 
 import click
-
-from flux_lite.cli import words
-from flux_lite.cli.common import complete_queues, instance, read_session, session
+from flux_lite.cli import listing, words
+from flux_lite.cli.common import instance, read_session, session
+from flux_lite.cli.params import complete_queues
 from flux_lite.cli.listing import listing_options
+
+from flux_lite import job_list, users
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import f58
+from flux_lite.job_manager import waiters
+from flux_lite.listing import jobs as jobs_listing
+from flux_lite.listing import pgrep as pgrep_listing
+from flux_lite.listing.pgrep import PGREP
 
 
 def _selection_options(f):
@@ -30,9 +37,6 @@ def _selection_options(f):
 
 
 def _select(broker, cmd, expressions, all_states, all_users, user, filter_, queue, count, max_entries):
-    from flux_lite import job_list, users
-    from flux_lite.listing import pgrep
-
     states, results = job_list.PENDING | job_list.RUNNING, 0
     if filter_:
         states, results = job_list.parse_filter(",".join(filter_))
@@ -45,9 +49,9 @@ def _select(broker, cmd, expressions, all_states, all_users, user, filter_, queu
         userid = users.userid(user)
     queues = {q for item in queue for q in item.split(",") if q} or None
     try:
-        return pgrep.select(broker, expressions, userid=userid, states=states, results=results,
+        return pgrep_listing.select(broker, expressions, userid=userid, states=states, results=results,
                             queues=queues, max_entries=max_entries, count=count)
-    except pgrep.ExpressionError as exc:
+    except pgrep_listing.ExpressionError as exc:
         words.echo_error(str(exc), cmd)
         sys.exit(2)
 
@@ -62,11 +66,6 @@ def pgrep(all_states, all_users, user, filter_, queue, count, max_entries, no_he
 
     Exits 1 when no job matches, 2 on a bad expression.
     """
-    from flux_lite import users
-    from flux_lite.cli import listing
-    from flux_lite.listing import jobs as jobs_listing
-    from flux_lite.listing.pgrep import PGREP
-
     fmt = listing.format_string(PGREP, fmt)
     listing.render(PGREP, fmt, [])  # a bad format fails before any job is read
     with read_session() as broker:
@@ -91,8 +90,6 @@ def pkill(all_users, user, filter_, queue, count, max_entries, wait, expression)
     Prints how many were canceled; exits 1 when no job matches or a cancel
     failed, 2 on a bad expression.
     """
-    from flux_lite.formats.jobid import f58
-
     errors = []
     canceled = []
     with session() as broker:
@@ -108,8 +105,6 @@ def pkill(all_users, user, filter_, queue, count, max_entries, wait, expression)
             except FluxLiteError as exc:
                 errors.append(f"{f58(rec['id'])}: cancel: {exc}")
     if wait and canceled:
-        from flux_lite.job_manager import waiters
-
         inst = instance()
         for jobid in canceled:
             try:

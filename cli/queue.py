@@ -3,11 +3,16 @@
 import os
 
 import click
-
+from flux_lite.cli.common import instance, read_session, session
+from flux_lite.cli.params import complete_queues
 from flux_lite.cli.listing import format_string, listing_options
 from flux_lite.cli.output import emit
-from flux_lite.cli.common import complete_queues, instance, read_session, session
+
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import fsd, outputformat
+from flux_lite.instance import WaitStalled, WaitTimeout
+from flux_lite.job_manager import queues as qmod
+from flux_lite.listing import queues as qlist
 
 
 @click.group()
@@ -22,11 +27,8 @@ def queue():
                  formats="flux_lite.listing.queues:QUEUE_LIST")
 def queue_list(queues, no_header, fmt):
     """List queue status, defaults and limits."""
-    from flux_lite.listing import queues as qlist
-
     fmt = format_string(qlist.QUEUE_LIST, fmt)  # help, get-config=, FLUX_QUEUE_LIST_FORMAT_DEFAULT
     names = [n for item in queues for n in item.split(",") if n]
-    from flux_lite.formats import outputformat
 
     try:
         fields = outputformat.OutputFormat(fmt, qlist.HEADINGS).fields
@@ -177,7 +179,6 @@ _control_command("stop", "Stop scheduling jobs of QUEUE: pending jobs stay in SC
 def _timeout(text):
     if text is None:
         return None
-    from flux_lite.formats import fsd
 
     try:
         seconds = fsd.parse(text)
@@ -187,8 +188,6 @@ def _timeout(text):
 
 
 def _wait(what, check, timeout):
-    from flux_lite.instance import WaitStalled, WaitTimeout
-
     try:
         return instance().wait(check, timeout=_timeout(timeout))
     except WaitTimeout:
@@ -202,8 +201,6 @@ def _wait(what, check, timeout):
 @click.option("-t", "--timeout", metavar="DURATION", help="Give up after DURATION (FSD).")
 def queue_drain(timeout):
     """Wait until no job is active (under a virtual clock, time advances)."""
-    from flux_lite import queues as qmod
-
     _wait("drain", qmod.drained, timeout)
 
 
@@ -212,8 +209,6 @@ def queue_drain(timeout):
 @click.option("--quiet", is_flag=True, help="Print the pending job count only when nonzero.")
 def queue_idle(timeout, quiet):
     """Wait until no job holds resources; print the number of pending jobs."""
-    from flux_lite import queues as qmod
-
     pending = _wait("idle", qmod.idle, timeout)
     if not quiet or pending > 0:
         click.echo(f"{pending} jobs")

@@ -4,14 +4,16 @@ import json
 import os
 
 import click
-
 from flux_lite.cli._complete import PolicyChoice
+from flux_lite.cli.output import progress_report
+
+from flux_lite import workload
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats.fsd import format_fsd
 from flux_lite.sched import registry
 
 
 def _duration(seconds):
-    from flux_lite.formats.fsd import format_fsd
-
     return f"{seconds:.0f}s ({format_fsd(seconds)})" if seconds >= 60 else f"{seconds:.0f}s"
 
 
@@ -57,10 +59,6 @@ def replay(policy, nodes, cores_per_node, limit, as_json, keep, trace):
     """
     import shutil
     import tempfile
-
-    from flux_lite import workload
-    from flux_lite.cli.output import progress_report
-    from flux_lite.errors import FluxLiteError
 
     tr = workload.read_trace(trace, limit=limit)
     n, c, jobs = workload.fit(tr, nodes, cores_per_node)

@@ -4,11 +4,20 @@ import errno
 import os
 
 import click
-
-from flux_lite.cli.common import complete_queues, read_session, session
+from flux_lite.cli import listing
 from flux_lite.cli._complete import complete_targets
+from flux_lite.cli.common import read_session, session
+from flux_lite.cli.params import complete_queues
 from flux_lite.cli.listing import format_option, listing_options
-from flux_lite.cli.output import color_option
+from flux_lite.cli.output import color_option, use_color
+from flux_lite.cli.words import echo_error, info
+
+from flux_lite import admin
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats.outputformat import without_fields
+from flux_lite.kvs import KVSError
+from flux_lite.listing import resources as res_listing
+from flux_lite.listing.resources import COLOR_FIELDS
 
 
 def _fields(listing, fmt):
@@ -47,9 +56,6 @@ def resource_info(states, queues):
 
 
 def _list(states, from_sched, queues, no_header, fmt, as_json):
-    from flux_lite.cli import listing
-    from flux_lite.listing import resources as res_listing
-
     fmt = listing.format_string(res_listing.RESOURCE_LIST, fmt)
     source = "sched" if from_sched or os.environ.get("FLUX_RESOURCE_LIST_RPC") == "sched.resource-status" \
         else "job-manager"
@@ -84,12 +90,7 @@ def _status_options(f):
 @click.option("--skip-empty", is_flag=True, help="Skip empty lines of output even with --states.")
 def resource_status(fmt, states, include, no_header, color, skip_empty):
     """Show node states (avail, exclude, draining, drained, allocated, housekeeping)."""
-    from flux_lite.cli import listing
-    from flux_lite.listing import resources as res_listing
-
     if states == "help":
-        from flux_lite.cli.words import info
-
         info(f"valid states: {','.join(res_listing.STATUS_STATES)}")
         return
     try:
@@ -104,17 +105,10 @@ def resource_status(fmt, states, include, no_header, color, skip_empty):
 
 def _colored(fmt, color):
     """fmt as -L/--color[=WHEN] leaves it: without color, less its color fields."""
-    from flux_lite.cli.output import use_color
-    from flux_lite.formats.outputformat import without_fields
-    from flux_lite.listing.resources import COLOR_FIELDS
-
     return fmt if use_color(color) else without_fields(fmt, COLOR_FIELDS)
 
 
 def _invalid_state(exc):
-    from flux_lite.cli.words import echo_error, info
-    from flux_lite.listing import resources as res_listing
-
     echo_error(str(exc))
     info(f"valid states: {','.join(res_listing.STATUS_STATES)}")
     raise SystemExit(1)
@@ -132,11 +126,6 @@ def _invalid_state(exc):
 @click.argument("reason", nargs=-1)
 def drain(force, update, fmt, include, no_header, color, targets, reason):
     """Drain TARGETS (ranks or hosts) with an optional REASON; without TARGETS list drained nodes."""
-    from flux_lite import admin
-    from flux_lite.cli import listing
-    from flux_lite.cli.words import echo_error, info
-    from flux_lite.listing import resources as res_listing
-
     if targets is None:
         fmt = _colored(listing.format_string(res_listing.RESOURCE_DRAIN, fmt), color)
         with read_session() as broker:
@@ -147,8 +136,6 @@ def drain(force, update, fmt, include, no_header, color, targets, reason):
         echo_error("Only one of --force and --update may be specified")
         raise SystemExit(1)
     mode = "update" if update else {0: None, 1: "overwrite"}.get(force, "force-overwrite")
-    from flux_lite.errors import FluxLiteError
-    from flux_lite.kvs import KVSError
 
     try:
         with session() as broker:
@@ -167,7 +154,5 @@ def drain(force, update, fmt, include, no_header, color, targets, reason):
 @click.argument("targets")
 def undrain(targets):
     """Return drained TARGETS to service."""
-    from flux_lite import admin
-
     with session() as broker:
         admin.undrain(broker, targets)

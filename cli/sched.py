@@ -1,9 +1,13 @@
 """flux-lite sched: reload the scheduler (hello replay), check it, show its plan."""
 
 import click
-
 from flux_lite.cli._complete import PolicyChoice
 from flux_lite.cli.common import session
+from flux_lite.cli.output import progress_report
+
+from flux_lite import admin, protocol
+from flux_lite import check as checkmod
+from flux_lite.sched import loader
 
 
 @click.group()
@@ -19,9 +23,6 @@ def sched():
                                                     "allocations are terminated).")
 def reload(policy, queue_depth, reservation_depth, no_partial_ok):
     """Reload the scheduler: discard its state, hello, ready, then alloc requests."""
-    from flux_lite import admin
-    from flux_lite.cli.output import progress_report
-
     with session() as broker, progress_report("hello") as report:
         admin.sched_reload(broker, policy=policy, queue_depth=queue_depth, reservation_depth=reservation_depth,
                            partial_ok=not no_partial_ok, progress=report)
@@ -31,8 +32,6 @@ def reload(policy, queue_depth, reservation_depth, no_partial_ok):
 @click.option("-q", "--quiet", is_flag=True, help="Only the exit status.")
 def check(quiet):
     """Compare the scheduler's allocations with a fresh replay of the eventlogs."""
-    from flux_lite import check as checkmod
-
     with session() as broker:
         problems = checkmod.check(broker)
     if problems:
@@ -47,9 +46,6 @@ def check(quiet):
 def status():
     """Show the loaded scheduler, its policy and its queue and allocations."""
     import json
-
-    from flux_lite import protocol
-    from flux_lite.sched import loader
 
     with session() as broker:
         name = loader.loaded_name(broker)

@@ -7,9 +7,13 @@ import sys
 import tempfile
 
 import click
-
 from flux_lite.cli.common import state_dir
+from flux_lite.cli.dump import restore_archive
 from flux_lite.cli.words import flux_environment, prog
+
+from flux_lite import config as configmod
+from flux_lite.formats.hostlist import Hostlist
+from flux_lite.instance import Instance, resolve_state_dir
 
 # bounds that keep one start within seconds and megabytes
 MAX_NODES = 100000
@@ -41,16 +45,11 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
     speaking as Flux) first on PATH, the instance is removed afterwards
     and flux-lite exits with COMMAND's status.
     """
-    from flux_lite import config as configmod
-    from flux_lite.instance import Instance, resolve_state_dir
-
     cfg = configmod.load_file(config_file) if config_file else {}
     size = test_size
     if size is None:
         size = 1
         if test_hosts:
-            from flux_lite.formats.hostlist import Hostlist
-
             size = len(Hostlist.parse(test_hosts))
             if size > MAX_NODES:
                 raise click.BadParameter(f"{size} hosts is more than {MAX_NODES}", param_hint="'--test-hosts'")
@@ -59,7 +58,6 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
     def create(path, force=False):
         if restore is None:
             return Instance.create(path, force=force, **kwargs)
-        from flux_lite.cli.dump import restore_archive
 
         # the archive's resource/R, unless resources are asked for explicitly
         explicit = test_size is not None or test_hosts

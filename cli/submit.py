@@ -4,9 +4,19 @@ import json
 import sys
 
 import click
+from flux_lite.cli.common import instance
+from flux_lite.cli.params import complete_queues
+from flux_lite.cli.interrupt import DETACHED, attach_signals
+from flux_lite.cli.output import progress
+from flux_lite.cli.words import is_flux, prog
 
-from flux_lite.cli.common import complete_queues, instance
-from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite.errors import FluxLiteError, NoInstanceError, UsageError
+from flux_lite.formats import constraint, fsd
+from flux_lite.formats import jobspec as jobspecmod
+from flux_lite.formats.idset import IDset
+from flux_lite.formats.jobid import f58
+from flux_lite.instance import WaitStalled, WaitTimeout
+from flux_lite.job_manager import attach, dependency, job, waiters
 
 URGENCY_NAMES = {"hold": 0, "default": 16, "expedite": 31}
 
@@ -33,8 +43,6 @@ def parse_time_limit(text):
     Errors are Flux's: the FSD parser's, then the jobspec's range checks.
     """
     import math
-
-    from flux_lite.formats import fsd
 
     if text is None:
         return None
@@ -89,8 +97,6 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
                   setattrs, job_name, queue=None, requires=()):
     import os
 
-    from flux_lite.formats import jobspec as jobspecmod
-
     if not command:
         raise FluxLiteError("job command and arguments are missing")
     ntasks, nodes, cores_per_task, gpus_per_task = (
@@ -142,7 +148,6 @@ def _constraints(requires):
     """--requires (repeatable: the queries are joined, as flux submit does)."""
     if not requires:
         return None
-    from flux_lite.formats import constraint
 
     try:
         return constraint.parse(" ".join(requires))
@@ -190,7 +195,6 @@ def dependency_entries(uris, begin_times):
     deprecated `after` scheme warns here, on the client side."""
     if not uris and not begin_times:
         return None
-    from flux_lite.job_manager import dependency
 
     begins = []
     if begin_times:
@@ -215,8 +219,6 @@ def _instance_now():
     wall time when there is no instance (a --dry-run)."""
     import time
 
-    from flux_lite.errors import NoInstanceError
-
     try:
         return instance().clock_now()
     except NoInstanceError:
@@ -230,8 +232,6 @@ def add_dependencies(jobspec, entries):
 
 
 def parse_flags(flags):
-    from flux_lite.job_manager import job
-
     try:
         return job.parse_flags(flags)
     except ValueError as exc:
@@ -250,9 +250,6 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
            setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event, wait,
            watch):
     """Submit a job to run COMMAND; print its id (f58)."""
-    from flux_lite.formats.jobid import f58
-    from flux_lite.formats.idset import IDset
-
     urgency_value = parse_urgency(urgency)
     flagbits = parse_flags(flags)
     dep_entries = dependency_entries(dependencies, begin_times)
@@ -283,7 +280,6 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
         extra = {"FLUX_JOB_CC": str(copies[0])} if copies[0] is not None else {}
         click.echo(json.dumps(with_environment(specs[0], extra)))
         return
-    from flux_lite.cli.output import progress
 
     inst = instance()
     try:
@@ -305,8 +301,6 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
 def _refused(exc):
     """A submission the job manager refused. As `flux`, flux submit prints
     the RPC's error as Python shows an OSError (`[Errno 22] ...`)."""
-    from flux_lite.cli.words import is_flux
-
     if exc.errno and not isinstance(exc, UsageError) and is_flux():
         click.echo(f"[Errno {exc.errno}] {exc}", err=True)
         sys.exit(1)
@@ -316,11 +310,6 @@ def _refused(exc):
 def _wait_all(inst, ids, name):
     """Wait for event NAME (or the end) of each job, as flux submit's job
     watcher does: fatal exceptions on stderr; the largest exit code."""
-    from flux_lite.cli.interrupt import DETACHED, attach_signals
-    from flux_lite.cli.words import prog
-    from flux_lite.instance import WaitStalled, WaitTimeout
-    from flux_lite.job_manager import attach
-
     exit_code = 0
     with attach_signals(prog("submit"), ids) as intr:
         for jobid in ids:
@@ -347,10 +336,6 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     Under a virtual clock the wait advances the clock; under a real clock it
     waits in wall time.
     """
-    from flux_lite.formats.jobid import f58
-    from flux_lite.instance import WaitStalled, WaitTimeout
-    from flux_lite.job_manager import waiters
-
     js = build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
                        setattrs, job_name, queue, requires)
     add_dependencies(js, dependency_entries(dependencies, begin_times))
@@ -360,7 +345,6 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     inst = instance()
     with inst.session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=parse_flags(flags))
-    from flux_lite.cli.interrupt import DETACHED, attach_signals
 
     with attach_signals(_job_prog(), [jobid]) as intr:
         try:
@@ -375,8 +359,6 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     if isinstance(job, str):
         raise FluxLiteError(job)
     # what flux job attach says of the job (flux run is submit + attach)
-    from flux_lite.job_manager import attach
-
     with inst.session() as broker:
         entries = attach.watched(broker, jobid)
     lines, exit_code = attach.attach_report(entries, f58(jobid))
@@ -388,6 +370,4 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
 
 def _job_prog():
     """flux-job's program name: run's reports come from flux job attach."""
-    from flux_lite.cli.words import prog
-
     return prog("job")

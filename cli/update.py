@@ -3,9 +3,12 @@
 import json
 
 import click
-
-from flux_lite.cli.common import JOBID, session
 from flux_lite.cli._complete import complete_active_jobids, complete_update_pairs
+from flux_lite.cli.common import session
+from flux_lite.cli.params import JOBID
+from flux_lite.cli.words import info
+
+from flux_lite.job_manager import update as upd
 
 
 @click.command()
@@ -22,8 +25,6 @@ def update(dry_run, verbose, wait, jobid, updates):
     Keys not starting with attributes., resources. or tasks. get
     attributes.system. in front. All updates apply together or not at all.
     """
-    from flux_lite.job_manager import update as upd
-
     with session() as broker:
         values = upd.parse_updates(broker, jobid, updates)
         if dry_run:
@@ -36,7 +37,5 @@ def update(dry_run, verbose, wait, jobid, updates):
         if wait:
             upd.check_posted(broker, jobid, values)
     if verbose:
-        from flux_lite.cli.words import info
-
         for key, value in values.items():
             info(f"updated {key} to {value}")

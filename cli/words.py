@@ -165,6 +165,7 @@ def adopt(cmd, c_style=None, name=None):
 
     cmd.parse_args = parse_args
     cmd._flux_words = True
+    cmd._c_style = c_style  # a lazy group adopts its subcommands when they are loaded
     if c_style:
         # liboptparse is POSIXLY_CORRECT: options end at the first operand
         # (so `flux job urgency ID -1` gives -1 as the urgency)
@@ -486,9 +487,7 @@ def c_usage_error(exc):
         return [f"{prog(cmd, ctx)}: Unknown subcommand: {exc.command_name}"]
     if isinstance(exc, click.BadParameter) and exc.param is not None and \
             not isinstance(exc, click.exceptions.MissingParameter):
-        from flux_lite.cli.common import JobIDType
-
-        if isinstance(exc.param.type, JobIDType):
+        if getattr(exc.param.type, "c_jobid_error", False):
             import re
 
             match = re.search(r"'(.*)'", exc.message)

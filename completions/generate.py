@@ -33,8 +33,9 @@ FILES = {
 def render(shell):
     # needs flux-lite installed (pip install -e .): cli/ is importable only as flux_lite.cli
     from flux_lite.cli._complete import completion_source
+    from flux_lite.cli.main import cli
 
-    return completion_source(shell)
+    return completion_source(shell, cli)
 
 
 def stale(directory=HERE):

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from errno import EINVAL, EPERM
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import jobid_of_key
 
 ROLE_OWNER = 1
 ROLE_USER = 2
@@ -96,7 +97,6 @@ def check_kvs_read(identity: Identity, key: str, job_userid: Callable[[int], int
     instance owner's (as job-info.lookup); job_userid(jobid) names the owner."""
     if identity.is_owner:
         return
-    from flux_lite.stored import jobid_of_key
 
     jobid = jobid_of_key(key)
     if jobid is not None:

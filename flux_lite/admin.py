@@ -8,7 +8,15 @@ check nothing, so that e.g. housekeeping's drain-on-failure or a restart's
 scheduler reload work whoever's command triggered them.
 """
 
-from flux_lite import access
+from flux_lite import access, protocol
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats import eventlog
+from flux_lite.formats.jobid import kvs_key
+from flux_lite.job_manager import reconfig
+from flux_lite.listing.resources import drained_rows
+from flux_lite.resources import targets_to_ranks
+from flux_lite.sched import loader
+from flux_lite.stored import check_put
 
 
 def _require_owner(broker, operation):
@@ -20,17 +28,12 @@ def _require_owner(broker, operation):
 
 def module_load(broker, name, args=(), progress=None):
     """flux module load NAME ARGS... (args as typed: "queue-depth=8", ...)."""
-    from flux_lite.sched import loader
-
     _require_owner(broker, "module load")
     return loader.module_load(broker, name, loader.parse_module_args(name, args), progress=progress)
 
 
 def module_remove(broker, name, force=False):
     """flux module remove NAME; with force a module that is not loaded is no error."""
-    from flux_lite.errors import FluxLiteError
-    from flux_lite.sched import loader
-
     _require_owner(broker, "module remove")
     if loader.loaded_name(broker) != name:
         if force:
@@ -45,9 +48,6 @@ def module_reload(broker, name, args=(), progress=None):
     As in Flux, a failed load leaves no scheduler: the removal is kept (and
     committed by the caller) and the load's error is returned, not raised.
     """
-    from flux_lite.errors import FluxLiteError
-    from flux_lite.sched import loader
-
     _require_owner(broker, "module reload")
     if loader.loaded_name(broker) is not None:
         loader.module_remove(broker)
@@ -61,8 +61,6 @@ def module_reload(broker, name, args=(), progress=None):
 def sched_reload(broker, policy=None, queue_depth=None, reservation_depth=None, partial_ok=True,
                  progress=None):
     """sched reload: discard the scheduler's state, hello, ready, then alloc requests."""
-    from flux_lite.sched import loader
-
     _require_owner(broker, "sched reload")
     name, args = loader.reload_args(broker, policy=policy, queue_depth=queue_depth,
                                     reservation_depth=reservation_depth, partial_ok=partial_ok)
@@ -82,8 +80,6 @@ def drain(broker, targets, reason=None, mode=None):
 
 def drained(broker):
     """`resource drain` without targets: the drained ranks (see listing.resources.drained_rows)."""
-    from flux_lite.listing.resources import drained_rows
-
     _require_owner(broker, "drain")
     return drained_rows(broker)
 
@@ -97,8 +93,6 @@ def undrain(broker, targets):
 
 def housekeeping_kill(broker, signum=15, jobid=None, targets=None):
     """job-manager.housekeeping-kill: jobid None means every job; targets limit the ranks."""
-    from flux_lite.resources import targets_to_ranks
-
     _require_owner(broker, "housekeeping kill")
     ranks = None
     if targets:
@@ -112,16 +106,12 @@ def housekeeping_kill(broker, signum=15, jobid=None, targets=None):
 
 def config_load(broker, cfg):
     """config.load: replace the live configuration (validated first)."""
-    from flux_lite.job_manager import reconfig
-
     _require_owner(broker, "config load")
     reconfig.apply(broker, cfg)
 
 
 def kvs_put(instance, items):
     """kvs put of (key, value) pairs, in one transaction."""
-    from flux_lite.stored import check_put
-
     access.require_owner(instance.identity, "kvs put")
     with instance.kvs.transaction():
         for key, value in items:
@@ -140,9 +130,6 @@ def kvs_get_raw(instance, key):
 
 def job_userid(kvs, jobid):
     """The submitting user of a job, from its eventlog's submit event (None if unknown)."""
-    from flux_lite.formats import eventlog
-    from flux_lite.formats.jobid import kvs_key
-
     raw = kvs.get_raw(kvs_key(jobid, "eventlog"))
     if raw is None:
         return None
@@ -163,10 +150,6 @@ def read_log(instance, read=True, clear=False):
 
 def module_debug(broker, name, clear_all=False, set_=None, setbit=None, clearbit=None):
     """flux module debug: a module's debug flags, changed as asked; returns them. Owner only."""
-    from flux_lite import protocol
-    from flux_lite.errors import FluxLiteError
-    from flux_lite.sched import loader
-
     _require_owner(broker, "module debug")
     if name == "job-exec":
         flags = broker.exec.debug_flags

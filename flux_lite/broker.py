@@ -14,7 +14,10 @@ import importlib
 import json
 import math
 
-from flux_lite.instance import MAX_TIME
+from flux_lite import protocol
+from flux_lite.limits import MAX_TIME
+from flux_lite.protocol import Cred
+from flux_lite.stored import TIMERS, DamagedError
 
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
 TIMER_MODULES = ("exec", "housekeeping", "depend", "sched")  # what _fire dispatches to
@@ -27,8 +30,6 @@ def _number(value):
 def _check_next(row):
     """The (t, seq) of the next stored timer, checked (a damaged t would be compared with times)."""
     if row is not None and not (_number(row[0]) and isinstance(row[1], int)):
-        from flux_lite.stored import TIMERS, DamagedError
-
         raise DamagedError(TIMERS, f"row {row[1]!r}: the time is not a number")
     return row
 
@@ -36,8 +37,6 @@ def _check_next(row):
 def _check_timer_row(seq, t, kind, jobid, arg):
     """A stored timer row as the broker can fire it; its argument decoded.
     A damaged row (a bit flip, a stray tool) is DamagedError, not a traceback."""
-    from flux_lite.stored import TIMERS, DamagedError
-
     try:
         if not isinstance(seq, int) or not _number(t):
             raise ValueError("the time is not a number")
@@ -91,7 +90,7 @@ class Broker:
     housekeeping = _module("_hk", "flux_lite.job_manager.housekeeping", "Housekeeping")
     deps = _module("_deps", "flux_lite.job_manager.dependency", "Dependencies")
     resources = _module("_resources", "flux_lite.resources", "Resources")
-    queues = _module("_queues", "flux_lite.queues", "Queues",
+    queues = _module("_queues", "flux_lite.job_manager.queues", "Queues",
                      "The job manager's queues (RFC 33): config, enable/start state.")
 
     @property
@@ -139,8 +138,6 @@ class Broker:
         credentials (default: the instance, as for a module's request)."""
         module = self._service(topic)
         if module is None:
-            from flux_lite import protocol
-
             raise protocol.error(protocol.ENOSYS, f"{topic}: service is not loaded")
         if cred is None:
             cred = self.module_cred
@@ -149,8 +146,6 @@ class Broker:
     @property
     def module_cred(self):
         """The credentials of the instance's own modules: the owner's."""
-        from flux_lite.protocol import Cred
-
         return Cred(self.instance.owner, True)
 
     def run(self):
@@ -416,8 +411,6 @@ class Broker:
     def rmmod_scheduler(self):
         """Unload the scheduler: queued messages reach it first; then the job
         manager hears that it went away, as Flux's disconnect tells it."""
-        from flux_lite import protocol
-
         self.run()
         self._sched = None
         self._sched_loaded = True

@@ -10,14 +10,14 @@ track, or tracks with other cores, could be double-booked; two allocations
 sharing a core are double-booked.
 """
 
+from flux_lite import protocol
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
+from flux_lite.formats.rset import Rset
+from flux_lite.job_manager.replay import replay_job
 
 
 def expected_allocations(broker):
-    from flux_lite.formats.rset import Rset
-    from flux_lite.job_manager.replay import replay_job
-
     out = {}
     for jobid in sorted(broker.jm.jobs):
         job = replay_job(broker.kvs, jobid)
@@ -40,8 +40,6 @@ def _cores(rset):
 
 
 def check(broker):
-    from flux_lite import protocol
-
     problems = []
     try:
         actual = broker.rpc(protocol.SCHED_ALLOCATIONS, {})["allocations"]

@@ -5,10 +5,19 @@ name, before anything is changed. The validated config is stored as JSON in
 the KVS (key ``config``), so commands that do not read YAML never import it.
 """
 
+import datetime
 import json
 import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from flux_lite.errors import ConfigError, FormatError
+from flux_lite.formats import fsd
+from flux_lite.formats.bounds import count_values, flow_depth_exceeds
+from flux_lite.formats.hostlist import Hostlist
+from flux_lite.formats.idset import IDset
 
 # key -> (kind, children) ; kinds: table, fsd, int, bool, str, list, any
 HOUSEKEEPING_KEYS = {
@@ -24,15 +33,15 @@ HOUSEKEEPING_KEYS = {
 }
 
 
+# Checks of values only a higher layer can judge, installed by that layer when
+# it is imported: the scheduler registry (flux_lite/sched/registry.py) installs
+# "sched.policy", whose values are the policies of the scheduler modules.
+_VALUE_CHECKS: dict[str, Callable[[Any], None]] = {}
 
-def __getattr__(name):
-    # POLICIES: every scheduler module's policies (flux_lite.sched.registry),
-    # computed on first use: most commands never validate a configuration
-    if name == "POLICIES":
-        from flux_lite.sched import registry
 
-        return registry.policies()
-    raise AttributeError(name)
+def register_check(dotted: str, check: Callable[[Any], None]) -> None:
+    """Have validate() call check(value) for the key dotted; check raises ConfigError."""
+    _VALUE_CHECKS[dotted] = check
 
 
 # Tables of Flux's configuration that flux-lite has nothing to simulate with:
@@ -89,15 +98,12 @@ def _too_big_integer(text, source, sep):
 
 
 def _looks_like_toml(text):
-    import re
 
     return re.search(r"^\s*(\[\[?[^\]]+\]\]?\s*(#.*)?|[A-Za-z0-9_.\"'-]+\s*=.*)$", text, re.M) is not None
 
 
 def parse_toml(text, source="config"):
     """TOML text -> dict (tomllib; tomli before Python 3.11). Errors name the line."""
-    import re
-    import sys
 
     if sys.version_info >= (3, 11):
         import tomllib
@@ -118,7 +124,6 @@ def parse_toml(text, source="config"):
 
 def _plain(value):
     """TOML and YAML dates and times as strings: the stored config is JSON."""
-    import datetime
 
     if isinstance(value, dict):
         return {k if isinstance(k, str) else str(k): _plain(v) for k, v in value.items()}
@@ -132,7 +137,6 @@ def _plain(value):
 
 
 def _parse_yaml(text, source):
-    from flux_lite.formats.bounds import flow_depth_exceeds
 
     if flow_depth_exceeds(text):
         raise ConfigError(f"{source}: nested too deeply")
@@ -168,7 +172,6 @@ MAX_VALUES = 100000
 def read_input(path, what="file", limit=MAX_INPUT):
     """The UTF-8 text of path ('-' is stdin), refused past limit bytes
     (/dev/zero included) or when it is not text."""
-    import sys
 
     try:
         if path == "-":
@@ -189,7 +192,6 @@ def read_input(path, what="file", limit=MAX_INPUT):
 
 def check_size(obj, source, limit=MAX_VALUES):
     """Refuse a parsed document with more than limit values, aliases expanded."""
-    from flux_lite.formats.bounds import count_values
 
     if count_values(obj, limit) > limit:
         raise ConfigError(f"{source}: more than {limit} values (YAML aliases expand to too much)")
@@ -198,7 +200,6 @@ def check_size(obj, source, limit=MAX_VALUES):
 def load_file(path, check=True):
     """A config file (TOML, YAML or JSON, by extension or content) or, as
     Flux reads a config directory, every DIR/*.toml merged in name order."""
-    from pathlib import Path
 
     path = Path(path)
     try:
@@ -257,7 +258,6 @@ def _section(parent, name, allowed, prefix=""):
 
 
 def _fsd(value, key, c_syntax=True):
-    from flux_lite.formats import fsd
 
     try:
         if isinstance(value, bool):
@@ -316,7 +316,6 @@ def validate(cfg):
                 _checked(ent, key, ("hosts", "cores", "gpus", "properties"))
                 if not isinstance(ent.get("hosts"), str):
                     raise ConfigError(f"{key}.hosts: required hostlist string")
-                from flux_lite.formats.hostlist import Hostlist
 
                 try:
                     Hostlist.parse(ent["hosts"])
@@ -343,13 +342,9 @@ def validate(cfg):
     if inst is not None and "expiration" in inst:
         _fsd(inst["expiration"], "instance.expiration")
     if "policy" in cfg:
-        from flux_lite import queues
-
-        queues.validate_policy(cfg["policy"], "policy")
+        validate_policy(cfg["policy"], "policy")
     if "queues" in cfg or get_path(cfg, "policy.jobspec.defaults.system.queue") is not None:
-        from flux_lite import queues
-
-        queues.validate_queues(cfg)
+        validate_queues(cfg)
     jm = _section(cfg, "job-manager", ("housekeeping", "update-duration", "inactive-age-limit",
                                         "inactive-num-limit"))
     if jm is not None:
@@ -377,11 +372,9 @@ def validate(cfg):
     sch = _section(cfg, "sched", ("policy", "queue-depth", "reservation-depth", "partial-ok"))
     if sch is not None:
         if "policy" in sch:
-            from flux_lite.sched import registry
-
-            policies = registry.policies()
-            if sch["policy"] not in policies:
-                raise ConfigError(f"sched.policy: expected one of {', '.join(policies)}, got {sch['policy']!r}")
+            check = _VALUE_CHECKS.get("sched.policy")
+            if check is not None:
+                check(sch["policy"])
         if "queue-depth" in sch:
             _posint(sch["queue-depth"], "sched.queue-depth", allow_unlimited=True)
         if "reservation-depth" in sch:
@@ -406,7 +399,6 @@ def validate(cfg):
 
 
 def _idset_or_count(value, key):
-    from flux_lite.formats.idset import IDset
 
     if isinstance(value, bool):
         raise ConfigError(f"{key}: expected an idset or a count")
@@ -422,8 +414,6 @@ def _idset_or_count(value, key):
 
 def _targets(value, key):
     """An idset or a hostlist (both are accepted wherever Flux takes TARGETS)."""
-    from flux_lite.formats.hostlist import Hostlist
-    from flux_lite.formats.idset import IDset
 
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         raise ConfigError(f"{key}: expected an idset or hostlist string")
@@ -490,3 +480,278 @@ def get_path(cfg, dotted, default=None):
             return default
         obj = obj[part]
     return obj
+
+
+# -- queues (RFC 33): their configuration ------------------------------------------
+# The runtime side (enable/start state, submission checks) is the job manager's:
+# flux_lite/job_manager/queues.py.
+
+
+class QueueDef:
+    """One configured queue."""
+
+    __slots__ = ("name", "requires", "parent", "policy")
+
+    def __init__(self, name, requires=None, parent=None, policy=None):
+        self.name = name
+        self.requires = requires
+        self.parent = parent
+        self.policy = policy or {}
+
+
+class QueueConfig:
+    """The queues of a config: definitions in config order and the default."""
+
+    def __init__(self, cfg):
+        self.defs = {}
+        for name, table in (cfg.get("queues") or {}).items():
+            self.defs[name] = QueueDef(name, table.get("requires"), table.get("parent"), table.get("policy"))
+        self.default = get_path(cfg, "policy.jobspec.defaults.system.queue")
+        self.global_policy = cfg.get("policy") or {}
+
+    @property
+    def named(self) -> bool:
+        return bool(self.defs)
+
+    def names(self):
+        return list(self.defs)
+
+    def resource_def(self, name):
+        """The queue whose resources name uses: itself, or a virtual queue's parent."""
+        q = self.defs[name]
+        return self.defs.get(q.parent, q) if q.parent else q
+
+    def requires(self, name):
+        """Properties a job of queue name must have (a virtual queue inherits)."""
+        return self.resource_def(name).requires
+
+    def policy_value(self, name, dotted):
+        """A policy key for queue name: the queue's own, else the global one."""
+        q = self.defs.get(name) if name is not None else None
+        while q is not None:
+            # a virtual queue's own keys, then its parent's, then the general table
+            value = get_path(q.policy, dotted)
+            if value is not None:
+                return value
+            q = self.defs.get(q.parent) if q.parent else None
+        return get_path(self.global_policy, dotted)
+
+    def hash_order(self):
+        """Queue names in the order Flux's job manager walks its queue hash
+        (czmq zhashx: modified Bernstein hash, prime-sized table, new items at
+        the head of their chain). `queue status` and the enable/start replies
+        list queues in this order; `queue list` uses config order."""
+        return zhashx_order(self.names())
+
+
+_CONFIG_CACHE = {}
+
+
+def queue_config(cfg) -> QueueConfig:
+    hit = _CONFIG_CACHE.get(id(cfg))
+    if hit is not None and hit[0] is cfg:
+        return hit[1]
+    qc = QueueConfig(cfg)
+    _CONFIG_CACHE.clear()
+    _CONFIG_CACHE[id(cfg)] = (cfg, qc)
+    return qc
+
+
+_PRIMES = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 43, 47, 53, 59, 61, 103, 107, 109, 113, 127,
+           229, 233, 239, 241, 251, 487, 491, 499, 503, 509, 997, 1009, 1013, 1019, 1021)
+
+
+def _bernstein(key):
+    h = 0
+    for c in key.encode():
+        h = ((33 * h) ^ (c - 256 if c > 127 else c)) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def zhashx_order(names):
+    """Iteration order of a czmq zhashx after inserting names in order."""
+    prime = 0
+    chain_limit = 1
+    table = [[] for _ in range(_PRIMES[0])]
+    size = 0
+
+    def rehash(new_prime):
+        new = [[] for _ in range(_PRIMES[new_prime])]
+        for bucket in table:
+            for key in bucket:
+                new[_bernstein(key) % _PRIMES[new_prime]].insert(0, key)
+        return new
+
+    for name in names:
+        if size >= _PRIMES[prime] * 75 // 100 and prime + 5 < len(_PRIMES):
+            prime += 5
+            table = rehash(prime)
+            chain_limit += 1
+        index = _bernstein(name) % _PRIMES[prime]
+        if name in table[index]:
+            continue
+        if len(table[index]) > chain_limit and prime + 5 < len(_PRIMES):
+            prime += 5
+            table = rehash(prime)
+            index = _bernstein(name) % _PRIMES[prime]
+        table[index].insert(0, name)
+        size += 1
+    return [key for bucket in table for key in bucket]
+
+
+def _table_error(where, msg):
+    return ConfigError(f"error parsing [{where}] config table: {msg}")
+
+
+def _unpack(where, table, allowed):
+    """jansson's ``{s?o ... !}``: an object holding only the allowed keys."""
+    if not isinstance(table, dict):
+        raise _table_error(where, f"Expected object, got {_json_type(table)}")
+    extra = [k for k in table if k not in allowed]
+    if extra:
+        raise _table_error(where, f"{len(extra)} object item(s) left unpacked: {', '.join(extra)}")
+
+
+def _is_fsd(value):
+    if not isinstance(value, str):  # Flux wants an FSD string, not a number
+        return False
+    try:
+        fsd.parse_config(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_string_array(value, banned=""):
+    return isinstance(value, list) and all(
+        isinstance(v, str) and not (set(v) & set(banned)) for v in value)
+
+
+# characters Flux refuses in a queue's required property names
+_BANNED_PROPERTY_CHARS = " \t!&'\"`|()"
+
+
+def _validate_job_size(where, size):
+    _unpack(where, size, ("nnodes", "ncores", "ngpus"))
+    for key in ("nnodes", "ncores", "ngpus"):  # jansson checks keys in format order
+        if key in size and (isinstance(size[key], bool) or not isinstance(size[key], int)):
+            raise _table_error(where, f"Expected integer, got {_json_type(size[key])}")
+    if any(v < -1 for v in size.values()):
+        raise _table_error(where, "values must be >= -1")
+
+
+def validate_policy(policy, where):
+    """A [policy] table (global or per queue), as Flux's conf_policy checks
+    it: jobspec defaults, limits, access and the scheduler table. Returns the
+    default queue it names, if any."""
+    _unpack(where, policy, ("jobspec", "limits", "access", "scheduler"))
+    default_queue = None
+    if "jobspec" in policy:
+        jw = f"{where}.jobspec"
+        jobspec = policy["jobspec"]
+        _unpack(jw, jobspec, ("defaults",))
+        if "defaults" in jobspec:
+            _unpack(jw, jobspec["defaults"], ("system",))
+            system = jobspec["defaults"].get("system", {})
+            _unpack(jw, system, ("duration", "queue"))
+            if "duration" in system and not _is_fsd(system["duration"]):
+                raise _table_error(jw, "'defaults.system.duration' is not a valid FSD")
+            if "queue" in system:
+                if not isinstance(system["queue"], str):
+                    raise _table_error(jw, "'defaults.system.queue' is not a string")
+                default_queue = system["queue"]
+    if "limits" in policy:
+        lw = f"{where}.limits"
+        limits = policy["limits"]
+        _unpack(lw, limits, ("job-size", "duration"))
+        if "duration" in limits and not _is_fsd(limits["duration"]):
+            raise _table_error(lw, "'duration' is not a valid FSD")
+        if "job-size" in limits:
+            size = limits["job-size"]
+            _unpack(f"{lw}.job-size", size, ("min", "max"))
+            # Flux names these tables [...limits.min] / [...limits.max]
+            for bound in ("min", "max"):
+                if bound in size:
+                    _validate_job_size(f"{lw}.{bound}", size[bound])
+    if "access" in policy:
+        aw = f"{where}.access"
+        access = policy["access"]
+        _unpack(aw, access, ("allow-user", "allow-group"))
+        for key in ("allow-user", "allow-group"):
+            if key in access and not _is_string_array(access[key]):
+                raise _table_error(aw, f"'{key}' must be a string array")
+    return default_queue
+
+
+def validate_queues(cfg):
+    """Check [queues] and the default queue, with Flux's messages and in
+    Flux's order: each entry's syntax first, then parent relationships."""
+    queues = cfg.get("queues")
+    if queues is not None:
+        if not isinstance(queues, dict):
+            raise ConfigError("error parsing [queues] config table: not a table")
+        for name, table in queues.items():
+            where = f"queues.{name}"
+            _unpack(where, table, ("policy", "requires", "parent"))
+            parent = table.get("parent")
+            if "parent" in table and not isinstance(parent, str):
+                raise _table_error(where, "'parent' must be a string")
+            if "policy" in table:
+                if validate_policy(table["policy"], f"{where}.policy") is not None:
+                    raise _table_error(where, "'policy' must not define a default queue!")
+                if parent is not None and "scheduler" in table["policy"]:
+                    raise _table_error(where, "a virtual queue must not set 'policy.scheduler'")
+            if "requires" in table:
+                if parent is not None:
+                    raise _table_error(where, "a virtual queue must not set 'requires'")
+                if not _is_string_array(table["requires"], _BANNED_PROPERTY_CHARS):
+                    raise _table_error(where, "'requires' must be an array of property strings (RFC 20)")
+        for name, table in queues.items():
+            parent = table.get("parent")
+            if parent is None:
+                continue
+            where = f"queues.{name}"
+            if parent == name:
+                raise _table_error(where, "parent queue is itself")
+            if parent not in queues:
+                raise _table_error(where, f"parent queue '{parent}' is not configured")
+            if isinstance(queues[parent], dict) and isinstance(queues[parent].get("parent"), str):
+                # inheritance is one level deep (RFC 33)
+                raise _table_error(where, f"parent queue '{parent}' is itself a virtual queue")
+    default = get_path(cfg, "policy.jobspec.defaults.system.queue")
+    if isinstance(default, str) and (not queues or default not in queues):
+        raise ConfigError(f"the [policy] config table defines a default queue {default} "
+                          "that is not in [queues] table")
+
+
+# -- state --------------------------------------------------------------------------
+
+
+def queue_of(jobspec):
+    """attributes.system.queue of a jobspec, or None."""
+    try:
+        name = jobspec["attributes"]["system"].get("queue")
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
+
+
+def with_virtual(cfg, names):
+    """names plus the virtual queues whose parent is among them (`jobs -q`)."""
+    qc = queue_config(cfg)
+    out = set(names)
+    out |= {q.name for q in qc.defs.values() if q.parent in out}
+    return out
+
+
+def queues_of_ranks(cfg, rset):
+    """name -> IDset of the ranks each queue may use (requires all its properties)."""
+    qc = queue_config(cfg)
+    out = {}
+    for name in qc.names():
+        req = qc.requires(name)
+        ranks = rset.ranks
+        for prop in req or ():
+            ranks = ranks & rset.ranks_with_property(prop)
+        out[name] = ranks
+    return out

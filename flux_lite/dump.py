@@ -22,7 +22,14 @@ import base64
 import json
 import re
 
+from flux_lite import __version__, access
 from flux_lite.archive import Entry
+from flux_lite.formats import eventlog
+from flux_lite.formats.idset import IDset
+from flux_lite.formats.jobid import kvs_key, kvs_namespace
+from flux_lite.job_manager import index
+from flux_lite.job_manager.job import INACTIVE
+from flux_lite.schema import DERIVED_VERSION
 
 PREFIX = "flux-lite"  # flux-lite's own keys, under a directory Flux ignores
 FOREIGN = "archive"  # keys of a Flux archive flux-lite has no use for, kept as they were
@@ -98,12 +105,6 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
     """The archive entries for the instance as it is now (inside a session).
 
     Only the instance owner may dump: the archive holds every user's jobs."""
-    from flux_lite import __version__, access
-    from flux_lite.formats import eventlog
-    from flux_lite.formats.jobid import kvs_namespace
-    from flux_lite.instance import DERIVED_VERSION
-    from flux_lite.job_manager.job import INACTIVE
-
     access.require_owner(broker.instance.identity, "dump")
     kvs = broker.kvs
     now = broker.now
@@ -123,8 +124,6 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
         bucket.append(Entry(path, data=data, mtime=mtime))
 
     # job states from the index: which jobs are running, which ran and ended
-    from flux_lite.job_manager import index
-
     states: dict[int, tuple] = {}
     for jobid, raw in index.raw_rows(kvs.conn):
         rec = json.loads(raw)
@@ -164,8 +163,6 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
     # the exec system's part: a running job's guest namespace is a symlink;
     # once the job is inactive its exec eventlog is in the job's directory
     for jobid, (state, started, finished) in sorted(states.items()):
-        from flux_lite.formats.jobid import kvs_key
-
         jobdir = kvs_key(jobid)
         if not started or jobdir in guest_dirs:
             continue
@@ -239,8 +236,6 @@ def content_digest(entries) -> str:
 
 def _exec_eventlog(entries) -> str:
     """The exec system's eventlog of a job that ran, as Flux's job-exec writes it."""
-    from flux_lite.formats import eventlog
-
     start = finish = None
     for entry in entries:
         if entry["name"] == "start" and start is None:
@@ -268,7 +263,6 @@ def queue_states(broker) -> list[dict]:
 def job_manager_checkpoint(broker) -> dict:
     ckpt = broker.kvs.get("checkpoint.job-manager") or {}
     max_jobid = int(ckpt.get("max_jobid") or 0)
-    from flux_lite.job_manager import index
 
     max_jobid = max(max_jobid, index.max_id(broker.kvs.conn))
     return {"version": 1, "max_jobid": max_jobid, "queue": queue_states(broker)}
@@ -277,8 +271,6 @@ def job_manager_checkpoint(broker) -> dict:
 def resource_checkpoint(broker) -> dict:
     """Drain state as Flux's resource module checkpoints it: ranks with the
     same reason and (whole-second) time grouped into one idset."""
-    from flux_lite.formats.idset import IDset
-
     res = broker.resources
     groups: dict[tuple[float, str], list[int]] = {}
     for rank, info in sorted(res.drained.items()):

@@ -11,8 +11,19 @@ the derived tables are rebuilt from the eventlogs, and a damaged scheduler or
 job-manager state is rebuilt by reloading the scheduler (hello).
 """
 
-from flux_lite import stored
+from flux_lite import access, log, stored
+from flux_lite import check as checkmod
+from flux_lite import instance as instance_mod
+from flux_lite.broker import _check_timer_row
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import f58, jobid_of_key, kvs_key
+from flux_lite.instance import DB_NAME, Instance, NoInstanceError, check_private, resolve_state_dir
+from flux_lite.job_manager import dependency, index, replay
+from flux_lite.kvs import KVS
+from flux_lite.rebuild import rebuild
+from flux_lite.sched import loader
+from flux_lite.schedstate import MODULE_KEY
+from flux_lite.schema import DERIVED_VERSION
 
 LOST = "lost+found"
 # derived index fields a replay must reproduce
@@ -71,9 +82,6 @@ def _instance_keys(kvs, report):
 
 def _jobs(kvs, report):
     """Replay every job; returns {jobid: Job} of the good ones."""
-    from flux_lite.formats.jobid import kvs_key
-    from flux_lite.job_manager import replay
-
     good = {}
     for jobid in replay.job_ids(kvs):
         key = kvs_key(jobid)
@@ -103,9 +111,6 @@ def _jobs(kvs, report):
 
 def _index(kvs, good, report):
     """The derived job index against the replay."""
-    from flux_lite.formats.jobid import f58
-    from flux_lite.job_manager import index
-
     present = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if index.TABLE not in present:
         report.index_differs = True
@@ -138,7 +143,6 @@ def _index(kvs, good, report):
     for jobid in sorted(set(good) - seen):
         report.index_differs = True
         report.add(f"job index: {f58(jobid)} is missing")
-    from flux_lite.job_manager import dependency
 
     for text in dependency.check_tables(kvs, good):
         report.index_differs = True
@@ -149,8 +153,6 @@ def _index(kvs, good, report):
 
 def _log(kvs, report):
     """The dmesg table readable (it is not rebuilt: `dmesg -C` clears it)."""
-    from flux_lite import log
-
     try:
         log.read(kvs)
     except stored.DamagedError as exc:
@@ -159,8 +161,6 @@ def _log(kvs, report):
 
 def _timers(kvs, report):
     """Every row of the timers table readable (they are rebuilt from the eventlogs)."""
-    from flux_lite.broker import _check_timer_row
-
     for row in kvs.conn.execute("SELECT seq, t, kind, jobid, arg FROM timers"):
         try:
             _check_timer_row(*row)
@@ -170,8 +170,6 @@ def _timers(kvs, report):
 
 
 def _hwm(inst, report):
-    from flux_lite.formats.jobid import f58
-
     hwm = inst.read_hwm()
     ckpt = inst.kvs.get("checkpoint.job-manager") or {}
     if hwm and hwm > ckpt.get("max_jobid", 0):
@@ -183,8 +181,6 @@ def _hwm(inst, report):
 
 def _move_aside(kvs, jobid):
     """job.<id>.* -> lost+found.job.<id>.* (nothing is deleted)."""
-    from flux_lite.formats.jobid import kvs_key
-
     key = kvs_key(jobid)
     rows = kvs.conn.execute("SELECT key, kind, value FROM kvs WHERE key > ? AND key < ?",
                             (key + ".", key + "/")).fetchall()
@@ -196,15 +192,12 @@ def _move_aside(kvs, jobid):
 
 def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
     """Check (and with repair/rebuild, fix) the instance at state_dir."""
-    from flux_lite.instance import DB_NAME, Instance, NoInstanceError, _writable, check_private, resolve_state_dir
-    from flux_lite.kvs import KVS
-
     state_dir = resolve_state_dir(state_dir)
     path = state_dir / DB_NAME
     if not Instance.exists(state_dir):
         raise NoInstanceError(f"no flux-lite instance at {state_dir}")
     check_private(state_dir, path)
-    readonly = not _writable(state_dir, path)
+    readonly = not instance_mod.writable(state_dir, path)
     if readonly and (repair or rebuild):
         raise FluxLiteError("the state directory is read-only: fsck can check it, not repair it")
     kvs = KVS(path, readonly=readonly)
@@ -224,8 +217,6 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
                 return report
             inst = Instance(state_dir, kvs)
             if repair or rebuild:
-                from flux_lite import access
-
                 access.require_owner(inst.identity, "fsck --repair" if repair else "fsck --rebuild")
             hwm = 0 if "checkpoint.job-manager" in report.damaged_keys else _hwm(inst, report)
             if not report.damaged_keys and not report.damaged_jobs and not report.index_differs:
@@ -262,13 +253,11 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
 
 def _lost_ids(kvs):
 
-    return [stored.jobid_of_key(k[len(LOST) + 1:]) or 0 for k in kvs.keys_under(LOST)
+    return [jobid_of_key(k[len(LOST) + 1:]) or 0 for k in kvs.keys_under(LOST)
             if k.endswith(".eventlog")] if kvs.isdir(LOST) else []
 
 
 def _f58s(ids):
-    from flux_lite.formats.jobid import f58
-
     return [f58(j) for j in ids]
 
 
@@ -280,8 +269,6 @@ def _mark(report, match, how):
 
 
 def _sched(inst, report):
-    from flux_lite import check as checkmod
-
     ctx = inst.context(inst.clock_now())
     try:
         for problem in checkmod.check(ctx):
@@ -297,31 +284,26 @@ def _sched(inst, report):
 
 def _rebuild(ctx, reload_sched):
     """Derived tables from the eventlogs; the scheduler re-synchronised by hello."""
-    from flux_lite.job_manager import replay
-    from flux_lite.sched import loader
-
     kvs = ctx.kvs
     if reload_sched:
         # the persisted scheduler state may be what is damaged: start it afresh
         rec = None
         try:
-            rec = kvs.get(loader.MODULE_KEY)
+            rec = kvs.get(MODULE_KEY)
         except stored.DamagedError:
             pass
         loader.discard_state(kvs)
-        kvs.delete(loader.MODULE_KEY)
+        kvs.delete(MODULE_KEY)
         if kvs.get_raw("job-manager.sched") is None:
             kvs.put("job-manager.sched", {"online": False, "mode": None, "limit": 0})
         ctx.drop_scheduler()
         name, args = (rec["name"], rec.get("args") or {}) if rec else loader.config_module(ctx.config)
-        replay.rebuild(ctx)
+        rebuild(ctx)
         loader.module_load(ctx, name, args)
     else:
-        replay.rebuild(ctx)
+        rebuild(ctx)
     ctx.instance.kvs.conn.execute(f"PRAGMA user_version = {_derived_version()}")
 
 
 def _derived_version():
-    from flux_lite.instance import DERIVED_VERSION
-
     return DERIVED_VERSION

@@ -6,16 +6,27 @@ entry in time order (job run ends, expirations, housekeeping), applies its own
 change, and commits. Everything a command does lands together or not at all.
 """
 
+import gc
 import json
 import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from flux_lite import access, log
 from flux_lite import config as configmod
+from flux_lite.access import Identity
+from flux_lite.broker import Broker
 from flux_lite.errors import ConfigError, FluxLiteError, NoInstanceError
-from flux_lite.job_manager import index as jobindex
-from flux_lite.kvs import KVS
+from flux_lite.formats import eventlog
+from flux_lite.formats.idset import IDset
+from flux_lite.formats.jobid import encode
+from flux_lite.kvs import KVS, SideFile
+from flux_lite.limits import MAX_TIME
+from flux_lite.notices import READ_ONLY_NOTICE, notice
+from flux_lite.rebuild import rebuild
+from flux_lite.resources import build_instance_R
+from flux_lite.schema import DERIVED_NAMES, DERIVED_VERSION, TABLES
 
 DB_NAME = "kvs.sqlite"
 # The highest job id ever issued, kept outside the database: deleting
@@ -28,58 +39,6 @@ VIRTUAL_START = 1767225600.0
 # first job is submitted a little after the broker's epoch (ids like ƒYpmarK).
 FLUID_EPOCH_OFFSET = 1.0
 
-MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last time the tools can print
-
-TABLES = jobindex.SCHEMA + """
-CREATE TABLE IF NOT EXISTS waitable (
-    id         INTEGER PRIMARY KEY,
-    t_inactive REAL,
-    outcome    TEXT
-);
-CREATE TABLE IF NOT EXISTS timers (
-    seq   INTEGER PRIMARY KEY AUTOINCREMENT,
-    t     REAL NOT NULL,
-    kind  TEXT NOT NULL,
-    jobid INTEGER,
-    arg   TEXT
-);
-CREATE INDEX IF NOT EXISTS timers_t ON timers(t, seq);
-CREATE INDEX IF NOT EXISTS timers_job ON timers(jobid);
-CREATE TABLE IF NOT EXISTS depends (
-    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
-    jobid       INTEGER NOT NULL,
-    description TEXT NOT NULL,
-    scheme      TEXT NOT NULL,
-    target      INTEGER,
-    key         TEXT,
-    t           REAL,
-    UNIQUE (jobid, description)
-);
-CREATE INDEX IF NOT EXISTS depends_target ON depends(target);
-CREATE INDEX IF NOT EXISTS depends_key ON depends(key);
-CREATE TABLE IF NOT EXISTS job_names (
-    jobid INTEGER PRIMARY KEY,
-    key   TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS job_names_key ON job_names(key);
-CREATE TABLE IF NOT EXISTS dmesg (
-    seq   INTEGER PRIMARY KEY AUTOINCREMENT,
-    t     REAL NOT NULL,
-    name  TEXT NOT NULL,
-    level TEXT NOT NULL,
-    msg   TEXT NOT NULL
-);
-"""
-
-# derived tables: each can be rebuilt from the eventlogs alone, and is when
-# missing or when SQLite's user_version says their layout is an older one
-# (jobs_user serves `job last`, jobs_result `jobs --stats`; waitable holds the
-# waitable jobs not yet waited on, with the outcome of those already purged;
-# version 7 added the jobs table's listing column)
-DERIVED_NAMES = jobindex.NAMES | {"timers", "waitable", "depends", "job_names"}
-DERIVED_VERSION = 7
-
-
 def wall_time() -> float:
     """The real clock's source (one place, so tests can move it)."""
     return time.time()
@@ -91,7 +50,7 @@ def wall_sleep(seconds: float) -> None:
 
 
 @contextmanager
-def _gc_paused():
+def gc_paused():
     """Pause the cyclic garbage collector for one command.
 
     A command builds tens of thousands of small objects (job records, idsets,
@@ -99,8 +58,6 @@ def _gc_paused():
     scans of them cost up to half of a large scheduling pass. Our objects
     form almost no cycles, and a command is short, so nothing piles up.
     """
-    import gc
-
     was = gc.isenabled()
     gc.disable()
     try:
@@ -114,8 +71,6 @@ def _collect_step_garbage():
     """Between the steps of a polling wait: when the collector is off for
     the whole process (the console script), collect what the last step
     left (its broker and modules point at each other), or polls pile up."""
-    import gc
-
     if not gc.isenabled():
         gc.collect(1)
 
@@ -167,7 +122,7 @@ class Instance:
                 "or select one with --state-dir or FLUX_LITE_STATE_DIR)"
             )
         check_private(state_dir, path)
-        if _writable(state_dir, path):
+        if writable(state_dir, path):
             return cls(state_dir, KVS(path))
         inst = cls(state_dir, KVS(path, readonly=True))
         notice(READ_ONLY_NOTICE.format(state_dir))
@@ -182,8 +137,6 @@ class Instance:
         link(2), which fails if an instance appeared meanwhile: of racing
         starts exactly one wins, and a loser removes only its own files.
         """
-        from flux_lite.resources import build_instance_R
-
         state_dir = Path(state_dir)
         cfg = configmod.validate(dict(config or {}))
         path = state_dir / DB_NAME
@@ -272,8 +225,6 @@ class Instance:
             kvs.put("config", cfg)
             kvs.put_text("resource.R", json.dumps(R))
             # the resource module defines the instance's resources first thing
-            from flux_lite.formats import eventlog
-
             method = "configuration" if configmod.get_path(cfg, "resource.config") else "dynamic-discovery"
             kvs.append("resource.eventlog", eventlog.encode_entry(start, "resource-define", {"method": method}))
             inst = cls(state_dir, kvs)
@@ -304,8 +255,6 @@ class Instance:
     @property
     def identity(self):
         if self._identity is None:
-            from flux_lite.access import Identity
-
             self._identity = Identity(self.owner)
         return self._identity
 
@@ -355,8 +304,6 @@ class Instance:
     def read_log(self, read=True, clear=False):
         """The instance log as (t, name, level, msg) rows, oldest first
         (flux dmesg); clear empties it afterwards, in the same transaction."""
-        from flux_lite import log
-
         with self.kvs.transaction():
             rows = [row[1:] for row in log.read(self.kvs)] if read else []
             if clear:
@@ -371,8 +318,6 @@ class Instance:
     # -- sessions -----------------------------------------------------------------
 
     def context(self, now):
-        from flux_lite.broker import Broker
-
         return Broker(self, now)
 
     @contextmanager
@@ -387,7 +332,7 @@ class Instance:
         expiration) is then stamped when it was due when the step catches up
         with advance_to(step_target), however late this command runs."""
         try:
-            with _gc_paused(), self.kvs.transaction():
+            with gc_paused(), self.kvs.transaction():
                 ctx = self.context(self.stored_now())
                 ctx.step_target = self.clock_now()
                 self._check_derived(ctx)
@@ -423,7 +368,7 @@ class Instance:
         is read or saved. Otherwise it runs as a full session, so that what
         it shows includes what has happened by now.
         """
-        with _gc_paused(), self.kvs.read_transaction():
+        with gc_paused(), self.kvs.read_transaction():
             now = self.clock_now()
             if self._settled(now):
                 ctx = self.context(now)
@@ -454,8 +399,6 @@ class Instance:
         """A hook that records jobid as the highest issued (run after commit)."""
         def write():
             if self._hwm_file is None:
-                from flux_lite.kvs import SideFile
-
                 self._hwm_file = SideFile(str(self.state_dir / HWM_NAME))
             self._hwm_file.write(f"{self._tag()} {jobid}\n".encode())
         return write
@@ -481,7 +424,6 @@ class Instance:
         hwm = self.read_hwm()
         if not hwm or self._known_max_jobid() >= hwm:
             return
-        from flux_lite.formats.jobid import encode
 
         msg = (f"state rolled back: jobs up to {encode(hwm, 'f58')} were acknowledged but are missing "
                f"(was {DB_NAME}-wal deleted?); new job ids continue above them")
@@ -499,9 +441,7 @@ class Instance:
             return
         if self.readonly:
             raise FluxLiteError("the job index must be rebuilt, and the state directory is read-only")
-        from flux_lite.job_manager import replay
-
-        replay.rebuild(ctx)
+        rebuild(ctx)
         self.kvs.conn.execute(f"PRAGMA user_version = {DERIVED_VERSION}")
 
     def wait(self, check, timeout=None, poll=0.02):
@@ -565,8 +505,6 @@ class Instance:
 
     def advance_clock(self, seconds, progress=None):
         """Move a virtual clock forward, processing everything that falls due."""
-        from flux_lite import access
-
         access.require_owner(self.identity, "clock advance")
         if not self.virtual:
             raise FluxLiteError("the clock is real: only a virtual clock can be advanced")
@@ -582,24 +520,9 @@ class Instance:
         return ctx.now
 
 
-_NOTICES = []
-# said once by a command that only reads; one that fails to write says so in its error instead
-READ_ONLY_NOTICE = "{} is read-only: showing the last committed state (nothing is saved)"
 
 
-def notice(msg: str) -> None:
-    """Something the user must hear about once (the CLI prints it on stderr)."""
-    if msg not in _NOTICES:
-        _NOTICES.append(msg)
-
-
-def take_notices() -> list:
-    out = list(_NOTICES)
-    _NOTICES.clear()
-    return out
-
-
-def _writable(state_dir, path):
+def writable(state_dir, path):
     """Can this process change the instance? (SQLite also needs the directory,
     for the -wal and -shm files.)"""
     return os.access(state_dir, os.W_OK) and os.access(path, os.W_OK)
@@ -671,8 +594,6 @@ class WaitStalled(FluxLiteError):
 
 
 def R_ranks(R):
-    from flux_lite.formats.idset import IDset
-
     ranks = []
     for ent in R["execution"]["R_lite"]:
         ranks.extend(IDset.parse(ent["rank"]))

@@ -7,12 +7,25 @@ makes of them (columns, formats) is flux_lite.listing.jobs.
 
 from collections.abc import Callable
 
+from flux_lite.config import queue_of
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import when
 from flux_lite.formats.jobid import f58
 from flux_lite.job_manager import index
 from flux_lite.job_manager.job import (
-    ACTIVE, CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, PENDING, PRIORITY, RUN, RUNNING,
-    SCHED, TIMEOUT,
+    ACTIVE,
+    CANCELED,
+    CLEANUP,
+    COMPLETED,
+    DEPEND,
+    FAILED,
+    INACTIVE,
+    PENDING,
+    PRIORITY,
+    RUN,
+    RUNNING,
+    SCHED,
+    TIMEOUT,
 )
 
 # `jobs -f` names: states, virtual states and results
@@ -143,16 +156,12 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
 
 
 def _queue(rec):
-    from flux_lite.queues import queue_of
-
     return queue_of(rec.get("jobspec"))
 
 
 def parse_datetime(text: str, now: float) -> float:
     """A point in time as flux's parse_datetime takes it (see
     flux_lite.formats.when). ValueError if not."""
-    from flux_lite.formats import when
-
     return when.parse(text, now)
 
 

@@ -15,9 +15,11 @@ import json
 import sqlite3
 from contextlib import contextmanager
 
+from flux_lite import stored
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats import jsontext
+from flux_lite.formats import eventlog, jsontext
 from flux_lite.formats.jobid import WideJobID
+from flux_lite.formats.outputformat import escape_controls
 
 # ids past SQLite's integer range match no row (see WideJobID)
 sqlite3.register_adapter(WideJobID, lambda v: f"jobid:{int(v)}")
@@ -256,7 +258,6 @@ class KVS:
                 text = f.read(200).decode("utf-8", "replace")
         except OSError:
             text = ""
-        from flux_lite.formats.outputformat import escape_controls
 
         return escape_controls(text) or "another command"
 
@@ -355,7 +356,6 @@ class KVS:
         if row is None:
             return default
         kind, text = row
-        from flux_lite import stored
 
         if kind != JSON:
             if stored.check_for(key) is not None:
@@ -372,8 +372,6 @@ class KVS:
         row = self.get_raw(key)
         if row is None:
             return None
-        from flux_lite import stored
-        from flux_lite.formats import eventlog
 
         kind, text = row
         if kind != EVENTLOG:

@@ -1,5 +1,6 @@
 """The instance log (`flux dmesg`): rows of the ``dmesg`` table, oldest first."""
 
+from flux_lite.stored import LOG, DamagedError
 
 # a logged time the tools can print (1970 .. 9999)
 _FIRST, _LAST = 0.0, 253402300799.0
@@ -13,8 +14,6 @@ def read(kvs, after: int = 0):
     for seq, t, name, level, msg in rows:
         if not (isinstance(t, (int, float)) and _FIRST <= t <= _LAST
                 and isinstance(name, str) and isinstance(level, str) and isinstance(msg, str)):
-            from flux_lite.stored import LOG, DamagedError
-
             raise DamagedError(LOG, f"entry {seq}: {t!r} {name!r} {level!r}")
     return rows
 

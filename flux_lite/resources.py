@@ -10,20 +10,21 @@ import json
 from errno import EEXIST, EINVAL, ENOENT, ENOSYS
 
 from flux_lite import config as configmod
+from flux_lite import protocol
 from flux_lite.errors import ConfigError, FluxLiteError, FormatError
 from flux_lite.formats import eventlog
+from flux_lite.formats.hostlist import Hostlist
+from flux_lite.formats.idset import IDset
+from flux_lite.formats.rset import Rset, rlite_nodes
+from flux_lite.schedstate import allocated_parts
+from flux_lite.stored import DamagedError
 
 
 def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
     """R for a new instance: from resource.config, else from the --test-* options."""
-    from flux_lite.formats.hostlist import Hostlist
-    from flux_lite.formats.rset import Rset
-
     nodes = []
     entries = configmod.get_path(cfg, "resource.config")
     if entries:
-        from flux_lite.formats.idset import IDset
-
         # Flux's [[resource.config]] rules (librlist): entries may name the same
         # hosts; their cores and gpus add up and properties accumulate, but an
         # id given twice for a host is an error
@@ -72,8 +73,6 @@ def exclude_ranks(rset, text, by_host=True):
     checks it when it loads: an idset within the instance, or a hostlist of
     the instance's hosts (by_host: only when R is known, i.e. configured or
     the instance is running). ConfigError with Flux's words otherwise."""
-    from flux_lite.formats.hostlist import Hostlist
-    from flux_lite.formats.idset import IDset
 
     try:
         ids = IDset.parse(text)
@@ -102,8 +101,6 @@ def exclude_ranks(rset, text, by_host=True):
 def _ids(value):
     """cores or gpus of a resource.config entry: a count (ids 0..N-1), or
     Flux's idset of the ids themselves."""
-    from flux_lite.formats.idset import IDset
-
     if isinstance(value, int):
         return IDset.range(0, value - 1)
     return IDset.parse(str(value))
@@ -114,9 +111,6 @@ def targets_to_ranks(rset, text, invalid=None):
 
     `invalid` replaces the message for text that is neither.
     """
-    from flux_lite.formats.hostlist import Hostlist
-    from flux_lite.formats.idset import IDset
-
     # more targets than the instance has nodes cannot all name one of them:
     # refused before anything is expanded ("0-999999999" is a gigabyte)
     size = len(rset.ranks)
@@ -159,13 +153,9 @@ class Resources:
     def rset(self):
         """The instance resources, minus ranks excluded by the config."""
         if self._rset is None:
-            from flux_lite.formats.rset import Rset
-
             try:
                 rset = Rset.from_dict(self.instance_R)
             except (ValueError, TypeError, KeyError) as exc:
-                from flux_lite.stored import DamagedError
-
                 raise DamagedError("resource.R", str(exc)) from None
             exclude = configmod.get_path(self.b.config, "resource.exclude")
             if exclude is not None:
@@ -191,12 +181,8 @@ class Resources:
         return targets_to_ranks(self.rset, text)
 
     def hostlist_of(self, ranks):
-        from flux_lite.formats.hostlist import Hostlist
-
         rset = self.rset
         if any(r not in rset.ranks for r in ranks):
-            from flux_lite.formats.rset import Rset
-
             rset = Rset.from_dict(self.instance_R)  # excluded ranks have names too
         return str(Hostlist([rset.hostname(r) for r in ranks]))
 
@@ -212,14 +198,10 @@ class Resources:
                 for entry in entries:
                     self._apply(entry)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                from flux_lite.stored import DamagedError
-
                 raise DamagedError("resource.eventlog", f"bad drain entry: {exc}") from None
         return self._drained
 
     def _apply(self, entry):
-        from flux_lite.formats.idset import IDset
-
         ctx = entry.get("context") or {}
         if entry["name"] == "drain":
             overwrite = ctx.get("overwrite") or 0
@@ -242,10 +224,6 @@ class Resources:
 
     def drain_targets(self, text):
         """TARGETS of a drain or undrain request, with the resource module's errors."""
-        from flux_lite.formats.hostlist import Hostlist
-        from flux_lite.formats.idset import IDset
-        from flux_lite.formats.rset import Rset
-
         # no targets ("", " ", ",") decode as an empty idset or hostlist: "idset is empty" below
         full = Rset.from_dict(self.instance_R)
         try:
@@ -272,8 +250,6 @@ class Resources:
         drained with a reason, or excluded, are an error; "update" leaves
         them be; "overwrite" replaces their reason, "force-overwrite" their
         time too. force=True is "overwrite"."""
-        from flux_lite.formats.idset import IDset
-
         if force and mode is None:
             mode = "overwrite"
         if mode not in (None, "update", "overwrite", "force-overwrite"):
@@ -295,8 +271,6 @@ class Resources:
         self._notify()
 
     def undrain(self, ranks):
-        from flux_lite.formats.idset import IDset
-
         ranks = IDset(ranks)
         notdrained = [r for r in ranks if r not in self.drained]
         if notdrained:
@@ -305,14 +279,10 @@ class Resources:
         self._notify()
 
     def down_ranks(self):
-        from flux_lite.formats.idset import IDset
-
         return IDset(self.drained)
 
     def _notify(self):
         """Tell the scheduler which ranks are down now (resource.acquire's updates in Flux)."""
-        from flux_lite import protocol
-
         try:
             self.b.rpc(protocol.SCHED_RESOURCE_UPDATE, protocol.resource_update(down=str(self.down_ranks())))
         except FluxLiteError as exc:
@@ -328,9 +298,6 @@ class Resources:
         (sched.resource-status) or its persisted rows are read; otherwise the
         job index's R column (no job records are decoded) is merged in one
         pass."""
-        from flux_lite import protocol
-        from flux_lite.formats.rset import rlite_nodes
-
         # a loaded scheduler's pool holds exactly that: ask it when this
         # command has it in memory, else read its persisted rows (one per
         # busy rank), rather than every running job's R
@@ -343,9 +310,7 @@ class Resources:
                 if exc.errno != ENOSYS:
                     raise
         else:
-            from flux_lite.sched import store
-
-            parts = store.allocated_parts(self.b.kvs)
+            parts = allocated_parts(self.b.kvs)
             if parts is not None:
                 return self.rset.subset(parts)
         parts = []
@@ -366,8 +331,6 @@ def resource_status(broker, source="job-manager"):
     everything = res.rset
     down = everything.copy_ranks(res.down_ranks())
     if source == "sched":
-        from flux_lite import protocol
-
         try:
             allocated = broker.rpc(protocol.SCHED_RESOURCE_STATUS, {})["allocated"]
         except FluxLiteError as exc:

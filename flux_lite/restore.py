@@ -26,8 +26,20 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 
+from flux_lite import __version__
+from flux_lite import config as configmod
 from flux_lite.archive import ArchiveError, Entry
-from flux_lite.dump import FOREIGN, JOB_KEYS, PREFIX, content_digest, is_job_dir, unwrap_J
+from flux_lite.dump import FOREIGN, JOB_KEYS, PREFIX, content_digest, flux_path, is_job_dir, unwrap_J
+from flux_lite.formats import eventlog
+from flux_lite.formats.idset import IDset
+from flux_lite.formats.jobid import f58
+from flux_lite.formats.rset import Rset
+from flux_lite.instance import Instance
+from flux_lite.job_manager import replay
+from flux_lite.job_manager.job import CLEANUP, DEPEND, PRIORITY, RUN, SCHED
+from flux_lite.job_manager.queues import STATE_KEY
+from flux_lite.rebuild import rebuild
+from flux_lite.schema import DERIVED_VERSION, TABLES
 
 # values shorter than this are stored inline in a Flux KVS directory entry;
 # longer ones become a content blob (flux-core's BLOBREF_MAX_STRING_SIZE)
@@ -166,8 +178,6 @@ def load(entries: list[Entry], on_entry=None) -> Snapshot:
 def _check_jobs(snap):
     """Every job must replay: its eventlogs decode, jobspec and R parse; and
     the last time the archive records is found."""
-    from flux_lite.formats import eventlog
-
     latest = snap.max_timestamp
     for key, (kind, text) in snap.keys.items():
         if kind == "eventlog":
@@ -197,8 +207,6 @@ def restore(state_dir, snap: Snapshot, *, force: bool = False, clock: str | None
     (size, hosts, cores, gpus) to use instead of the archive's resource/R
     (Flux archives only).
     """
-    from flux_lite.instance import Instance
-
     if snap.from_flux_lite:
         if resources:
             raise ArchiveError("a flux-lite dump brings its own resources: --test-* options cannot change them")
@@ -222,8 +230,6 @@ def restore(state_dir, snap: Snapshot, *, force: bool = False, clock: str | None
 
 
 def _archive_R(snap):
-    from flux_lite.formats.rset import Rset
-
     val = snap.keys.get("resource.R")
     if val is None:
         raise ArchiveError("the archive has no resource/R: give the resources with --test-size (or a config)")
@@ -239,9 +245,6 @@ def _archive_R(snap):
 
 def _populate_flux_lite(state_dir, kvs, snap, clock, config, source):
     """A flux-lite dump: every key and table back as they were."""
-    from flux_lite import config as configmod
-    from flux_lite.instance import DERIVED_VERSION, TABLES, Instance
-
     conn = kvs.conn
     with kvs.transaction():
         import re
@@ -294,10 +297,9 @@ def _populate_flux_lite(state_dir, kvs, snap, clock, config, source):
         _restart_admin_eventlog(kvs, now)
         inst.log("broker", "info", f"restored from {source} (flux-lite dump)", t=now)
         if not same_layout:
-            from flux_lite.job_manager import replay
 
             ctx = inst.context(now)
-            replay.rebuild(ctx)
+            rebuild(ctx)
             ctx.run()
             ctx.save()
             conn.execute(f"PRAGMA user_version = {DERIVED_VERSION}")
@@ -305,16 +307,11 @@ def _populate_flux_lite(state_dir, kvs, snap, clock, config, source):
 
 
 def _is_flux_lite_key(key):
-    from flux_lite.dump import flux_path
-
     return flux_path(key) is not None
 
 
 def _restart_admin_eventlog(kvs, now):
     """The admin eventlog of a restarted instance: a new start after the last finish."""
-    from flux_lite import __version__
-    from flux_lite.formats import eventlog
-
     text = kvs.get("admin.eventlog")
     if not text:
         return
@@ -329,8 +326,6 @@ def _restart_admin_eventlog(kvs, now):
 
 def _prepare_flux(inst, ctx, snap, source):
     """A Flux dump: its content, then what Flux's job manager does on restart."""
-    from flux_lite.job_manager import replay
-
     kvs = ctx.kvs
     kvs.flush()
     ckpt = None
@@ -370,10 +365,9 @@ def _prepare_flux(inst, ctx, snap, source):
     _restore_drains(ctx, drain_ckpt)
 
     # the job manager's restart: replay every eventlog, then act on what is found
-    replay.rebuild(ctx)
+    rebuild(ctx)
     jm = ctx.jm
     jobs = jm.jobs
-    from flux_lite.job_manager.job import CLEANUP, DEPEND, PRIORITY, RUN, SCHED
 
     running = [j for j in jobs.values() if j.state & (RUN | CLEANUP)]
     ctx.log("job-manager", "info", f"restart: {len(ids)} jobs")
@@ -393,8 +387,6 @@ def _restore_queues(kvs, entries):
     """Queue states from checkpoint.job-manager: enable/start and their
     reasons, by queue name (none for the anonymous queue). Queues the
     configuration does not have are ignored when read, as Flux ignores them."""
-    from flux_lite.queues import STATE_KEY
-
     if not isinstance(entries, list):
         return
     states = []
@@ -428,9 +420,6 @@ def _json_or_none(text):
 
 
 def _append_admin_start(kvs, now):
-    from flux_lite import __version__
-    from flux_lite.formats import eventlog
-
     kvs.append("admin.eventlog", eventlog.encode_entry(
         now, "start", {"version": 1, "core_version": f"flux-lite-{__version__}"}))
 
@@ -440,9 +429,6 @@ def _restore_drains(ctx, drain_ckpt):
     state, then the eventlog's events after the checkpoint. flux-lite keeps its
     drains in resource.eventlog alone, so where replaying that eventlog gives
     another answer, drain/undrain events make it give Flux's."""
-    from flux_lite.formats import eventlog
-    from flux_lite.formats.idset import IDset
-
     if not isinstance(drain_ckpt, dict) or not isinstance(drain_ckpt.get("drain_state"), dict):
         return
     res = ctx.resources
@@ -487,8 +473,6 @@ def _restore_drains(ctx, drain_ckpt):
 def _fail_running(ctx, running):
     """Jobs that were running when the archive was made: Flux's job-exec cannot
     recover their guest namespace, raises an exec exception and releases them."""
-    from flux_lite.formats.jobid import f58
-
     jm = ctx.jm
     owner = ctx.instance.owner
     for job in running:

@@ -7,11 +7,18 @@ the key (and the job), never handed to code that would fail on it later.
 The same checks gate `kvs put` and drive `fsck`.
 """
 
+import json
 import math
+from collections.abc import Callable
+from typing import Any
 
-from flux_lite.errors import FluxLiteError
+from flux_lite import config as configmod
+from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite.formats.jobid import encode, jobid_of_key
+from flux_lite.formats.rset import Rset
+from flux_lite.limits import MAX_TIME
+from flux_lite.notices import notice
 
-MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z
 MAX_ID = 2**64 - 1
 MAX_UID = 2**32 - 1
 
@@ -25,8 +32,6 @@ class DamagedError(FluxLiteError):
         self.jobid = jobid_of_key(key) if jobid is None else jobid
         where = ""
         if self.jobid is not None:
-            from flux_lite.formats.jobid import encode
-
             where = f"job {encode(self.jobid, 'f58')}: "
         if key == LOG:
             self.plain = f"damaged row in the {LOG}: {reason}"
@@ -37,19 +42,6 @@ class DamagedError(FluxLiteError):
         else:
             self.plain = f"{where}damaged KVS key {key}: {reason}"
             super().__init__(f"{self.plain} (see 'flux-lite fsck')")
-
-
-def jobid_of_key(key):
-    """The job id a job.XXXX.XXXX.XXXX.XXXX.* key belongs to, else None."""
-    if not key.startswith("job."):
-        return None
-    parts = key.split(".")
-    if len(parts) < 5 or not all(len(p) == 4 for p in parts[1:5]):
-        return None
-    try:
-        return int("".join(parts[1:5]), 16)
-    except ValueError:
-        return None
 
 
 def _time(value, what):
@@ -86,8 +78,6 @@ def check_clock(v):
 
 
 def check_config(v):
-    from flux_lite import config as configmod
-
     _obj(v)
     try:
         configmod.validate(v)
@@ -114,8 +104,6 @@ def check_R(v, deep=False):
                                  and all(isinstance(h, str) for h in ex["nodelist"])):
         raise ValueError("execution.nodelist must be a list of hostlists")
     if deep:
-        from flux_lite.formats.rset import Rset
-
         try:
             Rset.from_dict(v)
         except FluxLiteError as exc:
@@ -123,12 +111,11 @@ def check_R(v, deep=False):
 
 
 def check_sched_module(v):
+    """The shape; the scheduler registry adds the check that the module exists
+    (register_check: it is a higher layer)."""
     _obj(v)
-    from flux_lite.sched import registry
-
-    name = v.get("name")
-    if not isinstance(name, str) or registry.module_class(name) is None:
-        raise ValueError(f"name must be one of {', '.join(registry.module_names())}")
+    if not isinstance(v.get("name"), str):
+        raise ValueError("name must be a string")
     if v.get("args") is not None:
         _obj(v["args"], "args")
 
@@ -222,6 +209,18 @@ MANAGED = {
 }
 
 
+def register_check(key: str, check: Callable[[Any], None]) -> None:
+    """A deeper check for an instance key, from the layer that can judge it: it
+    runs after the shape check kept here and raises ValueError when damaged."""
+    shape = CHECKS[key]
+
+    def both(value):
+        shape(value)
+        check(value)
+
+    CHECKS[key] = both
+
+
 def check_for(key):
     """The check for key's value, or None."""
     check = CHECKS.get(key)
@@ -254,8 +253,6 @@ _ROW_FIELDS = {"id": int, "userid": int, "state": int, "nevents": int}
 
 def decode_row(jobid, data):
     """One row of the derived jobs index as a record; damage is DamagedError."""
-    import json
-
     try:
         rec = json.loads(data)
         _obj(rec)
@@ -274,8 +271,6 @@ def decode_row(jobid, data):
 
 def good_rows(rows):
     """Records of (id, data) rows; a damaged row is reported and left out."""
-    from flux_lite.instance import notice
-
     for jobid, data in rows:
         try:
             yield decode_row(jobid, data)
@@ -315,8 +310,6 @@ def check_job_events(entries):
 
 def check_put(key: str, value) -> None:
     """Refuse a `kvs put` that would leave the instance unable to read key."""
-    from flux_lite.errors import UsageError
-
     reason = MANAGED.get(key)
     if reason is None and key.startswith(("checkpoint.", "sched.", "job-manager.")):
         reason = "flux-lite writes it"

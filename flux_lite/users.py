@@ -1,5 +1,7 @@
 """User names and ids, as the commands take and show them."""
 
+from flux_lite.errors import FluxLiteError
+
 _NAMES: dict[int, str] = {}
 
 
@@ -30,6 +32,4 @@ def userid(user: str) -> int | None:
     try:
         return pwd.getpwnam(user).pw_uid
     except KeyError:
-        from flux_lite.errors import FluxLiteError
-
         raise FluxLiteError(f"Invalid user {user} specified") from None

@@ -21,6 +21,11 @@ from dataclasses import dataclass, field
 from math import isfinite
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import jobspec as jobspecmod
+from flux_lite import instance as instance_mod
+from flux_lite.instance import Instance
+from flux_lite.job_manager import index
+from flux_lite.listing.jobs import make_info
 
 # SWF status field: 1 completed, 0 failed, 5 cancelled (others are partial records)
 SWF_FIELDS = 18
@@ -258,7 +263,6 @@ def submission_for(job: TraceJob) -> tuple[dict, str | None]:
                                         "exec": {"test": {"run_duration": run}}}},
               "version": 1}
         return js, _SPEC_TEXT % (procs, num, limit, num, run)
-    from flux_lite.formats import jobspec as jobspecmod
 
     return jobspecmod.build(["swf", str(num)], ntasks=procs, duration=limit, name=f"swf{num}",
                             setattrs=[("exec.test.run_duration", run)], check=False), None
@@ -276,13 +280,11 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
     progress(done, total) is called every few hundred jobs, done counting
     the jobs that have finished.
     """
-    from flux_lite.instance import Instance, _gc_paused
-
     cfg = {"sched": {"policy": policy}}
     inst = Instance.create(state_dir, config=cfg, size=nodes, cores=cores, clock="virtual")
     # the collector stays off until the summary is made: the replay's
     # objects form no cycles, and scanning them would cost seconds
-    with _gc_paused():
+    with instance_mod.gc_paused():
         try:
             summary = _run(inst, jobs, progress, nodes * cores)
         finally:
@@ -341,8 +343,6 @@ def _outcomes(inst, collected=None) -> list[Outcome]:
     """The outcome of every job of the index (read from it), or of the
     collected (id, outcome_rows values) of every job, in id order as the
     index has them."""
-    from flux_lite.job_manager import index
-
     if collected is not None:
         collected.sort()
         rows = (row[1:] for row in collected)
@@ -355,8 +355,6 @@ def _outcomes(inst, collected=None) -> list[Outcome]:
 
 def outcomes(records) -> list[Outcome]:
     """The outcome of each job record of the index (the replay's, or a benchmark's)."""
-    from flux_lite.listing.jobs import make_info
-
     out = []
     for rec in records:
         info = make_info(rec, rec.get("t_inactive") or 0.0, str)

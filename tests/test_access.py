@@ -122,7 +122,7 @@ def test_no_cli_module_checks_permissions():
     root = pathlib.Path(flux_lite.cli.__file__).parent
     for path in root.glob("*.py"):
         text = path.read_text()
-        for word in ("is_owner", "rolemask", "not permitted", "owner credentials"):
+        for word in ("is_owner", "rolemask", "not permitted", "owner credentials", "access.require_", "access.check"):
             assert word not in text, (path.name, word)
 
 
@@ -165,3 +165,24 @@ def test_setattr_without_value_is_one(flux):
     assert js["attributes"]["user"]["bar"] == 1
     r = flux.fails("submit", "--dry-run", "-S", "=1", "true", code=2)
     assert "--setattr: expected KEY=VAL, got '=1'" in r.stderr
+
+
+def test_owner_only_operations_are_checked_where_contributing_says():
+    """CONTRIBUTING.md's table of owner-only operations names every module
+    that calls access.require_owner, and no other module calls it."""
+    import ast
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    text = (root / "CONTRIBUTING.md").read_text()
+    table = text[text.index("| owner-only operations | checked in |"):]
+    table = table[:table.index("\n\n")]
+    documented = set(re.findall(r"\| `([\w/]+\.py)` \|", table))
+    callers = set()
+    for path in (root / "flux_lite").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "require_owner":
+                callers.add(str(path.relative_to(root / "flux_lite")))
+    assert callers == documented

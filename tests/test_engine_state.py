@@ -93,7 +93,7 @@ def test_replay_leaves_no_cyclic_garbage_per_job(tmp_path, monkeypatch):
 
     from flux_lite import instance
 
-    monkeypatch.setattr(instance, "_gc_paused", contextlib.nullcontext)
+    monkeypatch.setattr(instance, "gc_paused", contextlib.nullcontext)
 
     def garbage(n, path):
         """The functions and closure cells in reference cycles after a

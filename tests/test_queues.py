@@ -451,7 +451,7 @@ def test_config_load_adds_and_removes_queues(flux):
 
 
 def test_zhashx_order_matches_flux():
-    from flux_lite.queues import zhashx_order
+    from flux_lite.config import zhashx_order
 
     assert zhashx_order(["debug", "batch"]) == ["batch", "debug"]
     assert zhashx_order(["a", "b"]) == ["a", "b"]

@@ -28,7 +28,7 @@ def frozen(flux, monkeypatch):
     flux.advance("10s")
     before = open(flux.state_dir + "/kvs.sqlite", "rb").read()
     assert not os.path.exists(flux.state_dir + "/kvs.sqlite-wal")
-    monkeypatch.setattr(instance_mod, "_writable", lambda *a: False)
+    monkeypatch.setattr(instance_mod, "writable", lambda *a: False)
     return flux, running, done, before
 
 

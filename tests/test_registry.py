@@ -24,7 +24,6 @@ import flux_lite.cli.module
 import flux_lite.cli.replay
 import flux_lite.cli.sched  # noqa: F401 - imported before the scratch file appears, as in a running process
 import flux_lite.sched
-from flux_lite import config
 from flux_lite.cli.main import cli
 from flux_lite.sched import registry
 
@@ -92,7 +91,7 @@ def test_registry_derives_policies_and_modules():
     modules = registry.modules()
     names = registry.module_names()
     assert names == tuple(modules) and names[0] == registry.DEFAULT_MODULE == "sched-simple"
-    assert registry.policies() == config.POLICIES == tuple(p for cls in modules.values() for p in cls.policies)
+    assert registry.policies() == tuple(p for cls in modules.values() for p in cls.policies)
     assert registry.default_policy() == "fcfs"
     assert {"fcfs", "easy", "hybrid", "conservative"} <= set(registry.policies())
     assert len(set(registry.policies())) == len(registry.policies())  # no policy in two modules
@@ -143,7 +142,7 @@ def test_a_scratch_file_comes_and_goes_with_the_path(monkeypatch, tmp_path):
     with monkeypatch.context() as patch:
         _add_scratch_policy(patch, tmp_path / "policies")
         assert registry.module_names() == (*before, "sched-lifo")
-        assert registry.policies()[-1] == "lifo" and config.POLICIES[-1] == "lifo"
+        assert registry.policies()[-1] == "lifo"
         assert registry.module_class("sched-lifo").__module__ == "flux_lite.sched.lifo"
     sys.modules.pop("flux_lite.sched.lifo", None)
     assert registry.module_names() == before

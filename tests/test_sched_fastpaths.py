@@ -189,6 +189,7 @@ def test_free_core_count_follows_hello_and_state_rows(bulk):
     import sqlite3
 
     from flux_lite.formats.rset import Rset
+    from flux_lite import schedstate
     from flux_lite.sched import store
     from flux_lite.sched.pool import Pool
 
@@ -213,7 +214,7 @@ def test_free_core_count_follows_hello_and_state_rows(bulk):
     pool.set_up("5")
     assert pool.nfree_up_cores == counted(pool)
     conn = sqlite3.connect(":memory:")
-    store.create(conn)
+    schedstate.create(conn)
     store.save_pool(conn, pool)
     again = Pool(rset)
     again.set_down("2")

@@ -12,6 +12,8 @@ into one ``properties`` list, so ``--requires=debug`` gives
 from __future__ import annotations
 
 from flux_lite.errors import FormatError
+from flux_lite.formats.hostlist import Hostlist
+from flux_lite.formats.idset import IDset
 
 OPERATORS = {
     None: "properties", "properties": "properties", "property": "properties", "prop": "properties",
@@ -91,14 +93,11 @@ def _term(word):
                 raise ConstraintSyntaxError(f"invalid character in property \"{p}\"")
         return {"properties": props}
     if name == "hostlist":
-        from flux_lite.formats.hostlist import Hostlist
-
         try:
             Hostlist.parse(value)
         except FormatError:
             raise ConstraintSyntaxError(f"invalid hostlist '{value}' in {word}") from None
         return {"hostlist": [value]}
-    from flux_lite.formats.idset import IDset
 
     try:
         IDset.parse(value)
@@ -187,8 +186,6 @@ def parse(text: str) -> dict:
 
 def hostnames(constraint):
     """Every host name a constraint's hostlist terms mention."""
-    from flux_lite.formats.hostlist import Hostlist
-
     out = []
     if isinstance(constraint, dict):
         for op, arg in constraint.items():

@@ -21,6 +21,7 @@ import re
 from functools import lru_cache
 
 from flux_lite.errors import HostlistError
+from flux_lite.formats.idset import IDset
 
 __all__ = ["Hostlist"]
 
@@ -356,8 +357,6 @@ class Hostlist:
 
         With strict=True a host that is not present raises HostlistError.
         """
-        from flux_lite.formats.idset import IDset
-
         if isinstance(hosts, str):
             hosts = Hostlist(hosts)
         idx = self._host_index()

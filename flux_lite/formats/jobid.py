@@ -269,6 +269,19 @@ def kvs_key(jobid, *subkeys):
     return key
 
 
+
+def jobid_of_key(key: str) -> int | None:
+    """The job id a job.XXXX.XXXX.XXXX.XXXX.* KVS key belongs to, else None."""
+    if not key.startswith("job."):
+        return None
+    parts = key.split(".")
+    if len(parts) < 5 or not all(len(p) == 4 for p in parts[1:5]):
+        return None
+    try:
+        return int("".join(parts[1:5]), 16)
+    except ValueError:
+        return None
+
 def kvs_namespace(jobid):
     """Name of a job's guest KVS namespace: ``job-<decimal id>``."""
     return "job-%d" % _check_id(jobid)

@@ -19,14 +19,14 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from flux_lite.formats import fsd
+
 
 def parse(text: str, now: float) -> float:
     """The timestamp text stands for, relative to now (a timestamp)."""
     if text == "now":
         return now
     if text.startswith(("+", "-")):
-        from flux_lite.formats import fsd
-
         delta = fsd.parse(text[1:])  # FSDError (a ValueError): Flux's message
         ts = now + delta if text[0] == "+" else now - delta
         # Flux goes through a datetime: a time a calendar cannot show fails there

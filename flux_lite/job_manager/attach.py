@@ -10,6 +10,8 @@ exception). `flux submit --wait` (JobWatcher) prints ``job.exception: ...``
 for fatal exceptions and exits with the largest exit code of its jobs.
 """
 
+from flux_lite.job_manager.wait import waitstatus_outcome
+from flux_lite.job_manager.waiters import readable_eventlog
 
 LOG = "log"  # a line flux-job logs under its program name
 RAW = "raw"  # a line printed as it is
@@ -18,8 +20,6 @@ RAW = "raw"  # a line printed as it is
 def watched(broker, jobid: int, stop: str = "clean"):
     """Eventlog entries up to the first `stop` event (all of them once the
     job is inactive without it), or None while the job has not got there."""
-    from flux_lite.job_manager.waiters import readable_eventlog
-
     entries = readable_eventlog(broker, jobid)
     if entries is None:
         return None
@@ -40,8 +40,6 @@ def status_exitcode(status: int) -> int:
 
 def attach_report(entries, jobid_f58: str):
     """([(LOG|RAW, text)], exit code) of `flux run` for a job that ended."""
-    from flux_lite.job_manager.wait import waitstatus_outcome
-
     t0 = entries[0]["timestamp"] if entries else 0.0
     start = next((e["timestamp"] for e in entries if e["name"] == "start"), None)
     lines = []

@@ -1,5 +1,6 @@
 """job-manager.raiseall: raise an exception on every matching job (cancel --all)."""
 
+from flux_lite import access, users
 from flux_lite.errors import FluxLiteError
 from flux_lite.job_manager.job import DEPEND, PENDING, PRIORITY, RUN, RUNNING, SCHED
 
@@ -23,8 +24,6 @@ def parse_states(states) -> int:
 
 def raise_all(broker, user=None, states=None, dry_run=False, note=None, etype="cancel", severity=0):
     """Returns (count, errors) as Flux's raiseall does."""
-    from flux_lite import access, users
-
     ident = broker.instance.identity
     userid = ident.userid if user is None else users.userid(user)
     mask = parse_states(states) if states else PENDING | RUNNING

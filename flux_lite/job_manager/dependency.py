@@ -24,7 +24,11 @@ from errno import EINVAL
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
-from flux_lite.job_manager.job import DEPEND, NEW
+from flux_lite.formats import when
+from flux_lite.formats.jobid import JobIDError, decode, f58, kvs_key
+from flux_lite.job_manager.job import COMPLETED, DEPEND, NEW
+from flux_lite.limits import MAX_TIME
+from flux_lite.stored import DEPENDS
 
 # scheme -> the type word Flux's descriptions use
 AFTER_TYPES = {
@@ -41,7 +45,7 @@ ANY_JOBID = 2**64 - 1
 
 DEPRECATED_AFTER = "dependency scheme 'after' is deprecated, use 'afterstart'"
 
-# the same tables are listed in instance.TABLES (created with the others)
+# the same tables are listed in flux_lite/schema.py (created with the others)
 TABLE_NAMES = ("depends", "job_names")
 
 _FLOAT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -124,8 +128,6 @@ class Dependencies:
 
         Steps: ("exception", note), ("add", desc, row), ("remove", desc).
         """
-        from flux_lite.formats.jobid import JobIDError, decode
-
         steps = []
         for entry in _entries(jobspec):
             scheme = entry.get("scheme")
@@ -176,8 +178,6 @@ class Dependencies:
     @staticmethod
     def _check_inactive(typ, target, value):
         """A prerequisite that is already inactive: satisfied now, or never."""
-        from flux_lite.job_manager.job import COMPLETED
-
         if typ != "after-finish" and not target.t_run:
             raise FluxLiteError(f"dependency: after: {value} never started", errno=EINVAL)
         if typ == "after-start" and not target.started:
@@ -239,8 +239,6 @@ class Dependencies:
         """The begin-time timer; none past the last time the clock can reach
         (such a job waits until it is canceled, and a virtual clock is never
         moved there)."""
-        from flux_lite.instance import MAX_TIME
-
         if ts <= MAX_TIME:
             self.b.add_timer(ts, "depend.begin-time", jobid, desc)
 
@@ -316,8 +314,6 @@ class Dependencies:
             release = {"after-finish"}
             note = "job never started"
         else:
-            from flux_lite.job_manager.job import COMPLETED
-
             if job.result != COMPLETED:
                 release = {"after-finish", "after-failure"}
                 if _ended_by_exception(job):
@@ -369,10 +365,6 @@ class Dependencies:
     def rebuild(self, jobs) -> None:
         """Recreate the rows and timers of replayed active jobs (the tables
         were just recreated empty)."""
-        from flux_lite.formats.jobid import JobIDError, decode
-
-        from flux_lite.formats.jobid import kvs_key
-
         self._names_new = {}
         for job in sorted(jobs, key=lambda j: j.id):
             if not job.active:
@@ -407,12 +399,9 @@ class Dependencies:
 def check_tables(kvs, jobs: dict) -> list[str]:
     """How the dependency tables differ from the replayed jobs (fsck): one
     line per job whose rows are wrong."""
-    from flux_lite.formats.jobid import f58, kvs_key
-
     present = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not set(TABLE_NAMES) <= present:
         return ["job index: dependency tables missing (any command rebuilds them)"]
-    from flux_lite.stored import DEPENDS
 
     have, names = {}, {}
     problems = []
@@ -482,8 +471,6 @@ def _number(text):
 def parse_datetime(text: str, now: float) -> float:
     """--begin-time: a point in time as Flux's parse_datetime reads it (see
     flux_lite.formats.when), on the instance clock; Flux's errors."""
-    from flux_lite.formats import when
-
     try:
         return when.parse(text, now)
     except ValueError as exc:

@@ -8,6 +8,7 @@ eventlogs like the rest of the index.
 """
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.job_manager import index as jobindex
 
 SLICE_ERROR = "could not parse python-style slice expression"
 
@@ -96,12 +97,11 @@ def slice_indices(spec, length: int):
 def last(conn, userid: int, text: str = "[:1]"):
     """Job ids of userid's history selected by a slice expression, newest first."""
     spec = parse_slice(text)
-    from flux_lite.job_manager import index
 
-    length = index.user_count(conn, userid)
+    length = jobindex.user_count(conn, userid)
     indices = slice_indices(spec, length)
     if not indices:
         return []
     lo, hi = min(indices), max(indices)
-    ids = index.user_ids_newest(conn, userid, hi - lo + 1, lo)
+    ids = jobindex.user_ids_newest(conn, userid, hi - lo + 1, lo)
     return [ids[i - lo] for i in indices if i - lo < len(ids)]

@@ -15,6 +15,7 @@ import signal
 from flux_lite import config as configmod
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
+from flux_lite.formats.jobid import f58 as _f58
 from flux_lite.formats.rset import Rset
 
 KEY = "job-manager.housekeeping"
@@ -162,8 +163,6 @@ class Housekeeping:
             self._complete(jobid)
 
     def _release(self, jobid, alloc):
-        from flux_lite.formats.rset import Rset
-
         R = Rset.from_dict(alloc["R"])
         held = R.ranks - IDset.parse(alloc["free"])
         ranks = held - IDset.parse(alloc["pending"])
@@ -204,8 +203,6 @@ class Housekeeping:
         for jobid in sorted(self.allocs):
             alloc = self.allocs[jobid]
             if alloc["free"] and not partial_ok:
-                from flux_lite.formats.rset import Rset
-
                 remaining = Rset.from_dict(alloc["R"]).ranks - IDset.parse(alloc["free"])
                 hosts = self.b.resources.hostlist_of(remaining)
                 self.b.log(
@@ -243,8 +240,6 @@ class Housekeeping:
 
     def running(self):
         """Flux's stats .housekeeping.running: f58 -> {t_start, pending, allocated}."""
-        from flux_lite.formats.rset import Rset
-
         out = {}
         for jobid in sorted(self.allocs):
             alloc = self.allocs[jobid]
@@ -254,8 +249,6 @@ class Housekeeping:
 
     def allocated_R(self):
         """The R still held by housekeeping, per job (for resource-status)."""
-        from flux_lite.formats.rset import Rset
-
         out = {}
         for jobid, alloc in self.allocs.items():
             R = Rset.from_dict(alloc["R"])
@@ -265,8 +258,6 @@ class Housekeeping:
 
 def stats(broker):
     """Flux's `module stats job-manager` .housekeeping object."""
-    from flux_lite.formats.jobid import f58 as _f58
-
     hk = broker.housekeeping
     running = {_f58(j): v for j, v in hk.running().items()}
     return {"running": running, "config": hk.stats_config()}

@@ -24,7 +24,9 @@ from typing import Any
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import jj, jsontext
 from flux_lite.formats.rset import Rset, compact_R
-from flux_lite.job_manager.job import CLEANUP, INACTIVE, RESULT_NAMES, RUN, STATE_NAMES, Job
+from flux_lite.job_manager.job import ACTIVE, CLEANUP, INACTIVE, PENDING, RESULT_NAMES, RUN, RUNNING, STATE_NAMES, Job
+from flux_lite.notices import notice
+from flux_lite.stored import DamagedError, check_R, decode_row, good_rows
 
 TABLE = "jobs"
 SCHEMA = """
@@ -334,8 +336,6 @@ class JobIndex:
     def jobs(self) -> dict[int, Job]:
         """Every active job by id (all read on first use)."""
         if not self._all:
-            from flux_lite.stored import good_rows
-
             cache = self._cache
             # a damaged row leaves its job out (quarantined), not every other job
             for rec in good_rows(self.conn.execute("SELECT id, data FROM jobs WHERE state < ?", (INACTIVE,))):
@@ -373,7 +373,6 @@ class JobIndex:
         job = self._cache.get(jobid)
         if job is not None or self._all or jobid in self._removed:
             return job
-        from flux_lite.stored import good_rows
 
         for rec in good_rows(self.conn.execute("SELECT id, data FROM jobs WHERE id = ? AND state < ?",
                                                (jobid, INACTIVE))):
@@ -490,8 +489,6 @@ class JobIndex:
         first): SCHED jobs with a priority and no request outstanding,
         requests outstanding, jobs holding resources. Each query reads an
         index range, never the pending jobs' rows."""
-        from flux_lite.job_manager.job import ACTIVE
-
         conn = self.conn
         queued = conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0",
                               (sched_state,)).fetchone()[0]
@@ -559,12 +556,9 @@ class JobIndex:
                 continue
             try:
                 R = json.loads(R)
-                from flux_lite.stored import check_R
 
                 check_R(R)
             except (ValueError, RecursionError):
-                from flux_lite.instance import notice
-
                 notice(f"job {jobid}: damaged R in the jobs index: left out "
                        "(rebuild it with 'flux-lite fsck --repair')")
                 continue
@@ -575,8 +569,6 @@ class JobIndex:
         holding resources, by id, from the index's own columns (call save()
         first). Jobs whose rows are damaged (quarantined) are left out, and
         so are damaged Rs, with a notice."""
-        from flux_lite.stored import DamagedError, check_R, decode_row
-
         # whether a row is damaged is asked of SQLite (json_valid), so that
         # no record is decoded here; the few that fail are decoded to say why
         for jobid, priority, userid, t_submit, R, ok in self.conn.execute(
@@ -588,8 +580,6 @@ class JobIndex:
                 try:
                     decode_row(jobid, row[0])
                 except DamagedError as exc:
-                    from flux_lite.instance import notice
-
                     notice(exc.message)
                     continue  # quarantined: its row is damaged
             try:
@@ -597,8 +587,6 @@ class JobIndex:
                 if R is not None:
                     check_R(R)
             except (ValueError, RecursionError):
-                from flux_lite.instance import notice
-
                 notice(f"job {jobid}: damaged R in the jobs index: left out of hello "
                        "(rebuild it with 'flux-lite fsck --repair')")
                 continue
@@ -619,8 +607,6 @@ def listing_records(conn: sqlite3.Connection, rows: Iterable[tuple]) -> Iterator
     for row in rows:
         rec = listing_record(row)
         if rec is None:
-            from flux_lite.stored import good_rows
-
             data = conn.execute("SELECT data FROM jobs WHERE id = ?", (row[0],)).fetchone()
             rec = next(good_rows([(row[0], data[0])]), None) if data is not None else None
             if rec is None:
@@ -643,7 +629,6 @@ def record(conn: sqlite3.Connection, jobid: int) -> Record | None:
     row = conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
     if row is None:
         return None
-    from flux_lite.stored import decode_row
 
     return decode_row(jobid, row[0])
 
@@ -652,8 +637,6 @@ Decoder = Callable[[Iterable[tuple]], Iterator[Record]]
 
 
 def _good_rows(rows: Iterable[tuple[int, str]]) -> Iterator[Record]:
-    from flux_lite.stored import good_rows
-
     return good_rows(rows)
 
 
@@ -670,8 +653,6 @@ def active_records_ordered(conn: sqlite3.Connection, state_mask: int, userid: in
     first. Sorted in SQL on the ids alone (sorting whole records would copy
     every one), then read one by one: only what the caller consumes is decoded
     (by `decode`, rows of `columns` -> records; default: stored.good_rows)."""
-    from flux_lite.job_manager.job import PENDING, RUNNING
-
     decode = decode or _good_rows
     # the user is checked on the rows read for decoding, not in the sort:
     # there it would read every job's row, where the ids come from an index

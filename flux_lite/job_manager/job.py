@@ -7,6 +7,8 @@ replay always yields the state the live job manager had.
 
 import copy
 
+from flux_lite.formats.jobspec import apply_updates
+
 # RFC 21 state bits (flux-core libjob/job.h)
 NEW, DEPEND, PRIORITY, SCHED, RUN, CLEANUP, INACTIVE = 1, 2, 4, 8, 16, 32, 64
 PENDING = DEPEND | PRIORITY | SCHED
@@ -169,8 +171,6 @@ class Job:
                 self.state = PRIORITY
         elif name == "jobspec-update":
             if self.jobspec is not None:
-                from flux_lite.formats.jobspec import apply_updates
-
                 self.jobspec = apply_updates(self.jobspec, ctx)
             if self.state == SCHED:
                 self.state = PRIORITY

@@ -19,9 +19,11 @@ scheduler reaches the job manager only through the messages and requests of
 """
 
 from flux_lite import protocol as rfc27
+from flux_lite.job_manager import housekeeping
 from flux_lite.job_manager.alloc import SchedInterface, merge_annotations  # noqa: F401 (re-exported)
 from flux_lite.job_manager.event import Events
 from flux_lite.job_manager.index import JobIndex
+from flux_lite.job_manager.job import INACTIVE
 from flux_lite.job_manager.raise_ import Raise
 from flux_lite.job_manager.submit import Submit
 from flux_lite.job_manager.urgency import Urgency, compute_priority
@@ -134,10 +136,6 @@ class JobManager:
 
     def stats(self):
         """The job manager's `module stats` object."""
-        from flux_lite.job_manager import housekeeping
-
-        from flux_lite.job_manager.job import INACTIVE
-
         conn = self.b.kvs.conn
         inactive = conn.execute("SELECT COUNT(*) FROM jobs WHERE state = ?", (INACTIVE,)).fetchone()[0]
         # the journal's events: every event of the jobs the instance holds

@@ -14,8 +14,11 @@ heartbeat, so a long rehearsal does not grow without bound.
 
 from errno import EINVAL, ENOENT
 
+from flux_lite import access
 from flux_lite.errors import FluxLiteError
-from flux_lite.job_manager import index
+from flux_lite.formats import fsd
+from flux_lite.formats.jobid import kvs_key
+from flux_lite.job_manager import index, stats, wait
 from flux_lite.job_manager.job import INACTIVE
 
 BATCH_MAX = 100  # Flux's limit on KVS unlinks per purge request
@@ -48,9 +51,6 @@ def eligible(conn, now: float, age_limit: float = UNLIMITED, num_limit: int = UN
 
 def remove(broker, ids) -> None:
     """Unlink purged jobs: KVS directory and index (a zombie stays waitable)."""
-    from flux_lite.formats.jobid import kvs_key
-    from flux_lite.job_manager import stats, wait
-
     if not ids:
         return
     kvs = broker.kvs
@@ -62,8 +62,6 @@ def remove(broker, ids) -> None:
 
 
 def _check_owner(broker):
-    from flux_lite import access
-
     access.require_owner(broker.instance.identity, "purge")
 
 
@@ -116,8 +114,6 @@ def configured_limits(config: dict):
     age = jm.get("inactive-age-limit")
     num = jm.get("inactive-num-limit", UNLIMITED)
     if age is not None:
-        from flux_lite.formats import fsd
-
         age = fsd.parse_config(age) if isinstance(age, str) else float(age)
     else:
         age = UNLIMITED

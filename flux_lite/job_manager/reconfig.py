@@ -11,10 +11,12 @@ import math
 
 from flux_lite import config as configmod
 from flux_lite import protocol as rfc27
-from flux_lite.errors import FluxLiteError
-from flux_lite.errors import ConfigError
+from flux_lite.errors import ConfigError, FluxLiteError
 from flux_lite.formats.jobid import f58
+from flux_lite.formats.rset import Rset
 from flux_lite.job_manager.job import RUN
+from flux_lite.job_manager.queues import reconfigured
+from flux_lite.resources import exclude_ranks
 
 
 def _delta(old, new):
@@ -38,9 +40,6 @@ def apply(broker, cfg):
     exclude = configmod.get_path(cfg, "resource.exclude")
     if exclude is not None:
         # refused as Flux's resource module refuses it when it next loads
-        from flux_lite.formats.rset import Rset
-        from flux_lite.resources import exclude_ranks
-
         exclude_ranks(Rset.from_dict(broker.resources.instance_R), str(exclude))
     old_exp = configmod.get_path(old, "instance.expiration")
     new_exp = configmod.get_path(cfg, "instance.expiration")
@@ -49,8 +48,6 @@ def apply(broker, cfg):
     if configmod.get_path(cfg, "job-manager.housekeeping") is not None:
         broker.housekeeping.config_loaded()
     if (old.get("queues") or None) != (cfg.get("queues") or None):
-        from flux_lite.queues import reconfigured
-
         reconfigured(broker)
     if old_exp != new_exp:
         start = broker.instance.meta["start"]

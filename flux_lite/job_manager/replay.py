@@ -1,17 +1,16 @@
-"""Rebuilding the job manager's view from the eventlogs alone (restart replay).
+"""A job as its eventlog says it is (Flux's restart.c): each job replayed from
+``job.<id>.eventlog``, with its jobspec and R read back from the KVS.
 
-The ``jobs`` index and the ``timers`` queue are derived: when either is
-missing, every job is replayed from ``job.<id>.eventlog`` (with its jobspec
-and R read back from the KVS), and the timers of running jobs and housekeeping
-are recreated.
+The instance-level rebuild of every derived table from these replays is
+flux_lite/rebuild.py (it also reloads the scheduler, a higher layer).
 """
 
-from flux_lite.job_manager.job import RUN, Job
+from flux_lite.formats.jobid import jobid_of_key, kvs_key
+from flux_lite.job_manager.job import Job
+from flux_lite.stored import DamagedError, check_job_events
 
 
 def job_ids(kvs):
-    from flux_lite.stored import jobid_of_key
-
     ids = set()
     for key in kvs.keys_under("job"):
         parts = key.split(".")
@@ -24,10 +23,6 @@ def job_ids(kvs):
 
 def replay_job(kvs, jobid):
     """The job as its eventlog, jobspec and R say it is."""
-    from flux_lite.formats.jobid import kvs_key
-
-    from flux_lite.stored import DamagedError, check_job_events
-
     key = kvs_key(jobid)
     entries = kvs.get_eventlog(key + ".eventlog")
     if entries is None:
@@ -53,73 +48,8 @@ def quarantined(kvs):
     return {int(k): v for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
-def rebuild(broker):
-    """Recreate the derived tables from the eventlogs (inside the caller's transaction)."""
-    from flux_lite.instance import TABLES
-    from flux_lite.job_manager.index import write_row
-
-    kvs = broker.kvs
-    # recreate them whole: an older layout may lack columns
-    from flux_lite.job_manager import index
-
-    for table in (index.TABLE, "timers", "waitable", "depends", "job_names"):
-        kvs.conn.execute(f"DROP TABLE IF EXISTS {table}")
-    for stmt in TABLES.split(";"):
-        if stmt.strip():
-            kvs.conn.execute(stmt)
-    broker.reset_timers()
-    from flux_lite.instance import notice
-    from flux_lite.job_manager.exec import simulated_run_duration
-    from flux_lite.job_manager import dependency
-    from flux_lite.stored import DamagedError
-
-    bad = {}
-    waiting = []  # active jobs with dependencies or a name (dependency tables)
-    for jobid in job_ids(kvs):
-        try:
-            job = replay_job(kvs, jobid)
-        except DamagedError as exc:
-            # quarantined: reported, left out of the index and of scheduling
-            bad[str(jobid)] = exc.message
-            notice(f"{exc.message}: job quarantined")
-            broker.log("job-manager", "err", f"{exc.message}: job quarantined")
-            continue
-        if job is None:
-            continue
-        write_row(kvs.conn, job)
-        if job.active and job.flags & 4:
-            # still waitable; an inactive job's waiter is gone with the
-            # restart, as Flux's zombies are
-            kvs.conn.execute("INSERT INTO waitable(id) VALUES (?)", (job.id,))
-        if job.active and dependency.tracked(job):
-            waiting.append(job)
-        if job.state == RUN and job.started and not job.finished:
-            start = _event_time(kvs, jobid, "start")
-            try:
-                run_duration = simulated_run_duration(broker, job.jobspec)
-            except Exception:
-                run_duration = None
-            if run_duration:
-                broker.add_timer(start + run_duration, "exec.finish", job.id)
-            if job.expiration:
-                broker.add_timer(job.expiration, "exec.expire", job.id)
-    if bad:
-        kvs.put(QUARANTINE_KEY, bad)
-    elif kvs.exists(QUARANTINE_KEY):
-        kvs.delete(QUARANTINE_KEY)
-    broker.deps.rebuild(waiting)
-    broker.housekeeping.rebuild_timers()
-    broker.log("job-manager", "info", "restart: job index and timers rebuilt from eventlogs")
-    # as after a job-manager restart, the scheduler is re-synchronised by hello
-    from flux_lite.sched import loader
-
-    if loader.loaded_name(broker) is not None:
-        loader.module_reload(broker)
-
-
-def _event_time(kvs, jobid, name):
-    from flux_lite.formats.jobid import kvs_key
-
+def event_time(kvs, jobid, name):
+    """The timestamp of a job's first event called name (0.0 if none)."""
     for entry in kvs.get_eventlog(kvs_key(jobid, "eventlog")) or []:
         if entry["name"] == name:
             return entry["timestamp"]

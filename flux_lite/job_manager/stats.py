@@ -6,8 +6,19 @@ index; the number of purged jobs, which no eventlog remembers, is kept under
 ``job-manager.stats`` by the purge module.
 """
 
+from flux_lite.job_manager import index
 from flux_lite.job_manager.job import (
-    CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, NEW, PRIORITY, RUN, SCHED, TIMEOUT,
+    CANCELED,
+    CLEANUP,
+    COMPLETED,
+    DEPEND,
+    FAILED,
+    INACTIVE,
+    NEW,
+    PRIORITY,
+    RUN,
+    SCHED,
+    TIMEOUT,
 )
 
 STATS_KEY = "job-manager.stats"
@@ -28,7 +39,6 @@ def job_stats(broker) -> dict:
     broker.flush()  # this command's own changes must be visible
     states = {NEW: 0, DEPEND: 0, PRIORITY: 0, SCHED: 0, RUN: 0, CLEANUP: 0, INACTIVE: 0}
     results = {COMPLETED: 0, FAILED: 0, CANCELED: 0, TIMEOUT: 0}
-    from flux_lite.job_manager import index
 
     for state, result, count in index.counts_by_state_result(broker.kvs.conn):
         states[state] = states.get(state, 0) + count

@@ -7,15 +7,14 @@ by the instance so that ids never repeat even after a state rollback.
 
 import json
 from errno import EINVAL, EOVERFLOW
-from typing import Any
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import eventlog, jsontext
 from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
+from flux_lite.job_manager import validate, wait
 from flux_lite.job_manager.job import FLAG_NOVALIDATE, FLAG_WAITABLE, Job
 
-validate: Any = None  # job_manager.validate, imported by the first submit
 CHECKPOINT_KEY = "checkpoint.job-manager"
 _SUBMIT_TEXT = eventlog.int_context_format("userid", "urgency", "flags", "version")
 # distinct jobspecs remembered per command (a trace replay submits thousands)
@@ -73,9 +72,6 @@ class Submit:
         submits on behalf of that user (a trace replay). text: the jobspec's
         ``json.dumps`` text when the caller has it already (a trace replay
         writes it from a template); used only if ingest leaves the jobspec as it is."""
-        global validate
-        if validate is None:
-            from flux_lite.job_manager import validate  # (first submit: other commands never validate)
         b = self.b
         jm = self.jm
         ident = b.instance.identity
@@ -134,7 +130,6 @@ class Submit:
         self.kvs.put_text(key + ".J", jsontext.dumps(original) if original is not None else text)
         self.kvs.put_text(key + ".jobspec", text)
         if flags & FLAG_WAITABLE:  # `job wait` may reap it once
-            from flux_lite.job_manager import wait
 
             wait.add(self.kvs, jobid)
         post = jm.event.post

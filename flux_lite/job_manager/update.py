@@ -16,9 +16,13 @@ from flux_lite import access
 from flux_lite import config as configmod
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats.jobid import f58
-from flux_lite.stored import MAX_TIME
+from flux_lite.formats import fsd
+from flux_lite.formats.fsd import format_fsd
+from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.formats.jobspec import apply_updates
 from flux_lite.job_manager.job import RUNNING
+from flux_lite.job_manager.validate import validate_jobspec
+from flux_lite.limits import MAX_TIME
 
 DURATION = "attributes.system.duration"
 QUEUE = "attributes.system.queue"
@@ -37,8 +41,6 @@ def normalize_key(key):
 
 
 def _parse_fsd(text):
-    from flux_lite.formats import fsd
-
     try:
         return fsd.parse(text)
     except ValueError:
@@ -47,8 +49,6 @@ def _parse_fsd(text):
 
 def duration_value(value, jobid, current_duration):
     """Absolute FSD, or +FSD/-FSD relative to the current jobspec duration."""
-    from flux_lite.formats.fsd import format_fsd
-
     if value.startswith(("+", "-")):
         current = current_duration()
         if current == 0:
@@ -109,9 +109,6 @@ def _valid_key(key):
 
 def update_job(broker, jobid, updates):
     """job-manager.update {id, updates}: all applied together, or none."""
-    from flux_lite.formats.jobspec import apply_updates
-    from flux_lite.job_manager.validate import validate_jobspec
-
     jm = broker.jm
     ident = broker.instance.identity
     if not isinstance(updates, dict):
@@ -183,8 +180,6 @@ def _feasibility(broker, jobspec):
 
 def check_posted(broker, jobid, updates):
     """--wait: the matching jobspec-update must be in the eventlog."""
-    from flux_lite.formats.jobid import kvs_key
-
     for entry in reversed(broker.kvs.get_eventlog(kvs_key(jobid, "eventlog")) or []):
         if entry["name"] == "jobspec-update":
             ctx = entry.get("context") or {}

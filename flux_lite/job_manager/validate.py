@@ -8,6 +8,7 @@ import math
 from errno import EINVAL
 
 from flux_lite import config as configmod
+from flux_lite.config import queue_of
 from flux_lite.errors import FluxLiteError, JobspecError
 from flux_lite.formats import fsd, jj
 from flux_lite.formats.constraint import hostnames
@@ -61,8 +62,6 @@ def validate_jobspec(broker, jobspec, seen=False):
     duration = jobspec_duration(jobspec)
     queue = None
     if broker.config.get("queues") or broker.config.get("policy"):
-        from flux_lite.queues import queue_of
-
         queue = queue_of(jobspec)
         # Flux's .limit-job-size runs before .limit-duration
         broker.queues.check_job_size(queue, jj.get_counts(jobspec))

@@ -10,10 +10,11 @@ not waited on yet (a zombie) does not reap it: its row keeps the outcome.
 """
 
 import json
-
 from errno import ECHILD
 
+from flux_lite import access
 from flux_lite.errors import FluxLiteError
+from flux_lite.job_manager import index
 
 FLAG_WAITABLE = 4
 INACTIVE = 64
@@ -32,8 +33,6 @@ def keep_outcomes(kvs, ids) -> None:
     """Jobs about to be purged: a waitable one not yet waited on keeps its
     outcome in its row, so that it can still be waited on (Flux's zombies
     outlive the purge)."""
-    from flux_lite.job_manager import index
-
     conn = kvs.conn
     for jobid in ids:
         if conn.execute("SELECT 1 FROM waitable WHERE id = ?", (jobid,)).fetchone() is None:
@@ -82,8 +81,6 @@ def outcome(record: dict):
 
 
 def _record(broker, jobid):
-    from flux_lite.job_manager import index
-
     return index.record(broker.kvs.conn, jobid)
 
 
@@ -103,8 +100,6 @@ def _refuse(message):
 
 def _check_owner(broker):
     # job-manager.wait is the instance owner's (only the owner may submit waitable jobs)
-    from flux_lite import access
-
     access.require_owner(broker.instance.identity, "job wait")
 
 
@@ -143,7 +138,6 @@ def check_any(broker):
     conn = broker.kvs.conn
     if conn.execute("SELECT 1 FROM waitable LIMIT 1").fetchone() is None:
         _refuse(NO_MORE)
-    from flux_lite.job_manager import index
 
     purged = conn.execute("SELECT id, t_inactive, outcome FROM waitable WHERE outcome IS NOT NULL "
                           "ORDER BY t_inactive, id LIMIT 1").fetchone()

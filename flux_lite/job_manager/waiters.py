@@ -2,6 +2,7 @@
 
 import json
 
+from flux_lite import access
 from flux_lite.formats.jobid import f58, kvs_key
 
 
@@ -25,8 +26,6 @@ def readable_eventlog(broker, jobid):
     entries = broker.kvs.get_eventlog(kvs_key(jobid, "eventlog"))
     userid = (entries[0].get("context") or {}).get("userid") if entries else None
     if isinstance(userid, int):
-        from flux_lite import access
-
         access.require_job_access(broker.instance.identity, userid)
     return entries
 

@@ -1,6 +1,7 @@
 """The `housekeeping list` listing: one row per job whose nodes are still in housekeeping."""
 
 from flux_lite.errors import FluxLiteError, FormatError
+from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.outputformat import lookup
 from flux_lite.listing import Listing, Row
@@ -33,8 +34,6 @@ def _nodeinfo(broker, ranks):
 def include_ranks(broker, text):
     """`-i HOSTS|RANKS`: an idset, else a hostlist whose hosts must all be the
     instance's (`host 'X' not found`, as Flux's Hostlist.index says)."""
-    from flux_lite.formats.hostlist import Hostlist
-
     try:
         return IDset.parse(text)
     except FormatError:

@@ -7,13 +7,27 @@ results and return codes.
 
 import json
 
+from flux_lite.formats import jobid
+from flux_lite.formats.fsd import format_fsd
+from flux_lite.formats.jobid import ENCODINGS, f58
+from flux_lite.formats.jobid import f58 as _f58
 from flux_lite.job_list import result_of
 from flux_lite.job_manager.job import (
-    CANCELED, CLEANUP, COMPLETED, DEPEND, FAILED, INACTIVE, PENDING, PRIORITY, RESULT_NAMES, RESULT_SHORT, RUN,
-    SCHED, STATE_NAMES,
+    CANCELED,
+    CLEANUP,
+    COMPLETED,
+    DEPEND,
+    FAILED,
+    INACTIVE,
+    PENDING,
+    PRIORITY,
+    RESULT_NAMES,
+    RESULT_SHORT,
+    RUN,
+    SCHED,
+    STATE_NAMES,
     STATE_SHORT,
 )
-from flux_lite.formats.jobid import ENCODINGS, f58 as _f58
 from flux_lite.listing import Listing, Row
 
 DEFAULT_FORMAT = (
@@ -75,8 +89,6 @@ class JobID(int):
     """An int that formats itself in every Flux encoding (id.f58, id.hex...)."""
 
     def __getattr__(self, name):
-        from flux_lite.formats import jobid
-
         if name not in ENCODINGS:
             raise AttributeError(name)
         # listings print emoji ids as f58, which every terminal can show
@@ -332,8 +344,6 @@ def to_json(info: "JobInfo") -> dict:
     only the attributes the job has -- no empty values, no unset timestamps,
     no zero runtime or expiration, so an active job has no result -- and
     the exception as {"occurred": false} when there was none."""
-    from flux_lite.formats.jobid import f58
-
     get = info.rec.get
     out = _json_fields()(info)
     out["jobid"] = f58(get("id"))
@@ -456,8 +466,6 @@ def _returncode(rec, result):
 
 
 def _contextual_info(rec, info, now):
-    from flux_lite.formats.fsd import format_fsd
-
     state = rec["state"]
     if state == PRIORITY:
         return "priority-wait"

@@ -8,7 +8,9 @@ Rows are the `jobs` listing's rows; the named formats are flux-pgrep's.
 
 import re
 
+from flux_lite import job_list
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.jobid import decode
 from flux_lite.listing import Listing
 from flux_lite.listing import jobs as jobs_listing
 
@@ -30,8 +32,6 @@ class Matcher:
     """The jobs one or more expressions select (a name regex and/or an id range)."""
 
     def __init__(self, expressions):
-        from flux_lite.formats.jobid import decode
-
         self.regex = None
         self.ids = None
         for arg in expressions:
@@ -62,8 +62,6 @@ def select(broker, expressions, userid=None, states=None, results=0, queues=None
            max_entries: int = 1000, count: int = 99999):
     """Job records matching the expressions, in `jobs` order: the first
     max_entries jobs are searched, the first count matches returned."""
-    from flux_lite import job_list
-
     matcher = Matcher(expressions)
     if states is None:
         states = job_list.PENDING | job_list.RUNNING

@@ -1,9 +1,11 @@
 """The `queue list` listing: one row per queue, as flux-queue's QueueInfo."""
 
+from flux_lite import resources as resmod
+from flux_lite.config import queues_of_ranks
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import fsd
 from flux_lite.formats.outputformat import Markup
 from flux_lite.listing import AltField, Listing
-from flux_lite.queues import queues_of_ranks
 
 FORMATS = {
     "default": ("Default flux-queue list format string",
@@ -111,9 +113,6 @@ def _fmt_max(v):
 def list_rows(broker, names=None, color=False, fields=None):
     """Rows for `queue list` (config order), optionally only the queues named;
     fields (the format's) tell whether allocations must be counted."""
-    from flux_lite import resources as resmod
-    from flux_lite.formats import fsd
-
     queues = broker.queues
     qc = queues.config
     all_names = qc.names() if qc.named else [None]

@@ -1,8 +1,15 @@
 """The `resource list`, `resource status` and `resource drain` listings."""
 
+from flux_lite import config as configmod
+from flux_lite.config import queue_config, queues_of_ranks
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import outputformat
+from flux_lite.formats.hostlist import Hostlist
+from flux_lite.formats.idset import IDset
 from flux_lite.formats.outputformat import Markup
+from flux_lite.formats.rset import Rset
 from flux_lite.listing import AltField, Listing, Row
+from flux_lite.resources import resource_status, targets_to_ranks
 
 RESOURCE_LIST = Listing(
     "flux-resource list",
@@ -107,10 +114,6 @@ def list_rows(broker, states=("free", "allocated", "down"), source="job-manager"
     list does, into one row per distinct value of the uniq fields the
     format shows (queue, properties); queues (names) restrict it to their
     resources, and the QUEUE column to their names."""
-    from flux_lite.formats.idset import IDset
-    from flux_lite.queues import queue_config, queues_of_ranks
-    from flux_lite.resources import resource_status
-
     qc = queue_config(broker.config)
     for name in queues or ():
         if name not in qc.defs:
@@ -177,11 +180,6 @@ def status_states(text=None):
 def _rank_sets(broker, include=None):
     """Ranks by status: all, online, offline, exclude, allocated, torpid,
     housekeeping, draining, drained, avail (as Flux's ResourceStatus)."""
-    from flux_lite import config as configmod
-    from flux_lite.formats.idset import IDset
-    from flux_lite.formats.rset import Rset
-    from flux_lite.resources import targets_to_ranks
-
     res = broker.resources
     full = Rset.from_dict(res.instance_R)
     everything = set(full.ranks)
@@ -226,9 +224,6 @@ class StatusLine(Row):
         return line
 
     def set_ranks(self, hostname, ranks):
-        from flux_lite.formats.hostlist import Hostlist
-        from flux_lite.formats.idset import IDset
-
         self["_ranks"] = ranks
         self["ranks"] = str(IDset(ranks))
         self["nodelist"] = str(Hostlist([hostname(r) for r in ranks]))
@@ -241,8 +236,6 @@ def status_lines(broker, fmt, states_text=None, skip_empty=False, include=None):
     reason and time); lines that print alike but for nodelist, ranks and
     nnodes are combined into the first. Empty lines are kept only when
     states were asked for (-s) and not --skip-empty."""
-    from flux_lite.formats import outputformat
-
     states = status_states(states_text)
     skip_empty = skip_empty or not states_text
     skip_empty_offline = "offline" not in states
@@ -294,8 +287,6 @@ def status_lines(broker, fmt, states_text=None, skip_empty=False, include=None):
 
 def drained_rows(broker):
     """(timestamp, state, rank, reason, nodelist) per drained rank, for library callers."""
-    from flux_lite.formats.idset import IDset
-
     res = broker.resources
     allocated = res.allocated_rset().ranks
     return [(info["timestamp"], _drain_state(rank, allocated), rank, info["reason"] or "",

@@ -36,10 +36,13 @@ Annotations: on SUCCESS ``resource_summary`` and ``selection_type``
 ``selection_type``; other blocked ones ``reason_pending``.
 """
 
-from flux_lite.errors import UsageError
+from flux_lite import config as configmod
+from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite.sched import store
 from flux_lite.sched.base import COMMON_ARGS, ModuleArg, PendingJob, Scheduler, posint
 from flux_lite.sched.planner import INF, KeptPlanner, Planner, shape_key
 from flux_lite.sched.pool import InfeasibleRequest
+from flux_lite.sched.preview import describe_moves
 from flux_lite.sched.registry import register
 
 DEPTHS = {"easy": 1, "hybrid": 64, "conservative": INF}
@@ -248,7 +251,6 @@ class _Pass:
             if len(planner.reservations) > self.MAX_KEPT_RESERVATIONS or not planner.unchanged_until(-INF) \
                     or sum(map(len, planner.reserved_parts.values())) > self.MAX_KEPT_PARTS:
                 return None  # (a conflict makes it unresumable anyway)
-            from flux_lite.sched import store
 
             out["reservations"] = [[jobid, s, e if e != INF else None,
                                     store.encode_parts(self.pool, planner.reserved_parts[jobid])]
@@ -260,8 +262,6 @@ class _Pass:
         """The pass a summary() describes, rebuilt over pool (which holds the
         jobs it started), or None when the summary is not one this policy
         wrote (a cache: anything odd means a full pass instead)."""
-        from flux_lite.sched import store
-
         try:
             self = cls(sched, pool, commit=True)
             if pool is sched.pool:  # (its allocations change what the kept planner knows)
@@ -346,8 +346,6 @@ class BackfillScheduler(Scheduler):
     def policy_args(cls, policy, cfg=None):
         args = {"policy": policy}
         if cfg is not None:
-            from flux_lite import config as configmod
-
             rdepth = configmod.get_path(cfg, "sched.reservation-depth")
             if rdepth is not None:
                 args["reservation-depth"] = rdepth
@@ -373,7 +371,6 @@ class BackfillScheduler(Scheduler):
         if args.get("reservation-depth"):
             if self.policy == "easy":
                 # EASY is depth 1 by definition; a depth means hybrid
-                from flux_lite.errors import FluxLiteError
 
                 raise FluxLiteError("reservation-depth does not apply to the easy policy (use hybrid)")
             # hybrid's depth, or a cap on conservative (as Fluxion caps it at its queue depth)
@@ -568,6 +565,5 @@ class BackfillScheduler(Scheduler):
         pool = self.pool.copy()
         pool.update_expiration(jobid, expiration)
         new = self.replan(pool, queue, commit=False).starts
-        from flux_lite.sched.preview import describe_moves
 
         return describe_moves(queue, old, new, self.b.now)

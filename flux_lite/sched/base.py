@@ -26,16 +26,21 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from flux_lite import protocol as rfc27
+from flux_lite import schedstate
 from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.formats.rset import Rset, nodes_summary, rlite_nodes, rlite_without
+from flux_lite.sched import store
+from flux_lite.sched.pool import InfeasibleRequest, Pool
 from flux_lite.sched.request import ResourceRequest, request_from_jobspec
+from flux_lite.schedstate import STATE_KEY
 
 if TYPE_CHECKING:
     from flux_lite.broker import Broker
     from flux_lite.formats.rset import Rset
 
 HELLO_PROGRESS_EVERY = 500  # hello records between progress calls (a bar for large reloads)
-STATE_KEY = "sched.state"
 
 # debug bits, as flux-core's sched-simple names them (flux module debug --setbit N)
 DEBUG_FAIL_ALLOC = 1  # while set, alloc requests are denied
@@ -180,12 +185,9 @@ class Scheduler:
         return {}
 
     def __init__(self, broker: Broker, args: dict | None = None, state: dict | None = None) -> None:
-        from flux_lite.sched.pool import Pool
-
         self.b = broker
         self.args = dict(args or {})
         self.apply_args(self.args)
-        from flux_lite.formats.rset import Rset
 
         self._R_of = Rset.from_dict  # (a free reads its R: no import statement per message)
         # the resources acquired at load time (as Flux's resource.acquire):
@@ -195,14 +197,13 @@ class Scheduler:
         else:
             self.rset = broker.resources.rset
         down = broker.resources.down_ranks() & self.rset.ranks
-        from flux_lite.sched import store
 
         # version 2: the allocations and the queue are rows of their own
         # (sched.store); an older state holds them in the key, and is
         # rewritten as rows at the next save
         conn = broker.kvs.conn if state is not None else None
-        rows = state is not None and conn is not None and state.get("version") == store.VERSION \
-            and store.present(conn)
+        rows = state is not None and conn is not None and state.get("version") == schedstate.VERSION \
+            and schedstate.present(conn)
         self.pool = Pool(self.rset)
         if rows:
             assert conn is not None
@@ -260,14 +261,13 @@ class Scheduler:
         and the small sched.state key when its contents changed."""
         if not self.dirty:
             return
-        from flux_lite.sched import store
 
         store.save(self)
         extra = self.dump_extra()
         if self._meta_dirty or extra != getattr(self, "_saved_extra", None):
             if self._R_dict is None:  # the acquired R never changes: encoded once
                 self._R_dict = self.rset.to_dict()
-            state = {"version": store.VERSION, "debug": self.debug_flags, "R": self._R_dict}
+            state = {"version": schedstate.VERSION, "debug": self.debug_flags, "R": self._R_dict}
             state.update(extra)
             self.b.kvs.put(STATE_KEY, state)
             self._saved_extra = extra
@@ -341,8 +341,6 @@ class Scheduler:
         manager kill the job (scheduler-restart)."""
         summary = self.pool.register_hello(jobid, R, free)
         if summary is None:  # unusual R, or a conflict: the checking path says what is wrong
-            from flux_lite.formats.idset import IDset
-            from flux_lite.formats.rset import nodes_summary, rlite_nodes, rlite_without
 
             if free:
                 R = rlite_without(R, IDset.parse(free))
@@ -415,8 +413,6 @@ class Scheduler:
 
     def handle_resource_update(self, msg: dict) -> dict:
         if "down" in msg:
-            from flux_lite.formats.idset import IDset
-
             self.resource_update(IDset.parse(msg["down"]))
         if "expiration" in msg:
             self.set_instance_expiration(msg["expiration"])
@@ -429,8 +425,6 @@ class Scheduler:
     def handle_feasibility(self, msg: dict) -> dict:
         """feasibility.check: could the jobspec ever be satisfied by the whole
         pool (allocations and down nodes aside)?"""
-        from flux_lite.sched.pool import InfeasibleRequest
-
         try:
             self.pool.check_feasibility(request_from_jobspec(cast(dict, msg.get("jobspec"))))
         except InfeasibleRequest as exc:

@@ -9,15 +9,16 @@ and its state is discarded. The chosen module and its arguments persist in
 
 from errno import EEXIST, ENOENT
 
+from flux_lite import config as configmod
+from flux_lite import schedstate
 from flux_lite.errors import FluxLiteError, UsageError
-
-MODULE_KEY = "sched.module"
-STATE_KEY = "sched.state"
+from flux_lite.sched import registry
+from flux_lite.sched.base import parse_depth
+from flux_lite.schedstate import MODULE_KEY, STATE_KEY
+from flux_lite.stored import DamagedError
 
 
 def scheduler_class(name):
-    from flux_lite.sched import registry
-
     cls = registry.module_class(name)
     if cls is None:
         raise FluxLiteError(f"{name}: no such scheduler module (known: {', '.join(registry.module_names())})")
@@ -34,8 +35,6 @@ def parse_module_args(name, argv):
 
 
 def _parse_module_args(name, argv):
-    from flux_lite.sched import registry
-
     known = {arg.key: arg for arg in registry.module_args(name)}
     args = {}
     for arg in argv:
@@ -48,8 +47,6 @@ def _parse_module_args(name, argv):
 
 
 def _depth(value):
-    from flux_lite.sched.base import parse_depth
-
     return parse_depth(value)
 
 
@@ -62,9 +59,6 @@ def load_persisted(broker):
     try:
         return cls(broker, rec.get("args"), state=state)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-        from flux_lite.errors import FluxLiteError
-        from flux_lite.stored import DamagedError
-
         if isinstance(exc, FluxLiteError) and not isinstance(exc, ValueError):
             raise
         raise DamagedError(STATE_KEY, f"the scheduler cannot load it: {exc}") from None
@@ -72,17 +66,13 @@ def load_persisted(broker):
 
 def discard_state(kvs):
     """Forget the scheduler's persisted state (key and rows)."""
-    from flux_lite.sched import store
 
     kvs.delete(STATE_KEY)
-    store.clear(kvs.conn)
+    schedstate.clear(kvs.conn)
 
 
 def config_module(cfg):
     """The module and args the instance config asks for."""
-    from flux_lite import config as configmod
-    from flux_lite.sched import registry
-
     policy = configmod.get_path(cfg, "sched.policy", registry.default_policy())
     cls = registry.policy_module(policy)
     args = {}
@@ -164,8 +154,6 @@ def _and_list(items):
 
 def reload_args(broker, policy=None, queue_depth=None, reservation_depth=None, partial_ok=True):
     """Module name and args for `sched reload`, starting from what is loaded now."""
-    from flux_lite.sched import registry
-
     rec = broker.kvs.get(MODULE_KEY)
     current = dict(rec["args"]) if rec else {}
     name = rec["name"] if rec else config_module(broker.config)[0]

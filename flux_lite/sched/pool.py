@@ -44,8 +44,8 @@ from flux_lite.formats.rset import (
     rlite_summary,
     rlite_without,
 )
+from flux_lite.limits import MAX_TIME
 from flux_lite.sched.request import ResourceRequest
-from flux_lite.stored import MAX_TIME
 
 __all__ = [
     "Pool",

@@ -28,6 +28,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from flux_lite import config, stored
+from flux_lite.errors import ConfigError
+
 if TYPE_CHECKING:
     from flux_lite.sched.base import ModuleArg, Scheduler
 
@@ -146,3 +149,19 @@ def default_policy() -> str:
 def module_args(name: str) -> tuple[ModuleArg, ...]:
     cls = module_class(name)
     return () if cls is None else cls.module_args
+
+
+# The layers below cannot know the modules: install their checks from here.
+def _check_policy(policy: object) -> None:
+    known = policies()
+    if policy not in known:
+        raise ConfigError(f"sched.policy: expected one of {', '.join(known)}, got {policy!r}")
+
+
+def _check_module_key(value: dict) -> None:
+    if module_class(value["name"]) is None:
+        raise ValueError(f"name must be one of {', '.join(module_names())}")
+
+
+config.register_check("sched.policy", _check_policy)
+stored.register_check("sched.module", _check_module_key)

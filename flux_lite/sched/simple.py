@@ -10,6 +10,8 @@ import heapq
 
 from flux_lite import protocol as rfc27
 from flux_lite.sched.base import COMMON_ARGS, DEBUG_ANNOTATE_REASON_PENDING, ModuleArg, Scheduler
+from flux_lite.sched.pool import InfeasibleRequest, InsufficientResources
+from flux_lite.sched.preview import describe_moves
 from flux_lite.sched.registry import register
 
 
@@ -51,8 +53,6 @@ class SimpleScheduler(Scheduler):
     policy = "fcfs"
 
     def schedule(self):
-        from flux_lite.sched.pool import InfeasibleRequest, InsufficientResources
-
         for pj in self.sorted_queue():
             try:
                 rset = self.try_alloc(pj)
@@ -77,8 +77,6 @@ class SimpleScheduler(Scheduler):
     def estimates(self, pool):
         """PendingJob -> estimated start (None when unknown), in FIFO order,
         never earlier than the job ahead, simulated on a copy of pool."""
-        from flux_lite.sched.pool import InfeasibleRequest, InsufficientResources
-
         out = {}
         queue = self.sorted_queue()
         if not queue:
@@ -126,8 +124,6 @@ class SimpleScheduler(Scheduler):
 
     def preview_expiration(self, jobid, expiration):
         """How a running job's new end would move the queued jobs' estimates."""
-        from flux_lite.sched.preview import describe_moves
-
         before = {pj.jobid: t for pj, t in self.estimates(self.pool).items()}
         sim = self.pool.copy()
         sim.update_expiration(jobid, expiration)

@@ -29,57 +29,18 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from flux_lite.sched.request import ResourceRequest
+from flux_lite.schedstate import create, present
+from flux_lite.stored import DamagedError
+
 if TYPE_CHECKING:
     from flux_lite.sched.base import PendingJob, Scheduler
     from flux_lite.sched.pool import Pool
 
-VERSION = 2
-TABLES = ("sched_rank", "sched_alloc", "sched_queue")
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS sched_rank (
-    rank  INTEGER PRIMARY KEY,
-    cores TEXT NOT NULL,
-    gpus  TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sched_alloc (
-    id       INTEGER PRIMARY KEY,
-    end_time REAL NOT NULL,
-    parts    TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sched_queue (
-    id          INTEGER PRIMARY KEY,
-    priority    INTEGER NOT NULL,
-    userid      INTEGER NOT NULL,
-    t_submit    REAL NOT NULL,
-    request     TEXT NOT NULL,
-    annotations TEXT NOT NULL
-)
-"""
 
 
 def damaged(msg: str) -> Exception:
-    from flux_lite.stored import DamagedError
-
     return DamagedError("sched.state", f"the scheduler cannot load it: {msg}")
-
-
-def present(conn: sqlite3.Connection) -> bool:
-    row = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?, ?)",
-                       TABLES).fetchone()
-    return row[0] == len(TABLES)
-
-
-def create(conn: sqlite3.Connection) -> None:
-    for stmt in SCHEMA.split(";"):
-        if stmt.strip():
-            conn.execute(stmt)
-
-
-def clear(conn: sqlite3.Connection) -> None:
-    """Forget the scheduler's rows (module removed, or its state is rebuilt)."""
-    if present(conn):
-        for table in TABLES:
-            conn.execute(f"DELETE FROM {table}")
 
 
 # -- allocations ----------------------------------------------------------------------
@@ -297,40 +258,6 @@ def save_pool(conn: sqlite3.Connection, pool: Pool) -> None:
     mark_saved(pool)
 
 
-def allocated_parts(kvs: Any) -> list[tuple[int, Any, Any]] | None:
-    """(rank, cores, gpus) the loaded scheduler's pool holds, read from its
-    rows; None when no scheduler state in rows applies (none loaded, an
-    older or damaged state). Only valid while no scheduler object of this
-    command holds unsaved changes."""
-    from flux_lite.formats.idset import IDset
-    from flux_lite.sched import loader
-    from flux_lite.stored import DamagedError
-
-    try:
-        if kvs.get(loader.MODULE_KEY) is None:
-            return None
-        state = kvs.get(loader.STATE_KEY)
-    except DamagedError:
-        return None
-    if not isinstance(state, dict) or state.get("version") != VERSION or not present(kvs.conn):
-        return None
-    cache: dict[str, Any] = {}
-
-    def ids(text: str) -> Any:
-        hit = cache.get(text)
-        if hit is None:
-            hit = cache[text] = IDset.from_mask(int(text, 16))
-        return hit
-
-    try:
-        return [(rank, ids(c), ids(g)) for rank, c, g in kvs.conn.execute("SELECT rank, cores, gpus FROM sched_rank")]
-    except (ValueError, TypeError):
-        return None
-
-
-# -- the queue of pending requests ------------------------------------------------------------
-
-
 class StoredQueue(LazyRows):
     """The scheduler's pending requests by id, backed by ``sched_queue``: a
     command that queues or withdraws one request reads only its row; the
@@ -348,8 +275,6 @@ class StoredQueue(LazyRows):
     _COLUMNS = "id, priority, userid, t_submit, request, annotations"
 
     def _row(self, jobid: Any, priority: Any, userid: Any, t_submit: Any, req: Any, ann: Any) -> PendingJob:
-        from flux_lite.sched.request import ResourceRequest
-
         assert self._make is not None
         try:
             request = self._requests.get(req)

@@ -1,4 +1,6 @@
-"""Job queues (RFC 33): configuration, enable/start state, submission checks.
+"""Job queues (RFC 33) at run time: enable/start state, submission checks.
+
+Their configuration (`[queues]`, `[policy]`) is read by flux_lite/config.py.
 
 Without a ``queues`` table an instance has one anonymous queue, enabled and
 started. With one, every queue is named, a job must name one (or get the
@@ -16,280 +18,19 @@ from __future__ import annotations
 
 from errno import EINVAL, EPERM
 
-from flux_lite.config import get_path
-from flux_lite.errors import ConfigError, FluxLiteError
+from flux_lite import access
+from flux_lite.config import queue_config, queue_of
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats import fsd
+from flux_lite.job_manager.job import ACTIVE, PENDING, RUNNING, SCHED
 
 STATE_KEY = "job-manager.queue"
-
-
-
-# -- configuration -------------------------------------------------------------
-
-
-class QueueDef:
-    """One configured queue."""
-
-    __slots__ = ("name", "requires", "parent", "policy")
-
-    def __init__(self, name, requires=None, parent=None, policy=None):
-        self.name = name
-        self.requires = requires
-        self.parent = parent
-        self.policy = policy or {}
-
-
-class QueueConfig:
-    """The queues of a config: definitions in config order and the default."""
-
-    def __init__(self, cfg):
-        self.defs = {}
-        for name, table in (cfg.get("queues") or {}).items():
-            self.defs[name] = QueueDef(name, table.get("requires"), table.get("parent"), table.get("policy"))
-        self.default = get_path(cfg, "policy.jobspec.defaults.system.queue")
-        self.global_policy = cfg.get("policy") or {}
-
-    @property
-    def named(self) -> bool:
-        return bool(self.defs)
-
-    def names(self):
-        return list(self.defs)
-
-    def resource_def(self, name):
-        """The queue whose resources name uses: itself, or a virtual queue's parent."""
-        q = self.defs[name]
-        return self.defs.get(q.parent, q) if q.parent else q
-
-    def requires(self, name):
-        """Properties a job of queue name must have (a virtual queue inherits)."""
-        return self.resource_def(name).requires
-
-    def policy_value(self, name, dotted):
-        """A policy key for queue name: the queue's own, else the global one."""
-        q = self.defs.get(name) if name is not None else None
-        while q is not None:
-            # a virtual queue's own keys, then its parent's, then the general table
-            value = get_path(q.policy, dotted)
-            if value is not None:
-                return value
-            q = self.defs.get(q.parent) if q.parent else None
-        return get_path(self.global_policy, dotted)
-
-    def hash_order(self):
-        """Queue names in the order Flux's job manager walks its queue hash
-        (czmq zhashx: modified Bernstein hash, prime-sized table, new items at
-        the head of their chain). `queue status` and the enable/start replies
-        list queues in this order; `queue list` uses config order."""
-        return zhashx_order(self.names())
-
-
-_CONFIG_CACHE = {}
-
-
-def queue_config(cfg) -> QueueConfig:
-    hit = _CONFIG_CACHE.get(id(cfg))
-    if hit is not None and hit[0] is cfg:
-        return hit[1]
-    qc = QueueConfig(cfg)
-    _CONFIG_CACHE.clear()
-    _CONFIG_CACHE[id(cfg)] = (cfg, qc)
-    return qc
-
-
-_PRIMES = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 43, 47, 53, 59, 61, 103, 107, 109, 113, 127,
-           229, 233, 239, 241, 251, 487, 491, 499, 503, 509, 997, 1009, 1013, 1019, 1021)
-
-
-def _bernstein(key):
-    h = 0
-    for c in key.encode():
-        h = ((33 * h) ^ (c - 256 if c > 127 else c)) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
-def zhashx_order(names):
-    """Iteration order of a czmq zhashx after inserting names in order."""
-    prime = 0
-    chain_limit = 1
-    table = [[] for _ in range(_PRIMES[0])]
-    size = 0
-
-    def rehash(new_prime):
-        new = [[] for _ in range(_PRIMES[new_prime])]
-        for bucket in table:
-            for key in bucket:
-                new[_bernstein(key) % _PRIMES[new_prime]].insert(0, key)
-        return new
-
-    for name in names:
-        if size >= _PRIMES[prime] * 75 // 100 and prime + 5 < len(_PRIMES):
-            prime += 5
-            table = rehash(prime)
-            chain_limit += 1
-        index = _bernstein(name) % _PRIMES[prime]
-        if name in table[index]:
-            continue
-        if len(table[index]) > chain_limit and prime + 5 < len(_PRIMES):
-            prime += 5
-            table = rehash(prime)
-            index = _bernstein(name) % _PRIMES[prime]
-        table[index].insert(0, name)
-        size += 1
-    return [key for bucket in table for key in bucket]
-
-
-def _table_error(where, msg):
-    return ConfigError(f"error parsing [{where}] config table: {msg}")
-
-
-def _jansson_type(value):
-    """The type name jansson's unpack errors use for a parsed config value."""
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    return {int: "integer", float: "real", str: "string", list: "array", dict: "object"}.get(type(value), "null")
-
-
-def _unpack(where, table, allowed):
-    """jansson's ``{s?o ... !}``: an object holding only the allowed keys."""
-    if not isinstance(table, dict):
-        raise _table_error(where, f"Expected object, got {_jansson_type(table)}")
-    extra = [k for k in table if k not in allowed]
-    if extra:
-        raise _table_error(where, f"{len(extra)} object item(s) left unpacked: {', '.join(extra)}")
-
-
-def _is_fsd(value):
-    from flux_lite.formats import fsd
-
-    if not isinstance(value, str):  # Flux wants an FSD string, not a number
-        return False
-    try:
-        fsd.parse_config(value)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_string_array(value, banned=""):
-    return isinstance(value, list) and all(
-        isinstance(v, str) and not (set(v) & set(banned)) for v in value)
-
-
-# characters Flux refuses in a queue's required property names
-_BANNED_PROPERTY_CHARS = " \t!&'\"`|()"
-
-
-def _validate_job_size(where, size):
-    _unpack(where, size, ("nnodes", "ncores", "ngpus"))
-    for key in ("nnodes", "ncores", "ngpus"):  # jansson checks keys in format order
-        if key in size and (isinstance(size[key], bool) or not isinstance(size[key], int)):
-            raise _table_error(where, f"Expected integer, got {_jansson_type(size[key])}")
-    if any(v < -1 for v in size.values()):
-        raise _table_error(where, "values must be >= -1")
-
-
-def validate_policy(policy, where):
-    """A [policy] table (global or per queue), as Flux's conf_policy checks
-    it: jobspec defaults, limits, access and the scheduler table. Returns the
-    default queue it names, if any."""
-    _unpack(where, policy, ("jobspec", "limits", "access", "scheduler"))
-    default_queue = None
-    if "jobspec" in policy:
-        jw = f"{where}.jobspec"
-        jobspec = policy["jobspec"]
-        _unpack(jw, jobspec, ("defaults",))
-        if "defaults" in jobspec:
-            _unpack(jw, jobspec["defaults"], ("system",))
-            system = jobspec["defaults"].get("system", {})
-            _unpack(jw, system, ("duration", "queue"))
-            if "duration" in system and not _is_fsd(system["duration"]):
-                raise _table_error(jw, "'defaults.system.duration' is not a valid FSD")
-            if "queue" in system:
-                if not isinstance(system["queue"], str):
-                    raise _table_error(jw, "'defaults.system.queue' is not a string")
-                default_queue = system["queue"]
-    if "limits" in policy:
-        lw = f"{where}.limits"
-        limits = policy["limits"]
-        _unpack(lw, limits, ("job-size", "duration"))
-        if "duration" in limits and not _is_fsd(limits["duration"]):
-            raise _table_error(lw, "'duration' is not a valid FSD")
-        if "job-size" in limits:
-            size = limits["job-size"]
-            _unpack(f"{lw}.job-size", size, ("min", "max"))
-            # Flux names these tables [...limits.min] / [...limits.max]
-            for bound in ("min", "max"):
-                if bound in size:
-                    _validate_job_size(f"{lw}.{bound}", size[bound])
-    if "access" in policy:
-        aw = f"{where}.access"
-        access = policy["access"]
-        _unpack(aw, access, ("allow-user", "allow-group"))
-        for key in ("allow-user", "allow-group"):
-            if key in access and not _is_string_array(access[key]):
-                raise _table_error(aw, f"'{key}' must be a string array")
-    return default_queue
-
-
-def validate_queues(cfg):
-    """Check [queues] and the default queue, with Flux's messages and in
-    Flux's order: each entry's syntax first, then parent relationships."""
-    queues = cfg.get("queues")
-    if queues is not None:
-        if not isinstance(queues, dict):
-            raise ConfigError("error parsing [queues] config table: not a table")
-        for name, table in queues.items():
-            where = f"queues.{name}"
-            _unpack(where, table, ("policy", "requires", "parent"))
-            parent = table.get("parent")
-            if "parent" in table and not isinstance(parent, str):
-                raise _table_error(where, "'parent' must be a string")
-            if "policy" in table:
-                if validate_policy(table["policy"], f"{where}.policy") is not None:
-                    raise _table_error(where, "'policy' must not define a default queue!")
-                if parent is not None and "scheduler" in table["policy"]:
-                    raise _table_error(where, "a virtual queue must not set 'policy.scheduler'")
-            if "requires" in table:
-                if parent is not None:
-                    raise _table_error(where, "a virtual queue must not set 'requires'")
-                if not _is_string_array(table["requires"], _BANNED_PROPERTY_CHARS):
-                    raise _table_error(where, "'requires' must be an array of property strings (RFC 20)")
-        for name, table in queues.items():
-            parent = table.get("parent")
-            if parent is None:
-                continue
-            where = f"queues.{name}"
-            if parent == name:
-                raise _table_error(where, "parent queue is itself")
-            if parent not in queues:
-                raise _table_error(where, f"parent queue '{parent}' is not configured")
-            if isinstance(queues[parent], dict) and isinstance(queues[parent].get("parent"), str):
-                # inheritance is one level deep (RFC 33)
-                raise _table_error(where, f"parent queue '{parent}' is itself a virtual queue")
-    default = get_path(cfg, "policy.jobspec.defaults.system.queue")
-    if isinstance(default, str) and (not queues or default not in queues):
-        raise ConfigError(f"the [policy] config table defines a default queue {default} "
-                          "that is not in [queues] table")
-
-
-# -- state --------------------------------------------------------------------------
 
 
 def _default_state(named):
     # named queues begin enabled but stopped; the anonymous queue is started
     return {"enable": True, "start": not named, "checkpoint_start": not named,
             "disable_reason": None, "stop_reason": None}
-
-
-def queue_of(jobspec):
-    """attributes.system.queue of a jobspec, or None."""
-    try:
-        name = jobspec["attributes"]["system"].get("queue")
-    except (KeyError, TypeError, AttributeError):
-        return None
-    return name if isinstance(name, str) else None
 
 
 class Queues:
@@ -449,13 +190,9 @@ class Queues:
             self._stop_jobs(None if name is None else affected)
 
     def _check_owner(self):
-        from flux_lite import access
-
         access.require_owner(self.b.instance.identity, None)  # the command prefixes "start: " etc.
 
     def _jobs_of(self, names):
-        from flux_lite.job_manager.job import SCHED
-
         jm = self.b.jm
         if not jm.index.any_active(SCHED):
             return []
@@ -478,8 +215,6 @@ class Queues:
 
     def alloc_query(self):
         """job-manager.alloc-query: queued, pending-to-scheduler and running counts."""
-        from flux_lite.job_manager.job import PENDING, RUNNING, SCHED
-
         jm = self.b.jm
         if not jm.index.any_active(PENDING | RUNNING):
             return {"queue_length": 0, "alloc_pending": 0, "running": 0}
@@ -513,8 +248,6 @@ class Queues:
             changes["queue"] = name
         default_duration = cfg.policy_value(name, "jobspec.defaults.system.duration")
         if default_duration is not None and not system.get("duration"):
-            from flux_lite.formats import fsd
-
             seconds = fsd.parse_config(str(default_duration))
             changes["duration"] = 0.0 if seconds == float("inf") else seconds
         requires = cfg.requires(name) if cfg.named else None
@@ -548,8 +281,6 @@ class Queues:
 
     def duration_limit(self, name):
         """The duration limit (seconds) for jobs of queue name, or None."""
-        from flux_lite.formats import fsd
-
         value = self.config.policy_value(name, "limits.duration")
         if value is None:
             return None
@@ -579,8 +310,6 @@ class Queues:
 
     def update_check(self, job, new_name):
         """The .update-queue plugin: errors, else the constraints to post with it."""
-        from flux_lite.job_manager.job import RUNNING
-
         if job.state & RUNNING:
             raise FluxLiteError("update of queue for running job not supported", errno=EINVAL)
         system = (job.jobspec or {}).get("attributes", {}).get("system", {})
@@ -606,41 +335,16 @@ class Queues:
         return {"properties": list(requires)} if requires else {}
 
 
-def with_virtual(cfg, names):
-    """names plus the virtual queues whose parent is among them (`jobs -q`)."""
-    qc = queue_config(cfg)
-    out = set(names)
-    out |= {q.name for q in qc.defs.values() if q.parent in out}
-    return out
-
-
-def queues_of_ranks(cfg, rset):
-    """name -> IDset of the ranks each queue may use (requires all its properties)."""
-    qc = queue_config(cfg)
-    out = {}
-    for name in qc.names():
-        req = qc.requires(name)
-        ranks = rset.ranks
-        for prop in req or ():
-            ranks = ranks & rset.ranks_with_property(prop)
-        out[name] = ranks
-    return out
-
-
 # -- drain and idle (job-manager.drain / job-manager.idle) --------------------------
 
 
 def drained(broker):
     """True once no job is active, else None (a wait check)."""
-    from flux_lite.job_manager.job import ACTIVE
-
     return None if broker.jm.index.any_active(ACTIVE) else True
 
 
 def idle(broker):
     """The number of pending jobs once no job holds resources, else None."""
-    from flux_lite.job_manager.job import PENDING, RUNNING
-
     jm = broker.jm
     if jm.index.any_active(RUNNING):
         return None

@@ -1,0 +1,237 @@
+"""flux-lite job submit/eventlog/info/wait-event/urgency/raise/cancel/timeleft: one job at a time."""
+
+import json
+
+import click
+from flux_lite.cli.common import instance, read_session, session
+from flux_lite.cli.params import FSD, JOBID, JOBID_TEXT
+from flux_lite.cli.output import color_option, emit, use_color
+from flux_lite.cli.submit import parse_urgency
+
+from flux_lite.access import EVENTLOG_ACCESS
+from flux_lite.config import read_input
+from flux_lite.dump import sign_none
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats import eventlog
+from flux_lite.formats import jobspec as jobspecmod
+from flux_lite.formats.jobid import decode, f58, kvs_key
+from flux_lite.instance import WaitStalled, WaitTimeout
+from flux_lite.job_info import lookup as lookup_job
+from flux_lite.job_manager import waiters
+from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
+
+
+@click.command("submit")
+@click.option("--urgency", default="default", metavar="N", help="0-31, or hold, default, expedite.")
+@click.option("--flags", default="", metavar="FLAGS", help="Comma-separated: debug, waitable, novalidate.")
+@click.argument("file", required=False, default="-")
+def job_submit(urgency, flags, file):
+    """Submit a jobspec (YAML or JSON) from FILE or stdin; print its id."""
+    text = read_input(file, "jobspec", limit=16 << 20)
+    try:
+        flagbits = parse_flags(flags)
+    except ValueError as exc:
+        raise FluxLiteError(f"unknown flag: {exc}") from None
+    # novalidate (instance owner only) skips ingest validation, as in Flux
+    js = jobspecmod.loads(text, check=not flagbits & FLAG_NOVALIDATE)
+    with session() as broker:
+        jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=flagbits)
+    click.echo(f58(jobid))
+
+
+@click.command("eventlog")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format.")
+@click.option("-T", "--time-format", type=click.Choice(["raw", "iso", "offset", "human"]), default="raw",
+              help="Timestamp format.")
+@click.option("-H", "--human", is_flag=True, help="Same as --time-format=human.")
+@click.option("-p", "--path", default="eventlog", help="Eventlog under the job directory (default eventlog).")
+@color_option("-L")
+@click.argument("jobid", type=JOBID_TEXT)
+def job_eventlog(fmt, time_format, human, path, color, jobid):
+    """Print a job's eventlog."""
+    typed, jobid = jobid, _c_jobid(jobid)
+    with read_session() as broker:
+        # flux job eventlog names the job as it was typed
+        lookup_job(broker, jobid, not_found=f"job {typed} not found",
+                     denied=EVENTLOG_ACCESS)
+        entries = broker.kvs.get_eventlog(kvs_key(jobid, path))
+    if entries is None:
+        raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
+    _print_events(entries, fmt, time_format, human, color)
+
+
+def _print_events(entries, fmt, time_format, human, color):
+    """As libeventlog's formatter prints them: -H is text with human times;
+    -L/--color[=WHEN] colors text lines (names, times, context keys/values)."""
+    color = use_color(color, c_style=True)
+    if human:
+        fmt, time_format = "text", "human"
+    if fmt == "json":
+        emit([eventlog.display_json(e) for e in entries])
+    else:
+        emit(eventlog.EventlogFormatter(timestamp_format=time_format, color=color).format_entries(entries))
+
+
+@click.command("info")
+@click.option("-o", "--original", is_flag=True, help="Print the jobspec as submitted (from J).")
+@click.argument("jobid", type=JOBID_TEXT)
+@click.argument("keys", nargs=-1, required=True)
+def job_info(original, jobid, keys):
+    """Print job KEYS: jobspec, R, eventlog, J (current values: updates applied)."""
+    jobid = _c_jobid(jobid)
+    out = []
+    with read_session() as broker:
+        job = lookup_job(broker, jobid, not_found="invalid job id")
+        for key in keys:
+            if key == "jobspec" and not original:
+                out.append(json.dumps(job.jobspec))
+            elif key == "jobspec":
+                out.append(broker.kvs.get_raw(kvs_key(jobid, "J"))[1])
+            elif key == "R":
+                if not job.R:
+                    # job-info.lookup's words for a key the job does not have
+                    raise FluxLiteError("R: key not found")
+                out.append(json.dumps(job.R))
+            else:
+                raw = broker.kvs.get_raw(kvs_key(jobid, key))
+                if raw is None:
+                    raise FluxLiteError(f"{key}: key not found")
+                if key == "J" and raw[0] == "json":
+                    # J as Flux stores it: the submitted jobspec, signed (mechanism none)
+                    out.append(sign_none(raw[1], job.userid))
+                    continue
+                out.append(raw[1].rstrip("\n"))
+    click.echo("\n".join(out))
+
+
+@click.command("wait-event")
+@click.option("-t", "--timeout", type=FSD, default=None, help="Give up after this long (FSD).")
+@click.option("-m", "--match-context", "match", metavar="KEY=VAL", help="Only an event whose context has KEY=VAL.")
+@click.option("-c", "--count", type=click.IntRange(min=1), default=1, help="Wait for the Nth matching event.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("-T", "--time-format", type=click.Choice(["raw", "iso", "offset", "human"]), default="raw",
+              help="Timestamp format.")
+@click.option("-H", "--human", is_flag=True, help="Same as --format=text --time-format=human.")
+@color_option("-L")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the event.")
+@click.option("-v", "--verbose", is_flag=True, help="Print every event up to the matching one.")
+@click.argument("jobid", type=JOBID)
+@click.argument("name")
+def job_wait_event(timeout, match, count, fmt, time_format, human, color, quiet, verbose, jobid, name):
+    """Wait for event NAME in a job's eventlog (the virtual clock advances while waiting)."""
+    try:
+        found = instance().wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
+    except WaitTimeout:
+        raise FluxLiteError(f"wait-event timeout on event '{name}'") from None
+    except WaitStalled:
+        raise FluxLiteError(f"wait-event: event '{name}' cannot arrive: nothing left to happen "
+                 "under the virtual clock (advance it or use --timeout)") from None
+    if isinstance(found, str):
+        raise FluxLiteError(found)
+    entries, entry = found
+    if quiet:
+        return
+    _print_events(entries if verbose else [entry], fmt, time_format, human, color)
+
+
+def _complete_urgency(ctx, param, incomplete):
+    from flux_lite.cli._complete import complete_urgency
+
+    return complete_urgency(ctx, param, incomplete)
+
+
+@click.command("urgency")
+@click.option("-v", "--verbose", is_flag=True, help="Print the old urgency.")
+@click.argument("jobid", type=JOBID_TEXT)
+@click.argument("urgency", shell_complete=_complete_urgency)
+def job_urgency(verbose, jobid, urgency):
+    """Set a pending job's urgency: 0-31, hold, default or expedite.
+
+    A negative URGENCY is a value, not an option (it is out of range)."""
+    value = _c_urgency(urgency)
+    with session() as broker:
+        try:
+            old = broker.jm.set_urgency(_c_jobid(jobid), value)
+        except FluxLiteError as exc:
+            # flux job echoes the id as it was typed
+            raise FluxLiteError(f"{jobid}: {exc}") from None
+    if verbose:
+        names = {0: "job held", 31: "job expedited"}
+        click.echo(f"old urgency: {names.get(old, old)}", err=True)
+
+
+def _c_jobid(text):
+    """A job id argument of Flux's C tools: `error parsing jobid: "X"`."""
+    try:
+        return decode(text)
+    except ValueError:
+        raise FluxLiteError(f'error parsing jobid: "{text}"') from None
+
+
+def _c_urgency(text):
+    """flux job urgency's value: a name (any case), else strtoull() cast to int."""
+    import re
+
+    names = {"hold": 0, "default": 16, "expedite": 31}
+    if text.lower() in names:
+        return names[text.lower()]
+    match = re.fullmatch(r"\s*([+-]?)(\d+)", text)
+    value = int(match.group(2)) if match else None
+    if value is None or value >= 1 << 64:
+        raise FluxLiteError(f'error parsing urgency: "{text}"')
+    if match.group(1) == "-":
+        value = -value % (1 << 64)  # strtoull negates in unsigned arithmetic
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+@click.command("raise", context_settings={"allow_interspersed_args": False})
+@click.option("-s", "--severity", type=int, default=0, show_default=True, help="0 (fatal) to 7.")
+@click.option("-t", "--type", "etype", default="cancel", show_default=True, help="Exception type.")
+@click.option("-m", "--message", default=None, metavar="NOTE", help="Exception note.")
+@click.argument("jobid", type=JOBID_TEXT)
+@click.argument("note", nargs=-1)
+def job_raise(severity, etype, message, jobid, note):
+    """Raise an exception on a job; words after JOBID are the note (options end at JOBID)."""
+    words = list(note)
+    if words[:1] == ["--"]:
+        words = words[1:]
+    text = message if message is not None else " ".join(words)
+    typed, jobid = jobid, _c_jobid(jobid)
+    with session() as broker:
+        try:
+            broker.jm.request_raise(jobid, severity, etype, text)
+        except FluxLiteError as exc:
+            raise FluxLiteError(f"raise {typed}: {exc}") from None
+
+
+@click.command("cancel")
+@click.argument("jobid", type=JOBID)
+@click.argument("message", nargs=-1)
+def job_cancel(jobid, message):
+    """Cancel one job (as flux job cancel)."""
+    with session() as broker:
+        broker.jm.request_raise(jobid, 0, "cancel", " ".join(message))
+
+
+@click.command("timeleft")
+@click.argument("jobid", type=JOBID)
+def job_timeleft(jobid):
+    """Print the whole seconds left before a running job's expiration.
+
+    0 means expired or no longer running; 4294967295 means unlimited.
+    """
+    with read_session() as broker:
+        job = lookup_job(broker, jobid)
+        now = broker.now
+        if job.state == 64 or job.state & 32:
+            left = 0
+        elif not job.R:
+            raise FluxLiteError(f"job {f58(jobid)} has not started")
+        elif not job.expiration:
+            left = 4294967295
+        else:
+            remaining = job.expiration - now
+            # whole seconds, but never 0 while time is left: 0 means expired
+            left = 0 if remaining <= 0 else max(int(remaining), 1) if remaining < 1 else int(remaining)
+    click.echo(str(left))

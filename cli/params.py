@@ -1,0 +1,67 @@
+"""Argument types of the commands: job ids, durations, queue names.
+
+Kept apart from common.py (the instance) so that a command taking a job id
+does not import the instance to declare its arguments.
+"""
+
+import click
+
+from flux_lite.formats import fsd, jobid
+
+
+class _ParsedType(click.ParamType):
+    """An argument parsed by a library parser; a bad one is a usage error (exit 2).
+
+    parse is the library's parser; values already parsed pass.
+    """
+
+    def __init__(self, name, parse, parsed_type, message):
+        self.name = name
+        self._parse = parse
+        self._parsed_type = parsed_type
+        self._message = message
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, self._parsed_type):
+            return value
+        try:
+            return self._parse(value)
+        except ValueError:
+            self.fail(self._message.format(value), param, ctx)
+
+
+class JobIDType(_ParsedType):
+    """A job id in any of Flux's encodings."""
+
+    c_jobid_error = True  # Flux's C tools word a bad one `error parsing jobid: "X"`
+
+    def __init__(self):
+        super().__init__("JOBID", jobid.decode, int, "invalid JobID value: '{}'")
+
+    def shell_complete(self, ctx, param, incomplete):
+        from flux_lite.cli._complete import complete_jobids
+
+        return complete_jobids(ctx, incomplete)
+
+
+JOBID = JobIDType()
+FSD = _ParsedType("FSD", fsd.parse, float, "invalid Flux standard duration: '{}'")
+
+
+class JobIDTextType(click.ParamType):
+    """A job id kept as typed: Flux's C tools echo it so in messages and
+    decode it themselves (`error parsing jobid: "X"`, exit 1)."""
+
+    name = "JOBID"
+    shell_complete = JobIDType.shell_complete
+
+
+JOBID_TEXT = JobIDTextType()
+
+
+def complete_queues(ctx, param, incomplete):
+    """shell_complete for every option or argument that takes queue names
+    (the completion module is imported only when completing)."""
+    from flux_lite.cli._complete import complete_queues as complete
+
+    return complete(ctx, incomplete)
