@@ -462,8 +462,11 @@ def c_group_usage(cmd, ctx):
     have = [n for n in group.list_commands(ctx)]
     flux_docs = dict(C_GROUP_COMMANDS[cmd])
     rows = [(n, doc) for n, doc in C_GROUP_COMMANDS[cmd] if n in have]
+    table = getattr(group, "table", {})  # a lazy group's short help, without importing
     for n in have:
-        if n not in flux_docs:
+        if n in table and n not in flux_docs:
+            rows.append((n, table[n][2]))
+        elif n not in flux_docs:
             sub = group.get_command(ctx, n)
             if sub is not None and not sub.hidden:
                 rows.append((n, sub.get_short_help_str(limit=60)))
