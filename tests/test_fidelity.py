@@ -136,3 +136,10 @@ def test_job_usage_on_a_missing_or_unknown_subcommand(flux):
         flux_order = [name for name, _doc in C_GROUP_COMMANDS["job"]]
         names = [line.split()[0] for line in lines[4:] if line.split()[0] in flux_order]
         assert names == sorted(names, key=flux_order.index) and {"id", "eventlog", "namespace"} <= set(names)
+
+
+def test_job_namespace_reads_ids_from_stdin(flux):
+    assert as_flux(flux, "job", "namespace", input="1\n f2 \n") == (0, "job-1\njob-1\n", "")
+    assert as_flux(flux, "job", "namespace", "1", "2") == (0, "job-1\njob-2\n", "")
+    assert as_flux(flux, "job", "namespace", "bad") == (1, "", 'flux-job: error parsing jobid: "bad"\n')
+    assert as_flux(flux, "job", "namespace", "-1")[0] == 1
