@@ -143,3 +143,23 @@ def test_job_namespace_reads_ids_from_stdin(flux):
     assert as_flux(flux, "job", "namespace", "1", "2") == (0, "job-1\njob-2\n", "")
     assert as_flux(flux, "job", "namespace", "bad") == (1, "", 'flux-job: error parsing jobid: "bad"\n')
     assert as_flux(flux, "job", "namespace", "-1")[0] == 1
+
+
+def test_wait_event_offsets_count_from_the_first_event(flux):
+    held = flux.submit("--urgency=hold", "true")
+    flux.advance("5s")
+    flux("cancel", held)
+    code, out, err = as_flux(flux, "job", "wait-event", "--time-format=offset", held, "exception")
+    assert (code, out.split(" ")[:2], err) == (0, ["5.000000", "exception"], "")
+    code, out, err = as_flux(flux, "job", "wait-event", "-v", "-T", "offset", held, "exception")
+    assert [line.split(" ")[:2] for line in out.splitlines()][::4] == [["0.000000", "submit"], ["5.000000", "exception"]]
+
+
+def test_wait_event_count_must_be_positive(flux):
+    held = flux.submit("--urgency=hold", "true")
+    for count in ("0", "-1"):
+        assert as_flux(flux, "job", "wait-event", f"--count={count}", held, "clean") == (
+            1, "", "flux-job: count must be > 0\n")
+    # the job id is parsed first, as in Flux
+    assert as_flux(flux, "job", "wait-event", "-c", "0", "bad", "clean") == (
+        1, "", 'flux-job: error parsing jobid: "bad"\n')
