@@ -41,7 +41,8 @@ def test_guest_queue_control_requires_owner_credentials(flux):
     import os
 
     guest = {"FLUX_HANDLE_USERID": str(os.getuid() + 1), "FLUX_HANDLE_ROLEMASK": "0x2"}
-    for command, service in (("stop", "start"), ("start", "start"), ("disable", "enable"), ("enable", "enable")):
+    for command, service in (("stop", "start"), ("start", "start"), ("disable", "enable"), ("enable", "enable"),
+                             ("drain", "drain"), ("idle", "idle")):
         r = flux.fails("queue", command, env=guest)
         assert r.stderr == f"flux-lite queue: ERROR: {service}: Request requires owner credentials\n"
 
