@@ -153,7 +153,8 @@ def test_wait_event_offsets_count_from_the_first_event(flux):
     code, out, err = as_flux(flux, "job", "wait-event", "--time-format=offset", held, "exception")
     assert (code, out.split(" ")[:2], err) == (0, ["5.000000", "exception"], "")
     code, out, err = as_flux(flux, "job", "wait-event", "-v", "-T", "offset", held, "exception")
-    assert [line.split(" ")[:2] for line in out.splitlines()][::4] == [["0.000000", "submit"], ["5.000000", "exception"]]
+    stamps = [line.split(" ")[:2] for line in out.splitlines()]
+    assert stamps[::4] == [["0.000000", "submit"], ["5.000000", "exception"]]
 
 
 def test_wait_event_count_must_be_positive(flux):
