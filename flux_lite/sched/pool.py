@@ -36,12 +36,12 @@ from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import (
     Rset,
+    entry_summary,
     group_ranks,
     property_terms,
     rlite_entries,
     rlite_nodes,
     rlite_ranks,
-    rlite_summary,
     rlite_without,
 )
 from flux_lite.limits import MAX_TIME
@@ -110,6 +110,23 @@ def _indexes(mask):
             yield base + low.bit_length() - 1
             word ^= low
         base += 64
+
+
+_IDS_INFO = {}  # id(IDset) -> (the IDset, its encode(), its bitmask or None), for register_hello
+_NO_IDS = IDset.parse("")  # (the empty set the R_lite decoder gives for no gpus)
+
+
+def _ids_info(ids):
+    """(ids, ids.encode(), ids.as_mask()) of an IDset, made once per set (the
+    entry holds it, so its id is not reused); no bitmask (None) of absurdly
+    high ids (register_hello leaves those to the checking path)."""
+    hit = _IDS_INFO.get(id(ids))
+    if hit is None or hit[0] is not ids:
+        if len(_IDS_INFO) > 65536:
+            _IDS_INFO.clear()
+        last = ids.last()
+        hit = _IDS_INFO[id(ids)] = (ids, ids.encode(), None if last is not None and last >= 65536 else ids.as_mask())
+    return hit
 
 
 class Topology:
@@ -902,7 +919,8 @@ class Pool:
         entry, or conflicts (register_alloc() then decides, with messages).
 
         Thousands of running jobs share a few hundred rank, core and gpu
-        strings: each is parsed once per process (IDset.parse keeps them)."""
+        sets: each is decoded once per process (rlite_entries keeps them),
+        its text and bitmask made once (_ids_info)."""
         if jobid in self._jobs:
             return None
         try:
@@ -914,9 +932,14 @@ class Pool:
                 ranks = ranks - IDset.parse(free)
                 if not ranks:
                     return None
-            if (cores and cores.last() >= 65536) or (gpus and gpus.last() >= 65536):
-                return None  # (no bitmasks of absurdly high ids: the checking path decides)
-            cm, gm = cores.as_mask(), gpus.as_mask()
+            info = _IDS_INFO.get(id(cores))  # (_ids_info(cores), without a call when known)
+            _, ctext, cm = info if info is not None and info[0] is cores else _ids_info(cores)
+            if gpus is _NO_IDS:
+                gtext, gm = "", 0
+            else:
+                _, gtext, gm = _ids_info(gpus)
+            if cm is None or gm is None:
+                return None
             expiration = float(R["execution"].get("expiration", 0.0) or 0.0)
         except (RsetError, TypeError, ValueError):
             return None
@@ -944,7 +967,7 @@ class Pool:
             R = rlite_without(R, IDset.parse(free))
         self._jobs[jobid] = Allocation(None, expiration, tuple(parts), rdict=R)
         self.generation += 1
-        return rlite_summary(((ranks, cores, gpus),))
+        return entry_summary(ranks.encode(), ctext, gtext)
 
     def begin_bulk(self):
         """Many register_hello() calls follow: keep the free-resource buckets
