@@ -228,7 +228,7 @@ class Instance:
             method = "configuration" if configmod.get_path(cfg, "resource.config") else "dynamic-discovery"
             kvs.append("resource.eventlog", eventlog.encode_entry(start, "resource-define", {"method": method}))
             inst = cls(state_dir, kvs)
-            inst.log("broker", "info", f"instance created: {len(R_ranks(R))} nodes, clock {mode}", t=start)
+            inst.log("broker", "info", f"instance created: {len(rlite_nodes(R))} nodes, clock {mode}", t=start)
             ctx = inst.context(now=start)
             if configmod.get_path(cfg, "job-manager.housekeeping") is not None:
                 ctx.housekeeping.config_loaded()
@@ -591,7 +591,3 @@ class WaitTimeout(FluxLiteError):
 
 class WaitStalled(FluxLiteError):
     pass
-
-
-def R_ranks(R):
-    return [rank for rank, _cores, _gpus in rlite_nodes(R)]
