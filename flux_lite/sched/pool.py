@@ -569,7 +569,7 @@ class Pool:
         """The :class:`RequestPlan` of request req on this pool (made once
         per request and topology); InfeasibleRequest if req is malformed
         (counts not integers or out of range, a bad constraint)."""
-        cached = req._plan if type(req) is ResourceRequest else None
+        cached = req.pool_plan if type(req) is ResourceRequest else None
         if cached is not None and cached[0] is self.topology:
             return cached[1]  # (a request's plan depends on it and the topology alone)
         s = req.slot_size
@@ -604,7 +604,7 @@ class Pool:
         p.key, p.allowed = self.topology.index_mask(req)
         p.feasible = False
         if type(req) is ResourceRequest:
-            req._plan = (self.topology, p)
+            req.pool_plan = (self.topology, p)
         return p
 
     def select(self, p):
