@@ -37,11 +37,13 @@ def job_id(to, ids):
 
 
 @click.command("namespace")
-@click.argument("jobid")
-def job_namespace(jobid):
-    """Print the guest namespace name of a job (job-<decimal id>)."""
-    try:
-        value = decode(jobid)
-    except ValueError:
-        raise FluxLiteError(f"{jobid}: malformed job id") from None
-    click.echo(f"job-{value}")
+@click.argument("ids", nargs=-1, metavar="[JOBID...]")
+def job_namespace(ids):
+    """Print the guest namespace name of each job (job-<decimal id>); reads stdin lines when no ID is given."""
+    # as flux job namespace: each line trimmed, each printed as it is read
+    for text in ids or (line.strip() for line in sys.stdin):
+        try:
+            value = decode(text)
+        except ValueError:
+            raise FluxLiteError(f'error parsing jobid: "{text}"') from None
+        click.echo(f"job-{value}")

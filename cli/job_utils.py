@@ -60,16 +60,20 @@ def job_eventlog(fmt, time_format, human, path, color, jobid):
     _print_events(entries, fmt, time_format, human, color)
 
 
-def _print_events(entries, fmt, time_format, human, color):
+def _print_events(entries, fmt, time_format, human, color, t0=None):
     """As libeventlog's formatter prints them: -H is text with human times;
-    -L/--color[=WHEN] colors text lines (names, times, context keys/values)."""
+    -L/--color[=WHEN] colors text lines (names, times, context keys/values).
+    t0: the origin of offsets when it is not the first entry printed."""
     color = use_color(color, c_style=True)
     if human:
         fmt, time_format = "text", "human"
     if fmt == "json":
         emit([eventlog.display_json(e) for e in entries])
     else:
-        emit(eventlog.EventlogFormatter(timestamp_format=time_format, color=color).format_entries(entries))
+        formatter = eventlog.EventlogFormatter(timestamp_format=time_format, color=color)
+        if t0 is not None:
+            formatter.update_t0(t0)
+        emit(formatter.format_entries(entries))
 
 
 @click.command("info")
@@ -107,7 +111,7 @@ def job_info(original, jobid, keys):
 @click.command("wait-event")
 @click.option("-t", "--timeout", type=FSD, default=None, help="Give up after this long (FSD).")
 @click.option("-m", "--match-context", "match", metavar="KEY=VAL", help="Only an event whose context has KEY=VAL.")
-@click.option("-c", "--count", type=click.IntRange(min=1), default=1, help="Wait for the Nth matching event.")
+@click.option("-c", "--count", type=int, default=1, help="Wait for the Nth matching event.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.option("-T", "--time-format", type=click.Choice(["raw", "iso", "offset", "human"]), default="raw",
               help="Timestamp format.")
@@ -119,6 +123,8 @@ def job_info(original, jobid, keys):
 @click.argument("name")
 def job_wait_event(timeout, match, count, fmt, time_format, human, color, quiet, verbose, jobid, name):
     """Wait for event NAME in a job's eventlog (the virtual clock advances while waiting)."""
+    if count <= 0:
+        raise FluxLiteError("count must be > 0")
     try:
         found = instance().wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
     except WaitTimeout:
@@ -131,7 +137,8 @@ def job_wait_event(timeout, match, count, fmt, time_format, human, color, quiet,
     entries, entry = found
     if quiet:
         return
-    _print_events(entries if verbose else [entry], fmt, time_format, human, color)
+    # offsets count from the eventlog's first event, printed or not (as Flux's formatter)
+    _print_events(entries if verbose else [entry], fmt, time_format, human, color, t0=entries[0]["timestamp"])
 
 
 def _complete_urgency(ctx, param, incomplete):

@@ -1,5 +1,6 @@
 """flux-lite queue: list, status, enable, disable, start, stop, drain, idle (as flux queue)."""
 
+import errno
 import os
 
 import click
@@ -195,6 +196,10 @@ def _wait(what, check, timeout):
     except WaitStalled:
         raise FluxLiteError(f"{what}: nothing left to happen under the virtual clock "
                             "(no job can end without a command)") from None
+    except FluxLiteError as exc:
+        if exc.errno != errno.EPERM:
+            raise
+        raise FluxLiteError(f"{what}: {exc}", errno=exc.errno) from None  # flux queue names the RPC
 
 
 @queue.command("drain")

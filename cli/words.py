@@ -18,6 +18,53 @@ import click
 # without argparse's `ERROR:` level, and bad usage exits 1.
 C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env", "dump", "restore"})
 
+# Flux's C command groups that print their own usage and list their common
+# subcommands (Flux's order and words) when the subcommand is missing or
+# unknown: flux-job and flux-kvs. Only those flux-lite has are listed.
+C_GROUP_COMMANDS = {
+    "job": (
+        ("urgency", "Set job urgency (0-31, HOLD, EXPEDITE, DEFAULT)"),
+        ("raise", "Raise exception on one or more jobs"),
+        ("raiseall", "Raise an exception on multiple jobs."),
+        ("kill", "Send signal to one or more running jobs"),
+        ("killall", "Send signal to multiple running jobs"),
+        ("attach", "Interactively attach to job"),
+        ("status", "Wait for job(s) to complete and exit with largest exit code"),
+        ("submit", "Run job"),
+        ("id", "Convert jobid(s) to another form"),
+        ("eventlog", "Display eventlog for a job"),
+        ("wait-event", "Wait for an event "),
+        ("info", "Display info for a job"),
+        ("stats", "Get current job stats"),
+        ("namespace", "Convert job ids to job guest kvs namespace names"),
+        ("wait", "Wait for job(s) to complete."),
+        ("memo", "Post an RFC 21 memo to a job"),
+        ("taskmap", "Utility function for working with job task maps"),
+        ("timeleft", "Find remaining runtime for job or enclosing instance"),
+        ("hostpids", "Print host:pid pairs for tasks in JOBID"),
+        ("last", "List my most recently submitted job id(s)"),
+        ("purge", "Purge the oldest inactive jobs"),
+    ),
+    "kvs": (
+        ("namespace", "Perform KVS namespace operations"),
+        ("get", "Get value stored under key"),
+        ("put", "Store value under key"),
+        ("dir", "Display all keys under directory"),
+        ("ls", "List directory"),
+        ("unlink", "Remove key"),
+        ("link", "Create a new name for target"),
+        ("readlink", "Retrieve the key a link refers to"),
+        ("mkdir", "Create a directory"),
+        ("copy", "Copy source key to destination key"),
+        ("move", "Move source key to destination key"),
+        ("version", "Display current KVS version"),
+        ("wait", "Block until the KVS reaches version"),
+        ("getroot", "Get KVS root treeobj"),
+        ("sync", "sync content and checkpoint to disk"),
+        ("eventlog", "Manipulate a KVS eventlog"),
+    ),
+}
+
 # Hidden aliases FluxArgumentParser commands accept (alias -> option).
 HIDDEN_ALIASES = {"--state": "--states", "--dry": "--dry-run", "--require": "--requires",
                   "--broker-opt": "--broker-opts"}
@@ -407,12 +454,35 @@ def c_fullname(ctx):
     return prog(path[0] if path else None, ctx, " ".join(path[1:]) or None)
 
 
+def c_group_usage(cmd, ctx):
+    """What flux-job and flux-kvs print for a missing or unknown subcommand:
+    their usage, then their common subcommands (flux-lite's own last)."""
+    name = prog(cmd, ctx)
+    group = ctx.command
+    have = [n for n in group.list_commands(ctx)]
+    flux_docs = dict(C_GROUP_COMMANDS[cmd])
+    rows = [(n, doc) for n, doc in C_GROUP_COMMANDS[cmd] if n in have]
+    table = getattr(group, "table", {})  # a lazy group's short help, without importing
+    for n in have:
+        if n in table and n not in flux_docs:
+            rows.append((n, table[n][2]))
+        elif n not in flux_docs:
+            sub = group.get_command(ctx, n)
+            if sub is not None and not sub.hidden:
+                rows.append((n, sub.get_short_help_str(limit=60)))
+    return ([f"Usage: {name} [OPTIONS] COMMAND ARGS", "  -h, --help             Display this message.", "",
+             f"Common commands from {name}:"] + [f"   {n:<15} {doc}" for n, doc in rows])
+
+
 def c_usage_error(exc):
     """liboptparse's report of bad usage (C commands): lines and exit code 1."""
     ctx = exc.ctx
     path = command_path(ctx) if ctx is not None else []
     cmd = path[0] if path else None
     fullname = c_fullname(ctx)
+    no_args = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
+    if len(path) == 1 and cmd in C_GROUP_COMMANDS and isinstance(exc, (click.exceptions.NoSuchCommand, no_args)):
+        return c_group_usage(cmd, ctx)
     if isinstance(exc, click.exceptions.NoSuchOption):
         return [f"{fullname}: unrecognized option '{exc.option_name}'",
                 f"Try `{fullname} --help' for more information."]

@@ -19,8 +19,8 @@ from flux_lite.access import Identity
 from flux_lite.broker import Broker
 from flux_lite.errors import ConfigError, FluxLiteError, NoInstanceError
 from flux_lite.formats import eventlog
-from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import encode
+from flux_lite.formats.rset import rlite_nodes
 from flux_lite.kvs import KVS, SideFile
 from flux_lite.limits import MAX_TIME
 from flux_lite.notices import READ_ONLY_NOTICE, notice
@@ -228,7 +228,7 @@ class Instance:
             method = "configuration" if configmod.get_path(cfg, "resource.config") else "dynamic-discovery"
             kvs.append("resource.eventlog", eventlog.encode_entry(start, "resource-define", {"method": method}))
             inst = cls(state_dir, kvs)
-            inst.log("broker", "info", f"instance created: {len(R_ranks(R))} nodes, clock {mode}", t=start)
+            inst.log("broker", "info", f"instance created: {len(rlite_nodes(R))} nodes, clock {mode}", t=start)
             ctx = inst.context(now=start)
             if configmod.get_path(cfg, "job-manager.housekeeping") is not None:
                 ctx.housekeeping.config_loaded()
@@ -591,10 +591,3 @@ class WaitTimeout(FluxLiteError):
 
 class WaitStalled(FluxLiteError):
     pass
-
-
-def R_ranks(R):
-    ranks = []
-    for ent in R["execution"]["R_lite"]:
-        ranks.extend(IDset.parse(ent["rank"]))
-    return ranks

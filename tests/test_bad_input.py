@@ -179,7 +179,8 @@ def test_a_timeout_past_the_clocks_end_is_no_timeout(flux, args):
     # year 9999: every later command failed on a damaged instance.clock
     jobid = flux.submit("--urgency=hold", "true", env=GUEST)
     t0 = flux.now()
-    r = flux.fails(*[a.replace("{id}", jobid) for a in args], env=GUEST)
+    # (queue drain is the owner's: job-manager.drain is owner-only in Flux)
+    r = flux.fails(*[a.replace("{id}", jobid) for a in args], env=None if args[0] == "queue" else GUEST)
     assert "nothing left to happen under the virtual clock" in one_error(r)
     assert flux.now() == t0
     assert flux.out("fsck") == "fsck: ok\n"

@@ -41,7 +41,8 @@ def test_guest_queue_control_requires_owner_credentials(flux):
     import os
 
     guest = {"FLUX_HANDLE_USERID": str(os.getuid() + 1), "FLUX_HANDLE_ROLEMASK": "0x2"}
-    for command, service in (("stop", "start"), ("start", "start"), ("disable", "enable"), ("enable", "enable")):
+    for command, service in (("stop", "start"), ("start", "start"), ("disable", "enable"), ("enable", "enable"),
+                             ("drain", "drain"), ("idle", "idle")):
         r = flux.fails("queue", command, env=guest)
         assert r.stderr == f"flux-lite queue: ERROR: {service}: Request requires owner credentials\n"
 
@@ -120,3 +121,47 @@ def test_completion_under_the_program_name_flux():
     assert (r.exit_code, r.stdout) == (0, "plain,job\nplain,jobs\n")
     r = CliRunner().invoke(cli, [], env={"_FLUX_LITE_COMPLETE": "bash_source"}, prog_name="flux")
     assert "complete -o nosort -F _flux_completion flux\n" in r.stdout
+
+
+def test_job_usage_on_a_missing_or_unknown_subcommand(flux):
+    from flux_lite.cli.words import C_GROUP_COMMANDS
+
+    for args in (("job",), ("job", "wrongsubcmd")):
+        code, out, err = as_flux(flux, *args)
+        lines = err.splitlines()
+        assert (code, out, lines[:4]) == (1, "", ["Usage: flux-job [OPTIONS] COMMAND ARGS",
+                                                  "  -h, --help             Display this message.", "",
+                                                  "Common commands from flux-job:"])
+        assert "   wait-event      Wait for an event " in lines
+        # Flux's commands in Flux's order
+        flux_order = [name for name, _doc in C_GROUP_COMMANDS["job"]]
+        names = [line.split()[0] for line in lines[4:] if line.split()[0] in flux_order]
+        assert names == sorted(names, key=flux_order.index) and {"id", "eventlog", "namespace"} <= set(names)
+
+
+def test_job_namespace_reads_ids_from_stdin(flux):
+    assert as_flux(flux, "job", "namespace", input="1\n f2 \n") == (0, "job-1\njob-1\n", "")
+    assert as_flux(flux, "job", "namespace", "1", "2") == (0, "job-1\njob-2\n", "")
+    assert as_flux(flux, "job", "namespace", "bad") == (1, "", 'flux-job: error parsing jobid: "bad"\n')
+    assert as_flux(flux, "job", "namespace", "-1")[0] == 1
+
+
+def test_wait_event_offsets_count_from_the_first_event(flux):
+    held = flux.submit("--urgency=hold", "true")
+    flux.advance("5s")
+    flux("cancel", held)
+    code, out, err = as_flux(flux, "job", "wait-event", "--time-format=offset", held, "exception")
+    assert (code, out.split(" ")[:2], err) == (0, ["5.000000", "exception"], "")
+    code, out, err = as_flux(flux, "job", "wait-event", "-v", "-T", "offset", held, "exception")
+    stamps = [line.split(" ")[:2] for line in out.splitlines()]
+    assert stamps[::4] == [["0.000000", "submit"], ["5.000000", "exception"]]
+
+
+def test_wait_event_count_must_be_positive(flux):
+    held = flux.submit("--urgency=hold", "true")
+    for count in ("0", "-1"):
+        assert as_flux(flux, "job", "wait-event", f"--count={count}", held, "clean") == (
+            1, "", "flux-job: count must be > 0\n")
+    # the job id is parsed first, as in Flux
+    assert as_flux(flux, "job", "wait-event", "-c", "0", "bad", "clean") == (
+        1, "", 'flux-job: error parsing jobid: "bad"\n')

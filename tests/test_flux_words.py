@@ -116,7 +116,7 @@ def test_c_command_errors(flux):
     assert outcome(as_flux(flux, "kvs", "get", "resource")) == (1, "", "flux-kvs: resource: Is a directory\n")
     assert outcome(as_flux(flux, "kvs", "eventlog", "get", "nosuch")) == (
         1, "", "flux-kvs: nosuch: No such file or directory\n")
-    assert as_flux(flux, "kvs", "bogus").stderr.splitlines()[0] == "flux-kvs: Unknown subcommand: bogus"
+    assert as_flux(flux, "kvs", "bogus").stderr.splitlines()[0] == "Usage: flux-kvs [OPTIONS] COMMAND ARGS"
     assert outcome(as_flux(flux, "dmesg", "-d")) == (1, "", "flux-dmesg: --delta can only be used with --human\n")
 
 

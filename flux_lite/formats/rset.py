@@ -40,6 +40,7 @@ __all__ = [
     "Rset",
     "PROPERTY_INVALID_CHARS",
     "check_property_name",
+    "entry_summary",
     "group_ranks",
     "nodes_summary",
     "property_terms",
@@ -135,10 +136,39 @@ def compact_R(obj):
 # -- R_lite: the one decoder and the one grouping ----------------------------------
 
 
+# the idset texts of R_lite entries read so far, decoded: a scheduler's
+# hello reads thousands of Rs made of a few hundred rank and core texts
+_RLITE_IDS: dict[str, IDset] = {"": IDset.parse("")}
+
+
 def rlite_entries(R: Any) -> list[tuple[IDset, IDset, IDset]]:
     """The R_lite entries of R, an R version 1 dict, decoded: a list of
     (ranks, cores, gpus) IDsets, one per entry, as written (a rank may
     appear in several entries). RsetError says what is malformed."""
+    try:
+        R_lite = R["execution"]["R_lite"]
+        version = R["version"]
+    except (KeyError, TypeError, IndexError):
+        return _rlite_checked(R)  # (it says what is wrong)
+    if version != 1 or type(version) is not int or type(R_lite) is not list:
+        return _rlite_checked(R)
+    get = _RLITE_IDS.get
+    out: list[tuple[IDset, IDset, IDset]] = []
+    for entry in R_lite:
+        # an entry of texts read before is not checked again
+        try:
+            children = entry["children"]
+            ranks, cores, gpus = get(entry["rank"]), get(children["core"]), get(children.get("gpu", ""))
+        except (KeyError, TypeError, AttributeError):
+            return _rlite_checked(R)
+        if ranks is None or cores is None or gpus is None:
+            ranks, cores, gpus = _rlite_entry(len(out), entry)
+        out.append((ranks, cores, gpus))
+    return out
+
+
+def _rlite_checked(R: Any) -> list[tuple[IDset, IDset, IDset]]:
+    """rlite_entries(), checking everything (messages as flux-core's)."""
     if not isinstance(R, dict):
         raise RsetError("R must be a JSON object")
     if "version" not in R:
@@ -158,28 +188,38 @@ def rlite_entries(R: Any) -> list[tuple[IDset, IDset, IDset]]:
         raise RsetError("R: execution.R_lite is required")
     if not isinstance(R_lite, list):
         raise RsetError("R: R_lite must be an array")
-    parse = IDset.parse
-    out = []
-    for i, entry in enumerate(R_lite):
-        if not isinstance(entry, dict):
-            raise RsetError(f"R: R_lite[{i}] must be an object")
-        rank = entry.get("rank")
-        if not isinstance(rank, str):
-            raise RsetError(f"R: R_lite[{i}].rank must be an idset string")
-        children = entry.get("children")
-        if not isinstance(children, dict):
-            raise RsetError(f"R: R_lite[{i}].children must be an object")
-        core = children.get("core")
-        if not isinstance(core, str):
-            raise RsetError(f"R: R_lite[{i}].children.core must be an idset string")
-        gpu = children.get("gpu", "")
-        if not isinstance(gpu, str):
-            raise RsetError(f"R: R_lite[{i}].children.gpu must be an idset string")
-        try:
-            out.append((parse(rank), parse(core), parse(gpu)))
-        except IdsetError as exc:
-            raise RsetError(f"R: R_lite[{i}]: {exc}") from None
-    return out
+    return [_rlite_entry(i, entry) for i, entry in enumerate(R_lite)]
+
+
+def _rlite_entry(i: int, entry: Any) -> tuple[IDset, IDset, IDset]:
+    """R_lite[i], checked and decoded (its texts remembered)."""
+    if not isinstance(entry, dict):
+        raise RsetError(f"R: R_lite[{i}] must be an object")
+    rank = entry.get("rank")
+    if not isinstance(rank, str):
+        raise RsetError(f"R: R_lite[{i}].rank must be an idset string")
+    children = entry.get("children")
+    if not isinstance(children, dict):
+        raise RsetError(f"R: R_lite[{i}].children must be an object")
+    core = children.get("core")
+    if not isinstance(core, str):
+        raise RsetError(f"R: R_lite[{i}].children.core must be an idset string")
+    gpu = children.get("gpu", "")
+    if not isinstance(gpu, str):
+        raise RsetError(f"R: R_lite[{i}].children.gpu must be an idset string")
+    if len(_RLITE_IDS) >= 65536:
+        _RLITE_IDS.clear()
+        _RLITE_IDS[""] = IDset.parse("")
+    decoded = []
+    for text in (rank, core, gpu):
+        ids = _RLITE_IDS.get(text)
+        if ids is None:
+            try:
+                ids = _RLITE_IDS[text] = IDset.parse(text)
+            except IdsetError as exc:
+                raise RsetError(f"R: R_lite[{i}]: {exc}") from None
+        decoded.append(ids)
+    return decoded[0], decoded[1], decoded[2]
 
 
 def rlite_ranks(entries: list[tuple[IDset, IDset, IDset]]) -> dict[int, tuple[IDset, IDset]]:
@@ -228,13 +268,14 @@ def group_ranks(nodes: Iterable[tuple[int, Any, Any]], as_mask: bool = False) ->
 def rlite_summary(groups: Iterable[tuple[IDset, IDset, IDset]]) -> str:
     """``rank<ids>/core<ids>[,gpu<ids>]`` of R_lite groups, (ranks, cores,
     gpus) IDsets each, joined by spaces (what Rset.summary() prints)."""
-    parts = []
-    for ranks, cores, gpus in groups:
-        part = f"rank{ranks.encode()}/core{cores.encode()}"
-        if gpus:
-            part += f",gpu{gpus.encode()}"
-        parts.append(part)
-    return " ".join(parts)
+    return " ".join([entry_summary(ranks.encode(), cores.encode(), gpus.encode() if gpus else "")
+                     for ranks, cores, gpus in groups])
+
+
+def entry_summary(ranks: str, cores: str, gpus: str = "") -> str:
+    """rlite_summary() of one group, from the encode() texts of its id sets
+    (a caller that keeps them saves encoding them again)."""
+    return f"rank{ranks}/core{cores},gpu{gpus}" if gpus else f"rank{ranks}/core{cores}"
 
 
 def property_terms(props: Iterable[Any]) -> tuple[list[str], list[str]]:

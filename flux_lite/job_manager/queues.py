@@ -339,12 +339,16 @@ class Queues:
 
 
 def drained(broker):
-    """True once no job is active, else None (a wait check)."""
+    """True once no job is active, else None (a wait check). Owner only, as
+    Flux's job-manager.drain."""
+    access.require_owner(broker.instance.identity, None)
     return None if broker.jm.index.any_active(ACTIVE) else True
 
 
 def idle(broker):
-    """The number of pending jobs once no job holds resources, else None."""
+    """The number of pending jobs once no job holds resources, else None.
+    Owner only, as Flux's job-manager.idle."""
+    access.require_owner(broker.instance.identity, None)
     jm = broker.jm
     if jm.index.any_active(RUNNING):
         return None

@@ -251,7 +251,6 @@ class _Pass:
             if len(planner.reservations) > self.MAX_KEPT_RESERVATIONS or not planner.unchanged_until(-INF) \
                     or sum(map(len, planner.reserved_parts.values())) > self.MAX_KEPT_PARTS:
                 return None  # (a conflict makes it unresumable anyway)
-
             out["reservations"] = [[jobid, s, e if e != INF else None,
                                     store.encode_parts(self.pool, planner.reserved_parts[jobid])]
                                    for jobid, s, e in planner.reservations]
@@ -371,7 +370,6 @@ class BackfillScheduler(Scheduler):
         if args.get("reservation-depth"):
             if self.policy == "easy":
                 # EASY is depth 1 by definition; a depth means hybrid
-
                 raise FluxLiteError("reservation-depth does not apply to the easy policy (use hybrid)")
             # hybrid's depth, or a cap on conservative (as Fluxion caps it at its queue depth)
             depth = int(args["reservation-depth"])
@@ -565,5 +563,4 @@ class BackfillScheduler(Scheduler):
         pool = self.pool.copy()
         pool.update_expiration(jobid, expiration)
         new = self.replan(pool, queue, commit=False).starts
-
         return describe_moves(queue, old, new, self.b.now)

@@ -36,12 +36,12 @@ from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import (
     Rset,
+    entry_summary,
     group_ranks,
     property_terms,
     rlite_entries,
     rlite_nodes,
     rlite_ranks,
-    rlite_summary,
     rlite_without,
 )
 from flux_lite.limits import MAX_TIME
@@ -112,6 +112,23 @@ def _indexes(mask):
         base += 64
 
 
+_IDS_INFO = {}  # id(IDset) -> (the IDset, its encode(), its bitmask or None), for register_hello
+_NO_IDS = IDset.parse("")  # (the empty set the R_lite decoder gives for no gpus)
+
+
+def _ids_info(ids):
+    """(ids, ids.encode(), ids.as_mask()) of an IDset, made once per set (the
+    entry holds it, so its id is not reused); no bitmask (None) of absurdly
+    high ids (register_hello leaves those to the checking path)."""
+    hit = _IDS_INFO.get(id(ids))
+    if hit is None or hit[0] is not ids:
+        if len(_IDS_INFO) > 65536:
+            _IDS_INFO.clear()
+        last = ids.last()
+        hit = _IDS_INFO[id(ids)] = (ids, ids.encode(), None if last is not None and last >= 65536 else ids.as_mask())
+    return hit
+
+
 class Topology:
     """Static per-rank data of a pool, shared by the pool and its copies.
 
@@ -126,9 +143,10 @@ class Topology:
                    (``gpu_mask``: the gpu ids);
     ``ncores``     core count of each index (``ngpus``: the gpu count).
 
-    A topology is never changed: a pool whose ranks change (``remove_ranks``)
-    gets a new one, so ``pool.topology is topo`` tells a cache keyed on the
-    topology (feasibility, request plans) that it still holds.
+    A topology is never changed (its own caches aside): a pool whose ranks
+    change (``remove_ranks``) gets a new one, so ``pool.topology is topo``
+    tells a cache keyed on the topology (feasibility, request plans) that
+    it still holds.
     """
 
     __slots__ = (
@@ -339,7 +357,9 @@ class Pool:
     ``select(plan)`` says what the pool's worst-fit choice would take now,
     changing nothing; ``alloc_selected`` allocates that for a job. A planner
     simulating other times on a copy (``copy(jobs=False)``) changes what it
-    shows with ``apply(parts, take)`` and ``set_masks(i, cm, gm)``.
+    shows with ``apply(parts, take)`` and ``set_masks(i, cm, gm)``. A store
+    bringing a saved pool back (sched/store.py) uses ``restore_masks``,
+    ``attach_jobs`` and ``allocation_from_parts``.
     """
 
     def __init__(self, rset, *, jobid_str=None):
@@ -549,7 +569,7 @@ class Pool:
         """The :class:`RequestPlan` of request req on this pool (made once
         per request and topology); InfeasibleRequest if req is malformed
         (counts not integers or out of range, a bad constraint)."""
-        cached = req._plan if type(req) is ResourceRequest else None
+        cached = req.pool_plan if type(req) is ResourceRequest else None
         if cached is not None and cached[0] is self.topology:
             return cached[1]  # (a request's plan depends on it and the topology alone)
         s = req.slot_size
@@ -584,7 +604,7 @@ class Pool:
         p.key, p.allowed = self.topology.index_mask(req)
         p.feasible = False
         if type(req) is ResourceRequest:
-            req._plan = (self.topology, p)
+            req.pool_plan = (self.topology, p)
         return p
 
     def select(self, p):
@@ -902,7 +922,8 @@ class Pool:
         entry, or conflicts (register_alloc() then decides, with messages).
 
         Thousands of running jobs share a few hundred rank, core and gpu
-        strings: each is parsed once per process (IDset.parse keeps them)."""
+        sets: each is decoded once per process (rlite_entries keeps them),
+        its text and bitmask made once (_ids_info)."""
         if jobid in self._jobs:
             return None
         try:
@@ -914,9 +935,14 @@ class Pool:
                 ranks = ranks - IDset.parse(free)
                 if not ranks:
                     return None
-            if (cores and cores.last() >= 65536) or (gpus and gpus.last() >= 65536):
-                return None  # (no bitmasks of absurdly high ids: the checking path decides)
-            cm, gm = cores.as_mask(), gpus.as_mask()
+            info = _IDS_INFO.get(id(cores))  # (_ids_info(cores), without a call when known)
+            _, ctext, cm = info if info is not None and info[0] is cores else _ids_info(cores)
+            if gpus is _NO_IDS:
+                gtext, gm = "", 0
+            else:
+                _, gtext, gm = _ids_info(gpus)
+            if cm is None or gm is None:
+                return None
             expiration = float(R["execution"].get("expiration", 0.0) or 0.0)
         except (RsetError, TypeError, ValueError):
             return None
@@ -944,7 +970,7 @@ class Pool:
             R = rlite_without(R, IDset.parse(free))
         self._jobs[jobid] = Allocation(None, expiration, tuple(parts), rdict=R)
         self.generation += 1
-        return rlite_summary(((ranks, cores, gpus),))
+        return entry_summary(ranks.encode(), ctext, gtext)
 
     def begin_bulk(self):
         """Many register_hello() calls follow: keep the free-resource buckets

@@ -40,7 +40,7 @@ class ResourceRequest:
 
     FIELDS = ("nnodes", "nslots", "slot_size", "gpu_per_slot", "exclusive", "duration",
               "properties", "constraint")
-    __slots__ = FIELDS + ("_ckey", "_plan")
+    __slots__ = FIELDS + ("_ckey", "pool_plan")
 
     def __init__(self, nnodes: int = 0, nslots: int = 1, slot_size: int = 1, gpu_per_slot: int = 0,
                  exclusive: bool = False, duration: float = 0.0, properties: Sequence[str] = (),
@@ -54,7 +54,9 @@ class ResourceRequest:
         self.properties = properties
         self.constraint = constraint
         self._ckey: str | None = None
-        self._plan: Any = None  # (topology, its plan): the pool's plan of this request, made once per topology
+        # (topology, RequestPlan): kept here by Pool.plan(), which makes it once per
+        # topology; nobody else reads or writes it
+        self.pool_plan: Any = None
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.FIELDS}

@@ -49,6 +49,9 @@ def damaged(msg: str) -> Exception:
 def encode_parts(pool: Pool, parts: tuple) -> str:
     """Parts ``(index, coremask, gpumask)`` as text: rank:cores:gpus (hex), joined by ";"."""
     ranks = pool.topology.ranks
+    if len(parts) == 1:  # (most allocations: no generator to join)
+        i, cm, gm = parts[0]
+        return f"{ranks[i]}:{cm:x}:{gm:x}"
     return ";".join(f"{ranks[i]}:{cm:x}:{gm:x}" for i, cm, gm in parts)
 
 
