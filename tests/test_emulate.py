@@ -213,3 +213,54 @@ def test_output_files_with_templates(flux, tmp_path, monkeypatch):
     js = json.loads(flux.out("submit", "--dry-run", "-l", "--output=foo.{{id}}", "hostname"))
     assert js["attributes"]["system"]["shell"] == {
         "options": {"output": {"stdout": {"type": "file", "path": "foo.{{id}}", "label": True}}}}
+
+
+def test_job_kill_signals_the_tasks(flux):
+    a = flux.submit("sleep", "inf")
+    test_mode = flux.submit("-S", "exec.test.run_duration=0s", "true")
+    flux.advance("10s")
+    flux("job", "kill", a)
+    assert flux.eventlog(a)[-5:] == ["start", "finish", "release", "free", "clean"]
+    assert flux.out("jobs", "-no", "{result} {returncode}", a) == "FAILED 143\n"
+    r = flux.fails("job", "attach", a, code=143)
+    assert r.stderr == "flux-lite job: task(s) Terminated\n"
+    # no shell to hear it in the test exec mode; a signal that ends no process
+    flux("job", "kill", "-s", "SIGKILL", test_mode)
+    b = flux.submit("sleep", "10")
+    flux("job", "kill", "--signal=CONT", b)
+    assert [flux.state(test_mode), flux.state(b)] == ["RUN", "RUN"]
+    flux("job", "kill", "-s", "9", b)
+    assert flux.out("jobs", "-no", "{returncode}", b) == "137\n"
+    # Flux's words
+    r = flux.fails("job", "kill", a, test_mode)
+    assert r.stderr == f"flux-lite job: kill {a}: unknown job id\n"
+    r = flux.fails("job", "kill", "-s", "FOO", test_mode)
+    assert r.stderr == "flux-lite job: ERROR: kill: Invalid signal FOO\n"
+    pending = flux.submit("--urgency=hold", "true")
+    r = flux.fails("job", "kill", pending)
+    assert r.stderr == f"flux-lite job: kill {pending}: job is not running\n"
+    r = flux.fails("job", "kill", test_mode, env={"FLUX_HANDLE_USERID": "1234"})
+    assert r.stderr == f"flux-lite job: kill {test_mode}: guests may only send signals to their own jobs\n"
+
+
+def test_real_clock_run_says_once_when_a_job_cannot_end_by_itself(tmp_path, monkeypatch):
+    from conftest import Flux
+
+    from flux_lite import instance
+
+    wall = [1796100000.0]
+    monkeypatch.setattr(instance, "wall_time", lambda: wall[0])
+    monkeypatch.setattr(instance, "wall_sleep", lambda s: wall.__setitem__(0, wall[0] + 20))  # (nothing sleeps)
+    flux = Flux(tmp_path / "state")
+    flux("start", "--test-size=2", "--test-cores=2", "--clock=real")
+    r = flux.fails("run", "-t", "1m", "./simulate", code=142)
+    jobid = flux.out("job", "last").strip()
+    assert r.stderr.splitlines()[0] == (
+        f"flux-lite run: {jobid}: ./simulate is not a command flux-lite emulates and the job has no run duration "
+        "(exec.test.run_duration, exec.default-run-duration): it runs until its time limit (1m) or until canceled")
+    assert r.stderr.count("is not a command") == 1
+    # an emulated command, or one given a run duration, is not a worry
+    r = flux("run", "hostname")
+    assert (r.stdout, r.stderr) == ("node0\n", "")
+    r = flux("run", "-S", "exec.test.run_duration=1s", "./simulate")
+    assert r.stderr == "flux-lite job: No job output found\n"

@@ -107,7 +107,8 @@ def test_cases_cover_every_command_and_option():
 
 
 @pytest.mark.parametrize("chunk", range(8))
-def test_malformed_values_never_crash_hang_or_change_state(state, chunk):
+def test_malformed_values_never_crash_hang_or_change_state(state, chunk, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where a job's --output files would go
     runner = CliRunner()
     old = signal.signal(signal.SIGALRM, _alarm)
     try:

@@ -20,14 +20,17 @@ Every end is a timer, so a virtual clock moves them deterministically.
 """
 
 import os
+import signal
+from errno import EINVAL
 
+from flux_lite import access
 from flux_lite import config as configmod
-from flux_lite.errors import JobspecError
+from flux_lite.errors import FluxLiteError, JobspecError
 from flux_lite.formats import eventlog, fsd
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.jobid import f58, kvs_key
 from flux_lite.job_manager import emulate
-from flux_lite.job_manager.job import FLAG_DEBUG
+from flux_lite.job_manager.job import FLAG_DEBUG, RUN
 
 SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
 SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
@@ -91,6 +94,26 @@ def endless_command(broker, jobspec):
     until = f"its time limit ({fsd.format_fsd(limit)})" if limit > 0 else "its time limit"
     return (f"{command[0]} is not a command flux-lite emulates and the job has no run duration "
             f"(exec.test.run_duration, exec.default-run-duration): it runs until {until} or until canceled")
+
+
+# signals whose default action does not end a process (ignored, or stop/continue)
+NOT_FATAL = frozenset(int(getattr(signal, name)) for name in (
+    "SIGCHLD", "SIGCONT", "SIGURG", "SIGWINCH", "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU") if hasattr(signal, name))
+SIGRTMAX = 64
+
+
+def request_kill(broker, jobid, signum):
+    """job-manager.kill (flux job kill): send a signal to a running job's
+    shells, with Flux's checks and words (all EINVAL but the guest's EPERM)."""
+    if not isinstance(signum, int) or not 0 < signum <= SIGRTMAX:
+        raise FluxLiteError("Invalid signal number", errno=EINVAL)
+    job = broker.jm.index.get(jobid)
+    if job is None:
+        raise FluxLiteError("unknown job id", errno=EINVAL)
+    access.require_job_access(broker.instance.identity, job.userid, "guests may only send signals to their own jobs")
+    if job.state != RUN:
+        raise FluxLiteError("job is not running", errno=EINVAL)
+    broker.exec.signal(job, signum)
 
 
 def _nnodes(plan):
@@ -266,6 +289,19 @@ class Exec:
             status = signum  # the test exec's "shell" is what the signal ends
         jm.post(job, "finish", {"status": status}, _STATUS_TEXT % status)
         jm.post(job, "release", {"ranks": "all", "final": True}, _RELEASE_ALL_TEXT)
+
+    def signal(self, job, signum):
+        """The job shells got a kill event: they pass the signal on to the
+        tasks. An emulated command dies of it unless the signal does not end
+        a process; a job of the test exec has no shell to hear it."""
+        plan = emulation(self.b, job)
+        if plan is None or signum in NOT_FATAL:
+            return
+        self.b.cancel_timers(job.id, "exec.")
+        self._output_end(job, plan)
+        status = emulate.killed_status(signum)
+        self.b.jm.post(job, "finish", {"status": status}, _STATUS_TEXT % status)
+        self.b.jm.post(job, "release", {"ranks": "all", "final": True}, _RELEASE_ALL_TEXT)
 
     @property
     def debug_flags(self):
