@@ -88,6 +88,10 @@ def job_options(f):
         click.option("--begin-time", "begin_times", multiple=True, metavar="+FSD|TIME", cls=_OrderedDependencyOption,
                      help='Set minimum start time as offset in FSD (e.g. +1h) or an absolute TIME '
                           '(e.g. "3pm") for job'),
+        click.option("--output", metavar="TEMPLATE",
+                     help="Write the job's standard output (and error, without --error) to TEMPLATE "
+                          "({{id}}, {{name}}, {{taskid}}... are replaced)."),
+        click.option("--error", metavar="TEMPLATE", help="Write the job's standard error to TEMPLATE."),
         click.option("--dry-run", is_flag=True, help="Print the jobspec instead of submitting it."),
     ]
     for opt in reversed(options):
@@ -125,6 +129,24 @@ def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusi
         queue=queue,
         constraints=_constraints(requires),
     )
+
+
+def add_output(js, output, error, label_io):
+    """--output/--error as flux submit records them: shell options
+    output.stdout/stderr {type: file, path: TEMPLATE}, with label true
+    under --label-io ("none" or "kvs" keep --output's stream in the KVS)."""
+    if (output is None or output in ("none", "kvs")) and error is None:
+        return js
+    shell = js.setdefault("attributes", {}).setdefault("system", {}).setdefault("shell", {})
+    opts = shell.setdefault("options", {}).setdefault("output", {})
+    for stream, path in (("stdout", output if output not in ("none", "kvs") else None), ("stderr", error)):
+        if path is not None:
+            conf = opts.setdefault(stream, {})
+            conf["type"] = "file"
+            conf["path"] = path
+            if label_io:
+                conf["label"] = True
+    return js
 
 
 def with_environment(js, extra=None):
@@ -250,7 +272,7 @@ def parse_flags(flags):
 @click.option("-l", "--label-io", is_flag=True, help="With --watch, label each line of output with its job id.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, requires, urgency,
-           setattrs, job_name, flags, dependencies, begin_times, dry_run, cc, quiet, wait_event, wait,
+           setattrs, job_name, flags, dependencies, begin_times, output, error, dry_run, cc, quiet, wait_event, wait,
            watch, label_io):
     """Submit a job to run COMMAND; print its id (f58)."""
     urgency_value = parse_urgency(urgency)
@@ -274,9 +296,10 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
             specs.append(specs[0])  # identical copies: build (and validate) once
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
-        specs.append(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
-                                                    exclusive, time_limit, setattrs, job_name, queue, requires),
-                                      dep_entries))
+        specs.append(add_output(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
+                                                               exclusive, time_limit, setattrs, job_name, queue,
+                                                               requires),
+                                                 dep_entries), output, error, label_io))
     if dry_run:
         # as flux submit: the first job's jobspec only (it exits there), with
         # the environment the job would carry (FLUX_JOB_CC for a --cc copy)
@@ -338,7 +361,7 @@ def _wait_all(inst, ids, name, watch=False, label_io=False):
 @click.option("-l", "--label-io", is_flag=True, help="Label each line of output with its task rank.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, requires, urgency,
-        setattrs, job_name, flags, dependencies, begin_times, dry_run, label_io):
+        setattrs, job_name, flags, dependencies, begin_times, output, error, dry_run, label_io):
     """Submit a job and wait for it to end; exit with the job's exit code.
 
     Under a virtual clock the wait advances the clock; under a real clock it
@@ -347,6 +370,7 @@ def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_l
     js = build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
                        setattrs, job_name, queue, requires)
     add_dependencies(js, dependency_entries(dependencies, begin_times))
+    add_output(js, output, error, label_io)
     if dry_run:
         click.echo(json.dumps(with_environment(js)))
         return

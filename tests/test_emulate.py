@@ -191,3 +191,25 @@ def test_task_layout_follows_the_shell():
     assert [t.broker_rank for t in emulate.task_layout(js(2), R)] == [0, 1]
     # more tasks than cores: the shell oversubscribes, round-robin again
     assert [t.broker_rank for t in emulate.task_layout(js(6), R)] == [0, 0, 0, 1, 1, 1]
+
+
+def test_output_files_with_templates(flux, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = flux.fails("run", "-N2", "--output=out.{{id}}", "sh", "-c", "hostname; printenv NOT_SET", code=1)
+    jobid = flux.out("job", "last").strip()
+    assert r.stdout == ""
+    assert r.stderr == (f"[0-1]: stdout redirected to out.{jobid}\n[0-1]: stderr redirected to out.{jobid}\n"
+                        "flux-lite job: task(s) exited with exit code 1\n")
+    assert (tmp_path / f"out.{jobid}").read_text() == "node0\nnode1\n"
+    # per-task files, labels, stderr apart; the eventlog says where they went
+    flux("run", "-n2", "-l", "--output=o-{{taskid}}.txt", "--error=e.txt", "sh", "-c", "echo hi; sleep 1; echo x")
+    assert (tmp_path / "o-0.txt").read_text() == "0: hi\n0: x\n"
+    assert (tmp_path / "o-1.txt").read_text() == "1: hi\n1: x\n"
+    assert (tmp_path / "e.txt").read_text() == ""
+    jobid = flux.out("job", "last").strip()
+    assert [(e["name"], e["context"]) for e in output_events(flux, jobid)[1:]] == [
+        ("redirect", {"stream": "stdout", "rank": "[0-1]", "path": "o-{{taskid}}.txt"}),
+        ("redirect", {"stream": "stderr", "rank": "[0-1]", "path": "e.txt"})]
+    js = json.loads(flux.out("submit", "--dry-run", "-l", "--output=foo.{{id}}", "hostname"))
+    assert js["attributes"]["system"]["shell"] == {
+        "options": {"output": {"stdout": {"type": "file", "path": "foo.{{id}}", "label": True}}}}

@@ -57,7 +57,7 @@ def test_garbage_arguments_never_crash(state, path):
             where, repr(result.exception))
         assert result.exit_code in (0, 1, 2), (where, result.exit_code, result.output)
         if result.exit_code:
-            errors = [line for line in result.stderr.splitlines() if "rror" in line]
+            errors = [line for line in result.stderr.splitlines() if "rror:" in line]  # (usage names --error)
             assert len(errors) <= 1, (where, result.stderr)
 
 

@@ -39,6 +39,11 @@ def output_items(output, label=None):
     items = []
     for entry in output or ():
         ctx = entry.get("context") or {}
+        if entry.get("name") == "redirect":
+            # where the job shell writes a stream instead, said on stderr
+            items.append((entry["timestamp"], STDERR,
+                          f"{ctx.get('rank')}: {ctx.get('stream')} redirected to {ctx.get('path')}\n"))
+            continue
         if entry.get("name") != "data" or "data" not in ctx:
             continue
         data = ctx["data"]

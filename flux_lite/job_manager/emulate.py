@@ -27,9 +27,9 @@ from collections import deque
 from typing import Any, NamedTuple
 
 from flux_lite import users
+from flux_lite.errors import JobIDError, JobspecError
 from flux_lite.formats import jj
-from flux_lite.formats.jobid import f58, kvs_namespace
-from flux_lite.errors import JobspecError
+from flux_lite.formats.jobid import encode, f58, kvs_namespace
 from flux_lite.formats.rset import Rset, RsetError
 
 INF = math.inf
@@ -59,6 +59,7 @@ class Plan(NamedTuple):
     output: list[tuple[float, int, str, str]]  # (offset, task rank, stream, data), in time order
     duration: float  # when the last task ends (INF: some task runs until killed)
     status: int  # the job's wait status when every task ended by itself
+    tasks: list  # the tasks (Task), in task-rank order
 
 
 class Task(NamedTuple):
@@ -166,7 +167,7 @@ def plan(jobspec: Any, R: Any, jobid: int, userid: int) -> Plan | None:
         duration = max(duration, run.duration)
         rc = max(rc, run.rc)
     output.sort(key=lambda o: o[0])  # stable: tasks in rank order at each instant
-    return Plan(len(tasks), output, duration, (rc & 0xFF) << 8)
+    return Plan(len(tasks), output, duration, (rc & 0xFF) << 8, tasks)
 
 
 def killed_status(signum: int) -> int:
@@ -447,3 +448,84 @@ COMMANDS = {
     "sh": _shell,
     "bash": _shell,
 }
+
+
+# -- output to files (--output / --error) --------------------------------------
+
+
+def output_files(jobspec: Any) -> dict[str, tuple[str, bool]]:
+    """{stream: (path template, label)} of the streams the job shell writes
+    to files (attributes.system.shell.options.output): stderr follows stdout
+    unless it is given its own, as the shell's output configuration reads it."""
+    try:
+        opts = jobspec["attributes"]["system"]["shell"]["options"]["output"]
+    except (KeyError, TypeError):
+        return {}
+    if not isinstance(opts, dict):
+        return {}
+    files: dict[str, tuple[str, bool]] = {}
+    inherited: tuple[str, bool] | None = None
+    for stream in ("stdout", "stderr"):
+        conf = opts.get(stream)
+        current = inherited
+        if isinstance(conf, dict):
+            if conf.get("type") == "kvs":
+                current = None
+            else:
+                path = conf.get("path", current[0] if current else None)
+                label = conf.get("label", current[1] if current else False)
+                current = (path, label is True) if isinstance(path, str) and path else None
+        if current is not None:
+            files[stream] = current
+        if stream == "stdout":
+            inherited = current
+    return files
+
+
+def output_mode(jobspec: Any) -> str:
+    """output.mode: "truncate" (the default) or "append"."""
+    try:
+        mode = jobspec["attributes"]["system"]["shell"]["options"]["output"]["mode"]
+    except (KeyError, TypeError):
+        return "truncate"
+    return "append" if mode == "append" else "truncate"
+
+
+_TAG = re.compile(r"\{\{\s*([\w.]+)\s*\}\}")
+
+
+def render(template: str, jobid: int, jobspec: Any, task: Task | None, ntasks: int, nnodes: int) -> str:
+    """A mustache template of the job shell ({{id}}, {{name}}, {{taskid}},
+    {{node.name}}...); a tag that does not apply (a task's, rendered for the
+    whole job) is left as it is, as the shell leaves it."""
+    def value(tag: str) -> str | None:
+        if tag in ("id", "jobid", "id.f58", "jobid.f58"):
+            return f58(jobid)
+        if tag.startswith(("id.", "jobid.")):
+            try:
+                return encode(jobid, tag.split(".", 1)[1])
+            except JobIDError:
+                return None
+        if tag in ("name", "job.name"):
+            return jj.name(jobspec)
+        if tag in ("size", "ntasks"):
+            return str(ntasks)
+        if tag == "nnodes":
+            return str(nnodes)
+        if task is not None:
+            if tag in ("taskid", "task.id", "task.rank"):
+                return str(task.rank)
+            if tag in ("task.index", "task.localid"):
+                return str(task.local_id)
+            if tag in ("nodeid", "node.id", "node.rank"):
+                return str(task.broker_rank)
+            if tag in ("node.name", "hostname"):
+                return task.hostname
+        return None
+
+    def sub(m: re.Match) -> str:
+        v = value(m.group(1))
+        return m.group(0) if v is None else v
+
+    return _TAG.sub(sub, template)
+

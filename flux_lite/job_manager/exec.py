@@ -19,6 +19,8 @@ expiration, where it gets the ``timeout`` exception Flux's job-exec raises.
 Every end is a timer, so a virtual clock moves them deterministically.
 """
 
+import os
+
 from flux_lite import config as configmod
 from flux_lite.errors import JobspecError
 from flux_lite.formats import eventlog, fsd
@@ -91,6 +93,10 @@ def endless_command(broker, jobspec):
             f"(exec.test.run_duration, exec.default-run-duration): it runs until {until} or until canceled")
 
 
+def _nnodes(plan):
+    return len({t.broker_rank for t in plan.tasks})
+
+
 def output_key(jobid):
     return kvs_key(jobid, "guest.output")
 
@@ -136,36 +142,73 @@ class Exec:
     # -- the output eventlog of an emulated job (RFC 24) -----------------------
 
     def _output_start(self, job, plan):
-        """The header the job shell writes as it starts, the output its tasks
-        write at once, and a timer for each later instant they write at."""
+        """The header the job shell writes as it starts (and a redirect event
+        for each stream it writes to a file), the output its tasks write at
+        once, and a timer for each later instant they write at."""
         n = plan.ntasks
         key = output_key(job.id)
-        self.b.kvs.append(key, eventlog.encode_entry(self.b.now, "header", {
+        now = self.b.now
+        append = self.b.kvs.append
+        append(key, eventlog.encode_entry(now, "header", {
             "version": 1, "encoding": {"stdout": "UTF-8", "stderr": "UTF-8"},
             "count": {"stdout": n, "stderr": n}, "options": {}}))
+        files = emulate.output_files(job.jobspec)
+        ranks = "0" if n == 1 else f"[0-{n - 1}]"
+        for stream, (template, _label) in files.items():
+            path = emulate.render(template, job.id, job.jobspec, None, n, _nnodes(plan))
+            append(key, eventlog.encode_entry(now, "redirect", {"stream": stream, "rank": ranks, "path": path}))
+        if files and emulate.output_mode(job.jobspec) == "truncate":
+            for path in {self._file(job, plan, files[s][0], t) for s in files for t in plan.tasks}:
+                self._write_file(path, "", "w")
         self._write_output(job, plan, 0.0)
         later = sorted({off for off, _r, _s, _d in plan.output if 0.0 < off < plan.duration})
         for off in later:
-            self.b.add_timer(self.b.now + off, "exec.output", job.id, off)
+            self.b.add_timer(now + off, "exec.output", job.id, off)
 
     def _write_output(self, job, plan, offset):
         key = output_key(job.id)
         now = self.b.now
         append = self.b.kvs.append
+        files = emulate.output_files(job.jobspec)
         for off, rank, stream, data in plan.output:
-            if off == offset:
+            if off != offset:
+                continue
+            if stream in files:
+                template, label = files[stream]
+                path = self._file(job, plan, template, plan.tasks[rank])
+                self._write_file(path, f"{rank}: {data}" if label else data, "a")
+            else:
                 append(key, eventlog.encode_entry(now, "data", {"stream": stream, "rank": str(rank), "data": data}))
+
+    def _file(self, job, plan, template, task):
+        """The file a task's output goes to (relative to the job's cwd)."""
+        path = emulate.render(template, job.id, job.jobspec, task, plan.ntasks, _nnodes(plan))
+        cwd = ((job.jobspec.get("attributes") or {}).get("system") or {}).get("cwd")
+        if isinstance(cwd, str) and cwd and not os.path.isabs(path):
+            path = os.path.join(cwd, path)
+        return path
+
+    def _write_file(self, path, data, mode):
+        # the job shell's own files: written as the output happens, whatever
+        # becomes of the command's transaction (the shell would have written them)
+        try:
+            with open(path, mode, encoding="utf-8", errors="surrogateescape") as f:
+                f.write(data)
+        except OSError as exc:
+            self.b.log("job-exec", "err", f"output file {path}: {exc.strerror}")
 
     def _output_end(self, job, plan, offset=None):
         """The output written as the tasks end (offset: their end, when they
-        end by themselves), then each task's end of file on both streams."""
+        end by themselves), then each task's end of file on the streams the
+        output eventlog carries."""
         if offset is not None and offset > 0.0:
             self._write_output(job, plan, offset)
         key = output_key(job.id)
         now = self.b.now
         append = self.b.kvs.append
+        streams = [s for s in ("stdout", "stderr") if s not in emulate.output_files(job.jobspec)]
         for rank in range(plan.ntasks):
-            for stream in ("stdout", "stderr"):
+            for stream in streams:
                 append(key, eventlog.encode_entry(now, "data", {"stream": stream, "rank": str(rank), "eof": True}))
 
     def _arm_expiration(self, job, expiration):
