@@ -17,16 +17,6 @@ import contextlib
 import click
 from click.shell_completion import CompletionItem
 
-from flux_lite.access import visible_userid
-from flux_lite.formats import jobid as jobidmod
-from flux_lite.formats.idset import IDset
-from flux_lite.formats.rset import Rset
-from flux_lite.instance import Instance
-from flux_lite.job_list import FILTER_RESULTS, FILTER_STATES
-from flux_lite.job_manager import index
-from flux_lite.job_manager.job import INACTIVE, STATE_NAMES
-from flux_lite.listing.jobs import make_info
-from flux_lite.sched import registry
 
 # how many inactive jobs to offer after the active ones, and how many inactive
 # rows to look at when a prefix filters them
@@ -55,6 +45,8 @@ def _state_dir(ctx):
 @contextlib.contextmanager
 def _instance(ctx):
     """The instance, opened for reading only; closed afterwards."""
+    from flux_lite.instance import Instance
+
     inst = Instance.open(_state_dir(ctx))
     try:
         conn = inst.kvs.conn
@@ -89,6 +81,8 @@ def _items(pairs, incomplete):
 
 def _jobid_text(jobid, incomplete):
     """The encoding of jobid the user is typing (f58 by default), or None if no match."""
+    from flux_lite.formats import jobid as jobidmod
+
     if not incomplete:
         return jobidmod.f58(jobid)
     for form in ("f58", "f58plain", "dec", "hex", "dothex", "kvs"):
@@ -99,6 +93,10 @@ def _jobid_text(jobid, incomplete):
 
 
 def _job_help(state, data, now):
+    from flux_lite.job_manager.job import INACTIVE
+    from flux_lite.job_manager.job import STATE_NAMES
+    from flux_lite.listing.jobs import make_info
+
     name = data.get("name") or ""
     label = STATE_NAMES.get(state, "")
     if state == INACTIVE:
@@ -118,6 +116,10 @@ def complete_jobids(ctx, incomplete, active_only=False):
     incomplete value in another encoding (decimal, 0x hex, dothex) is
     completed in that encoding.
     """
+    from flux_lite.access import visible_userid
+    from flux_lite.job_manager import index
+    from flux_lite.job_manager.job import INACTIVE
+
     import json
 
     out = []
@@ -164,6 +166,9 @@ def complete_urgency(ctx, param, incomplete):
 
 def complete_jobs_filter(ctx, param, incomplete):
     """-f STATES: a comma-separated list; each item completes on its own."""
+    from flux_lite.job_list import FILTER_RESULTS
+    from flux_lite.job_list import FILTER_STATES
+
     done, _sep, last = incomplete.rpartition(",")
     prefix = done + "," if _sep else ""
     given = set(done.split(",")) if done else set()
@@ -265,6 +270,9 @@ def _housekeeping_allocs(inst):
 @_never_fail
 def complete_targets(ctx, param, incomplete):
     """Hosts and ranks of the instance; those whose housekeeping still runs come first."""
+    from flux_lite.formats.idset import IDset
+    from flux_lite.formats.rset import Rset
+
     with _instance(ctx) as inst:
         rset = Rset.from_dict(inst.kvs.get("resource.R"))
         busy = set()
@@ -307,6 +315,8 @@ def complete_housekeeping_jobids(ctx, param, incomplete):
 @_never_fail
 def complete_sched_modules(ctx, param, incomplete):
     """The scheduler modules that can be loaded, removed or reloaded."""
+    from flux_lite.sched import registry
+
     return _items(((name, cls.description) for name, cls in registry.modules().items()), incomplete)
 
 
@@ -337,6 +347,8 @@ def complete_debug_modules(ctx, param, incomplete):
 @_never_fail
 def complete_module_args(ctx, param, incomplete):
     """ARGS of module load/reload for the module named before them (as the module declares them)."""
+    from flux_lite.sched import registry
+
     name = (ctx.params or {}).get("name") if ctx is not None else None
     args = [arg for arg in registry.module_args(name) if arg.complete] if name else []
     if "=" in incomplete:
@@ -359,6 +371,8 @@ class PolicyChoice(click.Choice):
 
     @property
     def choices(self):
+        from flux_lite.sched import registry
+
         return registry.policies()
 
     @choices.setter
@@ -368,6 +382,8 @@ class PolicyChoice(click.Choice):
     @_never_fail
     def shell_complete(self, ctx, param, incomplete):
         """Each policy with its module's description."""
+        from flux_lite.sched import registry
+
         return _items(((policy, cls.description) for cls in registry.modules().values()
                        for policy in cls.policies), incomplete)
 

@@ -24,8 +24,11 @@ from flux_lite.formats.rset import rlite_nodes
 from flux_lite.kvs import KVS, SideFile
 from flux_lite.limits import MAX_TIME
 from flux_lite.notices import READ_ONLY_NOTICE, notice
-from flux_lite.rebuild import rebuild
 from flux_lite.resources import build_instance_R
+
+# the registry installs the checks of sched.policy and sched.module, which
+# config and stored values get wherever an instance reads them
+from flux_lite.sched import registry  # noqa: F401
 from flux_lite.schema import DERIVED_NAMES, DERIVED_VERSION, TABLES
 
 DB_NAME = "kvs.sqlite"
@@ -441,6 +444,10 @@ class Instance:
             return
         if self.readonly:
             raise FluxLiteError("the job index must be rebuilt, and the state directory is read-only")
+        # a declared lazy point: the rebuild brings both sides and the scheduler
+        # loader, which a command that finds its tables in place never needs
+        from flux_lite.rebuild import rebuild
+
         rebuild(ctx)
         self.kvs.conn.execute(f"PRAGMA user_version = {DERIVED_VERSION}")
 

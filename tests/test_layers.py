@@ -23,7 +23,9 @@ LAZY_POINTS = (
     ("flux_lite.cli.main", "flux_lite.cli."),  # the command table
     ("flux_lite.broker", "flux_lite.job_manager."),  # the module table: the job manager's parts
     ("flux_lite.broker", "flux_lite.sched."),  # ... and the scheduler
-    ("flux_lite.cli.", "flux_lite.cli._complete"),  # shell completion, only when the shell asks
+    ("flux_lite.cli.", "flux_lite.cli._complete"),  # shell completion, only when the shell asks;
+    ("flux_lite.cli._complete", "flux_lite."),  # its callbacks are named by every command's options
+    ("flux_lite.instance", "flux_lite.rebuild"),  # the rebuild of derived tables, only when one is missing
 )
 
 
