@@ -21,6 +21,7 @@ COMMANDS = {
     "cancel": ("job_utils", "job_cancel", "Cancel one job"),
     "attach": ("job_attach", "job_attach", "Wait for a job to end; print its output and exit with its exit code"),
     "kill": ("job_kill", "job_kill", "Send a signal to running jobs"),
+    "killall": ("job_kill", "job_killall", "Send a signal to all running jobs of a user"),
     "timeleft": ("job_utils", "job_timeleft", "Print the seconds left before a running job's expiration"),
     "last": ("jobctl", "job_last", "List my most recently submitted job id(s)"),
     "wait": ("jobctl", "job_wait", "Wait for a waitable job to end"),

@@ -1,4 +1,4 @@
-"""flux-lite job kill: send a signal to running jobs (as flux job kill)."""
+"""flux-lite job kill / killall: send a signal to running jobs (as flux job kill, killall)."""
 
 import signal
 import sys
@@ -42,3 +42,26 @@ def job_kill(sig, jobids):
                 failed = True
     if failed:
         sys.exit(1)
+
+
+@click.command("killall")
+@click.option("-s", "--signal", "sig", default="SIGTERM", metavar="SIG", help="Send signal SIG (default SIGTERM).")
+@click.option("-u", "--user", metavar="USER", help="Set target user or 'all' (instance owner only).")
+@click.option("-f", "--force", is_flag=True, help="Confirm the command.")
+def job_killall(sig, user, force):
+    """Send a signal to all running jobs of a user (dry run without -f)."""
+    signum = signum_of(sig)
+    if signum is None:
+        raise FluxLiteError(f"killall: Invalid signal {sig}")
+    with session() as broker:
+        try:
+            count, errors = exec_.kill_all(broker, user, signum, dry_run=not force)
+        except FluxLiteError as exc:
+            raise FluxLiteError(f"killall: {exc}") from None
+    say = prog("job")
+    if count and not force:
+        click.echo(f"{say}: Command matched {count} jobs (-f to confirm)", err=True)
+    elif count:
+        click.echo(f"{say}: {signal.strsignal(signum)} {count} jobs ({errors} errors)", err=True)
+    else:
+        click.echo(f"{say}: Command matched 0 jobs", err=True)

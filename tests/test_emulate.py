@@ -264,3 +264,19 @@ def test_real_clock_run_says_once_when_a_job_cannot_end_by_itself(tmp_path, monk
     assert (r.stdout, r.stderr) == ("node0\n", "")
     r = flux("run", "-S", "exec.test.run_duration=1s", "./simulate")
     assert r.stderr == "flux-lite job: No job output found\n"
+
+
+def test_job_killall(flux):
+    ids = flux.out("submit", "--cc=1-3", "sleep", "inf").split()
+    theirs = flux.submit("sleep", "inf", env={"FLUX_HANDLE_USERID": "1234"})
+    assert flux("job", "killall").stderr == "flux-lite job: Command matched 3 jobs (-f to confirm)\n"
+    assert flux("job", "killall", "-u", "all").stderr == "flux-lite job: Command matched 4 jobs (-f to confirm)\n"
+    assert flux("job", "killall", "-f").stderr == "flux-lite job: Terminated 3 jobs (0 errors)\n"
+    assert {flux.out("jobs", "-no", "{returncode}", j) for j in ids} == {"143\n"}
+    assert flux.state(theirs) == "RUN"
+    assert flux("job", "killall").stderr == "flux-lite job: Command matched 0 jobs\n"
+    r = flux.fails("job", "killall", "-u", "all", env={"FLUX_HANDLE_USERID": "1234"})
+    assert r.stderr == "flux-lite job: ERROR: killall: guests can only kill their own jobs\n"
+    r = flux("job", "killall", "-f", "-s", "SIGKILL", env={"FLUX_HANDLE_USERID": "1234"})
+    assert r.stderr == "flux-lite job: Killed 1 jobs (0 errors)\n"
+    assert flux.out("jobs", "-A", "-no", "{returncode}", theirs) == "137\n"

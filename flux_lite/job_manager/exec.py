@@ -21,16 +21,16 @@ Every end is a timer, so a virtual clock moves them deterministically.
 
 import os
 import signal
-from errno import EINVAL
+from errno import EINVAL, EPERM
 
-from flux_lite import access
+from flux_lite import access, users
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, JobspecError
 from flux_lite.formats import eventlog, fsd
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.jobid import f58, kvs_key
 from flux_lite.job_manager import emulate
-from flux_lite.job_manager.job import FLAG_DEBUG, RUN
+from flux_lite.job_manager.job import FLAG_DEBUG, RUN, RUNNING
 
 SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
 SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
@@ -114,6 +114,24 @@ def request_kill(broker, jobid, signum):
     if job.state != RUN:
         raise FluxLiteError("job is not running", errno=EINVAL)
     broker.exec.signal(job, signum)
+
+
+def kill_all(broker, user=None, signum=15, dry_run=True):
+    """job-manager.killall (flux job killall): (count, errors) of the running
+    jobs of a user (default: the requester; "all": everyone, for the owner)
+    that get the signal (none with dry_run, as without -f)."""
+    if not isinstance(signum, int) or not 0 < signum <= SIGRTMAX:
+        raise FluxLiteError("Invalid signal number", errno=EINVAL)
+    ident = broker.instance.identity
+    userid = ident.userid if user is None else users.userid(user)
+    if not ident.is_owner and userid != ident.userid:
+        raise FluxLiteError("guests can only kill their own jobs", errno=EPERM)
+    targets = [j for j in broker.jm.index.active_in(RUNNING) if userid is None or j.userid == userid]
+    if not dry_run:
+        for job in targets:
+            if job.state == RUN:
+                broker.exec.signal(job, signum)
+    return len(targets), 0
 
 
 def _nnodes(plan):
