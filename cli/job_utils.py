@@ -54,7 +54,9 @@ def job_eventlog(fmt, time_format, human, path, color, jobid):
         # flux job eventlog names the job as it was typed
         lookup_job(broker, jobid, not_found=f"job {typed} not found",
                      denied=EVENTLOG_ACCESS)
-        entries = broker.kvs.get_eventlog(kvs_key(jobid, path))
+        # flux job eventlog's short names of the guest eventlogs
+        key = {"exec": "guest.exec.eventlog", "output": "guest.output", "input": "guest.input"}.get(path, path)
+        entries = broker.kvs.get_eventlog(kvs_key(jobid, key))
     if entries is None:
         raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
     _print_events(entries, fmt, time_format, human, color)

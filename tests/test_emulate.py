@@ -13,6 +13,7 @@ T0 = 1767225600.0
 
 def output_events(flux, jobid):
     text = flux.out("job", "eventlog", "-f", "json", "-p", "guest.output", jobid)
+    assert flux.out("job", "eventlog", "-f", "json", "-p", "output", jobid) == text
     return [json.loads(line) for line in text.splitlines()]
 
 
