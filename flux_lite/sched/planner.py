@@ -94,19 +94,12 @@ class Planner:
         self.topo = pool.topology
         base = pool.copy(jobs=False)
         n = len(base.alloc_cores)
-        run = self.run = [{} for _ in range(n)]  # per rank: {jobid: (release, cm, gm)}
-        known = self.known = {}  # jobid -> (pool record, release, parts) of the jobs running at the start
+        self.run = [{} for _ in range(n)]  # per rank: {jobid: (release, cm, gm)}
+        self.known = {}  # jobid -> (pool record, release, parts) of the jobs running at the start
         counts = []  # (release, jobid, cores on up ranks) of the jobs running at the start, finite releases
         up = pool.rank_up
         for jobid, rec in pool.jobs.items():
-            end, parts = rec.end, rec.parts
-            r = self.release(end)
-            known[jobid] = (rec, r, parts)
-            nc = 0
-            for i, cm, gm in parts:
-                run[i][jobid] = (r, cm, gm)
-                if up[i]:
-                    nc += cm.bit_count()
+            r, nc = self._enter(jobid, rec, up)
             if r != INF:
                 counts.append((r, jobid, nc))
         counts.sort()
@@ -188,17 +181,10 @@ class Planner:
                     del counts[bisect_left(counts, (r, jobid))]
                 changes.append((r, parts))
             if rec is not None:
-                end, parts = rec.end, rec.parts
-                r = self.release(end)
-                known[jobid] = (rec, r, parts)
-                nc = 0
-                for i, cm, gm in parts:
-                    run[i][jobid] = (r, cm, gm)
-                    if up[i]:
-                        nc += cm.bit_count()
+                r, nc = self._enter(jobid, rec, up)
                 if r != INF:
                     insort(counts, (r, jobid, nc))
-                changes.append((r, parts))
+                changes.append((r, rec.parts))
         touched.clear()
         if len(known) != len(jobs) or (counts and counts[0][0] <= now):
             return False  # (a job past its end still holds resources: every release would move)
@@ -239,6 +225,20 @@ class Planner:
         if not views:
             views.append(_View(self.src.copy(jobs=False), self.now, self.now, 0, 0))
         return views[0]
+
+    def _enter(self, jobid, rec, up):
+        """Take running job jobid (its pool record) into the planner: its
+        parts on their ranks until its release. (release, its cores on up ranks)."""
+        r = self.release(rec.end)
+        parts = rec.parts
+        self.known[jobid] = (rec, r, parts)
+        run = self.run
+        nc = 0
+        for i, cm, gm in parts:
+            run[i][jobid] = (r, cm, gm)
+            if up[i]:
+                nc += cm.bit_count()
+        return r, nc
 
     def release(self, end):
         """When a running job's resources come back: its end; never for 0;
