@@ -282,6 +282,7 @@ def jobid_of_key(key: str) -> int | None:
     except ValueError:
         return None
 
+
 def kvs_namespace(jobid):
     """Name of a job's guest KVS namespace: ``job-<decimal id>``."""
     return "job-%d" % _check_id(jobid)

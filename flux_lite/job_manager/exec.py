@@ -60,9 +60,7 @@ def emulation(broker, job):
     js = job.jobspec
     if not emulate.emulated(js):
         return None
-    system = (js.get("attributes") or {}).get("system") or {}
-    exec_ = system.get("exec") if isinstance(system, dict) else None
-    if isinstance(exec_, dict) and "test" in exec_:
+    if "test" in (_exec_table(js) or {}):
         return None
     return emulate.plan(js, job.R, job.id, job.userid if isinstance(job.userid, int) else 0)
 
@@ -142,10 +140,16 @@ def output_key(jobid):
     return kvs_key(jobid, "guest.output")
 
 
+def _exec_table(jobspec):
+    """attributes.system.exec of a jobspec when it is a table, else None."""
+    system = ((jobspec or {}).get("attributes") or {}).get("system") or {}
+    exec_ = system.get("exec") if isinstance(system, dict) else None
+    return exec_ if isinstance(exec_, dict) else None
+
+
 def _test_conf(jobspec):
     """attributes.system.exec.test (validated by jobspec.run_duration)."""
-    system = ((jobspec or {}).get("attributes") or {}).get("system") or {}
-    test = (system.get("exec") or {}).get("test") if isinstance(system.get("exec"), dict) else None
+    test = (_exec_table(jobspec) or {}).get("test")
     return test if isinstance(test, dict) else {}
 
 
