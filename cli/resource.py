@@ -1,7 +1,10 @@
 """flux-lite resource: list, info, status, drain and undrain."""
 
+import contextlib
 import errno
+import json
 import os
+import sys
 
 import click
 from flux_lite.cli import listing
@@ -32,6 +35,30 @@ def resource():
     """Resource commands (as flux resource)."""
 
 
+def _input_options(f):
+    """-i/--include, and the hidden --from-stdin and --config-file (flux resource's test inputs)."""
+    for option in reversed([
+        click.option("-i", "--include", metavar="TARGETS",
+                     help="Include only specified targets in output set. TARGETS may be provided as an "
+                          "idset or hostlist."),
+        click.option("--from-stdin", is_flag=True, hidden=True,
+                     help="Read the scheduler's resource-status payload from stdin instead of the instance."),
+        click.option("--config-file", metavar="FILE", hidden=True,
+                     help="With --from-stdin: the JSON config whose queues -q names."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _skip_options(f):
+    for option in reversed([
+        click.option("--skip-empty", is_flag=True, help="Skip empty lines. This is the default with -i, --include."),
+        click.option("--no-skip-empty", is_flag=True, help="Do not skip empty lines, even with --include."),
+    ]):
+        f = option(f)
+    return f
+
+
 @resource.command("list")
 @click.option("-s", "--states", default="free,allocated,down", metavar="STATES",
               help="Comma-separated states: free, allocated, down, up, all.")
@@ -39,10 +66,14 @@ def resource():
               help="Ask the scheduler instead of the job manager (as FLUX_RESOURCE_LIST_RPC=sched.resource-status).")
 @click.option("-q", "--queue", "queues", metavar="QUEUE,...", multiple=True, shell_complete=complete_queues,
               help="Only the resources of these queues.")
+@_input_options
+@_skip_options
 @listing_options(json_help="Print JSON instead of a table.", formats="flux_lite.listing.resources:RESOURCE_LIST")
-def resource_list(states, from_sched, queues, no_header, fmt, as_json):
+def resource_list(states, from_sched, queues, include, from_stdin, config_file, skip_empty, no_skip_empty,
+                  no_header, fmt, as_json):
     """Show free, allocated and down resources."""
-    _list(states, from_sched, queues, no_header, fmt, as_json)
+    _list(states, from_sched, queues, no_header, fmt, as_json, include=include, from_stdin=from_stdin,
+          config_file=config_file, skip_empty=skip_empty or (include is not None and not no_skip_empty))
 
 
 @resource.command("info")
@@ -50,19 +81,72 @@ def resource_list(states, from_sched, queues, no_header, fmt, as_json):
               help="Show output only for resources in given states (default all).")
 @click.option("-q", "--queue", "queues", metavar="QUEUE,...", multiple=True, shell_complete=complete_queues,
               help="Only the resources of these queues.")
-def resource_info(states, queues):
+@_input_options
+@_skip_options
+def resource_info(states, queues, include, from_stdin, config_file, skip_empty, no_skip_empty):
     """Summarise resources on one line: N Nodes, N Cores, N GPUs."""
-    _list(states, False, queues, True, "{nnodes} Nodes, {ncores} Cores, {ngpus} GPUs", False)
+    _list(states, False, queues, True, "{nnodes} Nodes, {ncores} Cores, {ngpus} GPUs", False, include=include,
+          from_stdin=from_stdin, config_file=config_file,
+          skip_empty=skip_empty or (include is not None and not no_skip_empty))
 
 
-def _list(states, from_sched, queues, no_header, fmt, as_json):
+@resource.command("R")
+@click.option("-s", "--states", default="all", metavar="STATE,...",
+              help="Emit R for resources in the given states (default all).")
+@click.option("-q", "--queue", "queues", metavar="QUEUE,...", multiple=True, shell_complete=complete_queues,
+              help="Only the resources of these queues.")
+@_input_options
+def resource_R(states, queues, include, from_stdin, config_file):
+    """Emit R for the resources in the given states (all by default)."""
+    with _status_source(from_stdin, config_file, "job-manager") as (broker, status, cfg):
+        status = res_listing.listed_status(broker, status, cfg, _queue_names(queues), include)
+        click.echo(res_listing.R_of_states(status, [s for s in states.split(",") if s]).to_json())
+
+
+def _queue_names(queues):
+    return [q for item in queues for q in item.split(",") if q]
+
+
+@contextlib.contextmanager
+def _status_source(from_stdin, config_file, source):
+    """(broker, status, config) of the listing: the instance's, or with
+    --from-stdin the payload on stdin (no broker) and --config-file's config."""
+    if not from_stdin:
+        with read_session() as broker:
+            yield broker, None, None
+        return
+    text = sys.stdin.read()
+    try:
+        doc = json.loads(text) if text.strip() else None
+    except ValueError as exc:
+        raise FluxLiteError(f"stdin: {exc}") from None
+    yield None, doc, _config_file(config_file)
+
+
+def _config_file(path):
+    if path is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as exc:
+        raise FluxLiteError(f"{path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise FluxLiteError(f"{path}: {exc}") from None
+
+
+def _list(states, from_sched, queues, no_header, fmt, as_json, include=None, from_stdin=False, config_file=None,
+          skip_empty=False):
     fmt = listing.format_string(res_listing.RESOURCE_LIST, fmt)
     source = "sched" if from_sched or os.environ.get("FLUX_RESOURCE_LIST_RPC") == "sched.resource-status" \
         else "job-manager"
-    with read_session() as broker:
+    with _status_source(from_stdin, config_file, source) as (broker, doc, cfg):
         rows = res_listing.list_rows(broker, [s for s in states.split(",") if s], source=source,
-                                     fields=_fields(res_listing.RESOURCE_LIST, fmt),
-                                     queues=[q for item in queues for q in item.split(",") if q])
+                                     fields=_fields(res_listing.RESOURCE_LIST, fmt), queues=_queue_names(queues),
+                                     include=include,
+                                     status=res_listing.status_of_input(doc) if broker is None else None, cfg=cfg)
+    if skip_empty:
+        rows = [row for row in rows if row["nnodes"]]
     if as_json:
         listing.emit_json({"resources": rows})
         return
@@ -87,8 +171,14 @@ def _status_options(f):
               help="Only these states: all, online, avail, offline, exclude, drain, draining, drained, "
                    "torpid, allocated, housekeeping ('help' lists them).")
 @_status_options
+@click.option("-q", "--queue", "queues", metavar="QUEUE,...", multiple=True, shell_complete=complete_queues,
+              help="Only the resources of these queues.")
 @click.option("--skip-empty", is_flag=True, help="Skip empty lines of output even with --states.")
-def resource_status(fmt, states, include, no_header, color, skip_empty):
+@click.option("--from-stdin", is_flag=True, hidden=True,
+              help="Read the resource module's resource.status payload from stdin instead of the instance.")
+@click.option("--config-file", metavar="FILE", hidden=True,
+              help="With --from-stdin: the JSON config whose queues -q names.")
+def resource_status(fmt, states, include, no_header, color, queues, skip_empty, from_stdin, config_file):
     """Show node states (avail, exclude, draining, drained, allocated, housekeeping)."""
     if states == "help":
         info(f"valid states: {','.join(res_listing.STATUS_STATES)}")
@@ -98,8 +188,9 @@ def resource_status(fmt, states, include, no_header, color, skip_empty):
     except res_listing.InvalidState as exc:
         _invalid_state(exc)
     fmt = _colored(listing.format_string(res_listing.RESOURCE_STATUS, fmt), color)
-    with read_session() as broker:
-        rows = res_listing.status_lines(broker, fmt, states, skip_empty=skip_empty, include=include)
+    with _status_source(from_stdin, config_file, None) as (broker, doc, cfg):
+        rows = res_listing.status_lines(broker, fmt, states, skip_empty=skip_empty, include=include,
+                                        queues=_queue_names(queues), doc=doc, cfg=cfg)
     listing.emit(res_listing.RESOURCE_STATUS, fmt, rows, no_header=no_header)
 
 
