@@ -9,14 +9,20 @@ import sys
 import click
 from flux_lite.cli import listing
 from flux_lite.cli._complete import complete_targets
-from flux_lite.cli.common import read_session, session
+from flux_lite.cli.common import instance, read_session, session
+from flux_lite.cli.output import emit
+from flux_lite.cli.params import FSD
 from flux_lite.cli.params import complete_queues
 from flux_lite.cli.listing import format_option, listing_options
 from flux_lite.cli.output import color_option, use_color
 from flux_lite.cli.words import echo_error, info
 
 from flux_lite import admin
-from flux_lite.errors import FluxLiteError
+from flux_lite.errors import FluxLiteError, FormatError, UsageError
+from flux_lite.formats import eventlog
+from flux_lite.formats.hostlist import Hostlist
+from flux_lite.formats.idset import IDset
+from flux_lite.instance import WaitStalled, WaitTimeout
 from flux_lite.formats.outputformat import without_fields
 from flux_lite.kvs import KVSError
 from flux_lite.listing import resources as res_listing
@@ -242,8 +248,124 @@ def drain(force, update, fmt, include, no_header, color, targets, reason):
 
 
 @resource.command("undrain")
-@click.argument("targets")
-def undrain(targets):
-    """Return drained TARGETS to service."""
+@click.option("-f", "--force", count=True,
+              help="Do not fail for targets not drained; twice to also update the undrain time (the event "
+                   "records overwrite=1 or 2).")
+@click.option("-u", "--update", is_flag=True,
+              help="Do not fail for targets not drained, and keep an existing undrain reason.")
+@click.argument("targets", shell_complete=complete_targets)
+@click.argument("reason", nargs=-1)
+def undrain(force, update, targets, reason):
+    """Return drained TARGETS to service, with an optional REASON."""
+    if force and update:
+        echo_error("Only one of --force and --update may be specified")
+        raise SystemExit(1)
+    mode = "update" if update else {0: None, 1: "overwrite"}.get(force, "force-overwrite")
     with session() as broker:
-        admin.undrain(broker, targets)
+        admin.undrain(broker, targets, " ".join(reason) if reason else None, mode=mode)
+
+
+@resource.command("reload")
+@click.option("-x", "--xml", is_flag=True, help="interpret path as XML dir")
+@click.option("-f", "--force", is_flag=True, help="allow resources to contain invalid ranks")
+@click.argument("path", type=click.Path())
+def reload(xml, force, path):
+    """Make the R in PATH (or the hwloc PATH/<rank>.xml files) the instance's resources."""
+    with session() as broker:
+        admin.resource_reload(broker, os.path.realpath(path), xml=xml, force=force)
+
+
+@resource.command("eventlog")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", metavar="FORMAT",
+              help="Specify output format: text, json")
+@click.option("-T", "--time-format", type=click.Choice(["raw", "iso", "offset", "human"]), default="raw",
+              metavar="FORMAT", help="Specify time format: raw, iso, offset, human")
+@click.option("-H", "--human", is_flag=True, help="Display human-readable output.")
+@color_option("-L")
+@click.option("-F", "--follow", is_flag=True, help="Display new events as they are posted")
+@click.option("-t", "--timeout", type=FSD, default=None, metavar="TIME",
+              help="With --follow or --wait, timeout after TIME has elapsed")
+@click.option("-w", "--wait", "wait_for", metavar="EVENT", help="Display events until EVENT is posted")
+@click.option("-m", "--match-context", "match", metavar="KEY=VAL", multiple=True,
+              help="With --wait, match KEY=VAL in context of EVENT")
+@click.option("-i", "--include", metavar="TARGETS", help="Only display events that include TARGETS (hosts or ranks)")
+def resource_eventlog(fmt, time_format, human, color, follow, timeout, wait_for, match, include):
+    """Show the resource journal: resource.eventlog, with the brokers' restart and online events."""
+    wanted = {}
+    for item in match:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            why = "empty key" if sep else "missing '='"
+            raise UsageError(f"invalid KEY=VAL argument: {item!r} ({why})")
+        try:
+            wanted[key] = json.loads(value)
+        except ValueError:
+            wanted[key] = value
+    targets = None
+    if include is not None:
+        with read_session() as broker:
+            targets = broker.resources.journal_targets(include)
+
+    def shown(entry):
+        return targets is None or _journal_match(entry, *targets)
+
+    def until(broker):
+        entries = broker.resources.journal()
+        for i, entry in enumerate(entries):
+            if shown(entry) and entry["name"] == wait_for and _context_match(entry.get("context") or {}, wanted):
+                return entries[:i + 1]
+        return None
+
+    if wait_for is None:
+        with read_session() as broker:
+            entries = broker.resources.journal()
+    else:
+        try:
+            entries = instance().wait(until, timeout=timeout)
+        except WaitTimeout:
+            raise FluxLiteError("timeout") from None
+        except WaitStalled:
+            raise FluxLiteError(f"event '{wait_for}' cannot arrive: nothing left to happen "
+                                "under the virtual clock (advance it or use --timeout)") from None
+    entries = [e for e in entries if shown(e)]
+    color = use_color(color)
+    if human:
+        fmt, time_format = "text", "human"
+    if fmt == "json":
+        emit([eventlog.display_json(e) for e in entries])
+    else:
+        emit(eventlog.EventlogFormatter(timestamp_format=time_format, color=color).format_entries(entries))
+
+
+def _journal_match(entry, ranks, hosts):
+    """Flux's Targets.match: an event names the targets by idset (or ranks) or nodelist."""
+    ctx = entry.get("context") or {}
+    for key in ("ranks", "idset"):
+        if key in ctx:
+            try:
+                if IDset.parse(str(ctx[key])) & ranks:
+                    return True
+            except FormatError:
+                pass
+            break
+    if "nodelist" in ctx:
+        try:
+            return bool(set(Hostlist.parse(str(ctx["nodelist"]))) & hosts)
+        except FormatError:
+            return False
+    return False
+
+
+def _context_match(ctx, wanted):
+    """-m KEY=VAL: every pair in the context (floats within 1e-5), as Flux's KVArgs.match."""
+    for key, value in wanted.items():
+        other = ctx.get(key)
+        if isinstance(other, float):
+            try:
+                if abs(float(value) - other) > 1e-5:
+                    return False
+            except (TypeError, ValueError):
+                return False
+        elif other != value:
+            return False
+    return True
