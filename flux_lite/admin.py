@@ -135,6 +135,27 @@ def resource_reload(broker, path, xml=False, force=False):
     broker.resources.reload(R)
 
 
+#: the arguments Flux's resource module takes (tests' switches)
+RESOURCE_MODULE_ARGS = ("monitor-force-up", "noverify", "notruncate")
+
+
+def resource_module_load(broker, args=()):
+    """flux module load (or reload) resource ARGS: the module reads its
+    state again (see Resources.module_load); an argument it does not know
+    fails the load, as in Flux."""
+    _require_owner(broker, "module load")
+    for arg in args:
+        if arg not in RESOURCE_MODULE_ARGS:
+            raise FluxLiteError(f"resource: unknown option: {arg}", errno=errno_.EINVAL)
+    broker.resources.module_load()
+
+
+def resource_module_remove(broker):
+    """flux module remove resource: flux-lite's resource module is the
+    state every command reads, so nothing stops; the next load reads it again."""
+    _require_owner(broker, "module remove")
+
+
 def _R_from_xml_dir(path, current):
     """R from the hwloc files DIR/<rank>.xml (Flux's resource reload -x);
     each rank's host is the one the instance gives it."""

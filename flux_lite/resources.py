@@ -289,6 +289,19 @@ class Resources:
         self._post("undrain", ctx)
         self._notify()
 
+    def module_load(self):
+        """The resource module (re)loaded, as Flux's does it: the drain
+        state replayed from resource.eventlog (a malformed entry fails the
+        load) and resource-define posted, method "configuration" when R is
+        configured, else "kvs" (resource.R reused)."""
+        self._drained = None
+        self._R = None
+        self._rset = None
+        _ = self.drained
+        _ = self.rset
+        method = "configuration" if configmod.get_path(self.b.config, "resource.config") else "kvs"
+        self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, "resource-define", {"method": method}))
+
     def size(self):
         """The instance's number of brokers (ranks): those of the R it
         started with, whatever R a reload gave it since."""
@@ -328,25 +341,24 @@ class Resources:
     # -- journal ------------------------------------------------------------
 
     def journal(self):
-        """resource.journal as Flux's resource module streams it: a
-        "restart" event (ranks, online, nodelist: the instance's brokers),
-        then resource.eventlog, with the "online" event of every broker
-        after the first resource-define (flux-lite's brokers are all up
-        from the start). restart and online are not in the KVS, as in Flux."""
+        """resource.journal as Flux's resource module streams it: the
+        entries of resource.eventlog, with the module's "restart" event
+        (ranks, online, nodelist: the instance's brokers) where it was last
+        loaded (before the resource-define it posted) and the "online"
+        event of every broker after that resource-define (flux-lite's
+        brokers are all up). restart and online are not in the KVS, as in Flux."""
         entries = self.b.kvs.get_eventlog("resource.eventlog") or []
         full = Rset.from_dict(self.instance_R)
         size = self.size()
         ranks = str(IDset.range(0, size - 1)) if size else ""
-        t0 = entries[0]["timestamp"] if entries else self.b.now
-        out = [{"timestamp": t0, "name": "restart",
-                "context": {"ranks": ranks, "online": "", "nodelist": full.nodelist_text()}}]
-        online = False
-        for entry in entries:
-            out.append(entry)
-            if entry.get("name") == "resource-define" and not online and ranks:
-                out.append({"timestamp": entry["timestamp"], "name": "online", "context": {"idset": ranks}})
-                online = True
-        return out
+        last = max((i for i, e in enumerate(entries) if e.get("name") == "resource-define"), default=None)
+        t0 = entries[last]["timestamp"] if last is not None else self.b.now
+        restart = {"timestamp": t0, "name": "restart",
+                   "context": {"ranks": ranks, "online": "", "nodelist": full.nodelist_text()}}
+        if last is None:
+            return [restart] + entries
+        online = [{"timestamp": t0, "name": "online", "context": {"idset": ranks}}] if ranks else []
+        return entries[:last] + [restart, entries[last]] + online + entries[last + 1:]
 
     def journal_targets(self, text):
         """-i/--include of resource eventlog: (ranks, hosts) of TARGETS,

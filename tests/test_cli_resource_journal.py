@@ -103,3 +103,42 @@ def test_eventlog_wait_for_what_cannot_come(flux, timeout):
     assert result.stderr == ("flux-lite resource: ERROR: timeout\n" if timeout else
                              "flux-lite resource: ERROR: event 'drain' cannot arrive: nothing left to happen under "
                              "the virtual clock (advance it or use --timeout)\n")
+
+
+def test_module_reload_resource(flux):
+    flux("module", "remove", "sched-simple")
+    flux("resource", "drain", "0", "testing")
+    flux("module", "remove", "resource")
+    flux("module", "load", "resource", "noverify", "notruncate")
+    # the reloaded module keeps the drain state and posts resource-define method=kvs
+    assert [e["name"] for e in kvs_events(flux)] == ["resource-define", "drain", "resource-define"]
+    assert kvs_events(flux)[-1]["context"] == {"method": "kvs"}
+    assert [line.split()[1] for line in flux.out("resource", "eventlog").splitlines()] == [
+        "resource-define", "drain", "restart", "resource-define", "online"]
+    assert flux.out("resource", "status", "-no", "{state} {ranks}", "-s", "drain") == "draining \ndrained 0\n"
+    result = flux.fails("module", "reload", "resource", "badoption")
+    assert result.stderr == "flux-lite module: ERROR: resource: unknown option: badoption\n"
+
+
+@pytest.mark.parametrize("toml, message", [
+    ('[resource.verify]\ndefault = "invalid-mode"\n', "verify.default: unknown verify mode 'invalid-mode'"),
+    ('[resource.verify]\nmemory = "strict"\n', "verify: unsupported resource type: memory"),
+    ('[resource.verify]\ncores = "strict"\n', "verify: unsupported resource type: cores"),
+    ('[resource]\nverify = "strict"\n', "verify must be a table or boolean"),
+    ('[resource]\nverify = ["core", "gpu"]\n', "verify must be a table or boolean"),
+    ('[resource.verify]\ncore = true\n', "verify.core mode must be a string"),
+    ('[resource.verify]\ndefault = 1\n', "verify.default mode must be a string"),
+    ('[resource]\nhistory = "bad"\n', "invalid history time"),
+    ('[resource]\nnoverify = "yes"\n', "error parsing [resource] configuration: Expected true or false, got string"),
+])
+def test_resource_config_checks(flux, toml, message):
+    result = flux.fails("config", "load", input=toml)
+    assert result.stderr.endswith(f"{message}\n"), result.stderr
+
+
+def test_resource_verify_config_loads(flux):
+    for toml in ('[resource.verify]\ncore = "allow-missing"\ngpu = "ignore"\n', "[resource]\nverify = true\n",
+                 '[resource]\nnoverify = true\nhistory = "1d"\njournal-max = 10\n'):
+        flux("config", "load", input=toml)
+        flux("module", "reload", "resource")
+    assert flux.out("resource", "status", "-no", "{state} {ranks}") == "avail 0-3\n"
