@@ -299,6 +299,14 @@ class Resources:
         self._rset = None
         _ = self.drained
         _ = self.rset
+        # excluded targets may not be drained: undrained, and the event posted so that
+        # they start out undrained if they are included again
+        exclude = configmod.get_path(self.b.config, "resource.exclude")
+        if exclude is not None:
+            ranks = IDset(r for r in targets_to_ranks(Rset.from_dict(self.instance_R), str(exclude))
+                          if r in self.drained)
+            if ranks:
+                self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks)})
         method = "configuration" if configmod.get_path(self.b.config, "resource.config") else "kvs"
         self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, "resource-define", {"method": method}))
 

@@ -142,3 +142,12 @@ def test_resource_verify_config_loads(flux):
         flux("config", "load", input=toml)
         flux("module", "reload", "resource")
     assert flux.out("resource", "status", "-no", "{state} {ranks}") == "avail 0-3\n"
+
+
+def test_module_load_undrains_excluded(flux):
+    flux("resource", "drain", "0", "bad")
+    flux("config", "load", input='[resource]\nexclude = "0"\n')
+    flux("module", "reload", "resource", "noverify")
+    assert [(e["name"], e["context"]) for e in kvs_events(flux)[-2:]] == [
+        ("undrain", {"idset": "0", "nodelist": "node0"}), ("resource-define", {"method": "kvs"})]
+    assert flux.out("resource", "status", "-no", "{state} {ranks}") == "avail 1-3\nexclude 0\n"
