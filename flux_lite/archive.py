@@ -109,9 +109,7 @@ def write_stream(out, entries: Iterable[Entry], container: str, compression: str
 
 def _compressing(out, compression):
     if compression == "gz":
-        import gzip
-
-        return gzip.GzipFile(fileobj=out, mode="wb", mtime=0, compresslevel=GZIP_LEVEL)
+        return _GzipWriter(out)
     if compression == "bz2":
         import bz2
 
@@ -182,21 +180,58 @@ def _pax_header(e, uid, gid):
 
 def _write_tar(out, entries, uid, gid, on_entry):
     """A tar archive: plain ustar headers (pax only for entries that need
-    it), as libarchive's "pax restricted" format that flux dump writes."""
+    it), as libarchive's "pax restricted" format that flux dump writes.
+
+    The common header (an ASCII name of at most 100 bytes) is put together
+    from pieces made once, its checksum from theirs: a dump writes millions."""
+    ids = b"000644 \0" + b"%06o \0" % uid + b"%06o \0" % gid
+    tail = b"ustar\x0000" + bytes(64) + b"000000 \0" * 2 + bytes(167)
+    fast = 0 <= uid < 0o777777 and 0 <= gid < 0o777777
+    base = sum(ids) + sum(tail) + 8 * 32  # (the checksum field counts as spaces)
+    names = bytes(100)
+    times: dict[int, tuple[bytes, int]] = {}
+    link0 = bytes(100)
     pending: list[bytes] = []
     size = 0
     n = 0
     for e in entries:
-        if e.is_symlink:
-            header = _ustar_header(e.path, 0, 0, uid, gid, e.target)
-            body = b""
-        else:
-            header = _ustar_header(e.path, len(e.data), int(e.mtime), uid, gid)
-            body = e.data
+        target = e.target
+        header = None
+        path = e.path
+        if fast and len(path) <= 100 and path.isascii():
+            raw = path.encode()
+            if target is None:
+                body = e.data
+                blen = len(body)
+                mt = int(e.mtime)
+                tm = times.get(mt)
+                if tm is None and 0 <= mt < 0o77777777777:
+                    field = b"%011o " % mt
+                    tm = times[mt] = (field, sum(field))
+                if tm is not None and blen < 0o77777777777:
+                    sz = b"%011o " % blen
+                    head = raw + names[len(raw):] + ids + sz + tm[0]
+                    chk = base + sum(raw) + sum(sz) + tm[1] + 48  # (typeflag '0')
+                    header = b"".join((head, b"%06o\0 " % chk, b"0", link0, tail))
+            else:
+                body = b""
+                if len(target) <= 100 and target.isascii():
+                    link = target.encode()
+                    field = b"%011o " % 0
+                    head = raw + names[len(raw):] + ids + field + field
+                    chk = base + sum(raw) + 2 * sum(field) + 50 + sum(link)  # (typeflag '2')
+                    header = b"".join((head, b"%06o\0 " % chk, b"2", link + link0[len(link):], tail))
         if header is None:
-            header = _pax_header(e, uid, gid)
+            if target is not None:
+                header = _ustar_header(e.path, 0, 0, uid, gid, target)
+                body = b""
+            else:
+                header = _ustar_header(e.path, len(e.data), int(e.mtime), uid, gid)
+                body = e.data
+            if header is None:
+                header = _pax_header(e, uid, gid)
         pending.append(header)
-        size += len(header)
+        size += 512
         if body:
             pending.append(body)
             pad = -len(body) % 512
@@ -213,8 +248,6 @@ def _write_tar(out, entries, uid, gid, on_entry):
     pending.append(bytes(1024))
     out.write(b"".join(pending))
     return n
-
-
 
 
 def _write_zip(out, entries, on_entry):
@@ -296,6 +329,46 @@ def write(path: str, entries: Iterable[Entry], stdout=None,
             raise ArchiveError(f"Failed to write '{path}': {exc.strerror or exc}") from None
         raise
     return n
+
+
+class _GzipWriter:
+    """gzip on a thread of its own: zlib lets go of the interpreter while it
+    compresses, so the archive is made and compressed at the same time."""
+
+    def __init__(self, out) -> None:
+        import queue
+        import threading
+        import zlib
+
+        self.out = out
+        self.z = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)  # gzip framing, mtime 0
+        self.q: queue.Queue = queue.Queue(maxsize=4)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            data = self.q.get()
+            if data is None:
+                return
+            if self.error is None:
+                try:
+                    self.out.write(self.z.compress(data))
+                except BaseException as exc:  # handed to the writer at close
+                    self.error = exc
+
+    def write(self, data: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        self.q.put(data)
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        self.out.write(self.z.flush())
 
 
 # -- reading --------------------------------------------------------------------

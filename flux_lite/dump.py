@@ -96,7 +96,13 @@ def _jobid_of(key: str) -> int:
     return int("".join(key.split(".")[1:5]), 16)
 
 
+_USERID = re.compile(r'^\{"timestamp":[0-9.e+-]+,"name":"submit","context":\{"userid":([0-9]+)[,}]')
+
+
 def _submit_userid(eventlog_text: str) -> int:
+    m = _USERID.match(eventlog_text)
+    if m is not None:
+        return int(m.group(1))
     first = eventlog_text.split("\n", 1)[0]
     try:
         return int(json.loads(first).get("context", {}).get("userid", 0))
@@ -216,11 +222,11 @@ def _job_entries(conn, now, own) -> Iterator[Entry]:
     eventlog, jobspec, its guest namespace; the exec system's part made up
     from the state in the index (a running job's guest namespace is a
     symlink; once the job is inactive its exec eventlog is in its directory)."""
-    states = _batched(conn.execute(
+    states = iter(conn.execute(
         "SELECT id, state, json_extract(data, '$.started'), json_extract(data, '$.finished') "
         "FROM jobs ORDER BY id"))
     pending = next(states, None)
-    rows = _batched(conn.execute("SELECT key, kind, value FROM kvs WHERE key > 'job.' AND key < 'job/' ORDER BY key"))
+    rows = conn.execute("SELECT key, kind, value FROM kvs WHERE key > 'job.' AND key < 'job/' ORDER BY key")
     group: list[tuple[str, str, str]] = []
     jobdir = None
     for row in itertools.chain(rows, [None]):
@@ -231,12 +237,12 @@ def _job_entries(conn, now, own) -> Iterator[Entry]:
         if jobdir is not None:
             jobid = _jobid_of(jobdir)
             while pending is not None and pending[0] < jobid:
-                yield from _job_dir(kvs_key(pending[0]), [], pending, now)
+                yield from _job_dir(kvs_key(pending[0]), [], pending, now, own)
                 pending = next(states, None)
             state = None
             if pending is not None and pending[0] == jobid:
                 state, pending = pending, next(states, None)
-            yield from _job_dir(jobdir, group, state, now)
+            yield from _job_dir(jobdir, group, state, now, own)
             group = []
             jobdir = None
         if row is None:
@@ -247,40 +253,46 @@ def _job_entries(conn, now, own) -> Iterator[Entry]:
         else:
             own.append(row)  # job.* keys outside any job directory: flux-lite's own
     while pending is not None:
-        yield from _job_dir(kvs_key(pending[0]), [], pending, now)
+        yield from _job_dir(kvs_key(pending[0]), [], pending, now, own)
         pending = next(states, None)
 
 
-def _job_dir(jobdir, rows, state, now) -> Iterator[Entry]:
+def _job_dir(jobdir, rows, state, now, own) -> Iterator[Entry]:
     has_guest = False
     log_text = ""
+    n = _JOB_DIR_LEN + 1
     for key, _kind, value in rows:
-        if key == jobdir + ".eventlog":
+        if key[n:] == "eventlog":
             log_text = value
-    for key, kind, value in rows:
-        path = flux_path(key)
-        if path is None:
-            continue  # (never: a job directory's other keys are kept with flux-lite's below)
-        if key[_JOB_DIR_LEN + 1:].startswith("guest"):
+    dirpath = jobdir.replace(".", "/")
+    for row in rows:
+        key, kind, value = row
+        name = key[n:]
+        if name.startswith("guest") and (len(name) == 5 or name[5] == "."):
             has_guest = True
+        elif name not in JOB_KEYS:
+            own.append(row)  # not Flux's: kept with flux-lite's own keys
+            continue
+        path = dirpath + "/" + name.replace(".", "/")
         if kind == "symlink":
             yield Entry(path, target=value, mtime=0)
-            continue
-        data = _text(kind, value)
-        if key.endswith(".J") and len(key) == _JOB_DIR_LEN + 2 and kind == "json":
-            data = sign_none(value, _submit_userid(log_text)).encode()
-        yield Entry(path, data=data, mtime=now)
+        elif name == "J" and kind == "json":
+            yield Entry(path, data=sign_none(value, _submit_userid(log_text)).encode(), mtime=now)
+        elif kind in ("json", "eventlog", "raw"):
+            yield Entry(path, data=value.encode(), mtime=now)
+        else:
+            yield Entry(path, data=_text(kind, value), mtime=now)
     if state is None or has_guest:
         return
     _, st, started, finished = state
     if not started:
         return
     if st != INACTIVE:
-        yield Entry(jobdir.replace(".", "/") + "/guest", target=f"{kvs_namespace(_jobid_of(jobdir))}::.", mtime=0)
+        yield Entry(dirpath + "/guest", target=f"{kvs_namespace(_jobid_of(jobdir))}::.", mtime=0)
     elif finished and log_text:
         log = _exec_eventlog_of(log_text)
         if log:
-            yield Entry(jobdir.replace(".", "/") + "/guest/exec/eventlog", data=log.encode(), mtime=now)
+            yield Entry(dirpath + "/guest/exec/eventlog", data=log.encode(), mtime=now)
 
 
 def _table_entries(conn, now) -> Iterator[Entry]:
@@ -324,16 +336,15 @@ class ContentDigest:
         self.total = 0
 
     def add(self, e: Entry) -> None:
-        body = b"L" + e.target.encode() if e.target is not None else b"F" + e.data
         path = e.path.encode()
-        h = hashlib.sha256(b"%d:" % len(path))
-        h.update(path)
-        h.update(b"%d:" % len(body))
-        h.update(body)
-        self.total = (self.total + int.from_bytes(h.digest(), "big")) & _MASK256
+        if e.target is None:
+            h = hashlib.sha256(b"%d:%sF%s" % (len(path), path, e.data))
+        else:
+            h = hashlib.sha256(b"%d:%sL%s" % (len(path), path, e.target.encode()))
+        self.total += int.from_bytes(h.digest(), "big")
 
     def hexdigest(self) -> str:
-        return self.PREFIX + f"{self.total:064x}"
+        return self.PREFIX + f"{self.total & _MASK256:064x}"
 
 
 _MASK256 = (1 << 256) - 1
@@ -351,9 +362,40 @@ def content_digest(entries) -> str:
     return "sha256:" + h.hexdigest()
 
 
+_FINISH_STATUS = ',"name":"finish","context":{"status":'
+
+
+def _timestamp_before(text: str, i: int) -> float | None:
+    """The timestamp of the line where text[i] is, when the line starts with it."""
+    j = text.rfind("\n", 0, i) + 1
+    if text.startswith('{"timestamp":', j):
+        try:
+            return float(text[j + 13:i])
+        except ValueError:
+            return None
+    return None
+
+
 def _exec_eventlog_of(text: str) -> str:
-    """_exec_eventlog of an eventlog's text, decoding only its start and
-    finish lines (a dump writes one per job that ran)."""
+    """_exec_eventlog of an eventlog's text: read off its first start and
+    finish lines where they have the usual spelling (a dump writes one per
+    job that ran), else decoded."""
+    i = text.find(',"name":"start"')
+    k = text.find(_FINISH_STATUS)
+    if i > 0 and k > 0:
+        t0 = _timestamp_before(text, i)
+        t1 = _timestamp_before(text, k)
+        end = text.find("}}\n", k)
+        try:
+            status = int(text[k + len(_FINISH_STATUS):end]) if end > 0 else None
+        except ValueError:
+            status = None
+        if t0 is not None and t1 is not None and status is not None:
+            init = eventlog.encode_entry(t0, "init")
+            complete = eventlog.encode_entry(t1, "complete", {"status": status})
+            return "".join([init, init.replace('"init"', '"starting"', 1),
+                            init.replace('"init"', '"recoverable"', 1), complete,
+                            complete.split(',"context"', 1)[0].replace('"complete"', '"done"', 1) + "}\n"])
     picked = []
     for line in text.split("\n"):
         if '"start"' in line or '"finish"' in line:
