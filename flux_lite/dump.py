@@ -202,7 +202,7 @@ def entries(broker, checkpoint: bool = False) -> Iterator[Entry]:
     # keys of a Flux archive flux-lite has no use for, back under their names
     for key, kind, value in _batched(conn.execute(
             "SELECT key, kind, value FROM kvs WHERE key > 'archive.' AND key < 'archive/' ORDER BY key")):
-        path = flux_path(key)
+        path = flux_path(key) or key.replace(".", "/")
         if kind == "symlink":
             yield flux(Entry(path, target=value, mtime=0))
         else:
@@ -230,7 +230,7 @@ def _job_entries(conn, now, own) -> Iterator[Entry]:
     group: list[tuple[str, str, str]] = []
     jobdir = None
     for row in itertools.chain(rows, [None]):
-        key = row[0] if row is not None else None
+        key: str = row[0] if row is not None else ""
         if row is not None and key[:_JOB_DIR_LEN] == jobdir and (len(key) == _JOB_DIR_LEN or key[_JOB_DIR_LEN] == "."):
             group.append(row)
             continue

@@ -100,6 +100,8 @@ def _kind_for(path_key: str, data: bytes) -> tuple[str, str]:
 
 
 def _key_of(path: str) -> str:
+    if "." not in path and "//" not in path and path[:1] != "/" and path[-1:] != "/" and path:
+        return path.replace("/", ".")
     parts = path.split("/")
     if any(not p or "." in p for p in parts):
         raise ArchiveError(f"invalid key in archive: '{path}'")
@@ -128,6 +130,17 @@ class _Blobs:
         else:
             for n in range(1, len(parts)):
                 self.dirs.add(tuple(parts[:n]))
+
+    def add_job_value(self, key: str, entry: Entry) -> None:
+        """add() of a job's J, R, eventlog or jobspec (key: job.XXXX.XXXX.XXXX.XXXX.NAME)."""
+        if len(entry.data) >= BLOBREF_MAX_STRING_SIZE:
+            self.values += 1
+        self.dirs.add(("job",))
+        prev = self.prev
+        if len(prev) == 4 and key[4:8] == prev[0] and key[9:13] == prev[1] and key[14:18] == prev[2] \
+                and key[19:23] == prev[3]:
+            return
+        self.job_dirs += self._new_dirs(key.split("."))
 
     def _new_dirs(self, parts: list[str]) -> int:
         """The directories below job/ of a path that the one before did not have."""
@@ -183,31 +196,47 @@ class _Stream:
         return self.format is not None and self.format.get("version", 1) >= 2
 
 
+# a job's J, R, eventlog or jobspec: most of any archive
+_JOB_VALUE = re.compile(r"job/[0-9a-f]{4}/[0-9a-f]{4}/[0-9a-f]{4}/[0-9a-f]{4}/(J|R|eventlog|jobspec)")
+
+
 def _read(kvs, entries: Iterable[Entry], on_entry) -> _Stream:
     """Write the archive's entries into the new database as they come."""
     st = _Stream()
     conn = kvs.conn
     rows: list[tuple[str, str, str]] = []
+    blobs = st.blobs
+    digest = st.digest
+    job_value = _JOB_VALUE.fullmatch
     for i, entry in enumerate(entries, 1):
-        key = _key_of(entry.path)
-        parts = key.split(".")
+        path = entry.path
         if on_entry is not None:
-            on_entry(entry, i, st.blobs.values)
-        st.blobs.add(parts, entry)
+            on_entry(entry, i, blobs.values)
         st.nkeys = i
         if entry.mtime > st.mtime:
             st.mtime = entry.mtime
+        m = job_value(path)
+        if m is not None and entry.target is None:
+            # the common case, at once: a job's value, in the job's directory
+            key = path.replace("/", ".")
+            blobs.add_job_value(key, entry)
+            digest.add(entry)
+            if st.legacy is not None and not st.streamed_format:
+                _legacy(st, entry)
+            rows.append((key, *_job_value(m.group(1), entry.data, key)))
+            if len(rows) >= BATCH:
+                _write(kvs, rows)
+            continue
+        key = _key_of(path)
+        parts = key.split(".")
+        blobs.add(parts, entry)
         if parts[0] == PREFIX:
             _own_entry(conn, st, entry, parts[1:])
             continue
-        st.digest.add(entry)
+        digest.add(entry)
         if st.legacy is not None and not st.streamed_format:
-            body = b"L" + entry.target.encode() if entry.is_symlink else b"F" + entry.data
-            st.legacy_size += len(body) + len(entry.path)
-            st.legacy.append((entry.path, body))
-            if st.legacy_size > LEGACY_DIGEST_BUFFER:
-                st.legacy = None
-        if entry.is_symlink:
+            _legacy(st, entry)
+        if entry.target is not None:
             kind, text = "symlink", entry.target
         elif len(parts) == 6 and parts[5] in ("jobspec", "R", "eventlog", "J") and is_job_dir(parts):
             kind, text = _job_value(parts[5], entry.data, key)
@@ -222,6 +251,14 @@ def _read(kvs, entries: Iterable[Entry], on_entry) -> _Stream:
             _write(kvs, rows)
     _write(kvs, rows)
     return st
+
+
+def _legacy(st, entry):
+    body = b"L" + entry.target.encode() if entry.is_symlink else b"F" + entry.data
+    st.legacy_size += len(body) + len(entry.path)
+    st.legacy.append((entry.path, body))
+    if st.legacy_size > LEGACY_DIGEST_BUFFER:
+        st.legacy = None
 
 
 def _write(kvs, rows):

@@ -645,7 +645,6 @@ _LIVE_BYTES = LIVE.read_bytes()
 def test_archive_parse_garbage_fails_cleanly(data):
     """Any bytes: entries, or the archive module's one-line error, nothing else."""
     from flux_lite import archive
-    from flux_lite import restore as restoremod
 
     try:
         archive.parse(data)
