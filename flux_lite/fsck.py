@@ -11,6 +11,7 @@ the derived tables are rebuilt from the eventlogs, and a damaged scheduler or
 job-manager state is rebuilt by reloading the scheduler (hello).
 """
 
+import re
 import sqlite3
 
 from flux_lite import access, log, stored
@@ -128,10 +129,7 @@ def _jobs(kvs, report):
             keys.get(key + ".J")
             R = keys.get(key + ".R")
             if R is not None:
-                try:
-                    stored.check_R(R, deep=True)
-                except ValueError as exc:
-                    raise stored.DamagedError(key + ".R", str(exc)) from None
+                _check_R_deep(R, keys.get_raw(key + ".R")[1], key)
         except stored.DamagedError as exc:
             report.damaged_jobs[jobid] = exc.plain
             report.add(exc.plain)
@@ -153,6 +151,28 @@ def _jobs(kvs, report):
     report.index_present = has_index
     report.index_problems = index_problems
     return active
+
+
+# R texts already parsed whole (idsets, hostlists), without their times: a
+# history repeats a few thousand shapes of allocation a million times
+_R_SHAPES: dict[str, None] = {}
+_R_TIMES = re.compile(r'"(?:starttime|expiration)": ?[-+0-9.eE]+')
+
+
+def _check_R_deep(R, text, key):
+    """stored.check_R(R, deep=True) (KVS.get has made the shallow check, the
+    times included), once per shape of R."""
+    shape = _R_TIMES.sub("", text) if isinstance(text, str) else None
+    if shape is not None and shape in _R_SHAPES:
+        return
+    try:
+        stored.check_R(R, deep=True)
+    except ValueError as exc:
+        raise stored.DamagedError(key + ".R", str(exc)) from None
+    if shape is not None:
+        if len(_R_SHAPES) >= 100000:
+            _R_SHAPES.clear()
+        _R_SHAPES[shape] = None
 
 
 def _index_row(row, job, report, problems):
