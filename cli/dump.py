@@ -23,10 +23,13 @@ class _Progress:
         self.verbose = verbose
         self.open = False
 
+    def due(self, count):
+        """Is the line shown at this count? (Asked first: a dump of a million
+        jobs passes here five million times.)"""
+        return (count % 100 == 0 or count < 10) and not (self.quiet or self.verbose)
+
     def show(self, text, count):
-        if self.quiet or self.verbose:
-            return
-        if count % 100 == 0 or count < 10:
+        if self.due(count):
             sys.stderr.write(f"\r{self.prog}: {text}")
             sys.stderr.flush()
             self.open = True
@@ -70,7 +73,8 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
     def on_entry(entry, n):
         if verbose:
             click.echo(entry.path, err=True)
-        progress.show(f"archived {n} keys", n)
+        elif progress.due(n):
+            progress.show(f"archived {n} keys", n)
 
     # the archive is written as the instance is read, a batch of jobs at a time
     with read_session(ctx) as broker:
@@ -107,7 +111,8 @@ def restore_archive(ctx, path, *, quiet=False, verbose=False, force=False, clock
     def on_entry(entry, keys, blobs):
         if verbose:
             click.echo(f"{entry.path} -> {entry.target}" if entry.is_symlink else entry.path, err=True)
-        progress.show(f"restored {keys} keys ({blobs} blobs)", keys)
+        elif progress.due(keys):
+            progress.show(f"restored {keys} keys ({blobs} blobs)", keys)
 
     try:
         done = restoremod.restore(target, archive.entries(path, stdin=sys.stdin.buffer, max_size=max_size),

@@ -8,6 +8,7 @@ restart in Flux, the scheduler is re-synchronised by a reload (hello).
 This is instance-level work, above the broker: it drives both sides.
 """
 
+import json
 from collections.abc import Iterator
 
 from flux_lite import schema
@@ -18,10 +19,10 @@ from flux_lite.job_manager.index import write_row
 from flux_lite.job_manager.job import RUN
 from flux_lite.job_manager.replay import QUARANTINE_KEY, event_time, replay_job
 from flux_lite.formats import eventlog
-from flux_lite.kvs import EVENTLOG, KVS
+from flux_lite.kvs import EVENTLOG, JSON
 from flux_lite.notices import notice
 from flux_lite.sched import loader
-from flux_lite.stored import DamagedError
+from flux_lite.stored import JOB_CHECKS, DamagedError
 
 
 BATCH = 4000  # KVS rows read at a time (about a thousand jobs)
@@ -30,8 +31,8 @@ _JOB_DIR_LEN = len("job.0000.0000.0000.0000")
 
 class JobKeys:
     """One job's keys as read with its batch, through the KVS's own readers
-    (get, get_eventlog: the same checks, the same errors; an eventlog is
-    decoded in one go, a value read twice is parsed once)."""
+    (get, get_eventlog: the same checks, the same errors as KVS's; an
+    eventlog is decoded in one go, a value read twice is parsed once)."""
 
     __slots__ = ("rows", "_values")
 
@@ -43,10 +44,31 @@ class JobKeys:
         return self.rows.get(key, default)
 
     def get(self, key, default=None):
-        if key not in self._values:
-            self._values[key] = KVS.get(self, key, _MISSING)
-        value = self._values[key]
-        return default if value is _MISSING else value
+        """KVS.get: every key here is in one job's directory, so its check
+        is the one stored.JOB_CHECKS has for its name."""
+        value = self._values.get(key, _MISSING)
+        if value is _MISSING:
+            row = self.rows.get(key)
+            if row is None:
+                return default
+            check = JOB_CHECKS.get(key[_JOB_DIR_LEN + 1:])
+            kind, text = row
+            if kind != JSON:
+                if check is not None:
+                    raise DamagedError(key, f"holds an {kind}, not a JSON value")
+                value = text
+            else:
+                try:
+                    value = json.loads(text)
+                except (ValueError, RecursionError):
+                    raise DamagedError(key, "not valid JSON") from None
+                if check is not None:
+                    try:
+                        check(value)
+                    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as exc:
+                        raise DamagedError(key, str(exc) or type(exc).__name__) from None
+            self._values[key] = value
+        return value
 
     def get_eventlog(self, key):
         row = self.rows.get(key)

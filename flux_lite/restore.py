@@ -41,10 +41,9 @@ from flux_lite.dump import FOREIGN, PREFIX, ContentDigest, content_digest, flux_
 from flux_lite.errors import ConfigError
 from flux_lite.formats import eventlog
 from flux_lite.formats.idset import IDset
-from flux_lite.formats.jobid import f58
+from flux_lite.formats.jobid import f58, jobid_of_key
 from flux_lite.formats.rset import Rset
 from flux_lite.instance import VIRTUAL_START, Instance, wall_time
-from flux_lite.job_manager import replay
 from flux_lite.job_manager.job import CLEANUP, DEPEND, PRIORITY, RUN, SCHED
 from flux_lite.job_manager.queues import STATE_KEY
 from flux_lite.rebuild import rebuild
@@ -506,7 +505,7 @@ def _check_jobs(conn) -> float:
             name = key[len(FOREIGN) + 1:] if key.startswith(FOREIGN + ".") else key
             if kind == "eventlog":
                 try:
-                    entries = eventlog.decode(text)
+                    entries = eventlog.decode_all(text)
                 except ValueError as exc:
                     raise ArchiveError(f"{name.replace('.', '/')}: {exc}") from None
                 for e in entries:
@@ -574,8 +573,7 @@ def _prepare_flux(inst, ctx, st, source):
     _append_admin_start(kvs, ctx.now)
 
     # job ids continue above the archive's; queue states come from the checkpoint
-    ids = replay.job_ids(kvs)
-    max_jobid = max(ids) if ids else 0
+    njobs, max_jobid = _job_count(kvs)
     checkpoint = {"version": 1, "max_jobid": max_jobid}
     if isinstance(ckpt, dict):
         if isinstance(ckpt.get("max_jobid"), int):
@@ -591,7 +589,7 @@ def _prepare_flux(inst, ctx, st, source):
     jobs = jm.jobs
 
     running = [j for j in jobs.values() if j.state & (RUN | CLEANUP)]
-    ctx.log("job-manager", "info", f"restart: {len(ids)} jobs")
+    ctx.log("job-manager", "info", f"restart: {njobs} jobs")
     ctx.log("job-manager", "info", f"restart: {len(running)} running jobs")
     if ckpt is None:
         ctx.log("job-manager", "info", "restart: checkpoint.job-manager not found")
@@ -602,6 +600,21 @@ def _prepare_flux(inst, ctx, st, source):
             jm.requeue_action(job)  # a dependency check or priority was under way
     _fail_running(ctx, sorted(running, key=lambda j: j.id))
     ctx.run()
+
+
+def _job_count(kvs):
+    """(jobs, highest job id) among the job directories with an eventlog
+    (replay.job_ids, counted as the keys go by rather than listed)."""
+    kvs.flush()
+    n = top = 0
+    for (key,) in kvs.conn.execute(
+            "SELECT key FROM kvs WHERE key > 'job.' AND key < 'job/' AND key LIKE '%.eventlog'"):
+        if key.count(".") == 5:
+            jobid = jobid_of_key(key)
+            if jobid is not None:
+                n += 1
+                top = max(top, jobid)
+    return n, top
 
 
 def _restore_queues(kvs, entries):
