@@ -345,6 +345,7 @@ def _from_flux_lite(st: _Stream) -> bool:
     (A real Flux that ran on it and dumped it again has changed the content:
     the archive is Flux's now.)"""
     if st.format is None:
+        st.legacy = None  # (up to LEGACY_DIGEST_BUFFER of content, for nothing)
         if st.own:
             raise ArchiveError("flux-lite keys without flux-lite/format: damaged flux-lite dump")
         return False
