@@ -84,6 +84,9 @@ def job_from_record(rec: Record) -> Job:
 
 
 _LISTING_CACHE: dict[int, tuple[Any, Any, dict]] = {}
+# jobs whose listing fields are kept (a command that writes 100,000 rows
+# holds this many, not all of them)
+LISTING_CACHE_SIZE = 4096
 
 
 def listing_fields(job: Job) -> dict[str, Any]:
@@ -96,7 +99,7 @@ def listing_fields(job: Job) -> dict[str, Any]:
     if hit is not None and hit[0] is job.jobspec and hit[1] is job.R:
         return hit[2]
     out = _listing_fields(job)
-    if len(_LISTING_CACHE) > 100000:
+    if len(_LISTING_CACHE) >= LISTING_CACHE_SIZE:
         _LISTING_CACHE.clear()
     _LISTING_CACHE[job.id] = (job.jobspec, job.R, out)  # holding them keeps identity meaningful
     return out
@@ -462,6 +465,10 @@ class JobIndex:
         jobs = (cache.get(jobid) or removed.get(jobid) for jobid in self._dirty)
         write_rows(self.conn, (job for job in jobs if job is not None))
         self._dirty.clear()
+
+    def finished_held(self) -> int:
+        """How many jobs that went inactive this command are held in memory."""
+        return len(self._removed)
 
     def flush_inactive(self) -> int:
         """Write the rows of the jobs that went inactive, and forget them.
