@@ -66,9 +66,9 @@ def test_submit_burst_and_catch_up_hold_a_batch(flux, monkeypatch):
 
 def test_batches_change_nothing(flux_factory, monkeypatch):
     """The state after batched writes is the state after one write at the end."""
-    small = _run(flux_factory(name="small", *["--test-size=4", "--test-cores=2"]), monkeypatch, BATCH)[2]
+    small = _run(flux_factory("--test-size=4", "--test-cores=2", name="small"), monkeypatch, BATCH)[2]
     monkeypatch.undo()
-    whole = _run(flux_factory(name="whole", *["--test-size=4", "--test-cores=2"]), monkeypatch, 10**9)[2]
+    whole = _run(flux_factory("--test-size=4", "--test-cores=2", name="whole"), monkeypatch, 10**9)[2]
     assert small == whole
 
 
