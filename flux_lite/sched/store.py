@@ -210,6 +210,10 @@ class StoredJobs(LazyRows):
         assert self._conn is not None
         for jobid, end, parts in self._conn.execute("SELECT id, end_time, parts FROM sched_alloc"):
             if jobid not in d and jobid not in gone:
+                try:
+                    end = float(end)
+                except (ValueError, TypeError) as exc:
+                    raise damaged(f"allocation of job {jobid}: {exc}") from None
                 texts[jobid] = (end, parts)
                 out.append((jobid, end))
 
