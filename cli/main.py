@@ -29,6 +29,7 @@ COMMANDS = {
             "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
+    "R": ("R", "R", "Read, generate and combine RFC 20 resource sets (R)"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
     "queue": ("queue", "queue", "List and control job queues: enable, disable, start, stop, drain, idle"),
     "sched": ("sched", "sched", "Reload and check the scheduler"),
@@ -42,6 +43,7 @@ COMMANDS = {
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
     "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
     "restore": ("dump", "restore", "Create an instance from a Flux KVS archive"),
+    "python": ("python", "python", "Run Python with flux-lite's `flux` package (Flux's Python API)"),
 }
 
 
