@@ -33,6 +33,8 @@ from flux_lite.formats.jobid import kvs_key, kvs_namespace
 from flux_lite.job_manager import index
 from flux_lite.job_manager.job import INACTIVE
 from flux_lite.schema import DERIVED_VERSION
+from flux_lite.kvs import PACKED, decode_value
+from flux_lite.stored import row_text
 
 PREFIX = "flux-lite"  # flux-lite's own keys, under a directory Flux ignores
 FOREIGN = "archive"  # keys of a Flux archive flux-lite has no use for, kept as they were
@@ -110,7 +112,6 @@ def _submit_userid(eventlog_text: str) -> int:
         return 0
 
 
-BATCH = 1000  # rows read from SQLite at a time: what a dump holds at once
 TABLE_CHUNK = 2000  # table rows per archive entry (flux-lite/tables/NAME/N)
 _JOB_DIR_LEN = len("job.0000.0000.0000.0000")
 
@@ -118,14 +119,6 @@ _JOB_DIR_LEN = len("job.0000.0000.0000.0000")
 def collect(broker, checkpoint: bool = False) -> list[Entry]:
     """Every archive entry at once (small instances: tests); see entries()."""
     return list(entries(broker, checkpoint))
-
-
-def _batched(cur):
-    while True:
-        rows = cur.fetchmany(BATCH)
-        if not rows:
-            return
-        yield from rows
 
 
 def entries(broker, checkpoint: bool = False) -> Iterator[Entry]:
@@ -157,8 +150,9 @@ def entries(broker, checkpoint: bool = False) -> Iterator[Entry]:
         return entry
 
     # everything outside job.* and archive.*: a few instance-wide keys
-    top = conn.execute("SELECT key, kind, value FROM kvs WHERE key < 'archive.' "
-                       "OR (key > 'archive/' AND key < 'job.') OR key > 'job/' ORDER BY key").fetchall()
+    top = [_plain(*row) for row in conn.execute(
+        "SELECT key, kind, value FROM kvs WHERE key < 'archive.' "
+        "OR (key > 'archive/' AND key < 'job.') OR key > 'job/' ORDER BY key")]
     head: list[Entry] = []
     resource: list[Entry] = []
     admin_text = None
@@ -200,8 +194,7 @@ def entries(broker, checkpoint: bool = False) -> Iterator[Entry]:
         yield flux(e)
 
     # keys of a Flux archive flux-lite has no use for, back under their names
-    for key, kind, value in _batched(conn.execute(
-            "SELECT key, kind, value FROM kvs WHERE key > 'archive.' AND key < 'archive/' ORDER BY key")):
+    for key, kind, value in kvs.rows(FOREIGN):
         path = flux_path(key) or key.replace(".", "/")
         if kind == "symlink":
             yield flux(Entry(path, target=value, mtime=0))
@@ -222,14 +215,18 @@ def _job_entries(conn, now, own) -> Iterator[Entry]:
     eventlog, jobspec, its guest namespace; the exec system's part made up
     from the state in the index (a running job's guest namespace is a
     symlink; once the job is inactive its exec eventlog is in its directory)."""
+    # (a packed record is unpacked by SQL's flux_lite_unpack, the KVS's)
     states = iter(conn.execute(
-        "SELECT id, state, json_extract(data, '$.started'), json_extract(data, '$.finished') "
-        "FROM jobs ORDER BY id"))
+        "SELECT id, state, json_extract(record, '$.started'), json_extract(record, '$.finished') "
+        "FROM (SELECT id, state, CASE WHEN typeof(data) = 'blob' THEN flux_lite_unpack(data) ELSE data END "
+        "AS record FROM jobs) ORDER BY id"))
     pending = next(states, None)
     rows = conn.execute("SELECT key, kind, value FROM kvs WHERE key > 'job.' AND key < 'job/' ORDER BY key")
     group: list[tuple[str, str, str]] = []
     jobdir = None
     for row in itertools.chain(rows, [None]):
+        if row is not None and row[1] in PACKED:
+            row = _plain(*row)
         key: str = row[0] if row is not None else ""
         if row is not None and key[:_JOB_DIR_LEN] == jobdir and (len(key) == _JOB_DIR_LEN or key[_JOB_DIR_LEN] == "."):
             group.append(row)
@@ -308,19 +305,31 @@ def _table_entries(conn, now) -> Iterator[Entry]:
             "ORDER BY name", (name,))]
         cur = conn.execute(f'SELECT * FROM "{name}"')
         columns = [d[0] for d in cur.description]
-        chunk = cur.fetchmany(TABLE_CHUNK)
+        chunk = _texts(cur.fetchmany(TABLE_CHUNK))
         # the first chunk holds the layout too (in Flux's key order it comes first)
         yield Entry(f"{PREFIX}/tables/{name}/000000", data=json.dumps(
             {"sql": sql, "indexes": indexes, "columns": columns, "rows": chunk},
             separators=(",", ":")).encode(), mtime=now)
         n = 1
         while True:
-            chunk = cur.fetchmany(TABLE_CHUNK)
+            chunk = _texts(cur.fetchmany(TABLE_CHUNK))
             if not chunk:
                 break
             yield Entry(f"{PREFIX}/tables/{name}/{n:06d}", data=json.dumps(
                 chunk, separators=(",", ":")).encode(), mtime=now)
             n += 1
+
+
+def _texts(rows):
+    """Table rows with a packed jobs-index record as its text (stored.row_text)."""
+    return [[row_text(v) if type(v) is bytes else v for v in r] for r in rows]
+
+
+def _plain(key, kind, value):
+    """A kvs row as its plain kind and text (an inactive job's values are packed)."""
+    if kind in PACKED:
+        kind, value = decode_value(key, kind, value)
+    return key, kind, value
 
 
 class ContentDigest:

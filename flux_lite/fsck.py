@@ -129,7 +129,7 @@ def _jobs(kvs, report):
             keys.get(key + ".J")
             R = keys.get(key + ".R")
             if R is not None:
-                _check_R_deep(R, keys.get_raw(key + ".R")[1], key)
+                _check_R_deep(R, (keys.get_raw(key + ".R") or ("", None))[1], key)
         except stored.DamagedError as exc:
             report.damaged_jobs[jobid] = exc.plain
             report.add(exc.plain)

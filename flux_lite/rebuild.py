@@ -19,7 +19,7 @@ from flux_lite.job_manager.index import write_row
 from flux_lite.job_manager.job import RUN
 from flux_lite.job_manager.replay import QUARANTINE_KEY, event_time, replay_job
 from flux_lite.formats import eventlog
-from flux_lite.kvs import EVENTLOG, JSON
+from flux_lite.kvs import EVENTLOG, JSON, PACKED, decode_value
 from flux_lite.notices import notice
 from flux_lite.sched import loader
 from flux_lite.stored import JOB_CHECKS, DamagedError
@@ -41,14 +41,17 @@ class JobKeys:
         self._values: dict = {}
 
     def get_raw(self, key, default=None):
-        return self.rows.get(key, default)
+        row = self.rows.get(key)
+        if row is None:
+            return default
+        return row if row[0] not in PACKED else decode_value(key, *row)
 
     def get(self, key, default=None):
         """KVS.get: every key here is in one job's directory, so its check
         is the one stored.JOB_CHECKS has for its name."""
         value = self._values.get(key, _MISSING)
         if value is _MISSING:
-            row = self.rows.get(key)
+            row = self.get_raw(key)
             if row is None:
                 return default
             check = JOB_CHECKS.get(key[_JOB_DIR_LEN + 1:])
@@ -71,7 +74,7 @@ class JobKeys:
         return value
 
     def get_eventlog(self, key):
-        row = self.rows.get(key)
+        row = self.get_raw(key)
         if row is None:
             return None
         kind, text = row

@@ -80,7 +80,10 @@ def test_fsck_finds_damage_across_batches(many, monkeypatch):
     damaged, unindexed = ids[57], ids[130]
     kvs = KVS(f"{many.state_dir}/kvs.sqlite")
     with kvs.transaction():
-        kvs.conn.execute("UPDATE kvs SET value = value || 'junk\n' WHERE key = ?", (kvs_key(damaged, "eventlog"),))
+        # (a plain eventlog with a line of junk: an inactive job's is stored packed)
+        kvs.conn.execute("UPDATE kvs SET kind = 'eventlog', value = ? WHERE key = ?",
+                         ('{"timestamp":1.0,"name":"submit","context":{"userid":0}}\njunk\n',
+                          kvs_key(damaged, "eventlog")))
         kvs.conn.execute("DELETE FROM jobs WHERE id = ?", (unindexed,))
     kvs.close()
     whole = [text for text, _ in fsck.run(many.state_dir).problems]
