@@ -222,3 +222,44 @@ def test_parse_size():
     for bad in ("", "-1", "0", "12Q", "G"):
         with pytest.raises(archive.ArchiveError):
             archive.parse_size(bad)
+
+
+def test_format_1_dump_restores_as_flux_lite(many, tmp_path):
+    """A dump written before dumps streamed (format 1: flux-lite/format last,
+    with the digest of the sorted content and the kinds; each table whole in
+    flux-lite/tables/NAME) comes back as the flux-lite dump it is."""
+    import json
+
+    from flux_lite import archive, dump
+
+    out = tmp_path / "x.tar"
+    many("dump", "-q", str(out))
+    entries = archive.read(str(out))
+    fmt = json.loads(next(e.data for e in entries if e.path == "flux-lite/format"))
+    content = json.loads(next(e.data for e in entries if e.path == "flux-lite/content"))
+    flux = [e for e in entries if not e.path.startswith("flux-lite/")]
+    own = [e for e in entries if e.path.startswith("flux-lite/kvs/")]
+    tables = {}
+    for e in entries:
+        parts = e.path.split("/")
+        if parts[1] == "tables":
+            chunk = json.loads(e.data)
+            if parts[3] == "000000":
+                tables[parts[2]] = chunk
+            else:
+                tables[parts[2]]["rows"] += chunk
+    fmt.update(version=1, kinds=content["kinds"], content=dump.content_digest(flux))
+    old = flux + own + [archive.Entry("flux-lite/format", data=json.dumps(fmt).encode())] + [
+        archive.Entry(f"flux-lite/tables/{name}", data=json.dumps(t).encode()) for name, t in sorted(tables.items())]
+    path = tmp_path / "old.tar"
+    path.write_bytes(archive.encode(old, "tar"))
+    copy = Flux(tmp_path / "copy")
+    copy("restore", "-q", str(path))
+    assert copy.out("jobs", "-a") == many.out("jobs", "-a")
+    assert any(line.endswith("(flux-lite dump)") for line in copy.dmesg())
+    # and with its content changed: the archive is Flux's
+    flux[-1] = archive.Entry(flux[-1].path, data=flux[-1].data + b"\n")
+    path.write_bytes(archive.encode(flux + own + old[len(flux) + len(own):], "tar"))
+    stale = Flux(tmp_path / "stale")
+    stale("restore", "-q", "--clock=virtual", str(path))
+    assert "broker.info[0]: flux-lite state in the archive is older than its content: ignored" in stale.dmesg()
