@@ -246,3 +246,18 @@ def test_batchconfig_and_decode_signal(job, tmp_path):
     assert [decode_signal(v) for v in (9, "9", "SIGTERM", "HUP")] == [9, 9, 15, 1]
     with pytest.raises(ValueError, match="signal 'NOPE' is invalid"):
         decode_signal("NOPE")
+
+
+def test_per_resource(job):
+    js = job.JobspecV1.per_resource(["app"], ncores=4, nnodes=2, per_resource_type="node", per_resource_count=2,
+                                    environment={})
+    assert js.resources == [{"type": "node", "count": 2, "with": [
+        {"type": "slot", "count": 1, "with": [{"type": "core", "count": 2}], "label": "task"}]}]
+    assert js.getattr("shell.options.per-resource") == {"type": "node", "count": 2}
+    for kwargs, message in (({"ncores": 3, "nnodes": 2}, "number of cores must be evenly divisible by node count"),
+                            ({"nnodes": 2}, "Specifying nnodes also requires ncores or exclusive"),
+                            ({"ncores": 2, "per_resource_type": "node"},
+                             "must specify a per_resource_count with per_resource_type"),
+                            ({}, "must specify node or core count with per_resource")):
+        with pytest.raises(ValueError, match=message):
+            job.JobspecV1.per_resource(["app"], **kwargs)

@@ -40,7 +40,8 @@ def _check(check: Any, js: dict) -> None:
         raise _plain(exc) from None
 
 
-def _jobspec_text(jobspec: Any) -> str | bytes:
+def _convert_jobspec_arg_to_string(jobspec: Any) -> str | bytes:
+    """JSON text of a Jobspec, str or bytes (Flux's name: the submit API takes the same)."""
     if isinstance(jobspec, Jobspec):
         return jobspec.dumps()
     if isinstance(jobspec, (str, bytes)):
@@ -54,7 +55,7 @@ def validate_jobspec(jobspec: Any, require_version: int | None = None) -> tuple[
     """(True, the Jobspec object) if ``jobspec`` (a Jobspec or JSON text) is
     valid; else the ValueError/TypeError Flux raises. Version 1 (or
     require_version=1) is checked as JobspecV1."""
-    obj = json.loads(_jobspec_text(jobspec))
+    obj = json.loads(_convert_jobspec_arg_to_string(jobspec))
     cls = JobspecV1 if require_version == 1 or (isinstance(obj, dict) and obj.get("version") == 1) else Jobspec
     return True, cls._of_dict(obj)
 
@@ -346,6 +347,66 @@ class JobspecV1(Jobspec):
         if bank is not None:
             self.setattr("bank", bank)
         return self
+
+    @classmethod
+    def per_resource(cls, command: Any, ncores: int | None = None, nnodes: int | None = None,
+                     per_resource_type: str | None = None, per_resource_count: int | None = None,
+                     gpus_per_node: int | None = None, exclusive: bool = False, **kwargs: Any) -> JobspecV1:
+        """A jobspec of ``ncores`` cores and/or ``nnodes`` nodes whose tasks are
+        placed by the shell: ``per_resource_count`` tasks per ``per_resource_type``
+        (node or core); other keywords as from_command."""
+        per = None
+        if (per_resource_type is None) != (per_resource_count is None):
+            missing = "per_resource_count" if per_resource_count is None else "per_resource_type"
+            given = "per_resource_type" if per_resource_count is None else "per_resource_count"
+            raise ValueError(f"must specify a {missing} with {given}")
+        if per_resource_type is not None:
+            if not isinstance(per_resource_type, str):
+                raise ValueError("per_resource_type must be a string")
+            if per_resource_type not in ("node", "core"):
+                raise ValueError(f"Invalid per_resource_type='{per_resource_type}' specified")
+            if not isinstance(per_resource_count, int):
+                raise ValueError("per_resource_count must be an integer")
+            if per_resource_count < 1:
+                raise ValueError("per_resource_count must be >= 1")
+            per = {"type": per_resource_type, "count": per_resource_count}
+        if ncores is not None and (not isinstance(ncores, int) or ncores < 1):
+            raise ValueError("ncores must be an integer >= 1")
+        if gpus_per_node is not None:
+            if not isinstance(gpus_per_node, int) or gpus_per_node < 0:
+                raise ValueError("gpus_per_node must be an integer >= 0")
+            if not nnodes:
+                raise ValueError("gpus_per_node must be specified with nnodes")
+        if nnodes is not None:
+            if not isinstance(nnodes, int) or nnodes < 1:
+                raise ValueError("nnodes must be an integer >= 1")
+        elif exclusive:
+            raise ValueError("exclusive can only be set with a node count")
+        if nnodes and ncores:
+            if ncores < nnodes:
+                raise ValueError("number of cores cannot be less than nnodes")
+            if ncores % nnodes:
+                raise ValueError("number of cores must be evenly divisible by node count")
+            nslots, cores = 1, ncores // nnodes
+        elif ncores:
+            nslots, cores = ncores, 1
+        elif nnodes:
+            if not exclusive:
+                raise ValueError("Specifying nnodes also requires ncores or exclusive")
+            nslots, cores = 1, 1
+        else:
+            raise ValueError("must specify node or core count with per_resource")
+        children: list[dict] = [{"type": "core", "count": cores}]
+        if gpus_per_node:
+            children.append({"type": "gpu", "count": gpus_per_node})
+        top: dict = {"type": "slot", "count": nslots, "with": children, "label": "task"}
+        if nnodes:
+            top = {"type": "node", "count": nnodes, **({"exclusive": True} if exclusive else {}), "with": [top]}
+        system: dict = {"duration": 0}
+        if per is not None:
+            system["shell"] = {"options": {"per-resource": per}}
+        tasks = [{"command": command, "slot": "task", "count": {"per_slot": 1}}]
+        return cls([top], tasks, {"system": system})._set_extra_options(**kwargs)
 
     @classmethod
     def from_command(cls, command: Any, num_tasks: int = 1, cores_per_task: int = 1,
