@@ -12,7 +12,6 @@ option named as Flux names it.
 
 from __future__ import annotations
 
-import base64
 import fnmatch
 import json
 import os
@@ -21,7 +20,6 @@ import signal
 import stat
 import sys
 from collections.abc import Iterable, Mapping
-from string import Template
 from typing import Any
 
 from flux_lite.formats import fsd
@@ -169,6 +167,8 @@ def filtered_environment(rules: Iterable[str] | None, environ: Mapping | None = 
             if "{{" in value:
                 expand[name] = value
                 continue
+            from string import Template
+
             lookup = {**os.environ, **env}
             try:
                 env[name] = Template(value).substitute(lookup)
@@ -288,6 +288,8 @@ def file_entry(data: Any, perms: int | None = None, encoding: str | None = None)
         entry["mode"] = st.st_mode
         with open(data, "rb") as f:
             raw = f.read()
+        import base64
+
         try:
             entry["data"], entry["encoding"] = raw.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:

@@ -10,8 +10,6 @@ runs the plugins of that command. flux-lite has no plugins of its own.
 
 from __future__ import annotations
 
-import glob
-import importlib.util
 import os
 import sys
 from typing import Any
@@ -84,6 +82,8 @@ def _searchpath() -> list[str]:
 
 
 def _import_path(path: str) -> Any:
+    import importlib.util
+
     name = "flux.cli.plugins._" + os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -101,6 +101,8 @@ class CLIPluginRegistry:
     def __init__(self, prog: str) -> None:
         self.prog = prog
         self.plugins: list[CLIPlugin] = []
+        import glob
+
         self.plugindirs = _searchpath()
         dests: dict[str, CLIPluginOption] = {}
         for directory in self.plugindirs:

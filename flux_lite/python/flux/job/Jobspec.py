@@ -13,7 +13,6 @@ import collections
 import errno
 import json
 import os
-import pathlib
 from collections.abc import Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -515,6 +514,8 @@ class JobspecV1(Jobspec):
         if script is None and content is None:
             raise TypeError("from_batch() requires 'script' (file path) or 'content' (inline script)")
         if content is None:
+            import pathlib
+
             path = pathlib.Path(script)
             name = path.name if name is None else name
             content = path.read_text(encoding="utf-8")
