@@ -102,9 +102,22 @@ def measure(argv, state, stdin=None):
 
 
 def digest_of_listing(state, njobs):
-    _, out = measure(["jobs", "-a", "-c", str(njobs + 10), "-no", "{id} {state} {result} {t_submit} {t_run} "
-                      "{t_inactive} {nodelist} {status}"], state)
-    return hashlib.sha256(out).hexdigest(), out.count(b"\n")
+    """The digest and line count of `jobs -a` over every job, read as it comes
+    (held whole, a million lines would raise this process's RSS, which a
+    forked child's peak RSS starts from)."""
+    argv = [bl.flux_lite_exe(), "jobs", "-a", "-c", str(njobs + 10), "-no",
+            "{id} {state} {result} {t_submit} {t_run} {t_inactive} {nodelist} {status}"]
+    proc = subprocess.Popen(argv, env=bl.base_env(state), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    h = hashlib.sha256()
+    lines = 0
+    for chunk in iter(lambda: proc.stdout.read(1 << 20), b""):
+        h.update(chunk)
+        lines += chunk.count(b"\n")
+    proc.stdout.close()
+    if proc.wait() != 0:
+        raise bl.CommandFailed(f"flux-lite jobs -a: exit {proc.returncode}")
+    return h.hexdigest(), lines
 
 
 def run_size(njobs, root, work, figures, targets, formats):
