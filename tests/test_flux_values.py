@@ -1,0 +1,125 @@
+"""The flux package's value modules: flux.hostlist, flux.idset, flux.constraint.parser,
+flux.resource.ResourceSet, flux.util (Flux's API over flux_lite.formats)."""
+
+import errno
+import sys
+
+import pytest
+
+from flux_lite import bindings
+
+
+@pytest.fixture
+def fluxpkg(monkeypatch):
+    """The flux package importable (values need no instance)."""
+    monkeypatch.syspath_prepend(str(bindings.PATH))
+    import flux
+
+    assert flux.__file__.startswith(str(bindings.PATH))
+    return sys.modules
+
+
+# -- flux.hostlist -----------------------------------------------------------------
+
+
+def test_hostlist_is_mutable_and_encodes_as_libhostlist(fluxpkg):
+    from flux.hostlist import Hostlist, decode
+
+    hl = Hostlist()
+    assert hl.append("foo[0-3]") == 4 and hl.append("foo[7-9]", ["bar0", "bar1"]) == 5
+    assert str(hl) == "foo[0-3,7-9],bar[0-1]" and len(hl) == 9
+    assert hl[-1] == "bar1" and repr(hl[1:3]) == "Hostlist('foo[1-2]')"
+    assert str(hl[[0, 4]]) == "foo[0,7]"
+    assert hl.delete("foo[1-2],nothere") == 2 and str(hl) == "foo[0,3,7-9],bar[0-1]"
+    assert str(decode("b,a1,a0,b").sort()) == "a[0-1],b,b" and str(decode("b,a1,a0,b").uniq()) == "a[0-1],b"
+    cp = hl.copy()
+    hl.delete("bar[0-1]")
+    assert str(cp) == "foo[0,3,7-9],bar[0-1]" and "bar0" not in hl
+
+
+def test_hostlist_errors_are_fluxs(fluxpkg):
+    from flux.hostlist import Hostlist
+
+    with pytest.raises(ValueError, match=r"^Invalid hostlist: 'foo\['$"):
+        Hostlist("foo[")
+    with pytest.raises(TypeError):
+        Hostlist(["a", 1])
+    with pytest.raises(IndexError, match="Hostlist index out of range"):
+        Hostlist("a")[1]
+    with pytest.raises(TypeError):
+        Hostlist("a")["x"]
+    hl = Hostlist("foo[0-3]")
+    with pytest.raises(FileNotFoundError) as exc:
+        hl.find("foo9")
+    assert exc.value.errno == errno.ENOENT
+    with pytest.raises(FileNotFoundError, match=r"^hosts 'foo\[8-9\]' not found$"):
+        hl.index("foo[3,8-9]")
+    assert hl.index("foo[3,8-9]", ignore_nomatch=True) == [3]
+
+
+# -- flux.idset --------------------------------------------------------------------
+
+
+def test_idset_flags_and_mutation(fluxpkg):
+    from flux import idset
+
+    ids = idset.IDset("0-3")
+    assert ids.encode(flags=0) == "0,1,2,3" and ids.encode(flags=idset.IDSET_FLAG_BRACKETS) == "[0,1,2,3]"
+    ids.set_flags(idset.IDSET_FLAG_RANGE | idset.IDSET_FLAG_BRACKETS)
+    assert str(ids) == "[0-3]" and repr(ids) == "IDset('0-3')"
+    ids[7] = 1
+    ids.clear(1, 2)
+    ids += [9]
+    assert repr(ids) == "IDset('0,3,7,9')" and ids.next(3) == 7 and ids.next(9) == idset.IDSET_INVALID_ID
+    assert idset.IDset().first() == idset.IDSET_INVALID_ID == 2**32 - 2
+    assert str(ids.union("10-11") - "0" & "3-10") == "3,7,9-10"
+
+
+def test_idset_errors_are_fluxs(fluxpkg):
+    from flux.idset import IDset
+
+    ids = IDset("0-9")
+    with pytest.raises(ValueError, match="negative index passed to IDset.test"):
+        ids.test(-1)
+    with pytest.raises(TypeError):
+        ids["a"]
+    with pytest.raises(TypeError):
+        ids[0] = 7
+    with pytest.raises(ValueError, match=r"^IDset\(\): Invalid argument: foo$"):
+        ids.add("foo")
+    with pytest.raises(TypeError):
+        ids.add(4.0)
+    with pytest.raises(TypeError):
+        ids.equal("0-9")
+    with pytest.raises(ValueError, match="can't set range with 5 > 1"):
+        ids.set(5, 1)
+
+
+# -- flux.constraint.parser --------------------------------------------------------
+
+
+def test_constraint_parser_follows_fluxs_grammar(fluxpkg):
+    from flux.constraint.parser import ConstraintParser, ConstraintSyntaxError
+
+    class P(ConstraintParser):
+        operator_map = {None: "t", "h": "host"}
+        split_values = {"t": ","}
+        combined_terms = {"t"}
+
+    p = P()
+    assert p.parse("a,b c") == {"t": ["a", "b", "c"]}
+    # a term after an `or` without an operator closes the `or`, as yacc's precedence does
+    assert p.parse("a|b h:x") == {"and": [{"or": [{"t": ["a"]}, {"t": ["b"]}]}, {"host": ["x"]}]}
+    assert p.parse("a|b&h:x") == {"or": [{"t": ["a"]}, {"and": [{"t": ["b"]}, {"host": ["x"]}]}]}
+    assert p.parse("not a h:x") == {"and": [{"not": [{"t": ["a"]}]}, {"host": ["x"]}]}
+    assert p.parse("h:'a b'") == {"host": ["a b"]}
+    for bad, message in (("(a", "Unclosed parenthesis in position 0"),
+                         ("a:", "Missing argument to token 'a:'"),
+                         ("-(a)", "Invalid token '(' at position 1"),
+                         ("x'y", "Unclosed quote \"'\" at position 2"),
+                         ("a,b:c", "invalid character ',' in operator 'a,b:'")):
+        with pytest.raises(ConstraintSyntaxError) as exc:
+            p.parse(bad)
+        assert str(exc.value) == message
+    with pytest.raises(ConstraintSyntaxError, match='Missing required operator in "foo"'):
+        ConstraintParser().parse("foo")
