@@ -123,3 +123,61 @@ def test_constraint_parser_follows_fluxs_grammar(fluxpkg):
         assert str(exc.value) == message
     with pytest.raises(ConstraintSyntaxError, match='Missing required operator in "foo"'):
         ConstraintParser().parse("foo")
+
+
+# -- flux.resource.ResourceSet -----------------------------------------------------
+
+R4 = {"version": 1, "execution": {"R_lite": [{"rank": "0-3", "children": {"core": "0-3", "gpu": "0"}}],
+                                  "starttime": 0, "expiration": 0, "nodelist": ["fluke[0-3]"]}}
+
+
+def test_resource_set_reads_and_writes_R(fluxpkg):
+    import json
+
+    from flux.hostlist import Hostlist
+    from flux.idset import IDset
+    from flux.resource import ResourceSet
+
+    rset = ResourceSet(json.dumps(R4))
+    assert (str(rset), rset.ncores, rset.ngpus, rset.nnodes) == ("rank[0-3]/core[0-3],gpu0", 16, 4, 4)
+    assert isinstance(rset.nodelist, Hostlist) and isinstance(rset.ranks, IDset)
+    assert rset.host_ranks("fluke[3,1]") == [3, 1]
+    rset.set_property("big", "2-3")
+    rset.expiration = 100.0
+    assert json.loads(rset.encode()) == {"version": 1, "execution": {
+        "R_lite": [{"rank": "0-3", "children": {"core": "0-3", "gpu": "0"}}], "starttime": 0.0, "expiration": 100.0,
+        "nodelist": ["fluke[0-3]"], "properties": {"big": "2-3"}}}
+    # a rank may have gpus and no cores (as librlist reads R)
+    gpus = ResourceSet({"version": 1, "execution": {"R_lite": [{"rank": "0", "children": {"gpu": "1"}}]}})
+    assert str(rset.copy_ranks(0) | gpus) == "rank0/core[0-3],gpu[0-1]"
+
+
+def test_resource_set_operations_are_fluxs(fluxpkg):
+    import json
+
+    from flux.resource import ResourceSet
+
+    rset = ResourceSet(R4)
+    rset.state = "up"
+    part = rset.copy_ranks("1-2")
+    assert part.state == "up" and str(rset - part) == "rank[0,3]/core[0-3],gpu0"
+    assert str(rset.copy().remove_ranks("0-2")) == "rank3/core[0-3],gpu0" and rset.nnodes == 4
+    small = ResourceSet(R4).remove_ranks("2-3").set_property("a", "1")
+    extra = ResourceSet(R4).copy_ranks("1-2").set_property("b")
+    # add: properties come only with the ranks added
+    assert json.loads(small.add(extra).get_properties()) == {"a": "1", "b": "2"}
+    assert str(rset.copy_constraint({"and": [{"ranks": "0-2"}, {"not": [{"hostlist": "fluke1"}]}]})) \
+        == "rank[0,2]/core[0-3],gpu0"
+    for bad in ({"foo": []}, {"not": []}, {"properties": [1]}):
+        with pytest.raises(ValueError):
+            rset.copy_constraint(bad)
+    with pytest.raises(ValueError):
+        rset.set_property("a^b")
+    with pytest.raises(ValueError):
+        rset.set_property("a", "7")
+    with pytest.raises(TypeError):
+        ResourceSet(1)
+    with pytest.raises(ValueError, match="R version 2 not supported"):
+        ResourceSet({"version": 2})
+    with pytest.raises(KeyError):
+        ResourceSet({})
