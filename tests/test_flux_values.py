@@ -181,3 +181,53 @@ def test_resource_set_operations_are_fluxs(fluxpkg):
         ResourceSet({"version": 2})
     with pytest.raises(KeyError):
         ResourceSet({})
+
+
+# -- flux.util ---------------------------------------------------------------------
+
+
+def test_util_fsd_and_datetimes(fluxpkg):
+    from datetime import datetime
+
+    from flux.util import UtilDatetime, fsd, parse_datetime, parse_fsd
+
+    assert (parse_fsd("1.5m"), parse_fsd("inf"), fsd(90), fsd(0.0005)) == (90.0, float("inf"), "1.5m", "0s")
+    with pytest.raises(ValueError, match="invalid Flux standard duration"):
+        parse_fsd("1x")
+    now = datetime(2021, 6, 10, 8, 0, 0)
+    assert parse_datetime("now", now) is now
+    assert parse_datetime("+1h", now).timestamp() == now.timestamp() + 3600
+    assert parse_datetime("noon tomorrow", now) == datetime(2021, 6, 11, 12).astimezone()
+    with pytest.raises(ValueError, match='Invalid datetime: "blursday"'):
+        parse_datetime("blursday", now)
+    assert f"{UtilDatetime(2021, 6, 10, 8):%b%d %R::>12}" == " Jun10 08:00"
+    assert f"{UtilDatetime.fromtimestamp(0.0):::<3h}" == "-  "
+
+
+class _Row:
+    def __init__(self, name, n, t):
+        self.name, self.n, self.t = name, n, t
+
+
+def test_util_output_format_is_fluxs(fluxpkg, capsys):
+    from flux.util import OutputFormat, del_treedict, get_treedict, set_treedict
+
+    headings = {"name": "NAME", "n": "N", "t": "TIME"}
+    fmt = OutputFormat("sort:-n ?:{name:<6} +:{n:>2} {t!F:>6h}", headings=headings)
+    assert fmt.get_format() == "sort:-n ?:{0.name:<6} +:{0.n:>2} {0.t!F:>6h}"
+    assert fmt.header_format() == "?:{name:<6} +:{n:>2} {t:>6}"
+    rows = [_Row("", 3, 0.0), _Row("", 100, 90.0), _Row("", "", 1.5)]
+    # the empty ?: column goes with its prefix, the text before the next field stays (as in Flux)
+    assert fmt.filter(rows) == "sort:-n  {n:>3} {t!F:>6h}"
+    fmt.print_items(rows)
+    assert capsys.readouterr().out == "   N   TIME\n 100   1.5m\n   3      -\n     1.500s\n"
+    assert [r.n for r in rows] == [100, 3, ""]  # sorted in place, unset last when reversed
+    assert fmt.copy(except_fields=["name"], nullify_expansion=True).get_format_prepended("") \
+        == "sort:-n {n} {t!F:>6h}"
+    with pytest.raises(ValueError, match="Unknown format field: x"):
+        OutputFormat("{x}", headings=headings)
+    d: dict = {}
+    set_treedict(d, "a.b.c", 1)
+    assert get_treedict(d, "a.b.c") == 1 and get_treedict(d, "a.x.c", 7) == 7
+    del_treedict(d, "a.b.c", remove_empty=True)
+    assert d == {}
