@@ -238,6 +238,7 @@ class _QueryLexer:
         self.last_lparen = 0
         self.last_rparen = 0
         self.pending: tuple | None = None
+        self.unclosed: tuple | None = None
 
     def _token(self, value: str, pos: int) -> tuple | None:
         if self.pending is not None:
@@ -255,6 +256,9 @@ class _QueryLexer:
             while self.pos < len(text) and text[self.pos] in _QUERY_SPACE:
                 self.pos += 1
             if self.pos >= len(text):
+                if self.unclosed is not None:
+                    quote, pos = self.unclosed
+                    raise ConstraintSyntaxError(f"Unclosed quote {_quoted(quote)} at position {pos}")
                 if self.pending is not None:
                     raise ConstraintSyntaxError(f"Missing argument to token '{self.pending[1]}'")
                 return None
@@ -267,7 +271,9 @@ class _QueryLexer:
                 quote = m.group()
                 end = text.find(quote, self.pos)
                 if end < 0:
-                    raise ConstraintSyntaxError(f"Unclosed quote {_quoted(quote)} at position {self.pos}")
+                    # the text after the quote is a token still; the error comes at the end
+                    self.unclosed = (quote, self.pos)
+                    end = len(text)
                 inner, self.pos = text[self.pos:end], end + 1
                 if inner:
                     tok = self._token(inner, start + 1)
@@ -373,7 +379,7 @@ class QueryParser:
             self._take()
             if self._look is None or self._look[0] != "TOKEN":
                 self._error()
-            return {"not": [self._term(self._take()[1])]}
+            return {"not": [self._token()]}
         if kind == "LPAREN":
             self._take()
             inner = self._expression(-1, True)
@@ -382,9 +388,14 @@ class QueryParser:
             self._take()
             return inner
         if kind == "TOKEN":
-            return self._term(self._take()[1])
+            return self._token()
         self._error()
         raise AssertionError  # (not reached: _error raises)
+
+    def _token(self) -> dict:
+        # yacc reads the next token before it reduces this one: a lexer
+        # error there comes before this term's own
+        return self._term(self._take()[1])
 
     def _combine(self, p1: dict, p2: dict) -> dict:
         entries = [p1, p2]
