@@ -117,7 +117,10 @@ def test_constraint_parser_follows_fluxs_grammar(fluxpkg):
                          ("a:", "Missing argument to token 'a:'"),
                          ("-(a)", "Invalid token '(' at position 1"),
                          ("x'y", "Unclosed quote \"'\" at position 2"),
-                         ("a,b:c", "invalid character ',' in operator 'a,b:'")):
+                         ("a,b:c", "invalid character ',' in operator 'a,b:'"),
+                         # the quoted text is read (as yacc's lookahead) before the term before it fails
+                         ("a,b:c 'd", "invalid character ',' in operator 'a,b:'"),
+                         ("a 'd", "Unclosed quote \"'\" at position 3")):
         with pytest.raises(ConstraintSyntaxError) as exc:
             p.parse(bad)
         assert str(exc.value) == message
