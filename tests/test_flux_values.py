@@ -234,3 +234,16 @@ def test_util_output_format_is_fluxs(fluxpkg, capsys):
     assert get_treedict(d, "a.b.c") == 1 and get_treedict(d, "a.x.c", 7) == 7
     del_treedict(d, "a.b.c", remove_empty=True)
     assert d == {}
+
+
+def test_util_climain_logs_an_error_line_and_exits(fluxpkg, tmp_path):
+    import subprocess
+
+    script = tmp_path / "s.py"
+    script.write_text("import logging, flux.util\n"
+                      "def main():\n    open('/nonexistent/x')\n"
+                      "flux.util.CLIMain(logging.getLogger('drain-report'))(main)\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                       env={"PYTHONPATH": str(bindings.PATH), "PATH": "/usr/bin:/bin"})
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == "drain-report: ERROR: No such file or directory: '/nonexistent/x'\n"

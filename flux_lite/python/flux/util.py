@@ -24,6 +24,7 @@ from flux_lite.formats import outputformat as _of
 from flux_lite.formats import when as _when
 
 __all__ = [
+    "CLIMain",
     "ColorAction",
     "DisplayValue",
     "OutputFormat",
@@ -124,6 +125,41 @@ class ColorAction(argparse.Action):
         if when not in ("auto", "always", "never"):
             parser.error(f"Invalid argument to --color: '{when}'")
         setattr(namespace, self.dest, ColorAction.ColorWhen(when))
+
+
+class CLIMain:
+    """Run a script's main function as Flux's commands run theirs:
+    ``CLIMain(LOGGER)(main)`` sets up logging (level FLUX_PYCLI_LOGLEVEL,
+    ``name: LEVEL: message``), logs an exception as one error line
+    (an OSError by its strerror and filename, no traceback) and exits 1,
+    or with main's own exit code."""
+
+    def __init__(self, logger: Any = None) -> None:
+        import logging
+
+        self.logger = logger if logger is not None else logging.getLogger()
+
+    def __call__(self, main_func: Any) -> None:
+        import logging
+        import traceback
+
+        level = int(os.environ.get("FLUX_PYCLI_LOGLEVEL", logging.INFO))
+        logging.basicConfig(level=level, format="%(name)s: %(levelname)s: %(message)s")
+        exit_code: Any = 0
+        try:
+            main_func()
+        except SystemExit as exc:
+            exit_code = exc
+        except Exception as exc:
+            exit_code = 1
+            message = getattr(exc, "strerror", None) or str(exc)
+            if getattr(exc, "filename", None):
+                message += f": '{exc.filename}'"
+            self.logger.error(message)
+            self.logger.debug(traceback.format_exc())
+        finally:
+            logging.shutdown()
+            sys.exit(exit_code)
 
 
 class UtilFormatter(string.Formatter):
