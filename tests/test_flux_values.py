@@ -247,3 +247,28 @@ def test_util_climain_logs_an_error_line_and_exits(fluxpkg, tmp_path):
                        env={"PYTHONPATH": str(bindings.PATH), "PATH": "/usr/bin:/bin"})
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr == "drain-report: ERROR: No such file or directory: '/nonexistent/x'\n"
+
+
+def test_util_tree_and_fileref(fluxpkg, capsys, tmp_path):
+    import stat
+
+    from flux.util import Fileref, Tree
+
+    root = Tree("job", combine_children=True)
+    shell = root.append("shell", prefix="0")
+    shell.append("sleep")
+    shell.append("sleep")
+    root.append("shell", prefix="0")
+    root.append_tree(Tree("broker"))
+    root.render(style="ascii", truncate=False)
+    # (a prefix comes before the tree's lines: pstree's pids)
+    assert capsys.readouterr().out == "job\n0 |-- 2*[shell]\n|   `-- 2*[sleep]\n`-- broker\n"
+    root.render(level=1, skip_root=True, style="compact")
+    assert capsys.readouterr().out == "0 2*[shell]\n\u2514\u25002*[sleep]\nbroker\n"
+    path = tmp_path / "f"
+    path.write_bytes(b"\xff\x00")
+    path.chmod(0o640)
+    assert Fileref(str(path)) == {"mode": stat.S_IFREG | 0o640, "size": 2, "data": "/wA=", "encoding": "base64"}
+    assert Fileref({"a": 1}, perms=0o700) == {"mode": stat.S_IFREG | 0o700, "data": {"a": 1}}
+    with pytest.raises(ValueError, match="invalid encoding: hex"):
+        Fileref("00", encoding="hex")

@@ -27,6 +27,7 @@ __all__ = [
     "CLIMain",
     "ColorAction",
     "DisplayValue",
+    "Fileref",
     "OutputFormat",
     "UtilDatetime",
     "UtilFormatter",
@@ -37,6 +38,7 @@ __all__ = [
     "parse_datetime",
     "parse_fsd",
     "set_treedict",
+    "Tree",
 ]
 
 UtilDatetime = _of.UtilDatetime
@@ -434,3 +436,120 @@ class OutputFormat:
             print(line)  # noqa: T201
             if callable(post):
                 post(item)
+
+
+class Fileref(dict):
+    """An RFC 37 file object (a dict): ``data`` a dict (JSON content), or
+    text already encoded when ``encoding`` ("utf-8" or "base64") is given,
+    or else the path of a file, read as utf-8 text when it is, base64
+    otherwise (with its size and mode). ``perms``: the mode bits (0600)."""
+
+    def __init__(self, data: Any, perms: int = 0o600, encoding: str | None = None) -> None:
+        import stat
+
+        ref: dict = {"mode": perms | stat.S_IFREG}
+        if isinstance(data, dict):
+            ref["data"] = data
+        elif encoding is not None:
+            if encoding not in ("base64", "utf-8"):
+                raise ValueError(f"invalid encoding: {encoding}")
+            ref["data"] = data
+            ref["encoding"] = encoding
+        else:
+            import base64
+
+            st = os.stat(data)
+            ref["size"], ref["mode"] = st.st_size, st.st_mode
+            with open(data, "rb") as f:
+                content = f.read()
+            try:
+                ref["data"], ref["encoding"] = content.decode("utf-8"), "utf-8"
+            except UnicodeError:
+                ref["data"], ref["encoding"] = base64.b64encode(content).decode("utf-8"), "base64"
+        super().__init__(**ref)
+
+
+class Tree:
+    """A pstree-like tree printed on the console: nodes with a label and an
+    optional prefix; with combine_children, like children added (append,
+    append_tree of a leaf) are counted once and shown as ``N*[label]``."""
+
+    # (pipe, tee, elbow, blank) of each style
+    connector_styles = {
+        "ascii": ("|   ", "|-- ", "`-- ", "    "),
+        "box": ("\u2502   ", "\u251c\u2500\u2500 ", "\u2514\u2500\u2500 ", "    "),
+        "compact": ("\u2502 ", "\u251c\u2500", "\u2514\u2500", "  "),
+    }
+
+    def __init__(self, label: str, prefix: str = "", combine_children: bool = False) -> None:
+        self.label = label
+        self.prefix = prefix + " " if prefix else ""
+        self.duplicates: dict = {}
+        self.duplicate_count = 1
+        self.children: list = []
+        self.combine_children = combine_children
+
+    def append(self, label: str, prefix: str = "") -> Tree:
+        """A new child (or, combining, the like child already there, counted again)."""
+        if not self.combine_children:
+            return self.add(label, prefix)
+        key = f"{prefix}{label}"
+        if key in self.duplicates:
+            self.duplicates[key].increment()
+        else:
+            self.duplicates[key] = self.add(label, prefix, combine_children=True)
+        return self.duplicates[key]
+
+    def append_tree(self, tree: Tree) -> Tree:
+        """Add a tree as a child (combined with a like leaf when combining)."""
+        if not self.combine_children or tree.children:
+            self.children.append(tree)
+            return tree
+        key = f"{tree.prefix}{tree.label}"
+        if key in self.duplicates:
+            self.duplicates[key].increment()
+        else:
+            self.children.append(tree)
+            self.duplicates[key] = tree
+        return self.duplicates[key]
+
+    def add(self, label: str, prefix: str = "", combine_children: bool = False) -> Tree:
+        """A new child, never combined."""
+        tree = Tree(label, prefix=prefix, combine_children=combine_children)
+        self.children.append(tree)
+        return tree
+
+    def increment(self) -> None:
+        self.duplicate_count += 1
+
+    def _lines(self, style: str, max_level: int | None, limit: int | None, indent: str = "", connector: str = "",
+               children_indent: str = "", depth: int = 0):
+        """This node's line (indent, connector, label) and its children's,
+        whose lines start with children_indent."""
+        if max_level is not None and depth > max_level:
+            return
+        label = f"{self.duplicate_count}*[{self.label}]" if self.duplicate_count > 1 else self.label
+        line = f"{self.prefix}{indent}{connector}{label}"
+        if limit and len(line) > limit:
+            line = line[: limit - 1] + "+"
+        yield line
+        pipe, tee, elbow, blank = self.connector_styles[style]
+        for i, child in enumerate(self.children):
+            last = i == len(self.children) - 1
+            yield from child._lines(style, max_level, limit, children_indent, elbow if last else tee,
+                                    children_indent + (blank if last else pipe), depth + 1)
+
+    def render(self, style: str = "box", level: int | None = None, skip_root: bool = False,
+               truncate: bool = True) -> None:
+        """Print the tree: ``style`` box, ascii or compact; ``level`` the
+        depth to stop at; ``truncate`` cuts lines at the terminal width
+        (132 columns when there is none)."""
+        if skip_root:
+            for child in self.children:
+                child.render(style=style, level=level, truncate=truncate)
+            return
+        import shutil
+
+        limit = shutil.get_terminal_size((132, 25)).columns if truncate else None
+        for line in self._lines(style, level, limit):
+            print(line)  # noqa: T201 (Flux's API: a script's output)
