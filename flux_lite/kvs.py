@@ -27,6 +27,11 @@ sqlite3.register_adapter(WideJobID, lambda v: f"jobid:{int(v)}")
 # kind of a stored value: 'json' (a JSON document) or 'eventlog' (RFC 18 text)
 JSON = "json"
 EVENTLOG = "eventlog"
+# an empty directory (Flux's mkdir, or what an unlink leaves): a directory
+# holding keys needs no row, so the row goes when its first key is written
+DIR = "dir"
+SYMLINK = "symlink"  # a link to another key (its value is the target)
+RAW = "base64"  # bytes that are not UTF-8 text, base64-encoded
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS kvs (
@@ -100,6 +105,12 @@ def sqlite_uri(path, mode):
 
 # json.dumps(value, separators=(",", ":"), ensure_ascii=False), one encoder for all
 _COMPACT = jsontext.compact_utf8
+
+
+def normalize(key):
+    """A key as Flux's KVS reads it: empty components dropped ("a..b." is
+    "a.b"); the root is "."."""
+    return ".".join(part for part in key.split(".") if part) or "."
 
 
 def _check_key(key):
@@ -429,17 +440,50 @@ class KVS:
         if not directory or directory == ".":
             return True
         row = self.conn.execute(
-            "SELECT 1 FROM kvs WHERE key > ? AND key < ? LIMIT 1",
-            (directory + ".", directory + "/"),
+            "SELECT 1 FROM kvs WHERE (key > ? AND key < ?) OR (key = ? AND kind = ?) LIMIT 1",
+            (directory + ".", directory + "/", directory, DIR),
         ).fetchone()
         return row is not None
 
     def ls(self, directory=""):
         """Immediate children of directory: names, with a trailing '.' for dirs."""
+        self.flush()
         prefix = "" if directory in ("", ".") else directory + "."
+        if prefix:
+            rows = self.conn.execute("SELECT key, kind FROM kvs WHERE key > ? AND key < ? ORDER BY key",
+                                     (directory + ".", directory + "/"))
+        else:
+            rows = self.conn.execute("SELECT key, kind FROM kvs ORDER BY key")
         children = {}
-        for key in self.keys_under(directory):
+        for key, kind in rows:
             rest = key[len(prefix):]
             head, dot, _ = rest.partition(".")
-            children[head] = children.get(head, False) or bool(dot)
+            children[head] = children.get(head, False) or bool(dot) or kind == DIR
         return [name + ("." if isdir else "") for name, isdir in sorted(children.items())]
+
+    # -- Flux's transaction operations (kvs.commit) ----------------------------
+
+    def link(self, key, text, kind=JSON):
+        """Flux's put of a value or directory at key: whatever was at key
+        (a value, a whole directory) is replaced, and values on the way down
+        become directories."""
+        self.flush()
+        parts = key.split(".")
+        parents = [".".join(parts[:i]) for i in range(1, len(parts))]
+        if parents:
+            marks = ",".join("?" * len(parents))
+            self.conn.execute(f"DELETE FROM kvs WHERE key IN ({marks})", parents)
+        self.delete(key)
+        self.put_text(key, text, kind)
+
+    def mkdir(self, key):
+        """An empty directory at key (replacing what was there)."""
+        self.link(key, "{}", DIR)
+
+    def unlink(self, key):
+        """Remove key and what is under it; its directory stays, empty or not."""
+        parent = key.rpartition(".")[0]
+        keep = bool(parent) and self.isdir(parent)
+        self.delete(key)
+        if keep and not self.isdir(parent):
+            self.put_text(parent, "{}", DIR)
