@@ -47,8 +47,8 @@ def lookup(instance: Instance, payload: Payload) -> Payload:
     _namespace(payload)
     kind, found = admin.kvs_lookup(instance, key, readdir=bool(flags & READDIR), readlink=bool(flags & READLINK))
     if kind == "dir":
-        entries: Payload = {name.rstrip("."): {"ver": 1, "type": "dirref" if name.endswith(".") else "valref", "data": []}
-                   for name in found}
+        entries: Payload = {name.rstrip("."): {"ver": 1, "type": "dirref" if name.endswith(".") else "valref",
+                                               "data": []} for name in found}
         return {"key": key, "val": {"ver": 1, "type": "dir", "data": entries}}
     if kind == "symlink":
         return {"key": key, "val": {"ver": 1, "type": "symlink", "data": {"target": found}}}
