@@ -8,19 +8,15 @@ check nothing, so that e.g. housekeeping's drain-on-failure or a restart's
 scheduler reload work whoever's command triggered them.
 """
 
-import base64
-from errno import EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR
-
 from flux_lite import access, protocol
-from flux_lite import kvs as kvsmod
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats import eventlog, jsontext
+from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import kvs_key
 from flux_lite.job_manager import reconfig
 from flux_lite.listing.resources import drained_rows
 from flux_lite.resources import targets_to_ranks
 from flux_lite.sched import loader
-from flux_lite.stored import check_put, check_remove
+from flux_lite.stored import check_put
 
 
 def _require_owner(broker, operation):
@@ -123,113 +119,13 @@ def kvs_put(instance, items):
             instance.kvs.put(key, value)
 
 
-# the operations of a Flux KVS transaction (kvs.commit's ops, in order)
-KVS_PUT, KVS_MKDIR, KVS_UNLINK, KVS_SYMLINK = "put", "mkdir", "unlink", "symlink"
-
-
-def kvs_commit(instance, ops):
-    """kvs.commit: a Flux KVS transaction, applied in order and atomically.
-
-    ops are (operation, key, data): put with the value's bytes (JSON text is
-    stored as a JSON value, other UTF-8 text as a string, other bytes as
-    raw bytes), mkdir and unlink with None, symlink with the target. Owner
-    only, as `kvs put`; instance keys are refused (their removal too), as
-    `kvs put` refuses them. Errors: EINVAL for the root or a bad key."""
-    access.require_owner(instance.identity, "kvs put")
-    store = instance.kvs
-    with store.transaction():
-        for op, key, data in ops:
-            key = kvsmod.normalize(key)
-            if key == ".":
-                raise FluxLiteError("Invalid argument: the root directory cannot be replaced", errno=EINVAL)
-            _check_replace(store, key)
-            if op == KVS_PUT:
-                kind, text, value = _stored_value(data)
-                check_put(key, value)
-                store.link(key, text, kind)
-            elif op == KVS_MKDIR:
-                store.mkdir(key)
-            elif op == KVS_UNLINK:
-                store.unlink(key)
-            elif op == KVS_SYMLINK:
-                store.link(key, kvsmod.normalize(data), kvsmod.SYMLINK)
-            else:
-                raise FluxLiteError(f"{op}: unknown KVS operation", errno=EINVAL)
-
-
-def _check_replace(store, key):
-    """A commit op at key replaces key, what is under it, and values above it."""
-    parts = key.split(".")
-    for i in range(1, len(parts)):
-        above = ".".join(parts[:i])
-        row = store.get_raw(above)
-        if row is not None and row[0] != kvsmod.DIR:
-            check_remove(above)
-    if store.exists(key):
-        check_remove(key)
-    for below in store.keys_under(key):
-        check_remove(below)
-
-
-def _stored_value(data):
-    """(kind, text, value) for a put's bytes."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return kvsmod.RAW, base64.b64encode(data).decode(), data
-    try:
-        value = eventlog.jansson_loads(text)
-    except (ValueError, RecursionError):
-        # not JSON: a string, which is what Flux's readers make of it
-        return kvsmod.JSON, jsontext.compact_utf8(text), text
-    return kvsmod.JSON, text, value
-
-
-def kvs_lookup(instance, key, readdir=False, readlink=False):
-    """kvs.lookup of one key, following symlinks unless readlink:
-    ("val", bytes), ("dir", [names, "name." for directories]) with readdir,
-    ("symlink", target) with readlink. Errors as Flux's KVS answers: ENOENT,
-    EISDIR (a directory without readdir), ENOTDIR, EINVAL (an empty key).
-    Another user's job keys are refused to a guest, as `kvs get` refuses them."""
-    if not key:
-        raise FluxLiteError("Invalid argument", errno=EINVAL)
-    store = instance.kvs
-    key = kvsmod.normalize(key)
-    with store.read_transaction():
-        for _hop in range(10):
-            access.check_kvs_read(instance.identity, key, lambda jobid: job_userid(store, jobid))
-            row = None if key == "." else store.get_raw(key)
-            if row is None or row[0] == kvsmod.DIR:
-                if row is None and not store.isdir(key):
-                    raise FluxLiteError(f"{key}: No such file or directory", errno=ENOENT)
-                if not readdir:
-                    raise FluxLiteError(f"{key}: Is a directory", errno=EISDIR)
-                return "dir", store.ls(key)
-            kind, text = row
-            if kind == kvsmod.SYMLINK:
-                if readlink:
-                    return "symlink", text
-                if "::" in text:  # a link into another namespace (a job's guest namespace)
-                    raise FluxLiteError(f"{key}: No such file or directory", errno=ENOENT)
-                key = text
-                continue
-            if readdir:
-                raise FluxLiteError(f"{key}: Not a directory", errno=ENOTDIR)
-            if readlink:
-                raise FluxLiteError(f"{key}: Invalid argument", errno=EINVAL)
-            return "val", base64.b64decode(text) if kind == kvsmod.RAW else text.encode()
-    raise FluxLiteError(f"{key}: Too many levels of symbolic links", errno=ELOOP)
-
-
 # -- reading what guests may not --------------------------------------------------------
 
 
 def kvs_get_raw(instance, key):
-    """kvs get of one key: (kind, text) or None (also for a directory);
-    another user's job keys are refused."""
+    """kvs get of one key: (kind, text) or None; another user's job keys are refused."""
     access.check_kvs_read(instance.identity, key, lambda jobid: job_userid(instance.kvs, jobid))
-    row = instance.kvs.get_raw(key)
-    return None if row is not None and row[0] == kvsmod.DIR else row
+    return instance.kvs.get_raw(key)
 
 
 def job_userid(kvs, jobid):
@@ -280,3 +176,24 @@ def module_debug(broker, name, clear_all=False, set_=None, setbit=None, clearbit
     if changed:
         set_flags(flags)
     return flags
+
+
+# -- the flux package's KVS requests (kvs.commit, kvs.lookup) -------------------------
+
+
+def kvs_commit(instance, ops):
+    """kvs.commit: a Flux KVS transaction (KVS.commit_ops), the instance
+    owner's as `kvs put` is; instance keys are refused as `kvs put` refuses them."""
+    access.require_owner(instance.identity, "kvs put")
+    instance.kvs.commit_ops(ops)
+
+
+def kvs_lookup(instance, key, readdir=False, readlink=False):
+    """kvs.lookup (KVS.lookup); another user's job keys are refused to a
+    guest, as `kvs get` refuses them (each symlink's target checked too)."""
+    store = instance.kvs
+
+    def check(key):
+        access.check_kvs_read(instance.identity, key, lambda jobid: job_userid(store, jobid))
+
+    return store.lookup(key, readdir=readdir, readlink=readlink, check=check)

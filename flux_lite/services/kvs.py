@@ -18,6 +18,7 @@ import binascii
 import errno
 
 from flux_lite import admin
+from flux_lite import kvs as kvsmod
 from flux_lite.errors import FluxLiteError
 from flux_lite.instance import Instance
 from flux_lite.services.table import Payload, Service, field, service
@@ -61,20 +62,20 @@ def _op(op: object) -> tuple[str, str, object]:
     key = field(op, "key", str)
     dirent = op.get("dirent")
     if dirent is None:
-        return admin.KVS_UNLINK, key, None
+        return kvsmod.UNLINK, key, None
     kind = dirent.get("type") if isinstance(dirent, dict) else None
     data = dirent.get("data") if isinstance(dirent, dict) else None
     if kind == "val" and isinstance(data, str):
         try:
-            return admin.KVS_PUT, key, base64.b64decode(data, validate=True)
+            return kvsmod.PUT, key, base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
             pass
     elif kind == "dir" and data == {}:
-        return admin.KVS_MKDIR, key, None
+        return kvsmod.MKDIR, key, None
     elif kind == "symlink" and isinstance(data, dict) and isinstance(data.get("target"), str):
         if data.get("namespace") not in (None, PRIMARY):
             raise FluxLiteError("symlinks into other namespaces are not supported", errno=errno.ENOTSUP)
-        return admin.KVS_SYMLINK, key, data["target"]
+        return kvsmod.SYMLINK, key, data["target"]
     raise FluxLiteError("Protocol error", errno=errno.EPROTO)
 
 
