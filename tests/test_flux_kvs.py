@@ -91,8 +91,11 @@ def test_kvstxn_and_symlinks(pyflux, kvs):
     other = kvs.KVSTxn(h)
     other.put("tx.b", 2)
     assert not kvs.exists(h, "tx.b")  # staged, not committed
-    other.commit_async().get()
-    assert kvs.get(h, "tx.b") == 2
+    other.commit_async()
+    assert kvs.get(h, "tx.b") == 2  # committed when sent, response read or not
+    other.put(".", 1)
+    with pytest.raises(OSError):
+        other.commit_async().get()  # the error is the response's
 
 
 def test_errors_are_flux_errnos(pyflux, kvs, flux):

@@ -141,7 +141,11 @@ class _Ops:
         if ns is not None:
             payload["namespace"] = ns
         self.ops = []
-        return RPC(flux_handle, "kvs.commit", payload)
+        rpc = RPC(flux_handle, "kvs.commit", payload)
+        # sent at once, as Flux sends it: the commit happens whether or not
+        # its response is ever read
+        rpc.wait_for()
+        return rpc
 
 
 def _ops_of(flux_handle: Any, _kvstxn: Any) -> _Ops:
