@@ -148,3 +148,32 @@ def test_a_guest_reads_but_does_not_write(pyflux, kvs, flux, monkeypatch):
     assert info.value.errno == errno.EPERM
     monkeypatch.delenv("FLUX_HANDLE_USERID")
     assert flux.fails("kvs", "get", "mine").stderr.strip().endswith("mine: No such file or directory")
+
+
+def test_kvs_watch_through_the_reactor(pyflux, kvs):
+    h = pyflux.Flux()
+    kvs.put(h, "w.val", 1)
+    kvs.commit(h)
+    seen = []
+
+    def cb(future, arg):
+        val = future.get()
+        seen.append(val)
+        if val == 1:
+            kvs.put(h, "w.val", 2)
+            kvs.commit_async(h)  # committed when sent: the watch sees it next
+        else:
+            future.cancel()
+
+    kvs.kvs_watch_async(h, "w.val").then(cb, None)
+    assert h.reactor_run() == 0
+    assert seen == [1, 2]
+    with pytest.raises(OSError) as info:
+        kvs.kvs_watch_async(h, "w.none").get()
+    assert info.value.errno == errno.ENOENT
+    # a value that can never change under the virtual clock is a clear error, not a hang
+    future = kvs.kvs_watch_async(h, "w.val")
+    assert future.get() == 2
+    with pytest.raises(OSError) as info:
+        future.get()
+    assert info.value.errno == errno.ETIMEDOUT

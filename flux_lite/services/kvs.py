@@ -16,17 +16,19 @@ from __future__ import annotations
 import base64
 import binascii
 import errno
+from collections.abc import Iterator
 
 from flux_lite import admin
 from flux_lite import kvs as kvsmod
 from flux_lite.errors import FluxLiteError
-from flux_lite.instance import Instance
+from flux_lite.instance import Instance, WaitStalled
 from flux_lite.services.table import Payload, Service, field, service
 
 SERVICES: list[Service] = []
 
 PRIMARY = "primary"
 READDIR, READLINK = 1, 2  # FLUX_KVS_READDIR, FLUX_KVS_READLINK
+WAITCREATE, WATCH_FULL = 8, 64  # FLUX_KVS_WAITCREATE, FLUX_KVS_WATCH_FULL
 
 
 def _namespace(payload: Payload) -> None:
@@ -93,3 +95,39 @@ def commit(instance: Instance, payload: Payload) -> Payload:
 @service(SERVICES, "kvs.namespace-list")
 def namespace_list(instance: Instance, payload: Payload) -> Payload:
     return {"namespaces": [{"namespace": PRIMARY, "owner": instance.owner, "flags": 0}]}
+
+
+@service(SERVICES, "kvs-watch.lookup", streaming=True)
+def watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
+    """A key's value now, then each new value (FLUX_KVS_WATCH), waited for
+    as `flux job wait-event` waits: under a virtual clock simulated time
+    passes until a commit changes it (ETIMEDOUT when nothing is left to
+    happen). ENOENT for a missing key unless FLUX_KVS_WAITCREATE; a key that
+    goes away ends a FLUX_KVS_WATCH_FULL watch with ENOENT. flux-lite keeps
+    no commit history: a commit writing the same value again is not seen
+    (every watch is FLUX_KVS_WATCH_UNIQ)."""
+    key = field(payload, "key", str)
+    flags = field(payload, "flags", int, 0)
+    _namespace(payload)
+    sent: object = None  # the last value sent (None: none yet)
+    while True:
+        def changed(broker: object, sent: object = sent) -> object:
+            try:
+                found = admin.kvs_lookup(instance, key)
+            except FluxLiteError as exc:
+                if exc.errno != errno.ENOENT:
+                    raise
+                if sent is None and not flags & WAITCREATE or sent is not None and flags & WATCH_FULL:
+                    return exc
+                return None
+            return found if found != sent else None
+
+        try:
+            found = instance.wait(changed)
+        except WaitStalled:
+            raise FluxLiteError("Connection timed out: nothing left to happen under the virtual clock",
+                                errno=errno.ETIMEDOUT) from None
+        if isinstance(found, FluxLiteError):
+            raise found
+        sent = found
+        yield {"key": key, "val": _val(found[1])}

@@ -17,7 +17,9 @@ import os
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
-from flux.constants import FLUX_KVS_READDIR
+from flux.constants import (FLUX_KVS_READDIR, FLUX_KVS_WAITCREATE, FLUX_KVS_WATCH, FLUX_KVS_WATCH_FULL,
+                            FLUX_KVS_WATCH_UNIQ)
+from flux.future import StreamFuture
 from flux.rpc import RPC
 
 
@@ -383,3 +385,46 @@ def walk(directory: Any, topdown: bool = False, flux_handle: Any = None,
             raise ValueError("If directory is a key, flux_handle must be specified")
         directory = KVSDir(flux_handle, directory, namespace=namespace)
     return _walk(directory, "", topdown, namespace)
+
+
+class KVSWatchFuture(StreamFuture):
+    """kvs_watch_async()'s future: get() is the key's next value (None once
+    the watch has ended), and readies the future for the one after it
+    unless autoreset=False."""
+
+    def __init__(self, flux_handle: Any, key: str, payload: dict) -> None:
+        super().__init__(flux_handle, lambda: flux_handle._stream("kvs-watch.lookup", payload))
+        self.key = key
+
+    def get(self, autoreset: bool = True) -> Any:
+        try:
+            val = super().get()
+        except OSError as err:
+            if err.errno == errno.ENODATA:
+                return None
+            raise
+        if autoreset:
+            self.reset()
+        return _decode(base64.b64decode(val["val"]["data"]))
+
+    def cancel(self, stop: bool = False) -> None:
+        """End the watch: no more values are fetched."""
+        super().cancel(stop)
+
+
+def kvs_watch_async(flux_handle: Any, key: str, namespace: str | None = None, waitcreate: bool = False,
+                    uniq: bool = False, full: bool = False) -> KVSWatchFuture:
+    """Watch key: the future's get() gives its value, then each new one."""
+    _check_key(key)
+    flags = FLUX_KVS_WATCH
+    if waitcreate:
+        flags |= FLUX_KVS_WAITCREATE
+    if uniq:
+        flags |= FLUX_KVS_WATCH_UNIQ
+    if full:
+        flags |= FLUX_KVS_WATCH_FULL
+    payload: dict[str, Any] = {"key": key, "flags": flags}
+    ns = _namespace(namespace)
+    if ns is not None:
+        payload["namespace"] = ns
+    return KVSWatchFuture(flux_handle, key, payload)
