@@ -22,6 +22,8 @@ def section_blocks():
 API = ROOT / "flux_lite" / "python" / "flux"
 MISSING = [p for p in ("job/list.py", "job/submit.py", "job/Jobspec.py", "resource/ResourceSet.py",
                        "resource/__init__.py") if not (API / p).exists()]
+if not MISSING and "resource_list" not in (API / "resource" / "__init__.py").read_text():
+    MISSING.append("flux.resource.resource_list")
 
 
 @pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
