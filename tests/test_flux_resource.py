@@ -53,3 +53,14 @@ def test_queue_status_and_config(pyflux, flux):
     assert (info.value.errno, info.value.strerror) == (
         errno.EINVAL, "error parsing [queues.x] config table: 1 object item(s) left unpacked: bogus")
     assert h.rpc("config.get").get()["queues"] == {"batch": {}, "debug": {}}
+
+
+def test_a_guest_reads_the_config_but_does_not_load_one(pyflux, flux, monkeypatch):
+    monkeypatch.setenv("FLUX_HANDLE_USERID", "1234")
+    h = pyflux.Flux()
+    assert h.rpc("config.get").get() == {}
+    with pytest.raises(OSError) as info:
+        h.rpc("config.load", {"queues": {"batch": {}}}).get()
+    assert (info.value.errno, info.value.strerror) == (errno.EPERM,
+                                                      "Operation not permitted: config load is for the instance owner")
+    assert h.rpc("resource.status").get()["online"] == "0-3"
