@@ -194,7 +194,7 @@ def include_ranks(rset, text):
     """-i/--include as flux resource reads it: an idset of ranks, else a
     hostlist whose hosts in rset name ranks (other hosts are ignored)."""
     try:
-        return IDset.parse(text)
+        return IDset.parse(text) & rset.ranks  # (never expanded: "0-999999999" stays a range)
     except FormatError:
         pass
     try:
