@@ -16,7 +16,8 @@ import click
 
 # Flux's commands written in C (liboptparse): errors are `flux-CMD: MESSAGE`,
 # without argparse's `ERROR:` level, and bad usage exits 1.
-C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env", "dump", "restore"})
+C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env", "dump", "restore",
+                        "version", "getattr", "lsattr", "uptime", "overlay", "logger"})
 
 # Flux's C command groups that print their own usage and list their common
 # subcommands (Flux's order and words) when the subcommand is missing or
