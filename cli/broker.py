@@ -131,18 +131,22 @@ def _highlight(broker, target, size):
     try:
         ranks = set(IDset.parse(target))
     except ValueError:
-        hosts = brokerinfo.hostnames(broker)
-        try:
-            names = list(Hostlist(target))
-        except ValueError:
-            raise FluxLiteError(f"{target}: invalid target") from None
-        missing = [h for h in names if h not in hosts]
-        if missing:
-            raise FluxLiteError(f"{missing[0]}: invalid target")
-        ranks = {hosts.index(h) for h in names}
+        ranks = _host_ranks(broker, target)
     if any(r >= size for r in ranks):
         raise FluxLiteError(f"{target}: invalid target")
     return ranks
+
+
+def _host_ranks(broker, target):
+    hosts = brokerinfo.hostnames(broker)
+    try:
+        names = list(Hostlist(target))
+    except ValueError:
+        raise FluxLiteError(f"{target}: invalid target") from None
+    missing = [h for h in names if h not in hosts]
+    if missing:
+        raise FluxLiteError(f"{missing[0]}: invalid target")
+    return {hosts.index(h) for h in names}
 
 
 SEVERITIES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
