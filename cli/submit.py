@@ -104,7 +104,11 @@ def ordered_values(**lists):
 # the options every submission command takes (submit, run; batch and
 # bulksubmit add theirs), in flux submit's order; the command gets them as
 # one dict (JobOptions)
-def job_options(f):
+def job_options(f=None, *, per_task=True):
+    """The job options (see JobOptions); per_task=False leaves out the
+    resource options of submit and run (batch has its own)."""
+    if f is None:
+        return lambda g: job_options(g, per_task=per_task)
     options = [
         click.option("-B", "--bank", metavar="BANK", help="Submit a job to a specific named bank"),
         click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queues,
@@ -151,6 +155,8 @@ def job_options(f):
                      help="Schedule delivery of signal SIG at a defined TIME before job expiration. "
                           "Default SIG is SIGUSR1, default TIME is 60s."),
         click.option("--dry-run", is_flag=True, help="Don't actually submit job, just emit jobspec"),
+    ]
+    task_options = [
         click.option("--taskmap", metavar="URI",
                      help="Select the scheme for mapping task ids to nodes as a URI (SCHEME[:VALUE]): block, "
                           "cyclic, cyclic:N, or manual:TASKMAP (default: block)"),
@@ -168,6 +174,8 @@ def job_options(f):
                      help="Request a number of GPUs per node with --nodes"),
         click.option("-v", "--verbose", count=True, help="Increase verbosity on stderr (multiple use OK)"),
     ]
+    if per_task:
+        options += task_options
     names = []
     for opt in reversed(options):
         f = opt(f)
@@ -406,39 +414,55 @@ def parse_flags(flags):
         raise FluxLiteError(f"--flags: Unknown flag {exc}") from None
 
 
-@click.command(context_settings={"allow_interspersed_args": False})
-@job_options
-@click.option("--cc", metavar="IDSET", help="Submit one copy of the job per id in IDSET ({cc} is replaced).")
-@click.option("--quiet", is_flag=True, help="Do not print job ids.")
-@click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting.")
-@click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code.")
-@click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none).")
-@click.option("-l", "--label-io", is_flag=True, help="With --watch, label each line of output with its job id.")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def submit(command, opts, cc, quiet, wait_event, wait, watch, label_io):
-    """Submit a job to run COMMAND; print its id (f58)."""
-    opts["label_io"] = label_io
-    urgency_value = parse_urgency(opts.urgency)
-    flagbits = parse_flags(opts.flags)
-    dep_entries = dependency_entries(opts.dependencies, opts.begin_times)
-    copies = [None]
-    if cc is not None:
-        try:
-            ids = IDset.parse(cc)
-        except ValueError:
-            raise FluxLiteError(f"IDset(): Invalid argument: {cc}") from None
-        if not ids:
-            raise FluxLiteError(f"IDset(): Invalid argument: {cc}")  # an empty --cc submits nothing
-        if len(ids) > MAX_CC:
-            raise UsageError(f"--cc: {len(ids)} copies is more than the limit of {MAX_CC} per command")
-        copies = list(ids)
+def bulk_options(f):
+    """The options of submit and bulksubmit beyond the job options."""
+    options = [
+        click.option("--cc", metavar="IDSET",
+                     help="Replicate job for each ID in IDSET. (FLUX_JOB_CC=ID will be set for each job "
+                          "submitted; {cc} in the command is replaced)"),
+        click.option("--bcc", metavar="IDSET",
+                     help="Replicate job for each ID in IDSET. (FLUX_JOB_CC will not be set)"),
+        click.option("--quiet", is_flag=True, help="Do not print jobid to stdout on submission"),
+        click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting."),
+        click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code."),
+        click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none)."),
+        click.option("-l", "--label-io", is_flag=True, help="With --watch, label each line of output with its job id."),
+    ]
+    for opt in reversed(options):
+        f = opt(f)
+    return f
+
+
+def cc_ids(cc, bcc):
+    """The copies of --cc (FLUX_JOB_CC set) or --bcc: ([ids], with FLUX_JOB_CC);
+    [None] without either."""
+    if cc is not None and bcc is not None:
+        raise FluxLiteError("Do not specify both --cc and --bcc")
+    text = cc if cc is not None else bcc
+    if text is None:
+        return [None], False
+    try:
+        ids = IDset.parse(text)
+    except ValueError:
+        raise FluxLiteError(f"IDset(): Invalid argument: {text}") from None
+    if not ids:
+        raise FluxLiteError(f"IDset(): Invalid argument: {text}")  # an empty --cc submits nothing
+    if len(ids) > MAX_CC:
+        opt = "--cc" if cc is not None else "--bcc"
+        raise UsageError(f"{opt}: {len(ids)} copies is more than the limit of {MAX_CC} per command")
+    return list(ids), cc is not None
+
+
+def job_copies(command, opts, copies, set_cc, dep_entries):
+    """The jobspecs of COMMAND's copies ({cc} replaced; FLUX_JOB_CC in the
+    environment when set_cc)."""
     specs = []
     templated = any("{cc}" in arg for arg in command)
     for ccid in copies:
         if specs and not templated:
             # identical copies but for FLUX_JOB_CC: built (and validated) once
             first = specs[0]
-            if "environment" not in first["attributes"]["system"]:
+            if "environment" not in first["attributes"]["system"] or not set_cc:
                 specs.append(first)
                 continue
             system = dict(first["attributes"]["system"])
@@ -446,13 +470,16 @@ def submit(command, opts, cc, quiet, wait_event, wait, watch, label_io):
             specs.append({**first, "attributes": {**first["attributes"], "system": system}})
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
-        extra = {"FLUX_JOB_CC": str(ccid)} if ccid is not None else None
+        extra = {"FLUX_JOB_CC": str(ccid)} if ccid is not None and set_cc else None
         specs.append(add_dependencies(build_jobspec(cmd, opts, extra), dep_entries))
-    if opts.dry_run:
-        # as flux submit: the first job's jobspec only (it exits there)
-        click.echo(json.dumps(specs[0], ensure_ascii=False))
-        return
+    return specs
 
+
+def submit_all(specs, opts, quiet, wait_event, wait, watch, label_io):
+    """Submit the jobspecs in one transaction, print their ids (unless
+    quiet), and wait as asked; returns the exit code."""
+    urgency_value = parse_urgency(opts.urgency)
+    flagbits = parse_flags(opts.flags)
     inst = instance()
     try:
         with inst.session() as broker:
@@ -467,8 +494,30 @@ def submit(command, opts, cc, quiet, wait_event, wait, watch, label_io):
     if not quiet:
         click.echo("\n".join(f58(i) for i in ids))
     if wait or watch or wait_event:
-        sys.exit(_wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean", watch,
-                           label_io))
+        return _wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean", watch,
+                         label_io)
+    return 0
+
+
+@click.command(context_settings={"allow_interspersed_args": False})
+@job_options
+@bulk_options
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def submit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io):
+    """Submit a job to run COMMAND; print its id (f58)."""
+    opts["label_io"] = label_io
+    parse_urgency(opts.urgency)
+    parse_flags(opts.flags)
+    dep_entries = dependency_entries(opts.dependencies, opts.begin_times)
+    copies, set_cc = cc_ids(cc, bcc)
+    specs = job_copies(command, opts, copies, set_cc, dep_entries)
+    if opts.dry_run:
+        # as flux submit: the first job's jobspec only (it exits there)
+        click.echo(json.dumps(specs[0], ensure_ascii=False))
+        return
+    code = submit_all(specs, opts, quiet, wait_event, wait, watch, label_io)
+    if wait or watch or wait_event:
+        sys.exit(code)
 
 
 def _refused(exc):
