@@ -23,6 +23,7 @@ COMMANDS = {
     "raiseall": ("job_kill", "job_raiseall", "Raise an exception on multiple jobs"),
     "kill": ("job_kill", "job_kill", "Send a signal to running jobs"),
     "killall": ("job_kill", "job_killall", "Send a signal to all running jobs of a user"),
+    "taskmap": ("job_taskmap", "job_taskmap", "Print, query or convert a job's task map (RFC 34)"),
     "timeleft": ("job_utils", "job_timeleft", "Print the seconds left before a running job's expiration"),
     "list": ("job_list", "job_list_cmd", "List jobs as job-list's JSON records (for scripts)"),
     "list-inactive": ("job_list", "job_list_inactive", "List inactive jobs as job-list's JSON records"),

@@ -9,6 +9,7 @@ from flux_lite.cli.words import prog
 from flux_lite.cli.output import color_option, emit, use_color
 from flux_lite.cli.submit import parse_urgency
 
+from flux_lite import job_info as jobinfo
 from flux_lite import job_list
 from flux_lite.access import EVENTLOG_ACCESS
 from flux_lite.config import read_input
@@ -58,6 +59,8 @@ def job_eventlog(fmt, time_format, human, path, color, jobid):
                      denied=EVENTLOG_ACCESS)
         key = EVENTLOG_PATHS.get(path, path)
         entries = broker.kvs.get_eventlog(kvs_key(jobid, key))
+        if entries is None and key == jobinfo.EXEC_EVENTLOG:
+            entries = jobinfo.exec_eventlog(broker, broker.jm.load_any(jobid))
     if entries is None:
         raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
     _print_events(entries, fmt, time_format, human, color)
@@ -171,6 +174,8 @@ def path_event_matcher(broker, jobid, typed, path, name, match, count, waitcreat
         entries = main
     else:
         entries = broker.kvs.get_eventlog(kvs_key(jobid, path)) if _valid_path(path) else None
+        if entries is None and path == jobinfo.EXEC_EVENTLOG:
+            entries = jobinfo.exec_eventlog(broker, broker.jm.load_any(jobid), main)
     if entries is None:
         if path.startswith("guest."):
             started = any(e["name"] == "start" for e in main)
