@@ -51,8 +51,8 @@ def exec_eventlog(broker: Any, job: Any, entries: list | None = None) -> list | 
     t = start["timestamp"]
     out = [eventlog.make_entry(t, "init"), eventlog.make_entry(t, "starting")]
     system = ((job.jobspec or {}).get("attributes") or {}).get("system") or {}
-    exec_conf = system.get("exec") if isinstance(system.get("exec"), dict) else {}
-    if "test" in exec_conf:
+    exec_conf = system.get("exec")
+    if isinstance(exec_conf, dict) and "test" in exec_conf:
         out.append(eventlog.make_entry(t, "recoverable"))
     else:
         tmap = job_taskmap(job)
