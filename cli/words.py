@@ -66,6 +66,9 @@ C_GROUP_COMMANDS = {
     ),
 }
 
+# Subcommands Flux registers hidden (OPTPARSE_SUBCMD_HIDDEN): not in that list.
+C_GROUP_HIDDEN = {"job": frozenset({"list", "list-inactive", "list-ids"})}
+
 # Hidden aliases FluxArgumentParser commands accept (alias -> option).
 HIDDEN_ALIASES = {"--state": "--states", "--dry": "--dry-run", "--require": "--requires",
                   "--broker-opt": "--broker-opts"}
@@ -464,7 +467,10 @@ def c_group_usage(cmd, ctx):
     flux_docs = dict(C_GROUP_COMMANDS[cmd])
     rows = [(n, doc) for n, doc in C_GROUP_COMMANDS[cmd] if n in have]
     table = getattr(group, "table", {})  # a lazy group's short help, without importing
+    hidden = C_GROUP_HIDDEN.get(cmd, frozenset())
     for n in have:
+        if n in hidden:
+            continue
         if n in table and n not in flux_docs:
             rows.append((n, table[n][2]))
         elif n not in flux_docs:

@@ -200,3 +200,10 @@ def test_wait_event_path_of_a_job_that_never_starts(flux):
     flux("cancel", job)
     assert as_flux(flux, "job", "wait-event", "-v", "-p", "exec", job, "done") == (
         1, "", "flux-job: event 'done' never received\n")
+
+
+def test_list_commands_are_hidden_as_in_flux(flux):
+    code, out, err = as_flux(flux, "job")
+    names = [line.split()[0] for line in err.splitlines() if line.startswith("   ")]
+    assert code == 1 and "raiseall" in names and "taskmap" in names
+    assert not {"list", "list-inactive", "list-ids"} & set(names)
