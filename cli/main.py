@@ -32,6 +32,7 @@ COMMANDS = {
             "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
+    "R": ("R", "R", "Read, generate and combine RFC 20 resource sets (R)"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
     "queue": ("queue", "queue", "List and control job queues: enable, disable, start, stop, drain, idle"),
     "sched": ("sched", "sched", "Reload and check the scheduler"),
@@ -52,6 +53,7 @@ COMMANDS = {
     "overlay": ("broker", "overlay", "Show the overlay network's status (every broker is up)"),
     "logger": ("broker", "logger", "Log a message to the instance log"),
     "jobtap": ("broker", "jobtap", "List the job manager's jobtap plugins"),
+    "python": ("python", "python", "Run Python with flux-lite's `flux` package (Flux's Python API)"),
 }
 
 

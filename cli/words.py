@@ -14,9 +14,11 @@ getopt_long, which takes any unique prefix of a long option.
 
 import click
 
+from flux_lite import bindings
+
 # Flux's commands written in C (liboptparse): errors are `flux-CMD: MESSAGE`,
 # without argparse's `ERROR:` level, and bad usage exits 1.
-C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env", "dump", "restore",
+C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env", "dump", "restore", "R",
                         "version", "getattr", "lsattr", "uptime", "overlay", "logger"})
 
 # Flux's C command groups that print their own usage and list their common
@@ -572,4 +574,6 @@ def flux_environment(state_dir, environ=None):
     bindir = str(flux_bin_dir(state_dir))
     path = environ.get("PATH", "")
     parts = [p for p in path.split(os.pathsep) if p and p != bindir]
-    return {"FLUX_LITE_STATE_DIR": str(state_dir), "PATH": os.pathsep.join([bindir] + parts)}
+    # the `flux` Python package of flux-lite, as Flux's `flux env` puts its bindings on PYTHONPATH
+    return {"FLUX_LITE_STATE_DIR": str(state_dir), "PATH": os.pathsep.join([bindir] + parts),
+            "PYTHONPATH": bindings.pythonpath(environ)}

@@ -118,3 +118,18 @@ def timezone(monkeypatch):
 @pytest.fixture
 def utc(timezone):
     timezone("UTC")
+
+
+@pytest.fixture
+def pyflux(flux, monkeypatch):
+    """flux-lite's `flux` package (as `flux python` puts it on the path), its
+    handles reaching the `flux` fixture's instance: `pyflux.Flux()`."""
+    from flux_lite import bindings
+
+    monkeypatch.syspath_prepend(str(bindings.PATH))
+    monkeypatch.setenv("FLUX_LITE_STATE_DIR", flux.state_dir)
+    monkeypatch.setenv("FLUX_F58_FORCE_ASCII", "1")
+    import flux as package
+
+    assert package.__file__.startswith(str(bindings.PATH))
+    return package

@@ -40,6 +40,8 @@ def cases():
     out = []
     k = 0
     for path, cmd in command_paths():
+        if path == ("python",):
+            continue  # its arguments are the interpreter's (tests/test_flux_python.py)
         if not isinstance(cmd, click.Group):
             for args in POSITIONAL[k % 2::2]:
                 out.append((path, tuple(args)))

@@ -43,7 +43,8 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, phases=PHAS
                 suppress_health_check=list(HealthCheck))
 
 # commands that start processes or replace the instance: fuzzed on their own
-OWN_TEST = {("start",)}
+# `python` hands its arguments to the interpreter (tests/test_flux_python.py tests it)
+OWN_TEST = {("start",), ("python",)}
 # exit codes that are a job's or a command's status, not flux-lite's verdict
 STATUS_EXITS = {("run",), ("start",), ("env",), ("job", "status"), ("job", "attach")}
 # commands whose nonzero exit may follow a committed change (see _explained)

@@ -27,7 +27,10 @@ def readme_block(heading, block_re):
 
 def flux_lite_env(tmp_path):
     """The installed flux-lite and an environment whose PATH and state dir reach it (skip without it)."""
-    exe = shutil.which("flux-lite") or str(pathlib.Path(sys.executable).parent / "flux-lite")
+    # the flux-lite of the interpreter running the tests (another on PATH may be stale)
+    exe = str(pathlib.Path(sys.executable).parent / "flux-lite")
+    if not os.path.exists(exe):
+        exe = shutil.which("flux-lite") or exe
     if not os.path.exists(exe):
         pytest.skip("flux-lite is not installed")
     env = dict(os.environ, FLUX_LITE_STATE_DIR=str(tmp_path / "state"), FLUX_F58_FORCE_ASCII="1",

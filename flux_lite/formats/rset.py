@@ -1028,3 +1028,405 @@ def rlite_without(R: dict, ranks: Any) -> dict:
         if key in execution:
             out[key] = execution[key]
     return {"version": 1, "execution": out}
+
+
+# -- librlist's operations (flux R, the resource module's checks) ------------------
+#
+# flux-core's C library reads and writes R a little differently from its
+# Python Rv1Set (what Rset.to_dict follows): it reads leniently (R_lite of any
+# JSON type, a rank with no core), writes nslots before the times and times
+# as "%.17g", lists in the nodelist every rank (one without resources too),
+# and keeps the opaque scheduling key of the first set that has one. These
+# functions are those rules, on Rsets.
+
+#: verification modes of [resource.verify] (librlist's rlist_verify_config)
+VERIFY_MODES = ("strict", "allow-extra", "allow-missing", "ignore")
+VERIFY_TYPES = ("default", "hostname", "core", "gpu")
+
+
+def _jansson_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    for kind, name in ((int, "integer"), (float, "real"), (str, "string"), (list, "array"), (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+def _need(obj: dict, key: str, kind: Any, what: str) -> Any:
+    """obj[key] as jansson's unpack checks it (its words)."""
+    if key not in obj:
+        raise RsetError(f"Object item not present: {key}")
+    value = obj[key]
+    if not _is(value, kind):
+        raise RsetError(f"Expected {what}, got {_jansson_type(value)}")
+    return value
+
+
+def _is(value: Any, kind: Any) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def rlist_from_dict(obj: Any) -> Rset:
+    """An R object read as librlist's rlist_from_json reads it (RsetError
+    with jansson's and librlist's words). Resource types other than core
+    and gpu are ignored: no flux-lite resource has them."""
+    if not isinstance(obj, dict):
+        raise RsetError(f"Expected object, got {_jansson_type(obj)}")
+    version = _need(obj, "version", int, "integer")
+    execution = _need(obj, "execution", dict, "object")
+    R_lite = _need(execution, "R_lite", object, "")
+    for key, kind, what in (("nslots", int, "integer"), ("starttime", float, "real"), ("expiration", float, "real")):
+        if key in execution and not _is(execution[key], kind):
+            raise RsetError(f"Expected {what}, got {_jansson_type(execution[key])}")
+    if version != 1:
+        raise RsetError(f"invalid version={version}")
+    raw: dict[int, tuple[IDset, IDset]] = {}
+    for entry in R_lite if isinstance(R_lite, list) else ():
+        if not isinstance(entry, dict):
+            raise RsetError(f"Expected object, got {_jansson_type(entry)}")
+        rank = _need(entry, "rank", str, "string")
+        children = _need(entry, "children", dict, "object")
+        try:
+            ranks = IDset.parse(rank)
+        except IdsetError as exc:
+            raise RsetError(f"invalid rank idset '{rank}': {exc}") from None
+        ids: list[IDset] = []
+        for name in ("core", "gpu"):
+            text = children.get(name, "")
+            try:
+                if not isinstance(text, str):
+                    raise IdsetError("not a string")
+                ids.append(IDset.parse(text))
+            except IdsetError:
+                raise RsetError(f"invalid {name} idset {json.dumps(text)}") from None
+        for r in ranks:
+            prev = raw.get(r)
+            if prev is None:
+                raw[r] = (ids[0], ids[1])
+            elif prev[0] & ids[0] or prev[1] & ids[1]:
+                raise RsetError(f"rank {r}: duplicate resources")
+            else:
+                raw[r] = (prev[0] | ids[0], prev[1] | ids[1])
+    order = sorted(raw)
+    hosts = None
+    nodelist = execution.get("nodelist")
+    if nodelist is not None:
+        hosts = []
+        for entry in nodelist if isinstance(nodelist, list) else ():
+            try:
+                hosts.extend(Hostlist.parse(entry if isinstance(entry, str) else ""))
+            except HostlistError as exc:
+                raise RsetError(f"nodelist: {exc}") from None
+        if len(hosts) != len(order):
+            raise RsetError(f"nodelist has {len(hosts)} hosts for {len(order)} ranks")
+    nodes = {r: (hosts[i] if hosts is not None else f"rank{r}",) + raw[r] for i, r in enumerate(order)}
+    rs = Rset.from_nodes(
+        nodes,
+        starttime=max(float(execution.get("starttime", 0.0)), 0.0),
+        expiration=max(float(execution.get("expiration", 0.0)), 0.0),
+        nslots=max(execution.get("nslots", 0), 0),
+        scheduling=obj.get("scheduling"),
+        has_nodelist=hosts is not None,
+    )
+    properties = execution.get("properties")
+    if properties is not None:
+        rs = rlist_assign_properties(rs, properties)
+    return rs
+
+
+def rlist_assign_properties(rs: Rset, properties: Any) -> Rset:
+    """rs with `properties` ({name: idset string}) added, checked first as
+    librlist checks them (its words)."""
+    if not isinstance(properties, dict):
+        raise RsetError("properties must be an object")
+    parsed = {}
+    for name, value in properties.items():
+        if not isinstance(value, str):
+            raise RsetError(f"properties value '{json.dumps(value, separators=(',', ':'))}' not a string")
+        bad = [c for c in name if c in "^&'\"`|()"]
+        if bad:
+            raise RsetError(f"invalid character '{bad[0]}' in property \"{name}\"")
+        try:
+            parsed[name] = IDset.parse(value)
+        except IdsetError:
+            raise RsetError(f"invalid idset '{value}' specified for property \"{name}\"") from None
+    props = dict(rs._props)
+    for name, ids in parsed.items():
+        unknown = ids - rs.ranks
+        if unknown:
+            raise RsetError(f"{'rank' if len(unknown) == 1 else 'ranks'} {unknown} not found in target resource list")
+        if ids:
+            props[name] = props[name] | ids if name in props else ids
+    return rs.with_nodes(rs._nodes, props)
+
+
+def _c_real(value: float) -> str:
+    """A real as jansson writes it (17 significant digits, always a dot or an exponent)."""
+    text = f"{value:.17g}"
+    return text if any(c in text for c in ".en") else text + ".0"
+
+
+def rlist_encode(rs: Rset) -> str:
+    """R as librlist writes it (rlist_encode): ranks with identical
+    resources grouped, ranks without resources only in the nodelist, which
+    is written when every rank has a host name."""
+    entries = []
+    nodes = [(rank, cores, gpus) for rank, (_, cores, gpus) in rs._nodes.items() if cores or gpus]
+    for (cores, gpus), ranks in group_ranks(nodes).items():
+        children = {}
+        if cores:
+            children["core"] = str(cores)
+        if gpus:
+            children["gpu"] = str(gpus)
+        entries.append({"rank": str(IDset(ranks)), "children": children})
+    text = '{"version": 1, "execution": {"R_lite": ' + json.dumps(entries, ensure_ascii=False)
+    if rs._nslots > 0:
+        text += f', "nslots": {rs._nslots}'
+    text += f', "starttime": {_c_real(rs._starttime)}, "expiration": {_c_real(rs._expiration)}'
+    if rs._has_nodelist or not rs._nodes:
+        text += ', "nodelist": ' + json.dumps([rs.nodelist_text()], ensure_ascii=False)
+    if rs._props:
+        text += ', "properties": ' + json.dumps({n: str(ids) for n, ids in sorted(rs._props.items())},
+                                                ensure_ascii=False)
+    text += "}"
+    if rs._scheduling is not None:
+        text += ', "scheduling": ' + json.dumps(rs._scheduling, ensure_ascii=False)
+    return text + "}"
+
+
+def _child_dumps(cores: IDset, gpus: IDset) -> str:
+    return ",".join(f"{name}{ids.encode()}" for name, ids in (("core", cores), ("gpu", gpus)) if ids)
+
+
+def rlist_dumps(rs: Rset) -> str:
+    """librlist's short form: ``rank[0-1]/core[0-3],gpu0 ...``, ranks
+    without resources left out."""
+    nodes = [(rank, cores, gpus) for rank, (_, cores, gpus) in rs._nodes.items() if cores or gpus]
+    return " ".join(f"rank{IDset(ranks).encode()}/{_child_dumps(cores, gpus)}"
+                    for (cores, gpus), ranks in group_ranks(nodes).items())
+
+
+def _scheduling_of(a: Rset, b: Rset) -> Any:
+    return a._scheduling if a._scheduling is not None else b._scheduling
+
+
+def rlist_union(a: Rset, b: Rset) -> Rset:
+    """librlist's union: a's hosts, b's ranks added; a host list only when
+    every rank has a name; a's scheduling key, else b's."""
+    both_named = (a._has_nodelist or not a._nodes) and (b._has_nodelist or not b._nodes)
+    merged = dict(a._nodes)
+    for rank, (host, cores, gpus) in b._nodes.items():
+        mine = merged.get(rank)
+        merged[rank] = (host, cores, gpus) if mine is None else (mine[0], mine[1] | cores, mine[2] | gpus)
+    props = dict(a._props)
+    for name, ids in b._props.items():
+        props[name] = props[name] | ids if name in props else ids
+    return a.with_nodes({r: merged[r] for r in sorted(merged)}, props, has_nodelist=both_named,
+                        scheduling=_scheduling_of(a, b))
+
+
+def rlist_append(a: Rset, b: Rset) -> Rset:
+    """rlist_union, refused (RsetError) when the two sets share a resource."""
+    if rlist_intersect(a, b)._nodes:
+        raise RsetError(f"R objects '{rlist_dumps(a)}' and '{rlist_dumps(b)}' overlap")
+    return rlist_union(a, b)
+
+
+def rlist_diff(a: Rset, b: Rset) -> Rset:
+    """a without b's resources; ranks left with nothing are dropped."""
+    return a.difference(b)
+
+
+def rlist_intersect(a: Rset, b: Rset) -> Rset:
+    """Resources in both; a's scheduling key unless nothing is left."""
+    out = a.intersection(b)
+    return out if out._nodes or out._scheduling is None else out.with_scheduling(None)
+
+
+def _renumbered(rs: Rset, order: list[int], remap_cores: bool) -> Rset:
+    """rs with the ranks of `order` numbered 0, 1, ...: hosts and properties
+    move with their node; cores (not gpus) renumbered from 0 with remap_cores."""
+    new = {old: i for i, old in enumerate(order)}
+    nodes = {}
+    for old in order:
+        host, cores, gpus = rs._nodes[old]
+        if remap_cores and cores:
+            cores = IDset.range(0, len(cores) - 1)
+        nodes[new[old]] = (host, cores, gpus)
+    props = {name: IDset(new[r] for r in ids) for name, ids in rs._props.items()}
+    return rs.with_nodes(nodes, props)
+
+
+def rlist_remap(rs: Rset) -> Rset:
+    """Ranks renumbered from 0 in rank order, each rank's cores from 0 (gpu
+    ids are kept: they name devices)."""
+    return _renumbered(rs, sorted(rs._nodes), remap_cores=True)
+
+
+def rlist_rerank(rs: Rset, hosts: str) -> Rset:
+    """Ranks renumbered by the index of their host in the hostlist `hosts`
+    (RsetError with flux R's words)."""
+    try:
+        hl = Hostlist.parse(hosts)
+    except HostlistError as exc:
+        raise RsetError(f"hostlist_decode: {hosts}: {exc}") from None
+    if len(hl) > len(rs._nodes):
+        raise RsetError(f"Too many hosts specified (expected {len(rs._nodes)})")
+    if len(hl) < len(rs._nodes):
+        raise RsetError(f"Too few hosts specified (expected {len(rs._nodes)})")
+    by_host: dict[str, int] = {}
+    for rank, (host, _, _) in rs._nodes.items():
+        by_host.setdefault(host, rank)
+    order = []
+    for host in hl:
+        if host not in by_host or not rs._has_nodelist:
+            raise RsetError("failed to find one or more provided hosts in R")
+        order.append(by_host[host])
+    return _renumbered(rs, order, remap_cores=False)
+
+
+def verify_modes(verify: Any = None) -> dict[str, str]:
+    """[resource.verify] (true, false or a table of modes) as a mode per
+    type, hostname, core and gpu (RsetError with librlist's words)."""
+    default, overrides = "strict", {}
+    if verify is None or verify is True:
+        pass
+    elif verify is False:
+        default = "ignore"
+    elif isinstance(verify, dict):
+        for key, mode in verify.items():
+            if not isinstance(mode, str):
+                raise RsetError(f"verify.{key} mode must be a string")
+            if mode not in VERIFY_MODES:
+                raise RsetError(f"verify.{key}: unknown verify mode '{mode}'")
+            if key == "default":
+                default = mode
+            elif key not in VERIFY_TYPES:
+                raise RsetError(f"verify: unsupported resource type: {key}")
+            else:
+                overrides[key] = mode
+    else:
+        raise RsetError("verify must be a table or boolean")
+    return {t: overrides.get(t, default) for t in ("hostname", "core", "gpu")}
+
+
+def rlist_verify(expected: Rset, rs: Rset, modes: dict[str, str] | None = None) -> tuple[int, str]:
+    """librlist's check of one rank's resources, rs, against those R
+    expects of it: (0, "") when they match, (1, message) when the rank has
+    more than expected, (-1, message) when it is not as expected."""
+    modes = modes or verify_modes()
+    if len(rs._nodes) != 1:
+        return -1, "Verification supported on single rank only"
+    rank, (host, cores, gpus) = next(iter(rs._nodes.items()))
+    exp = expected._nodes.get(rank)
+    if exp is None:
+        return -1, f"rank {rank} not found in expected ranks"
+    name = host if rs._has_nodelist else "unknown"
+    if modes["hostname"] == "strict" and rs._has_nodelist and expected._has_nodelist and host != exp[0]:
+        return -1, f"rank {rank} got hostname '{host}', expected '{exp[0]}'"
+
+    def diff(have: tuple, other: tuple, ignored: tuple[str, ...]) -> str:
+        c = IDset() if modes["core"] in ignored else have[1] - other[1]
+        g = IDset() if modes["gpu"] in ignored else have[2] - other[2]
+        return _child_dumps(c, g)
+
+    missing = diff(exp, (host, cores, gpus), ("ignore", "allow-missing"))
+    if missing:
+        return -1, f"rank {rank} ({name}) missing resources: {missing}"
+    extra = diff((host, cores, gpus), exp, ("ignore", "allow-extra"))
+    if extra:
+        return 1, f"rank {rank} ({name}) has extra resources: {extra}"
+    return 0, ""
+
+
+def rlist_from_config(entries: Any) -> Rset:
+    """R from a [[resource.config]] array as librlist builds it: ranks in
+    the order hosts first appear; an entry's cores, gpus and properties
+    added to each of its hosts (RsetError with librlist's words)."""
+    if not isinstance(entries, list):
+        raise RsetError("resource config must be an array")
+    hosts: dict[str, list] = {}  # host -> [cores, gpus, properties]
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise RsetError(f"config[{i}]: Expected object, got {_jansson_type(entry)}")
+        try:
+            _need(entry, "hosts", str, "string")
+            for key in ("cores", "gpus"):
+                if key in entry and not isinstance(entry[key], str):
+                    raise RsetError(f"Expected string, got {_jansson_type(entry[key])}")
+        except RsetError as exc:
+            raise RsetError(f"config[{i}]: {exc}") from None
+        extra = [k for k in entry if k not in ("hosts", "cores", "gpus", "properties")]
+        if extra:
+            raise RsetError(f"config[{i}]: {len(extra)} object item(s) left unpacked: {', '.join(extra)}")
+        props = entry.get("properties")
+        if props is not None and not isinstance(props, list):
+            raise RsetError(f"config[{i}]: properties must be an array")
+        try:
+            hl = Hostlist.parse(entry["hosts"])
+        except HostlistError:
+            raise RsetError(f"config[{i}]: invalid hostlist '{entry['hosts']}'") from None
+        if not len(hl):
+            raise RsetError(f"config[{i}]: empty hostlist specified")
+        ids = []
+        for key in ("cores", "gpus"):
+            try:
+                ids.append(IDset.parse(entry[key]) if key in entry else IDset())
+            except IdsetError:
+                raise RsetError(f"config[{i}]: invalid idset {key}='{entry[key]}'") from None
+        for prop in props or ():
+            if not isinstance(prop, str) or any(c in prop for c in "^&'\"`|()"):
+                raise RsetError(f"config[{i}]: invalid property \"{json.dumps(prop, ensure_ascii=False)}\"")
+        for host in hl:
+            rec = hosts.setdefault(host, [IDset(), IDset(), []])
+            if rec[0] & ids[0] or rec[1] & ids[1]:
+                raise RsetError("Unable to add rnode: File exists")
+            rec[0], rec[1] = rec[0] | ids[0], rec[1] | ids[1]
+            rec[2].extend(p for p in props or () if p not in rec[2])
+    if not hosts:
+        raise RsetError("no hosts configured")
+    empty = [h for h, (c, g, _) in hosts.items() if not c and not g]
+    if empty:
+        raise RsetError(f"resource.config: {Hostlist.from_hosts(empty)} assigned no resources")
+    nodes = {rank: (host, c, g) for rank, (host, (c, g, _)) in enumerate(hosts.items())}
+    named: dict[str, list[int]] = {}
+    for rank, (_, _, names) in enumerate(hosts.values()):
+        for name in names:
+            named.setdefault(name, []).append(rank)
+    return Rset.from_nodes(nodes, properties={n: IDset(r) for n, r in named.items()})
+
+
+_GPU_BACKENDS = ("CUDA", "OpenCL", "RSMI")
+
+
+def hwloc_xml_children(text: str) -> tuple[IDset, IDset]:
+    """(cores, gpus) of one node described by hwloc XML, as flux-core's
+    rhwloc counts them: cores by logical index; compute GPUs (CUDA, OpenCL
+    and RSMI devices), one per PCI device and backend, the most any backend
+    shows of a device (CUDA and OpenCL name the same NVIDIA GPU; a
+    partitioned AMD GPU shows several RSMI devices). RsetError if not XML."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise RsetError(f"invalid hwloc XML: {exc}") from None
+    ncores = sum(1 for obj in root.iter("object") if obj.get("type") == "Core")
+    ngpus = 0
+    for pci in root.iter("object"):
+        per_backend: dict[str, int] = {}
+        for dev in pci.findall("object"):
+            if dev.get("type") != "OSDev":
+                continue
+            backend = next((i.get("value") for i in dev.findall("info") if i.get("name") == "Backend"), None)
+            if backend in _GPU_BACKENDS:
+                per_backend[backend] = per_backend.get(backend, 0) + 1
+        ngpus += max(per_backend.values(), default=0)
+    return IDset.range(0, ncores - 1), IDset.range(0, ngpus - 1)

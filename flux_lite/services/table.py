@@ -1,0 +1,44 @@
+"""The services table: each topic's handler, and the checks handlers share.
+
+Topic modules (attr.py, job_info.py, ...) list their handlers in SERVICES
+with `service()`; flux_lite/services/__init__.py merges the lists.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from flux_lite.errors import FluxLiteError
+from flux_lite.instance import Instance
+
+Payload = dict[str, Any]
+Handler = Callable[[Instance, Payload], Any]
+
+
+@dataclass(frozen=True)
+class Service:
+    topic: str
+    handler: Handler
+    streaming: bool  # the handler returns an iterator of responses
+
+
+def service(services: list[Service], topic: str, streaming: bool = False) -> Callable[[Handler], Handler]:
+    """A decorator adding the handler of topic to a module's list."""
+
+    def register(handler: Handler) -> Handler:
+        services.append(Service(topic, handler, streaming))
+        return handler
+
+    return register
+
+
+def field(payload: Payload, key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+    """payload[key], of type kind (or default when absent and one is given);
+    a missing or mistyped field is EPROTO, as Flux answers a malformed request."""
+    value = payload.get(key, default)
+    if value is ... or not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise FluxLiteError("Protocol error", errno=errno.EPROTO)
+    return value
