@@ -25,7 +25,7 @@ from flux_lite.cli.submit import (
 )
 
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats import submitopts
+from flux_lite.formats import jobopts
 
 # RFC 36 submission directives: a comment line holding "flux:" or "FLUX:"
 _DIRECTIVE = re.compile(r"^([^\w]*)((?:flux|FLUX):)(.*)$")
@@ -143,7 +143,7 @@ def batch(ctx, script, opts, nslots, cores_per_slot, gpus_per_slot, nodes, exclu
     # as Flux's nested instance: one broker per node, no MPI, no exit timeout;
     # the script (and the configuration) come first among the files
     for key, value in (("per-resource.type", "node"), ("mpi", "none"), ("exit-timeout", "none")):
-        submitopts.set_shell_option(js, key, value)
+        jobopts.set_shell_option(js, key, value)
     system = js["attributes"]["system"]
     files = {"script": {"mode": 0o700 | stat.S_IFREG, "data": text, "encoding": "utf-8"}}
     if conf is not None:
@@ -181,7 +181,7 @@ def _conf(confs):
                 val = json.loads(text)
             except ValueError:
                 val = text
-            submitopts.set_path(config, key, val)
+            jobopts.set_path(config, key, val)
         elif value.endswith((".toml", ".json")):
             try:
                 with open(value, "rb") as fp:

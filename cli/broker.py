@@ -1,7 +1,6 @@
-"""flux-lite version / getattr / lsattr / uptime / overlay / logger / jobtap:
+"""flux-lite getattr / lsattr / uptime / overlay / logger / jobtap:
 what the instance's brokers say of themselves, in Flux's words."""
 
-import os
 import sys
 import time
 
@@ -9,23 +8,11 @@ import click
 from flux_lite.cli.common import read_session, session
 from flux_lite.cli.output import color_option, use_color
 
-from flux_lite import __version__, brokerinfo, users
+from flux_lite import brokerinfo, users
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import fsd
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
-
-
-@click.command()
-def version():
-    """Display flux version information (the Flux release flux-lite follows)."""
-    click.echo(f"commands:    \t\t{brokerinfo.FLUX_VERSION}")
-    click.echo(f"libflux-core:\t\t{brokerinfo.FLUX_VERSION}")
-    uri = os.environ.get("FLUX_URI")
-    if uri:
-        click.echo(f"broker:  \t\t{brokerinfo.FLUX_VERSION}")
-        click.echo(f"FLUX_URI:\t\t{uri}")
-    click.echo(f"build-options:\t\t+flux-lite=={__version__}")
 
 
 @click.command("getattr")

@@ -46,7 +46,6 @@ COMMANDS = {
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
     "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
     "restore": ("dump", "restore", "Create an instance from a Flux KVS archive"),
-    "version": ("broker", "version", "Display flux version information"),
     "getattr": ("broker", "getattr_", "Print the value of a broker attribute"),
     "lsattr": ("broker", "lsattr", "List broker attributes"),
     "uptime": ("broker", "uptime", "Show how long this Flux instance has been running"),
@@ -54,6 +53,7 @@ COMMANDS = {
     "logger": ("broker", "logger", "Log a message to the instance log"),
     "jobtap": ("broker", "jobtap", "List the job manager's jobtap plugins"),
     "python": ("python", "python", "Run Python with flux-lite's `flux` package (Flux's Python API)"),
+    "version": ("version", "version", "Print the versions of the commands and library (as flux version)"),
 }
 
 

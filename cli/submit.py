@@ -11,7 +11,7 @@ from flux_lite.cli.output import progress
 from flux_lite.cli.words import is_flux, prog
 
 from flux_lite.errors import FluxLiteError, NoInstanceError, UsageError
-from flux_lite.formats import constraint, fsd, submitopts
+from flux_lite.formats import constraint, fsd, jobopts
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
@@ -252,7 +252,7 @@ def build_jobspec(command, opts, extra_env=None):
             raise FluxLiteError("Per-resource options can't be used with per-task options. (See --help for details)")
         if counts["nodes"] and counts["cores"] is None:
             exclusive = True
-        js = _value_error(submitopts.per_resource, command, counts["cores"], counts["nodes"], per_type, per_count,
+        js = _value_error(jobopts.per_resource, command, counts["cores"], counts["nodes"], per_type, per_count,
                           counts["gpus_per_node"], bool(exclusive))
         system = js["attributes"]["system"]
         if duration is not None:
@@ -282,36 +282,36 @@ def build_jobspec(command, opts, extra_env=None):
         )
     add_output(js, opts.get("output"), opts.get("error"), opts.get("label_io", False))
     if opts.get("unbuffered"):
-        submitopts.set_unbuffered(js)
+        jobopts.set_unbuffered(js)
     rules = environment_rules(opts)
-    env, expand = _value_error(submitopts.filtered_environment, rules)
+    env, expand = _value_error(jobopts.filtered_environment, rules)
     env.update(extra_env or {})
     if opts.get("dry_run") or rules or emulate.reads_environment(js):
         # kept (in J) only where it is read: a job's command that reads it,
         # or rules that say what it is; thousands of copies of the whole
         # environment would make every submission cost more
-        submitopts.set_environment(js, env)
+        jobopts.set_environment(js, env)
     if expand:
-        submitopts.set_shell_option(js, "env-expand", expand)
+        jobopts.set_shell_option(js, "env-expand", expand)
     if opts.get("signal") is not None:
-        submitopts.set_shell_option(js, "signal", _value_error(submitopts.parse_signal, opts["signal"], fsd.parse))
+        jobopts.set_shell_option(js, "signal", _value_error(jobopts.parse_signal, opts["signal"], fsd.parse))
     if opts.get("taskmap") is not None:
-        submitopts.set_shell_option(js, "taskmap", _value_error(submitopts.uri_entry, opts["taskmap"], "taskmap"))
+        jobopts.set_shell_option(js, "taskmap", _value_error(jobopts.uri_entry, opts["taskmap"], "taskmap"))
     constraints = _constraints(opts.get("requires") or ())
     if constraints is not None:
         js["attributes"]["system"]["constraints"] = constraints
     for keyval in opts.get("setopts") or ():
-        key, value = _value_error(submitopts.parse_keyval, "--setopt", keyval)
-        _value_error(submitopts.set_shell_option, js, key, value)
+        key, value = _value_error(jobopts.parse_keyval, "--setopt", keyval)
+        _value_error(jobopts.set_shell_option, js, key, value)
     setattrs = []
     for keyval in opts.get("setattrs") or ():
         if keyval.startswith("^"):
-            setattrs.append(_value_error(submitopts.parse_keyval, "--setattr", keyval))
+            setattrs.append(_value_error(jobopts.parse_keyval, "--setattr", keyval))
         else:
             setattrs.append(keyval)
     jobspecmod.apply_setattrs(js, setattrs)
     for arg in opts.get("add_files") or ():
-        name, ref = _value_error(submitopts.file_entry, arg)
+        name, ref = _value_error(jobopts.file_entry, arg)
         js["attributes"]["system"].setdefault("files", {})[name] = ref
     if not opts.get("dry_run"):
         # (flux submit --dry-run prints what Python's Jobspec accepts; ingest is stricter)

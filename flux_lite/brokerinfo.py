@@ -1,15 +1,14 @@
 """What an instance's brokers say of themselves: broker attributes (flux
-getattr/lsattr), uptime, the overlay (TBON) status, jobtap plugins and the
-version. flux-lite's instance is brokers that are always up on one
-machine: every rank of the instance is online and in state run.
+getattr/lsattr), uptime, the overlay (TBON) status and jobtap plugins.
+flux-lite's instance is brokers that are always up on one machine: every
+rank of the instance is online and in state run.
 """
 
 from typing import Any
 
+from flux_lite import __version__
 from flux_lite.formats.rset import Rset
 
-# the Flux release whose behaviour flux-lite follows
-FLUX_VERSION = "0.88.0"
 # Flux's default tree-based overlay network: k-ary, k = 32
 TBON_FANOUT = 32
 # the job manager's builtin jobtap plugins, in the order Flux loads them
@@ -37,7 +36,7 @@ def attributes(broker: Any) -> dict[str, str]:
         "statedir": state,
         "tbon.fanout": str(TBON_FANOUT),
         "tbon.topo": f"kary:{TBON_FANOUT}",
-        "version": FLUX_VERSION,
+        "version": __version__,  # (as flux version prints it)
     }
     return dict(sorted(attrs.items()))
 
