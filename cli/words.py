@@ -531,13 +531,18 @@ def usage_error(exc):
 
 # -- the `flux` program ----------------------------------------------------------------
 
-SHIM = """#!{python}
+# A shell script, so that `flux python` execs the interpreter at once (Flux's is
+# a C program); anything else runs flux-lite under Flux's name. (-c puts the
+# working directory first on sys.path, which a script's own directory would
+# not be: it is taken off again.)
+SHIM = """#!/bin/sh
 # flux-lite speaking as Flux: written by flux-lite for scripts that call `flux`
-import sys
-
-from flux_lite.cli.launch import main
-
-sys.exit(main(prog_name="flux"))
+if [ "$1" = python ] && [ "$2" != --get-path ] && [ "$2" != --list-versions ]; then
+    shift
+    PYTHONPATH="{bindings}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{python}" "$@"
+fi
+exec "{python}" -c 'import sys; del sys.path[0]; sys.argv[0] = "flux"; from flux_lite.cli.launch import main; \
+sys.exit(main(prog_name="flux"))' "$@"
 """
 
 
@@ -552,7 +557,7 @@ def flux_bin_dir(state_dir):
 
     bindir = Path(state_dir) / "bin"
     path = bindir / "flux"
-    text = SHIM.format(python=sys.executable)
+    text = SHIM.format(python=sys.executable, bindings=bindings.PATH)
     try:
         current = path.read_text(encoding="utf-8")
     except OSError:
