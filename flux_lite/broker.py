@@ -21,6 +21,8 @@ from flux_lite.stored import TIMERS, DamagedError
 
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
 TIMER_MODULES = ("exec", "housekeeping", "depend", "sched")  # what _fire dispatches to
+# finished jobs a catch-up holds in memory before writing them out (flush_batch)
+FLUSH_BATCH = 512
 
 
 def _number(value):
@@ -348,6 +350,7 @@ class Broker:
                 fired += 1
                 entry = self._peek_timer()
             self.run()
+            self.flush_batch(FLUSH_BATCH)
             if progress is not None and fired >= 256:
                 fired = 0
                 progress(self.now - start, t - start)
@@ -434,6 +437,20 @@ class Broker:
         self.settle()
         if self._jm is not None:
             self._jm.save()
+
+    def flush_batch(self, batch: int = 0) -> int:
+        """Write what finished jobs left in memory into the command's
+        transaction, once at least `batch` of them have gone inactive: their
+        rows (JobIndex.flush_inactive) and the buffered eventlog appends and
+        puts. A command that runs many jobs through (a catch-up, a replay)
+        then holds about `batch` finished jobs at a time, not every one it
+        touched. Returns how many jobs were forgotten."""
+        jm = self._jm
+        if jm is None or jm.index.finished_held() < batch:
+            return 0
+        count = jm.index.flush_inactive()
+        self.kvs.flush()
+        return count
 
     def save(self):
         self.settle()

@@ -31,6 +31,7 @@ from flux_lite.formats.signed import sign_none
 from flux_lite.job_manager import index
 from flux_lite.job_manager.job import INACTIVE
 from flux_lite.schema import DERIVED_VERSION
+from flux_lite.stored import row_text
 
 PREFIX = "flux-lite"  # flux-lite's own keys, under a directory Flux ignores
 FOREIGN = "archive"  # keys of a Flux archive flux-lite has no use for, kept as they were
@@ -89,7 +90,7 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
     kvs = broker.kvs
     now = broker.now
     kvs.flush()
-    rows = kvs.conn.execute("SELECT key, kind, value FROM kvs ORDER BY key").fetchall()
+    rows = list(kvs.rows())  # (packed values unpacked)
     values = {key: (kind, value) for key, kind, value in rows}
 
     head: list[Entry] = []
@@ -191,7 +192,8 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
             "ORDER BY name", (name,))]
         cur = conn.execute(f'SELECT * FROM "{name}"')
         columns = [d[0] for d in cur.description]
-        table_rows = [list(r) for r in cur]
+        # (a packed jobs-index record as its text: stored.row_text)
+        table_rows = [[row_text(v) if type(v) is bytes else v for v in r] for r in cur]
         own.append(Entry(f"{PREFIX}/tables/{name}", data=json.dumps(
             {"sql": sql, "indexes": indexes, "columns": columns, "rows": table_rows},
             separators=(",", ":")).encode(), mtime=now))

@@ -24,9 +24,34 @@ from flux_lite.formats.outputformat import escape_controls
 # ids past SQLite's integer range match no row (see WideJobID)
 sqlite3.register_adapter(WideJobID, lambda v: f"jobid:{int(v)}")
 
-# kind of a stored value: 'json' (a JSON document) or 'eventlog' (RFC 18 text)
+# kind of a stored value: 'json' (a JSON document) or 'eventlog' (RFC 18 text);
+# or either of them packed (stored.pack: an inactive job's values), which
+# every reader below unpacks: KVS.get_raw, get, get_eventlog, rows, and
+# decode_value for a row read by other means
 JSON = "json"
 EVENTLOG = "eventlog"
+ZJSON = "zjson"
+ZEVENTLOG = "zeventlog"
+PACKED = {ZJSON: JSON, ZEVENTLOG: EVENTLOG}
+
+
+def decode_value(key, kind, value):
+    """(kind, text) of a row of the kvs table as stored: a packed value
+    unpacked, with its plain kind; one that does not unpack is DamagedError."""
+    plain = PACKED.get(kind)
+    if plain is None:
+        return kind, value
+    try:
+        if type(value) is not bytes:
+            raise ValueError("not a packed value")
+        return plain, stored.unpack(value)
+    except ValueError as exc:
+        raise stored.DamagedError(key, str(exc)) from None
+
+
+def _unpack_sql(value):
+    # (SQL function flux_lite_unpack: a jobs-index record's text, packed or not)
+    return stored.row_text(value)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS kvs (
@@ -140,6 +165,12 @@ class KVS:
                 )
         except sqlite3.OperationalError as exc:
             raise KVSError(f"{self.path}: {exc}") from None
+        self.conn.create_function("flux_lite_unpack", 1, _unpack_sql, deterministic=True)
+        if create:
+            # pages a history no longer needs (its values packed, purged jobs)
+            # go back to the file system at the end of a command (set before
+            # anything, the WAL mode included, writes the file's first page)
+            self.conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         if not readonly:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -149,9 +180,12 @@ class KVS:
         self._appends = {}
         # puts are buffered too (a scheduling pass commits one R per job)
         self._puts = {}
+        # keys to store packed once written (an inactive job's values: pack())
+        self._pack = []
         # callables run once the current transaction has committed
         self._after_commit = []
         self._holder_file = SideFile(self.path + "-holder")
+        self._vacuum = None  # incremental auto-vacuum (a state dir created since it was added)?
         if create:
             self.conn.executescript(SCHEMA)
 
@@ -175,7 +209,7 @@ class KVS:
                                isolation_level=None, uri=True)
 
     def close(self):
-        if (self._appends or self._puts) and not self._depth:
+        if (self._appends or self._puts or self._pack) and not self._depth:
             self.flush()
         self.conn.close()
         self._holder_file.close()
@@ -204,10 +238,13 @@ class KVS:
         try:
             yield self
             self.flush()
+            if not self.readonly:
+                self._release_free_pages()
         except BaseException:
             self._depth = 0
             self._appends.clear()
             self._puts.clear()
+            self._pack.clear()
             self._after_commit.clear()
             self.conn.execute("ROLLBACK")
             raise
@@ -223,6 +260,20 @@ class KVS:
         hooks, self._after_commit = self._after_commit, []
         for hook in hooks:
             hook()
+
+    def _release_free_pages(self):
+        """Give the file's free pages back when they are a quarter of it (a
+        state dir made before incremental auto-vacuum keeps them for reuse)."""
+        conn = self.conn
+        if self._vacuum is None:
+            self._vacuum = conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        if self._vacuum:
+            free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+            if free >= 256 and free * 4 >= conn.execute("PRAGMA page_count").fetchone()[0]:
+                # (each step of the pragma releases one page, and Python's
+                # sqlite3 steps a statement that returns no columns once)
+                for _ in range(free):
+                    conn.execute("PRAGMA incremental_vacuum(1)")
 
     def _begin_immediate(self):
         """Take the write lock; past NOTICE_AFTER seconds, say whose command
@@ -276,9 +327,10 @@ class KVS:
             yield self
         finally:
             self._depth = 0
-            dropped = bool(self._appends or self._puts)
+            dropped = bool(self._appends or self._puts or self._pack)
             self._appends.clear()
             self._puts.clear()
+            self._pack.clear()
             self._after_commit.clear()
             self.conn.execute("ROLLBACK")
         if dropped:
@@ -295,14 +347,42 @@ class KVS:
 
     # -- values -------------------------------------------------------------
 
+    def pack(self, keys):
+        """Store these keys' values packed from now on (their values are
+        final: an inactive job's), once the buffered writes are written."""
+        self._pack.extend(keys)
+
     def flush(self):
-        """Write buffered puts, then buffered eventlog appends."""
-        if self.readonly and (self._puts or self._appends):
+        """Write buffered puts, then buffered eventlog appends, then pack
+        the values pack() named."""
+        if self.readonly and (self._puts or self._appends or self._pack):
             global refused_write
             self._puts.clear()
             self._appends.clear()
+            self._pack.clear()
             refused_write = True
             raise ReadOnlyError()
+        self._write_buffers()
+        if self._pack:
+            keys, self._pack = self._pack, []
+            self._pack_rows(keys)
+
+    def _pack_rows(self, keys):
+        """Store keys' values packed. Each row is deleted, then inserted
+        packed: SQLite merges the pages a delete leaves underfull, never
+        those an update in place shrinks (an inactive history would keep
+        the pages its values filled while they were plain)."""
+        conn = self.conn
+        for start in range(0, len(keys), 512):
+            chunk = keys[start:start + 512]
+            rows = conn.execute(f"SELECT key, kind, value FROM kvs WHERE key IN ({','.join('?' * len(chunk))}) "
+                                "AND kind IN ('json', 'eventlog')", chunk).fetchall()
+            if rows:
+                conn.executemany("DELETE FROM kvs WHERE key = ?", [(row[0],) for row in rows])
+                conn.executemany("INSERT INTO kvs(key, kind, value) VALUES (?, ?, ?)",
+                                 [(key, "z" + kind, stored.pack(value)) for key, kind, value in rows])
+
+    def _write_buffers(self):
         if self._puts:
             puts, self._puts = self._puts, {}
             self.conn.executemany(
@@ -324,11 +404,19 @@ class KVS:
             ((key, "".join(lines)) for key, lines in appends.items()),
         )
         if cur.rowcount != len(appends):
-            for key in appends:
-                row = self.conn.execute("SELECT kind FROM kvs WHERE key = ?", (key,)).fetchone()
-                if row is None or row[0] != EVENTLOG:
+            missed = 0
+            for key, lines in appends.items():
+                row = self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
+                if row is not None and row[0] == ZEVENTLOG:
+                    # a packed eventlog (an inactive job's) grows: unpacked, appended, packed
+                    _kind, text = decode_value(key, *row)
+                    self.conn.execute("UPDATE kvs SET value = ? WHERE key = ?",
+                                      (stored.pack(text + "".join(lines)), key))
+                    missed += 1
+                elif row is None or row[0] != EVENTLOG:
                     raise KVSError(f"{key}: not an eventlog")
-            raise KVSError("eventlog appends were not all written")
+            if cur.rowcount + missed != len(appends):
+                raise KVSError("eventlog appends were not all written")
 
     def get_raw(self, key, default=None):
         """Return (kind, text) of a key, or default when it does not exist."""
@@ -341,7 +429,24 @@ class KVS:
             row = self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
         except UnicodeEncodeError:
             return default  # not UTF-8: no such key can have been stored
-        return row if row is not None else default
+        if row is None:
+            return default
+        return row if row[0] not in PACKED else decode_value(key, *row)
+
+    def rows(self, directory=""):
+        """(key, kind, text) of every key below directory ('' = the root), in
+        key order, read lazily: the one way to read stored values in bulk
+        (packed values come unpacked, as get_raw gives them)."""
+        self.flush()
+        if not directory or directory == ".":
+            cur = self.conn.execute("SELECT key, kind, value FROM kvs ORDER BY key")
+        else:
+            cur = self.conn.execute("SELECT key, kind, value FROM kvs WHERE key > ? AND key < ? ORDER BY key",
+                                    (directory + ".", directory + "/"))
+        for key, kind, value in cur:
+            if kind in PACKED:
+                kind, value = decode_value(key, kind, value)
+            yield key, kind, value
 
     def exists(self, key):
         return self.get_raw(key) is not None

@@ -9,6 +9,7 @@ The same checks gate `kvs put` and drive `fsck`.
 
 import json
 import math
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -240,6 +241,93 @@ def checked(key, value):
     return value
 
 
+# -- packed values ------------------------------------------------------------------
+#
+# What an inactive job leaves behind never changes again, and is read rarely
+# (one job's eventlog, the history's listing column). Its eventlog, jobspec,
+# J and R in the KVS, and its record in the jobs index, are stored packed:
+# raw deflate with the fixed preset dictionary below, which holds what such
+# values share (key names, event names, the record's fields), so that a
+# 650-byte eventlog packs into a few dozen bytes. A packed KVS value has kind
+# "zjson" or "zeventlog" (kvs.PACKED); a packed record is a BLOB starting with
+# PACKED_ROW. Readers never see either: KVS.get_raw/get/get_eventlog/rows
+# and the index's record readers unpack. The dictionary is part of the
+# stored format: it never changes (another would come with new kind names).
+
+_ZDICT = (
+    '{"timestamp":1767225600.0,"name":"submit","context":{"userid":0,"urgency":16,"flags":0,"version":1}}\n'
+    '{"timestamp":1767225600.0,"name":"validate"}\n{"timestamp":1767225600.0,"name":"depend"}\n'
+    '{"timestamp":1767225600.0,"name":"priority","context":{"priority":16}}\n'
+    '{"timestamp":1767225600.0,"name":"exception","context":{"type":"cancel","severity":0,"userid":0,'
+    '"note":""}}\n{"timestamp":1767225600.0,"name":"memo","context":{}}\n'
+    '{"timestamp":1767225600.0,"name":"jobspec-update","context":{"attributes.system.duration":0}}\n'
+    '{"timestamp":1767225600.0,"name":"resource-update","context":{"expiration":0}}\n'
+    '{"timestamp":1767225600.0,"name":"alloc","context":{"annotations":{"sched":{"resource_summary":"rank0/core0"}}}}\n'
+    '{"timestamp":1767225600.0,"name":"start"}\n{"timestamp":1767225601.0,"name":"finish","context":{"status":0}}\n'
+    '{"timestamp":1767225601.0,"name":"release","context":{"ranks":"all","final":true}}\n'
+    '{"timestamp":1767225601.0,"name":"free"}\n{"timestamp":1767225601.0,"name":"clean"}\n'
+    '{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0","gpu":"0"}}],'
+    '"starttime":1767225600.0,"expiration":0.0,"nslots":1,"nodelist":["node0"],"properties":{}}}'
+    '{"version": 1, "execution": {"R_lite": [{"rank": "0-1", "children": {"core": "0-3", "gpu": "0"}}], '
+    '"starttime": 1767225600.0, "expiration": 0.0, "nslots": 1, "nodelist": ["node[0-1]"]}}'
+    '{"resources": [{"type": "node", "count": 1, "exclusive": true, "with": [{"type": "slot", "count": 1, '
+    '"with": [{"type": "core", "count": 1}], "label": "task"}]}], "tasks": [{"command": ["true"], '
+    '"slot": "task", "count": {"per_slot": 1}}], "attributes": {"system": {"duration": 0, "cwd": "/home", '
+    '"queue": "batch", "exec": {"test": {"run_duration": "1s"}}, "environment": {}, "shell": {"options": '
+    '{}}}}, "version": 1}'
+    '{"resources":[{"type":"slot","count":1,"with":[{"type":"core","count":1}],"label":"task"}],'
+    '"tasks":[{"command":["sleep","inf"],"slot":"task","count":{"per_slot":1}}],"attributes":{"system":'
+    '{"duration":0,"cwd":"/home","queue":"batch","exec":{"test":{"run_duration":"1s"}}}},"version":1}'
+    '"userid":0,"urgency":16,"priority":16,"t_submit":1767225600.0,"state":64,"flags":0,'
+    '"has_resources":false,"alloc_pending":false,"annotations":{"sched":{"resource_summary":"rank0/core0"}},'
+    '"end_event":{"type":"finish","status":0},"exception":null,"t_depend":1767225600.0,'
+    '"t_priority":1767225600.0,"t_sched":1767225600.0,"t_run":1767225600.0,"t_cleanup":1767225601.0,'
+    '"t_inactive":1767225601.0,"waitstatus":0,"started":true,"finished":true,"released":true,"freed":true,'
+    '"immutable":false,"set_flags":[],"nevents":10,"dependencies":[],"id":16777216000,"name":"true",'
+    '"ntasks":1,"nnodes":1,"ranks":"0","nodelist":"node0","ncores":1}'
+).encode()
+# raw deflate, a 4 KiB window (the values are small), a small memory level:
+# creating the compressor is most of the cost of packing a few hundred bytes
+_PACKER = zlib.compressobj(6, zlib.DEFLATED, -12, 4, zlib.Z_DEFAULT_STRATEGY, _ZDICT)
+PACKED_ROW = b"\x01"  # the first byte of a packed jobs-index record (format 1)
+
+
+def pack(text: str) -> bytes:
+    """text, packed (see above)."""
+    packer = _PACKER.copy()
+    return packer.compress(text.encode("utf-8")) + packer.flush()
+
+
+def unpack(blob: bytes) -> str:
+    """pack() undone; ValueError when blob is not a packed value."""
+    try:
+        unpacker = zlib.decompressobj(-12, _ZDICT)
+        data = unpacker.decompress(blob) + unpacker.flush()
+        if not unpacker.eof:
+            raise ValueError("truncated")
+        return data.decode("utf-8")
+    except (zlib.error, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"packed value does not unpack: {exc}") from None
+
+
+def pack_row(text: str) -> bytes:
+    """A jobs-index record, packed (an inactive job's: see above)."""
+    return PACKED_ROW + pack(text)
+
+
+def row_text(data):
+    """The text of a jobs-index record as stored (packed or not); a packed
+    record that does not unpack is returned as it is (the record's check
+    then reports it)."""
+    if type(data) is bytes:
+        if data[:1] == PACKED_ROW:
+            try:
+                return unpack(data[1:])
+            except ValueError:
+                return data
+    return data
+
+
 # -- the derived job index ----------------------------------------------------------
 
 INDEX = "jobs index"
@@ -254,6 +342,10 @@ _ROW_FIELDS = {"id": int, "userid": int, "state": int, "nevents": int}
 def decode_row(jobid, data):
     """One row of the derived jobs index as a record; damage is DamagedError."""
     try:
+        if type(data) is bytes:
+            if data[:1] != PACKED_ROW:
+                raise ValueError("not a record")
+            data = unpack(data[1:])
         rec = json.loads(data)
         _obj(rec)
         for name, kind in _ROW_FIELDS.items():

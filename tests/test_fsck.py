@@ -5,10 +5,13 @@ import sqlite3
 import pytest
 
 from flux_lite.formats.jobid import decode, kvs_key
+from flux_lite.kvs import decode_value
+from flux_lite.stored import row_text
 
 
 def sql(flux, query, *args):
     conn = sqlite3.connect(flux.state_dir + "/kvs.sqlite", isolation_level=None)
+    conn.create_function("flux_lite_unpack", 1, row_text)  # (a record's text, packed or not)
     try:
         return conn.execute(query, args).fetchall()
     finally:
@@ -16,7 +19,9 @@ def sql(flux, query, *args):
 
 
 def raw(flux, key):
-    return sql(flux, "SELECT value FROM kvs WHERE key = ?", key)[0][0]
+    """A KVS value's text (unpacked: an inactive job's values are packed)."""
+    kind, value = sql(flux, "SELECT kind, value FROM kvs WHERE key = ?", key)[0]
+    return decode_value(key, kind, value)[1]
 
 
 @pytest.fixture
@@ -73,7 +78,7 @@ def test_rfc21_order_is_checked(busy, damage):
         text = "".join([lines[0]] + [ln for ln in lines if '"alloc"' in ln] + lines[1:])
     else:
         text = "".join(lines + [lines[-1]])
-    sql(flux, "UPDATE kvs SET value = ? WHERE key = ?", text, key)
+    sql(flux, "UPDATE kvs SET kind = 'eventlog', value = ? WHERE key = ?", text, key)
     result = flux.fails("fsck")
     assert f"damaged KVS key {key}" in result.stdout
 
@@ -82,7 +87,8 @@ def test_damaged_index_row_and_missing_row_are_rebuilt(busy):
     flux, ids = busy
     sql(flux, "UPDATE jobs SET data = '{garbage' WHERE id = ?", decode(ids[1]))
     sql(flux, "DELETE FROM jobs WHERE id = ?", decode(ids[2]))
-    sql(flux, "UPDATE jobs SET state = 8, data = replace(data, '\"state\":64', '\"state\":8') WHERE id = ?",
+    sql(flux, "UPDATE jobs SET state = 8, data = replace(flux_lite_unpack(data), '\"state\":64', '\"state\":8') "
+        "WHERE id = ?",
         decode(ids[3]))
     out = flux.fails("fsck").stdout
     assert f"job {ids[1]}: damaged row in the jobs index: " in out

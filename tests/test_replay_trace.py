@@ -216,10 +216,14 @@ def job_keys(state):
     keys of that annotation come out in the other order."""
     import sqlite3
 
+    from flux_lite.kvs import decode_value
+
     conn = sqlite3.connect(str(Path(state) / "kvs.sqlite"))
     try:
+        values = ((key, decode_value(key, kind, value)[1]) for key, kind, value
+                  in conn.execute("SELECT key, kind, value FROM kvs WHERE key LIKE 'job.%' ORDER BY key"))
         kvs = [(key, [json.loads(line) for line in value.splitlines()] if key.endswith(".eventlog") else value)
-               for key, value in conn.execute("SELECT key, value FROM kvs WHERE key LIKE 'job.%' ORDER BY key")]
+               for key, value in values]
         rows = conn.execute("SELECT id, state, t_submit, t_run, t_inactive, result, R FROM jobs ORDER BY id")
         return kvs, rows.fetchall()
     finally:

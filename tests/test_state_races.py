@@ -108,7 +108,7 @@ HOLDER = textwrap.dedent("""
     kvs = KVS(os.environ["DB"])
     with kvs.transaction():
         print("locked", flush=True)
-        time.sleep(2.5)
+        sys.stdin.readline()  # held until the test says (a fixed sleep races a loaded machine)
     print("released", flush=True)
 """)
 
@@ -116,19 +116,26 @@ HOLDER = textwrap.dedent("""
 def test_waiting_for_the_lock_says_who_holds_it(tmp_path):
     state = tmp_path / "state"
     assert run(state, "start", "--clock=virtual").returncode == 0
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdout=subprocess.PIPE, text=True,
-                              env=dict(os.environ, DB=str(state / "kvs.sqlite")))
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=dict(os.environ, DB=str(state / "kvs.sqlite")))
     try:
         assert holder.stdout.readline() == "locked\n"
         t0 = time.time()
-        result = run(state, "submit", "true")
+        submit = subprocess.Popen([sys.executable, "-m", "flux_lite", "--state-dir", str(state), "submit", "true"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, FLUX_F58_FORCE_ASCII="1"))
+        said = submit.stderr.readline()  # said while waiting: the lock is still held
         waited = time.time() - t0
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        out, rest = submit.communicate(timeout=60)
     finally:
+        holder.kill()  # (done with it, or the test failed while it held the lock)
         holder.wait(30)
-    assert result.returncode == 0, result.stderr
-    assert waited > 1.0
-    assert result.stderr == (f"flux-lite submit: waiting for the instance lock held by pid {holder.pid} "
-                             "(flux-lite sched reload)\n")
+    assert submit.returncode == 0, rest
+    assert waited > 1.0 and out.startswith("f")
+    assert said + rest == (f"flux-lite submit: waiting for the instance lock held by pid {holder.pid} "
+                           "(flux-lite sched reload)\n")
 
 
 def test_ctrl_c_rolls_back_and_exits_130(tmp_path, monkeypatch):

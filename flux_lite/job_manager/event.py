@@ -50,6 +50,9 @@ class Events:
             index.state_changed(job, old_state)
         if job.state == INACTIVE:
             index.deactivate(job)
+            # what an inactive job leaves in the KVS never changes: stored packed
+            base = key[:-len("eventlog")]
+            self.kvs.pack((key, base + "J", base + "jobspec", base + "R"))
             b.cancel_timers(job.id, "exec.")
             b.deps.job_inactive(job)
         elif name == "start":

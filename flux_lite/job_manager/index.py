@@ -26,7 +26,7 @@ from flux_lite.formats import jj, jsontext
 from flux_lite.formats.rset import Rset, compact_R
 from flux_lite.job_manager.job import ACTIVE, CLEANUP, INACTIVE, PENDING, RESULT_NAMES, RUN, RUNNING, STATE_NAMES, Job
 from flux_lite.notices import notice
-from flux_lite.stored import DamagedError, check_R, decode_row, good_rows
+from flux_lite.stored import DamagedError, check_R, decode_row, good_rows, pack_row, row_text
 
 TABLE = "jobs"
 SCHEMA = """
@@ -84,6 +84,9 @@ def job_from_record(rec: Record) -> Job:
 
 
 _LISTING_CACHE: dict[int, tuple[Any, Any, dict]] = {}
+# jobs whose listing fields are kept (a command that writes 100,000 rows
+# holds this many, not all of them)
+LISTING_CACHE_SIZE = 4096
 
 
 def listing_fields(job: Job) -> dict[str, Any]:
@@ -96,7 +99,7 @@ def listing_fields(job: Job) -> dict[str, Any]:
     if hit is not None and hit[0] is job.jobspec and hit[1] is job.R:
         return hit[2]
     out = _listing_fields(job)
-    if len(_LISTING_CACHE) > 100000:
+    if len(_LISTING_CACHE) >= LISTING_CACHE_SIZE:
         _LISTING_CACHE.clear()
     _LISTING_CACHE[job.id] = (job.jobspec, job.R, out)  # holding them keeps identity meaningful
     return out
@@ -200,8 +203,19 @@ def write_row(conn: sqlite3.Connection, job: Job) -> None:
 
 
 def write_rows(conn: sqlite3.Connection, jobs: Iterable[Job]) -> None:
-    """write_row() of each job, in one statement."""
-    conn.executemany(_INSERT_ROW, map(_row, jobs))
+    """write_row() of each job, a few hundred rows per statement. The row of
+    a job gone inactive is deleted first: its record is packed, and SQLite
+    merges the pages a delete leaves underfull, never those an update in
+    place shrinks (a history would keep the pages its active rows filled)."""
+    rows = map(_row, jobs)
+    while True:
+        chunk = list(islice(rows, 512))
+        if not chunk:
+            return
+        packed = [(row[0],) for row in chunk if type(row[11]) is bytes]
+        if packed:
+            conn.executemany("DELETE FROM jobs WHERE id = ?", packed)
+        conn.executemany(_INSERT_ROW, chunk)
 
 
 def _row(job: Job) -> tuple:
@@ -215,6 +229,8 @@ def _row(job: Job) -> tuple:
     R_text = compact_R(R)
     data = '{"jobspec":' + js_text + ',"R":' + R_text + "," + _compact(rec)[1:]
     listing = _compact(_listing_values(rec, js, R))
+    if job.state == INACTIVE:
+        data = pack_row(data)  # final, and read rarely: packed (see stored.pack)
     return (job.id, job.userid, job.state, job.priority, job.t_submit, job.t_run, job.t_inactive,
             1 if job.has_resources else 0, R_text if job.has_resources and R else None, job.result,
             1 if job.alloc_pending else 0, data, listing)
@@ -462,6 +478,10 @@ class JobIndex:
         jobs = (cache.get(jobid) or removed.get(jobid) for jobid in self._dirty)
         write_rows(self.conn, (job for job in jobs if job is not None))
         self._dirty.clear()
+
+    def finished_held(self) -> int:
+        """How many jobs that went inactive this command are held in memory."""
+        return len(self._removed)
 
     def flush_inactive(self) -> int:
         """Write the rows of the jobs that went inactive, and forget them.
@@ -733,14 +753,17 @@ def newest_rows(conn: sqlite3.Connection, userid: int | None = None,
     where, args = ("", ()) if userid is None else (" AND userid = ?", (userid,))
     yield from conn.execute(f"SELECT id, state, data FROM jobs WHERE state != ?{where} ORDER BY id DESC",
                             (INACTIVE, *args))
-    yield from conn.execute(
-        f"SELECT id, state, data FROM jobs WHERE state = ?{where} ORDER BY t_inactive DESC, id DESC LIMIT ?",
-        (INACTIVE, *args, inactive_limit))
+    for jobid, state, data in conn.execute(
+            f"SELECT id, state, data FROM jobs WHERE state = ?{where} ORDER BY t_inactive DESC, id DESC LIMIT ?",
+            (INACTIVE, *args, inactive_limit)):
+        yield jobid, state, row_text(data)
 
 
 def raw_rows(conn: sqlite3.Connection) -> Iterator[tuple[int, str]]:
-    """(id, stored record text) of every row, unchecked (fsck)."""
-    yield from conn.execute("SELECT id, data FROM jobs")
+    """(id, stored record text) of every row, unchecked (fsck, dump): a
+    packed record comes unpacked (one that does not unpack, as stored)."""
+    for jobid, data in conn.execute("SELECT id, data FROM jobs"):
+        yield jobid, row_text(data)
 
 
 def listing_column(conn: sqlite3.Connection) -> dict[int, Any]:
@@ -750,7 +773,7 @@ def listing_column(conn: sqlite3.Connection) -> dict[int, Any]:
 
 def all_records(conn: sqlite3.Connection) -> Iterator[Record]:
     for (data,) in conn.execute("SELECT data FROM jobs"):
-        yield json.loads(data)
+        yield json.loads(row_text(data))
 
 
 def outcome_rows(conn: sqlite3.Connection) -> Iterator[tuple[float, float, float, Any, str]]:
@@ -761,8 +784,10 @@ def outcome_rows(conn: sqlite3.Connection) -> Iterator[tuple[float, float, float
     listed_ncores = f"json_extract(listing, '$[{_NCORES}]')"
     for state, result, t_submit, t_run, t_cleanup, ncores in conn.execute(
             "SELECT state, result, t_submit, t_run, "
-            f"CASE WHEN listing IS NULL THEN json_extract(data, '$.t_cleanup') ELSE {listed_t_cleanup} END, "
-            f"CASE WHEN listing IS NULL THEN json_extract(data, '$.ncores') ELSE {listed_ncores} END FROM jobs"):
+            "CASE WHEN listing IS NULL THEN json_extract(flux_lite_unpack(data), '$.t_cleanup') "
+            f"ELSE {listed_t_cleanup} END, "
+            "CASE WHEN listing IS NULL THEN json_extract(flux_lite_unpack(data), '$.ncores') "
+            f"ELSE {listed_ncores} END FROM jobs"):
         name = (RESULT_NAMES.get(result, "") if state == INACTIVE else "") or STATE_NAMES.get(state, "")
         yield t_submit, t_run, t_cleanup, ncores, name
 
@@ -829,7 +854,7 @@ def first_inactive_of(conn: sqlite3.Connection, table: str) -> tuple[int, Record
         f"SELECT j.id, j.data FROM {table} w JOIN jobs j ON j.id = w.id "
         "WHERE j.state = ? ORDER BY j.t_inactive, j.id LIMIT 1", (INACTIVE,)
     ).fetchone()
-    return None if row is None else (row[0], json.loads(row[1]))
+    return None if row is None else (row[0], json.loads(row_text(row[1])))
 
 
 def delete(conn: sqlite3.Connection, ids: Iterable[int]) -> None:

@@ -139,7 +139,8 @@ class JobManager:
         conn = self.b.kvs.conn
         inactive = conn.execute("SELECT COUNT(*) FROM jobs WHERE state = ?", (INACTIVE,)).fetchone()[0]
         # the journal's events: every event of the jobs the instance holds
-        events = conn.execute("SELECT COALESCE(SUM(json_extract(data, '$.nevents')), 0) FROM jobs").fetchone()[0]
+        events = conn.execute("SELECT COALESCE(SUM(json_extract(flux_lite_unpack(data), '$.nevents')), 0) "
+                              "FROM jobs").fetchone()[0]
         return {"journal": {"listeners": 0, "events": int(events)}, "active_jobs": len(self.jobs),
                 "inactive_jobs": inactive, "max_jobid": self.submission.max_jobid,
                 "housekeeping": housekeeping.stats(self.b)}

@@ -19,6 +19,8 @@ CHECKPOINT_KEY = "checkpoint.job-manager"
 _SUBMIT_TEXT = eventlog.int_context_format("userid", "urgency", "flags", "version")
 # distinct jobspecs remembered per command (a trace replay submits thousands)
 SHARED_SPECS = 256
+# submissions between writes of the KVS buffers (Submit.submit)
+FLUSH_BATCH = 512
 
 
 class Submit:
@@ -29,6 +31,7 @@ class Submit:
         self.checkpoint = self.kvs.get(CHECKPOINT_KEY) or {"version": 1, "max_jobid": 0}
         self._dirty = False
         self._specs = {}  # JSON text -> (jobspec, text) validated in this command
+        self._count = 0  # jobs submitted this command
 
     @property
     def max_jobid(self):
@@ -143,6 +146,12 @@ class Submit:
         post(job, "validate")
         if dep_steps:
             b.deps.validated(job, dep_steps)
+        self._count += 1
+        if self._count % FLUSH_BATCH == 0:
+            # a burst (submit --cc, a replay) writes its KVS values and
+            # eventlogs a batch at a time into the command's transaction,
+            # rather than holding every job's until the commit
+            self.kvs.flush()
         return jobid
 
 

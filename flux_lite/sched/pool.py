@@ -439,6 +439,16 @@ class Pool:
     def job_end_times(self):
         return [(j, rec.end) for j, rec in self._jobs.items()]
 
+    def job_ends(self):
+        """(job_end_times(), a function of a jobid giving its allocation's
+        parts): what a simulation that releases jobs with apply() reads,
+        without the allocations' R (a store reads only the rows asked for)."""
+        ends = getattr(self._jobs, "ends", None)
+        if ends is not None:
+            return ends()
+        jobs = self._jobs
+        return self.job_end_times(), lambda jobid: jobs[jobid].parts
+
     def __contains__(self, jobid):
         return jobid in self._jobs
 

@@ -82,10 +82,14 @@ class SimpleScheduler(Scheduler):
         if not queue:
             return out
         now = self.b.now
-        sim = pool.copy()
+        # the copy shows the pool's allocations but records none of them: a
+        # running job is released by its parts (apply), never by building its
+        # R, and a store decodes only the allocations the simulation reaches
+        sim = pool.copy(jobs=False)
+        running, parts_of = pool.job_ends()
         # a heap of (end, jobid): the simulation frees jobs in end order and
         # adds each estimated job's own end (a sorted list made this quadratic)
-        ends = [(end, jobid) for jobid, end in sim.job_end_times() if end and end > 0]
+        ends = [(end, jobid) for jobid, end in running if end and end > 0]
         heapq.heapify(ends)
         t = now
         floor = now
@@ -110,7 +114,10 @@ class SimpleScheduler(Scheduler):
                     t = ends[0][0]
                     while ends and ends[0][0] <= t:
                         _end, jobid = heapq.heappop(ends)
-                        sim.free(jobid, None, final=True)
+                        if jobid in sim.jobs:  # a queued job the simulation started
+                            sim.free(jobid, None, final=True)
+                        else:
+                            sim.apply(parts_of(jobid), False)
                     continue
                 estimate = max(t, floor, now)
                 floor = estimate

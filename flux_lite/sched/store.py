@@ -196,6 +196,35 @@ class StoredJobs(LazyRows):
         for jobid, end, parts in self._conn.execute("SELECT id, end_time, parts FROM sched_alloc"):
             yield jobid, self._row(jobid, end, parts)
 
+    def ends(self) -> tuple[list[tuple[int, float]], Callable[[int], tuple]]:
+        """(jobid, end) of every allocation, and a function giving one
+        allocation's parts: the rows not read yet are read in one statement,
+        and their parts decoded only for the jobs asked for (a forecast
+        frees the running jobs in end order until the queue's head fits)."""
+        if self._all:
+            d = self._d
+            return [(j, rec.end) for j, rec in d.items()], lambda jobid: d[jobid].parts
+        d, gone = self._d, self._gone
+        out = [(j, rec.end) for j, rec in d.items()]
+        texts: dict[int, tuple[float, str]] = {}
+        assert self._conn is not None
+        for jobid, end, parts in self._conn.execute("SELECT id, end_time, parts FROM sched_alloc"):
+            if jobid not in d and jobid not in gone:
+                try:
+                    end = float(end)
+                except (ValueError, TypeError) as exc:
+                    raise damaged(f"allocation of job {jobid}: {exc}") from None
+                texts[jobid] = (end, parts)
+                out.append((jobid, end))
+
+        def parts_of(jobid: int) -> tuple:
+            rec = d.get(jobid)
+            if rec is None:
+                rec = self._row(jobid, *texts[jobid])
+            return rec.parts
+
+        return out, parts_of
+
 
 def attach(pool: Pool, conn: sqlite3.Connection) -> None:
     """Give pool (fresh over its topology, nothing allocated) the allocations

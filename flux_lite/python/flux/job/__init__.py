@@ -5,6 +5,8 @@ Kept a plain list of imports, one line per module.
 
 from flux.job._ffi import ffi  # noqa: F401
 from flux.job.JobID import JobID, id_encode, id_parse  # noqa: F401
+from flux.job.Jobspec import Jobspec, JobspecV1, validate_jobspec  # noqa: F401
+from flux.job._utils import BatchConfig  # noqa: F401
 from flux.job.submit import SubmitFuture, submit, submit_async, submit_get_id  # noqa: F401
 from flux.job.wait import JobResultFuture, JobWaitFuture, JobWaitResult, result, result_async, wait, wait_async, wait_get_status  # noqa: F401,E501
 from flux.job.event import MAIN_EVENTS, EventLogEvent, JobEventWatchFuture, JobException, event_wait, event_watch, event_watch_async  # noqa: F401,E501
