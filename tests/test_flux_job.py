@@ -405,3 +405,63 @@ def test_kvs_lookup_current_base_original(pyflux, flux, h):
     lookup = job.JobKVSLookup(h, [jobid, 123], keys=["R"])
     assert [d["id"] for d in lookup.data()] == [jobid]
     assert lookup.errors == ["JobID 123 unknown"]
+
+
+def test_job_list_constraints(pyflux, flux, h):
+    from flux import job
+
+    first = job.submit(h, spec("sleep", "10", ntasks=2, nnodes=2, exclusive=True, name="two"))  # node[0-1]
+    flux.advance("5s")
+    second = job.submit(h, spec("sleep", "10", name="one"))  # node2
+    failed = job.submit(h, spec("false", name="f"))  # node3, ends at once
+
+    def ids(constraint):
+        return [j["id"] for j in job.job_list(h, attrs=["id"], constraint=constraint).get_jobs()]
+
+    assert ids({"hostlist": ["node1"]}) == [first]
+    assert ids({"hostlist": ["node[2-3]"]}) == [second, failed]
+    assert ids({"ranks": ["0,3"]}) == [first, failed]
+    assert ids({"t_submit": [f">={flux.now()}"]}) == [second, failed]
+    assert ids({"t_submit": [f"<{flux.now()}"]}) == [first]
+    assert ids({"not": [{"name": ["one"]}]}) == [first, failed]
+    assert ids({"or": [{"name": ["one"]}, {"results": ["failed"]}]}) == [second, failed]
+    assert ids({"states": ["running"]}) == [second, first]
+    for bad, text in (({"states": ["bogus"]}, "states value invalid"),
+                      ({"t_submit": ["soon"]}, "invalid t_submit value 'soon'"),
+                      ({"name": "one"}, "name operator value must be an array")):
+        with pytest.raises(OSError) as exc:
+            ids(bad)
+        assert (exc.value.errno, exc.value.strerror) == (errno.EPROTO, text)
+    # the older request: userid, states, results
+    jobs = h.rpc("job-list.list", {"max_entries": 0, "attrs": ["name"], "userid": 0, "states": 0,
+                                   "results": 2}).get()["jobs"]
+    assert jobs == [{"id": failed, "name": "f"}]
+    jobs = h.rpc("job-list.list-inactive", {"max_entries": 5, "since": 0.0, "attrs": []}).get()["jobs"]
+    assert jobs == [{"id": failed}]
+
+
+def test_job_info_lookup_topic(pyflux, flux, h):
+    from flux import constants, job
+
+    jobid = job.submit(h, spec("true"))
+    flags = constants.FLUX_JOB_LOOKUP_JSON_DECODE | constants.FLUX_JOB_LOOKUP_CURRENT
+    data = h.rpc("job-info.lookup", {"id": jobid, "keys": ["R", "jobspec"], "flags": flags}).get()
+    assert set(data) == {"id", "R", "jobspec"} and data["R"]["execution"]["nodelist"] == ["node0"]
+    with pytest.raises(OSError) as exc:
+        h.rpc("job-info.lookup", {"id": jobid, "keys": ["R"], "flags": 4}).get()
+    assert exc.value.errno == errno.EPROTO
+
+
+def test_guest_eventlogs_flux_lite_never_writes(pyflux, flux, h):
+    from flux import job
+
+    jobid = job.submit(h, spec("sleep", "100"))
+    t0 = flux.now()
+    with pytest.raises(FileNotFoundError) as exc:
+        job.event_wait(h, jobid, "shell.start", eventlog="guest.exec.eventlog")
+    assert exc.value.strerror == "guest.exec.eventlog: not written: flux-lite runs no job shell"
+    assert flux.now() == t0  # found out at once, without running the job to its end
+    held = job.submit(h, spec("true"), urgency=0)
+    job.cancel(h, held)
+    # a job that never ran has no guest eventlog to watch: the watch ends
+    assert list(job.event_watch(h, held, eventlog="guest.exec.eventlog")) == []

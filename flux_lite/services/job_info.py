@@ -42,9 +42,10 @@ def lookup(instance: Instance, payload: Payload) -> Payload:
 @service(SERVICES, "job-info.eventlog-watch", streaming=True)
 def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
     """A job's eventlog, entry by entry. The main eventlog ends (ENODATA)
-    after `clean`; a guest eventlog (guest.exec.eventlog, guest.output...)
-    once the job is inactive and every entry was sent (at once if the job
-    never wrote it).
+    after `clean`; a guest eventlog (guest.output...) once the job is
+    inactive and every entry was sent, at once if the job never ran. One
+    the started job has not written is ENOENT: flux-lite runs no job shell,
+    so guest.exec.eventlog never comes.
 
     Each entry not yet written is waited for as `flux job wait-event` waits:
     under a virtual clock, simulated time passes until it is posted."""
@@ -60,7 +61,13 @@ def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
                 return f"job {f58(jobid)} not found"
             ended = bool(entries) and entries[-1]["name"] == "clean"
             if not main:
-                entries = broker.kvs.get_eventlog(key) or []
+                started = any(e["name"] == "start" for e in entries)
+                entries = broker.kvs.get_eventlog(key)
+                if entries is None:
+                    # a job's shell writes its eventlogs when the job starts:
+                    # one still missing then never comes (a job that never
+                    # ran has none: its watch just ends)
+                    return "unwritten" if started else [] if ended else None
             if len(entries) > sent:
                 return entries[sent:]
             if not main and ended:
@@ -68,6 +75,8 @@ def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
             return None
 
         found = wait_for(instance, more, f"event {sent + 1} of the {path} of job {f58(jobid)} cannot arrive")
+        if found == "unwritten":
+            raise FluxLiteError(f"{path}: not written: flux-lite runs no job shell", errno=errno.ENOENT)
         if isinstance(found, str):
             raise FluxLiteError("No such file or directory", errno=errno.ENOENT)
         if not found:
