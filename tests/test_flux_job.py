@@ -465,3 +465,16 @@ def test_guest_eventlogs_flux_lite_never_writes(pyflux, flux, h):
     job.cancel(h, held)
     # a job that never ran has no guest eventlog to watch: the watch ends
     assert list(job.event_watch(h, held, eventlog="guest.exec.eventlog")) == []
+
+
+def test_job_kvs_directories(pyflux, flux, h):
+    import flux.kvs
+    from flux import job
+
+    jobid = job.submit(h, spec("true"), waitable=True)
+    job.wait(h, jobid)
+    for directory in (job.job_kvs(h, jobid), job.job_kvs_guest(h, jobid)):
+        assert isinstance(directory, flux.kvs.KVSDir)
+        assert flux.kvs.exists(h, directory.path) and flux.kvs.isdir(h, directory.path)
+    assert directory.path == f"{job.JobID(jobid).kvs}.guest"
+    assert "output" in job.job_kvs_guest(h, jobid)

@@ -16,3 +16,4 @@ from flux.job.list import JobList, JobListIdRPC, JobListRPC, get_job, job_list, 
 from flux.job.kvslookup import JobInfoLookupRPC, JobKVSLookup, job_info_lookup, job_kvs_lookup  # noqa: F401
 from flux.job.stats import JobStats  # noqa: F401
 from flux.job.timeleft import timeleft  # noqa: F401
+from flux.job.kvs import job_kvs, job_kvs_guest  # noqa: F401
