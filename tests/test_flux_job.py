@@ -325,7 +325,7 @@ def test_job_list(pyflux, flux, h):
         "id": b, "userid": 0, "urgency": 16, "priority": 16, "t_submit": flux.now(), "t_depend": flux.now(),
         "t_priority": flux.now(), "t_sched": flux.now(), "t_run": flux.now(), "state": constants.FLUX_JOB_STATE_RUN,
         "name": "b", "cwd": "/tmp", "ntasks": 1, "ncores": 1, "duration": 0.0, "nnodes": 1, "ranks": "0",
-        "nodelist": "node0", "annotations": {"sched": {"resource_summary": "rank0/core0"}},
+        "nodelist": "node0", "expiration": 0.0, "annotations": {"sched": {"resource_summary": "rank0/core0"}},
     }
     assert job.job_list(h, attrs=["name"]).get_jobs()[0] == {"id": c, "name": "c"}
     inactive = job.job_list_inactive(h, attrs=["result", "success"]).get_jobs()
@@ -452,15 +452,16 @@ def test_job_info_lookup_topic(pyflux, flux, h):
     assert exc.value.errno == errno.EPROTO
 
 
-def test_guest_eventlogs_flux_lite_never_writes(pyflux, flux, h):
+def test_guest_eventlogs(pyflux, flux, h):
     from flux import job
 
     jobid = job.submit(h, spec("sleep", "100"))
     t0 = flux.now()
+    assert job.event_wait(h, jobid, "shell.start", eventlog="guest.exec.eventlog").name == "shell.start"
+    assert flux.now() == t0
     with pytest.raises(FileNotFoundError) as exc:
-        job.event_wait(h, jobid, "shell.start", eventlog="guest.exec.eventlog")
-    assert exc.value.strerror == "guest.exec.eventlog: not written: flux-lite runs no job shell"
-    assert flux.now() == t0  # found out at once, without running the job to its end
+        job.event_wait(h, jobid, "x", eventlog="guest.input")
+    assert exc.value.strerror == "guest.input: not written: flux-lite runs no job shell"
     held = job.submit(h, spec("true"), urgency=0)
     job.cancel(h, held)
     # a job that never ran has no guest eventlog to watch: the watch ends

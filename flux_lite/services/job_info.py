@@ -11,7 +11,7 @@ from flux_lite.errors import FluxLiteError
 from flux_lite.formats.eventlog import format_json
 from flux_lite.formats.jobid import f58, kvs_key
 from flux_lite.instance import Instance
-from flux_lite.job_info import lookup_keys
+from flux_lite.job_info import EXEC_EVENTLOG, exec_eventlog, lookup_keys
 from flux_lite.job_manager import waiters
 from flux_lite.services.table import Payload, Service, field, service, wait_for
 
@@ -62,7 +62,10 @@ def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
             ended = bool(entries) and entries[-1]["name"] == "clean"
             if not main:
                 started = any(e["name"] == "start" for e in entries)
-                entries = broker.kvs.get_eventlog(key)
+                if path == EXEC_EVENTLOG:
+                    entries = exec_eventlog(broker, broker.jm.load_any(jobid), entries)
+                else:
+                    entries = broker.kvs.get_eventlog(key)
                 if entries is None:
                     # a job's shell writes its eventlogs when the job starts:
                     # one still missing then never comes (a job that never
