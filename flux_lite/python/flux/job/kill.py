@@ -41,7 +41,7 @@ def cancel(flux_handle: Any, jobid: Any, reason: str | None = None) -> Any:
     return cancel_async(flux_handle, jobid, reason).get()
 
 
-# the names issue 26 asked for (Flux's are job_raise, job_raise_async)
+# the short names scripts use (Flux's are job_raise, job_raise_async)
 raise_ = job_raise
 raise_async = job_raise_async
 _jobid = jobid
