@@ -924,7 +924,11 @@ def delete(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
     conn.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
 
 
-def user_count(conn: sqlite3.Connection, userid: int) -> int:
+def user_count(conn: sqlite3.Connection, userid: int, limit: int | None = None) -> int:
+    """userid's jobs (no more than limit, if given: then only that many index entries are read)."""
+    if limit is not None:
+        return conn.execute("SELECT count(*) FROM (SELECT 1 FROM jobs WHERE userid = ? LIMIT ?)",
+                            (userid, limit)).fetchone()[0]
     return conn.execute("SELECT count(*) FROM jobs WHERE userid = ?", (userid,)).fetchone()[0]
 
 
