@@ -213,7 +213,7 @@ def write_rows(conn: sqlite3.Connection, jobs: Iterable[Job]) -> None:
         chunk = list(islice(rows, 512))
         if not chunk:
             return
-        packed = [row for row in chunk if type(row[11]) is bytes]
+        packed = [row for row in chunk if row[2] == INACTIVE]  # (their records are packed)
         if packed:
             counted = ensure_counts(conn)
             if counted:
