@@ -17,7 +17,7 @@ import time
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 BENCHMARKS = ("startup", "submit_jobs", "vclock", "swf_replay", "replay_trace", "reload", "backfill_pass", "scaling",
-              "jobctl", "dependencies")
+              "jobctl", "dependencies", "history")
 
 
 def main():

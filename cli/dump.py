@@ -3,13 +3,13 @@
 import sys
 
 import click
-from flux_lite.cli.common import session, state_dir
+from flux_lite.cli.common import read_session, state_dir
 from flux_lite.cli.words import prog
 
 from flux_lite import archive
 from flux_lite import config as configmod
 from flux_lite import restore as restoremod
-from flux_lite.dump import collect
+from flux_lite.dump import entries
 from flux_lite.instance import resolve_state_dir
 
 
@@ -23,10 +23,13 @@ class _Progress:
         self.verbose = verbose
         self.open = False
 
+    def due(self, count):
+        """Is the line shown at this count? (Asked first: a dump of a million
+        jobs passes here five million times.)"""
+        return (count % 100 == 0 or count < 10) and not (self.quiet or self.verbose)
+
     def show(self, text, count):
-        if self.quiet or self.verbose:
-            return
-        if count % 100 == 0 or count < 10:
+        if self.due(count):
             sys.stderr.write(f"\r{self.prog}: {text}")
             sys.stderr.flush()
             self.open = True
@@ -66,40 +69,60 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
             raise archive.ArchiveError(f"Failed to open '{outfile}'")
 
     progress = _Progress(prog("dump", ctx), quiet, verbose)
-    with session(ctx) as broker:
-        entries = collect(broker, checkpoint=checkpoint)
-    for n, entry in enumerate(entries, 1):
+
+    def on_entry(entry, n):
         if verbose:
             click.echo(entry.path, err=True)
-        progress.show(f"archived {n} keys", n)
+        elif progress.due(n):
+            progress.show(f"archived {n} keys", n)
+
+    # the archive is written as the instance is read, a batch of jobs at a time
+    with read_session(ctx) as broker:
+        try:
+            n = archive.write(outfile, entries(broker, checkpoint=checkpoint), stdout=sys.stdout.buffer,
+                              on_entry=on_entry)
+        except BaseException:
+            progress.abort()
+            raise
+    progress.end(f"archived {n} keys")
+
+
+def max_size_option(f):
+    return click.option(
+        "--max-size", metavar="SIZE", callback=_max_size,
+        help="Most a compressed archive may decompress to, and the largest entry it may hold "
+             "(e.g. 8G; default: 200 times the archive's size, at least 512M).")(f)
+
+
+def _max_size(ctx, param, value):
+    if value is None:
+        return None
     try:
-        archive.write(outfile, entries, stdout=sys.stdout.buffer)
-    except BaseException:
-        progress.abort()
-        raise
-    progress.end(f"archived {len(entries)} keys")
+        return archive.parse_size(value)
+    except archive.ArchiveError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def restore_archive(ctx, path, *, quiet=False, verbose=False, force=False, clock=None, config=None,
-                    resources=None, target=None):
+                    resources=None, target=None, max_size=None):
     """Read ARCHIVE (with Flux's progress line) and create the instance at target."""
     progress = _Progress(prog("restore", ctx), quiet, verbose)
 
     def on_entry(entry, keys, blobs):
         if verbose:
             click.echo(f"{entry.path} -> {entry.target}" if entry.is_symlink else entry.path, err=True)
-        progress.show(f"restored {keys} keys ({blobs} blobs)", keys)
+        elif progress.due(keys):
+            progress.show(f"restored {keys} keys ({blobs} blobs)", keys)
 
     try:
-        entries = archive.read(path, stdin=sys.stdin.buffer)
-        snap = restoremod.load(entries, on_entry=on_entry)
-        inst = restoremod.restore(target, snap, force=force, clock=clock, config=config,
-                                  resources=resources, source="stdin" if path == "-" else path)
+        done = restoremod.restore(target, archive.entries(path, stdin=sys.stdin.buffer, max_size=max_size),
+                                  force=force, clock=clock, config=config, resources=resources,
+                                  source="stdin" if path == "-" else path, on_entry=on_entry)
     except BaseException:
         progress.abort()
         raise
-    progress.end(f"restored {snap.nkeys} keys ({snap.nblobs} blobs)")
-    return inst
+    progress.end(f"restored {done.nkeys} keys ({done.nblobs} blobs)")
+    return done.instance
 
 
 @click.command()
@@ -109,14 +132,15 @@ def restore_archive(ctx, path, *, quiet=False, verbose=False, force=False, clock
 @click.option("--clock", type=click.Choice(["real", "virtual"]), default=None,
               help="Clock mode of the restored instance.")
 @click.option("-c", "--config", "config_file", metavar="FILE", help="Instance configuration (YAML or TOML).")
+@max_size_option
 @click.argument("infile", metavar="INFILE", type=click.Path(dir_okay=False, allow_dash=True))
 @click.pass_context
-def restore(ctx, verbose, quiet, force, clock, config_file, infile):
+def restore(ctx, verbose, quiet, force, clock, config_file, max_size, infile):
     """Create an instance from a Flux KVS archive (INFILE, or - for stdin).
 
     The instance is created in the selected state directory, as by start.
     """
     cfg = configmod.load_file(config_file) if config_file else None
     inst = restore_archive(ctx, infile, quiet=quiet, verbose=verbose, force=force, clock=clock, config=cfg,
-                           target=resolve_state_dir(state_dir(ctx)))
+                           target=resolve_state_dir(state_dir(ctx)), max_size=max_size)
     inst.close()

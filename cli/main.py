@@ -44,6 +44,7 @@ COMMANDS = {
     "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
     "restore": ("dump", "restore", "Create an instance from a Flux KVS archive"),
     "python": ("python", "python", "Run Python with flux-lite's `flux` package (Flux's Python API)"),
+    "version": ("version", "version", "Print the versions of the commands and library (as flux version)"),
 }
 
 

@@ -8,7 +8,6 @@ from flux_lite.cli._complete import PolicyChoice
 from flux_lite.cli.output import progress_report
 
 from flux_lite import workload
-from flux_lite.errors import FluxLiteError
 from flux_lite.formats.fsd import format_fsd
 from flux_lite.sched import registry
 
@@ -57,24 +56,8 @@ def replay(policy, nodes, cores_per_node, limit, as_json, keep, trace):
     time limit and its recorded run time as exec.test.run_duration. The
     instance then runs until every job is inactive, and a summary is printed.
     """
-    import shutil
-    import tempfile
-
-    tr = workload.read_trace(trace, limit=limit)
-    n, c, jobs = workload.fit(tr, nodes, cores_per_node)
-    if keep is not None:
-        if os.path.exists(keep):
-            raise FluxLiteError(f"{keep}: already exists (--keep needs a new directory)")
-        state, tmp = keep, None
-    else:
-        tmp = tempfile.mkdtemp(prefix="flux-lite-replay-")
-        state = os.path.join(tmp, "state")
-    try:
-        with progress_report("replaying") as report:
-            summary = workload.replay_trace(state, jobs, n, c, policy=policy, progress=report)
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+    with progress_report("replaying") as report:
+        summary, tr = workload.replay_file(trace, policy, nodes, cores_per_node, limit, keep, progress=report)
     figures = {"trace": os.path.basename(trace) if trace != "-" else "-", "skipped": tr.skipped}
     if as_json:
         click.echo(json.dumps(dict(summary, trace=figures["trace"], skipped=tr.skipped), sort_keys=True))

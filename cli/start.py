@@ -8,7 +8,7 @@ import tempfile
 
 import click
 from flux_lite.cli.common import state_dir
-from flux_lite.cli.dump import restore_archive
+from flux_lite.cli.dump import max_size_option, restore_archive
 from flux_lite.cli.words import flux_environment, prog
 
 from flux_lite import config as configmod
@@ -34,9 +34,11 @@ MAX_PER_NODE = 4096
 @click.option("-f", "--force", is_flag=True, help="Replace an existing instance.")
 @click.option("--restore", "restore", metavar="ARCHIVE", type=click.Path(dir_okay=False, allow_dash=True),
               help="Start from a Flux KVS archive (flux dump or flux-lite dump; - for stdin).")
+@max_size_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock, force, restore, command):
+def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock, force, restore, max_size,
+          command):
     """Create a persistent instance, or run COMMAND in a temporary one.
 
     Without COMMAND the instance is created in the selected state directory.
@@ -64,7 +66,8 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
         resources = dict(size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus) if explicit else None
         # quiet, as the restore Flux's rc1 runs for -Scontent.restore
         return restore_archive(ctx, restore, quiet=True, force=force, clock=clock,
-                               config=cfg if config_file else None, resources=resources, target=path)
+                               config=cfg if config_file else None, resources=resources, target=path,
+                               max_size=max_size)
 
     if not command:
         path = resolve_state_dir(state_dir(ctx))

@@ -176,3 +176,24 @@ def module_debug(broker, name, clear_all=False, set_=None, setbit=None, clearbit
     if changed:
         set_flags(flags)
     return flags
+
+
+# -- the flux package's KVS requests (kvs.commit, kvs.lookup) -------------------------
+
+
+def kvs_commit(instance, ops):
+    """kvs.commit: a Flux KVS transaction (KVS.commit_ops), the instance
+    owner's as `kvs put` is; instance keys are refused as `kvs put` refuses them."""
+    access.require_owner(instance.identity, "kvs put")
+    instance.kvs.commit_ops(ops)
+
+
+def kvs_lookup(instance, key, readdir=False, readlink=False):
+    """kvs.lookup (KVS.lookup); another user's job keys are refused to a
+    guest, as `kvs get` refuses them (each symlink's target checked too)."""
+    store = instance.kvs
+
+    def check(key):
+        access.check_kvs_read(instance.identity, key, lambda jobid: job_userid(store, jobid))
+
+    return store.lookup(key, readdir=readdir, readlink=readlink, check=check)

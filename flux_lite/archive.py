@@ -8,8 +8,15 @@ compression it recognizes. This module does the same for the formats the Python
 standard library can carry: tar (plain, gzip, bzip2, xz; also zstd where the
 interpreter has it), zip and cpio (odc and newc).
 
-Everything is read into memory before anyone uses it, so a junk or truncated
-archive fails before anything is created.
+Archives stream both ways, as libarchive's do: `write` takes the entries as
+they come and `entries` yields them as they are read, so a dump or a restore
+holds one entry and a buffer at a time, whatever the archive's size (a zip
+alone keeps its table of contents in memory, as zip needs it at the end).
+
+A compressed archive is decompressed within a budget tied to its size: at
+most RATIO times its compressed size (never less than MIN_BUDGET), or what
+max_size says. Every archive flux-lite writes compresses far less than that
+(RATIO says how much); a decompression bomb stops at the budget.
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ import io
 import os
 import stat
 import tarfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from zlib import adler32
 
 from flux_lite.errors import FluxLiteError
 
@@ -57,6 +66,10 @@ _WRITE_FORMATS = (
     (".cpio", ("cpio", None)),
 )
 
+# gzip level: zlib's default, as libarchive writes (9 costs twice the time for 2% less)
+GZIP_LEVEL = 6
+_FLUSH_AT = 1 << 20  # bytes gathered before one write
+
 
 def write_format(path: str) -> tuple[str, str | None]:
     """(container, compression) for an output path; '-' is a plain tar."""
@@ -69,30 +82,44 @@ def write_format(path: str) -> tuple[str, str | None]:
     raise ArchiveError(f"No such format '{path}'")
 
 
-def encode(entries: list[Entry], container: str, compression: str | None = None,
+def encode(entries: Iterable[Entry], container: str, compression: str | None = None,
            uid: int = 0, gid: int = 0) -> bytes:
     """The archive bytes holding entries (mode 0644, owner uid/gid)."""
+    buf = io.BytesIO()
+    write_stream(buf, entries, container, compression, uid=uid, gid=gid)
+    return buf.getvalue()
+
+
+def write_stream(out, entries: Iterable[Entry], container: str, compression: str | None = None,
+                 uid: int = 0, gid: int = 0, on_entry: Callable[[Entry, int], None] | None = None) -> int:
+    """Write entries to the binary file out as they come; returns their number.
+    on_entry(entry, n) sees each one once it is written."""
+    sink = _compressing(out, compression)
     if container == "tar":
-        data = _encode_tar(entries, uid, gid)
+        n = _write_tar(sink, entries, uid, gid, on_entry)
     elif container == "zip":
-        data = _encode_zip(entries)
+        n = _write_zip(sink, entries, on_entry)
     elif container == "cpio":
-        data = _encode_cpio(entries, uid, gid)
+        n = _write_cpio(sink, entries, uid, gid, on_entry)
     else:  # pragma: no cover - write_format never yields another
         raise ArchiveError(f"unknown archive container {container}")
-    if compression == "gz":
-        import gzip
+    if sink is not out:
+        sink.close()  # the compressor's trailer (out itself stays open)
+    return n
 
-        data = gzip.compress(data, mtime=0)
-    elif compression == "bz2":
+
+def _compressing(out, compression):
+    if compression == "gz":
+        return _GzipWriter(out)
+    if compression == "bz2":
         import bz2
 
-        data = bz2.compress(data)
-    elif compression == "xz":
+        return bz2.BZ2File(out, "wb")
+    if compression == "xz":
         import lzma
 
-        data = lzma.compress(data)
-    return data
+        return lzma.LZMAFile(out, "wb")
+    return out
 
 
 def _ustar_header(name, size, mtime, uid, gid, symlink_target=None):
@@ -134,27 +161,6 @@ def _ustar_header(name, size, mtime, uid, gid, symlink_target=None):
     return header[:148] + chksum + header[156:]
 
 
-def _encode_tar(entries, uid, gid):
-    """A tar archive: plain ustar headers (pax only for entries that need
-    it), as libarchive's "pax restricted" format that flux dump writes."""
-    out = []
-    for e in entries:
-        if e.is_symlink:
-            header = _ustar_header(e.path, 0, 0, uid, gid, e.target)
-            body = b""
-        else:
-            header = _ustar_header(e.path, len(e.data), int(e.mtime), uid, gid)
-            body = e.data
-        if header is None:
-            header = _pax_header(e, uid, gid)
-        out.append(header)
-        if body:
-            out.append(body)
-            out.append(bytes(-len(body) % 512))
-    out.append(bytes(1024))
-    return b"".join(out)
-
-
 def _pax_header(e, uid, gid):
     """Header blocks (a pax extended header first) for an entry ustar cannot hold."""
     info = tarfile.TarInfo(e.path)
@@ -171,14 +177,89 @@ def _pax_header(e, uid, gid):
     return info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
 
 
-def _encode_zip(entries):
+
+
+def _write_tar(out, entries, uid, gid, on_entry):
+    """A tar archive: plain ustar headers (pax only for entries that need
+    it), as libarchive's "pax restricted" format that flux dump writes.
+
+    The common header (an ASCII name of at most 100 bytes) is put together
+    from pieces made once, its checksum from theirs: a dump writes millions."""
+    ids = b"000644 \0" + b"%06o \0" % uid + b"%06o \0" % gid
+    tail = b"ustar\x0000" + bytes(64) + b"000000 \0" * 2 + bytes(167)
+    fast = 0 <= uid < 0o777777 and 0 <= gid < 0o777777
+    base = sum(ids) + sum(tail) + 8 * 32  # (the checksum field counts as spaces)
+    names = bytes(100)
+    times: dict[int, tuple[bytes, int]] = {}
+    link0 = bytes(100)
+    pending: list[bytes] = []
+    size = 0
+    n = 0
+    for e in entries:
+        target = e.target
+        header = None
+        path = e.path
+        if fast and len(path) <= 100 and path.isascii():
+            raw = path.encode()
+            if target is None:
+                body = e.data
+                blen = len(body)
+                mt = int(e.mtime)
+                tm = times.get(mt)
+                if tm is None and 0 <= mt < 0o77777777777:
+                    field = b"%011o " % mt
+                    tm = times[mt] = (field, sum(field))
+                if tm is not None and blen < 0o77777777777:
+                    sz = b"%011o " % blen
+                    head = raw + names[len(raw):] + ids + sz + tm[0]
+                    chk = base + sum(raw) + sum(sz) + tm[1] + 48  # (typeflag '0')
+                    header = b"".join((head, b"%06o\0 " % chk, b"0", link0, tail))
+            else:
+                body = b""
+                if len(target) <= 100 and target.isascii():
+                    link = target.encode()
+                    field = b"%011o " % 0
+                    head = raw + names[len(raw):] + ids + field + field
+                    chk = base + sum(raw) + 2 * sum(field) + 50 + sum(link)  # (typeflag '2')
+                    header = b"".join((head, b"%06o\0 " % chk, b"2", link + link0[len(link):], tail))
+        if header is None:
+            if target is not None:
+                header = _ustar_header(e.path, 0, 0, uid, gid, target)
+                body = b""
+            else:
+                header = _ustar_header(e.path, len(e.data), int(e.mtime), uid, gid)
+                body = e.data
+            if header is None:
+                header = _pax_header(e, uid, gid)
+        pending.append(header)
+        size += 512
+        if body:
+            pending.append(body)
+            pad = -len(body) % 512
+            if pad:
+                pending.append(_ZERO_BLOCK[:pad])
+            size += len(body) + pad
+        if size >= _FLUSH_AT:
+            out.write(b"".join(pending))
+            pending.clear()
+            size = 0
+        n += 1
+        if on_entry is not None:
+            on_entry(e, n)
+    pending.append(bytes(1024))
+    out.write(b"".join(pending))
+    return n
+
+
+def _write_zip(out, entries, on_entry):
+    import time
     import zipfile
 
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    n = 0
+    # (zipfile needs to seek back over what it wrote only when it cannot: a
+    # pipe gets data descriptors instead)
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for e in entries:
-            import time
-
             stamp = time.gmtime(max(int(e.mtime), 315532800))[:6]  # zip starts in 1980
             info = zipfile.ZipInfo(e.path, date_time=stamp)
             info.create_system = 3  # unix: external_attr carries the mode
@@ -189,12 +270,14 @@ def _encode_zip(entries):
                 info.external_attr = (stat.S_IFREG | 0o644) << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
                 zf.writestr(info, e.data)
-    return buf.getvalue()
+            n += 1
+            if on_entry is not None:
+                on_entry(e, n)
+    return n
 
 
-def _encode_cpio(entries, uid, gid):
+def _write_cpio(out, entries, uid, gid, on_entry):
     """POSIX octet-oriented cpio ("odc"), libarchive's "cpio" format."""
-    out = io.BytesIO()
 
     def member(name, mode, mtime, data, ino):
         namebytes = name.encode() + b"\0"
@@ -202,80 +285,134 @@ def _encode_cpio(entries, uid, gid):
             0, ino & 0o777777, mode, uid, gid, 1, 0, int(mtime), len(namebytes), len(data))
         out.write(header.encode() + namebytes + data)
 
-    for ino, e in enumerate(entries, 1):
+    n = 0
+    for n, e in enumerate(entries, 1):
         if e.is_symlink:
-            member(e.path, stat.S_IFLNK | 0o644, 0, e.target.encode(), ino)
+            member(e.path, stat.S_IFLNK | 0o644, 0, e.target.encode(), n)
         else:
-            member(e.path, stat.S_IFREG | 0o644, e.mtime, e.data, ino)
+            member(e.path, stat.S_IFREG | 0o644, e.mtime, e.data, n)
+        if on_entry is not None:
+            on_entry(e, n)
     member("TRAILER!!!", 0, 0, b"", 0)
-    return out.getvalue()
+    return n
 
 
-def write(path: str, entries: list[Entry], stdout=None) -> None:
-    """Write entries to path in the format its extension names ('-': stdout).
+def write(path: str, entries: Iterable[Entry], stdout=None,
+          on_entry: Callable[[Entry, int], None] | None = None) -> int:
+    """Write entries to path in the format its extension names ('-': stdout),
+    as they come; returns their number.
 
     The file appears whole or not at all: it is written beside its final name
     and renamed into place.
     """
     container, compression = write_format(path)
-    data = encode(entries, container, compression, uid=os.getuid(), gid=os.getgid())
+    uid, gid = os.getuid(), os.getgid()
     if path == "-":
-        stdout.write(data)
+        n = write_stream(stdout, entries, container, compression, uid, gid, on_entry)
         stdout.flush()
-        return
+        return n
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        f = open(tmp, "wb")
     except OSError:
+        raise ArchiveError(f"Failed to open '{path}'") from None
+    try:
+        with f:
+            n = write_stream(f, entries, container, compression, uid, gid, on_entry)
+        os.replace(tmp, path)
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        raise ArchiveError(f"Failed to open '{path}'") from None
+        if isinstance(exc, OSError):
+            raise ArchiveError(f"Failed to write '{path}': {exc.strerror or exc}") from None
+        raise
+    return n
+
+
+class _GzipWriter:
+    """gzip on a thread of its own: zlib lets go of the interpreter while it
+    compresses, so the archive is made and compressed at the same time."""
+
+    def __init__(self, out) -> None:
+        import queue
+        import threading
+        import zlib
+
+        self.out = out
+        self.z = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)  # gzip framing, mtime 0
+        self.q: queue.Queue = queue.Queue(maxsize=4)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            data = self.q.get()
+            if data is None:
+                return
+            if self.error is None:
+                try:
+                    self.out.write(self.z.compress(data))
+                except BaseException as exc:  # handed to the writer at close
+                    self.error = exc
+
+    def write(self, data: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        self.q.put(data)
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        self.out.write(self.z.flush())
 
 
 # -- reading --------------------------------------------------------------------
 
-
-# what one archive may cost, read and after decompression (a dump holds about
-# 5 KB per job: 10^5 jobs fit); /dev/zero or a decompression bomb is refused
-MAX_ARCHIVE = 512 << 20
+# the decompression budget: RATIO times the compressed size, at least
+# MIN_BUDGET. A dump compresses about 80 to 1 with gzip -9 and 280 to 1 with
+# xz (a tar is mostly headers and padding); zeros, a bomb's usual filling,
+# 1000 to 1 with gzip (its ceiling) and thousands to 1 with the others.
+RATIO = {"gz": 400, "bz2": 2000, "xz": 2000, "zstd": 2000}
+MIN_BUDGET = 512 << 20
+_CHUNK = 1 << 20
 
 _COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
+_CPIO = (b"070707", b"070701", b"070702")
+
+
+def parse_size(text: str) -> int:
+    """Bytes of a size such as 4096, 512M, 2G or 1.5T (binary units)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in units and t[-1:] else ""
+    try:
+        value = float(t[:-1] if unit else t)
+    except ValueError:
+        raise ArchiveError(f"invalid size '{text}' (a number of bytes, or with K, M, G or T)") from None
+    if not value > 0 or value * units[unit] > 1 << 62:
+        raise ArchiveError(f"invalid size '{text}'")
+    return int(value * units[unit])
+
+
+def _mib(n):
+    return f"{n / (1 << 20):.0f} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
 def _known_start(head: bytes) -> bool:
     """Whether head (the first 512 bytes, or all of a shorter file) can
     begin an archive this module reads."""
-    return (head.startswith(_COMPRESSED) or head[:6] in (b"070707", b"070701", b"070702")
+    return (head.startswith(_COMPRESSED) or head[:6] in _CPIO
             or head[:4] in (b"PK\x03\x04", b"PK\x05\x06") or len(head) < 512 or _looks_like_tar(head))
 
 
-def read_bytes(path: str, stdin=None, limit: int | None = None) -> bytes:
-    """The raw bytes of an archive file ('-': all of stdin). What cannot
-    start an archive is refused after its first block, and anything past
-    limit bytes (default MAX_ARCHIVE: /dev/zero, a runaway pipe) is refused too."""
-    limit = MAX_ARCHIVE if limit is None else limit
-    try:
-        f = stdin if path == "-" else open(path, "rb")
-    except OSError:
-        raise ArchiveError(f"Failed to open '{path}'") from None
-    try:
-        head = f.read(512)
-        if not _known_start(head):
-            raise ArchiveError(UNRECOGNIZED)
-        data = head + f.read(limit + 1 - len(head))
-    except OSError:
-        raise ArchiveError(f"Failed to read '{path}'") from None
-    finally:
-        if f is not stdin:
-            f.close()
-    if len(data) > limit:
-        raise ArchiveError(f"archive larger than {limit >> 20} MiB")
-    return data
+def _codec(data):
+    return {b"\x1f\x8b": "gz", b"BZ": "bz2", b"\xfd7": "xz", b"\x28\xb5": "zstd"}[data[:2]]
 
 
 def _decompressor(data):
@@ -301,54 +438,206 @@ def _decompressor(data):
     return None
 
 
-def _bounded_decompress(new, data, limit):
-    """Every stream in data (gzip and bzip2 allow several in a row), at most
-    limit bytes of output: a decompression bomb stops at the limit."""
-    out = bytearray()
-    while data:
-        d = new()
-        out += d.decompress(data, limit + 1 - len(out))
-        if len(out) > limit:
-            raise ArchiveError(f"archive larger than {limit >> 20} MiB once decompressed")
-        if not d.eof:
-            raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-        data = d.unused_data
-        if data.strip(b"\0") == b"":  # trailing padding, as gzip(1) tolerates
-            break
-    return bytes(out)
+class _Source:
+    """An archive's bytes as they are read, decompressed on the way when
+    compressed, within the budget."""
 
+    def __init__(self, f, head: bytes, size: int | None, max_size: int | None):
+        self.f = f
+        self.raw = head  # raw bytes read but not yet used
+        self.raw_in = 0  # raw bytes used so far
+        self.out = 0  # bytes handed out so far
+        self.size = size  # the raw archive's size, when known (a regular file)
+        self.max_size = max_size
+        self.new = _decompressor(head)
+        self.d = self.new() if self.new is not None else None
+        self.ratio = RATIO[_codec(head)] if self.new is not None else 1
+        self.eof = False
 
-def _decompress(data):
-    """Undo a compression layer recognized by its magic bytes."""
-    try:
-        new = _decompressor(data)
-        if new is not None:
-            return _bounded_decompress(new, data, MAX_ARCHIVE)
-    except Exception as exc:  # each codec has its own error class (lzma.LZMAError, ...)
-        # a compressed stream cut short or damaged
-        if isinstance(exc, ArchiveError):
+    @property
+    def compressed(self) -> bool:
+        return self.d is not None
+
+    def entry_limit(self) -> int:
+        """The largest single entry accepted (each is held in memory)."""
+        if self.max_size:
+            return self.max_size
+        return self._budget() if self.d is not None else MIN_BUDGET
+
+    def _budget(self):
+        if self.max_size:
+            return self.max_size
+        basis = self.size if self.size is not None else self.raw_in
+        return max(MIN_BUDGET, self.ratio * basis)
+
+    def _read_raw(self):
+        if self.raw:
+            data, self.raw = self.raw, b""
+        else:
+            try:
+                data = self.f.read(_CHUNK)
+            except OSError as exc:
+                raise ArchiveError(f"Failed to read the archive: {exc.strerror or exc}") from None
+        self.raw_in += len(data)
+        return data
+
+    def read(self) -> bytes:
+        """The next piece of the archive (b'' at its end)."""
+        if self.eof:
+            return b""
+        if self.d is None:
+            data = self._read_raw()
+            self.eof = not data
+            self.out += len(data)
+            return data
+        try:
+            data = self._inflate()
+        except ArchiveError:
             raise
-        raise ArchiveError(f"Truncated or damaged compressed archive: {exc}") from None
-    return None
+        except Exception as exc:  # each codec has its own error class (lzma.LZMAError, ...)
+            raise ArchiveError(f"Truncated or damaged compressed archive: {exc}") from None
+        self.out += len(data)
+        if self.out > self._budget():
+            budget = self._budget()
+            if self.max_size:
+                raise ArchiveError(f"archive larger than {_mib(budget)} once decompressed (--max-size)")
+            raise ArchiveError(
+                f"archive larger than {_mib(budget)} once decompressed (over {self.ratio} times its "
+                "compressed size, as a decompression bomb is): if it is genuine, "
+                "allow more with --max-size=SIZE")
+        if not data:
+            self.eof = True
+        return data
+
+    def _inflate(self):
+        d = self.d
+        while True:
+            if d.eof:
+                rest = d.unused_data or self._read_raw()
+                while rest and not rest.strip(b"\0"):
+                    rest = self._read_raw()  # trailing padding, as gzip(1) tolerates
+                if not rest:
+                    return b""
+                d = self.d = self.new()  # gzip and bzip2 allow several streams in a row
+                src = rest
+            elif hasattr(d, "unconsumed_tail"):  # zlib
+                src = d.unconsumed_tail or self._read_raw()
+                if not src:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+            elif d.needs_input:
+                src = self._read_raw()
+                if not src:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+            else:
+                src = b""
+            # at most a chunk out of each call: a bomb never inflates at once
+            data = d.decompress(src, _CHUNK)
+            if data:
+                return data
 
 
-def parse(data: bytes) -> list[Entry]:
+class _Reader:
+    """Whole blocks of a _Source, for the parsers."""
+
+    def __init__(self, src: _Source):
+        self.src = src
+        self.buf = b""
+        self.pos = 0
+
+    def have(self, n: int) -> bool:
+        """Are n bytes available from pos (reading more as needed)?"""
+        while len(self.buf) - self.pos < n:
+            more = self.src.read()
+            if not more:
+                return False
+            self.buf = self.buf[self.pos:] + more
+            self.pos = 0
+        return True
+
+    def take(self, n: int) -> bytes:
+        """Up to n bytes (fewer only at the end)."""
+        self.have(n)
+        data = self.buf[self.pos:self.pos + n]
+        self.pos += len(data)
+        return data
+
+    def skip(self, n: int) -> bool:
+        """Skip n bytes; False if the archive ends first."""
+        while n:
+            if self.pos >= len(self.buf) and not self.have(1):
+                return False
+            step = min(n, len(self.buf) - self.pos)
+            self.pos += step
+            n -= step
+        return True
+
+    def rest_is_zero(self) -> bool:
+        """Is everything left zero bytes (a tar's end padding)?"""
+        while True:
+            if self.buf[self.pos:].strip(b"\0"):
+                return False
+            self.pos = len(self.buf)
+            if not self.have(1):
+                return True
+
+
+def _open(path, stdin):
+    try:
+        f = stdin if path == "-" else open(path, "rb")
+    except OSError:
+        raise ArchiveError(f"Failed to open '{path}'") from None
+    size = None
+    try:
+        st = os.fstat(f.fileno())
+        if stat.S_ISREG(st.st_mode):
+            size = st.st_size
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        pass
+    return f, size
+
+
+def entries(path: str, stdin=None, max_size: int | None = None) -> Iterator[Entry]:
+    """The entries of the archive at path ('-': stdin), as they are read.
+
+    What cannot start an archive is refused after its first block; a
+    compressed archive is read within its budget (max_size: the most it may
+    decompress to, and the largest entry it may hold)."""
+    f, size = _open(path, stdin)
+    try:
+        try:
+            head = f.read(512)
+        except OSError:
+            raise ArchiveError(f"Failed to read '{path}'") from None
+        yield from _entries(_Source(f, head, size, max_size))
+    finally:
+        if f is not stdin:
+            f.close()
+
+
+def parse(data: bytes, max_size: int | None = None) -> list[Entry]:
     """The entries of an archive given as bytes (any supported format)."""
-    inner = _decompress(data)
-    if inner is not None:
-        data = inner
-    if data[:6] in (b"070707", b"070701", b"070702"):
-        return _parse_cpio(data)
-    if data[:4] == b"PK\x03\x04" or data[:4] == b"PK\x05\x06":
-        return _parse_zip(data)
-    if _looks_like_tar(data):
-        return _parse_tar(data)
-    raise ArchiveError(UNRECOGNIZED)
+    return list(_entries(_Source(io.BytesIO(data[512:]), data[:512], len(data), max_size)))
 
 
-def read(path: str, stdin=None) -> list[Entry]:
-    """The entries of the archive at path ('-': stdin)."""
-    return parse(read_bytes(path, stdin))
+def read(path: str, stdin=None, max_size: int | None = None) -> list[Entry]:
+    """Every entry of the archive at path ('-': stdin) (small archives: tests)."""
+    return list(entries(path, stdin, max_size))
+
+
+def _entries(src: _Source) -> Iterator[Entry]:
+    if not _known_start(src.raw):
+        raise ArchiveError(UNRECOGNIZED)
+    r = _Reader(src)
+    r.have(512)
+    head = r.buf[:512]
+    if head[:6] in _CPIO:
+        yield from _read_cpio(r)
+    elif head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        yield from _read_zip(r)
+    elif _looks_like_tar(head):
+        yield from _read_tar(r)
+    else:
+        raise ArchiveError(UNRECOGNIZED)
 
 
 def _looks_like_tar(data):
@@ -367,6 +656,8 @@ def _looks_like_tar(data):
 
 
 def _clean_path(name):
+    if name and name[0] not in "./" and name[-1] != "/" and "//" not in name and "/." not in name:
+        return name  # (the usual case, at once)
     path = name
     while path.startswith("./"):
         path = path[2:]
@@ -378,110 +669,157 @@ def _clean_path(name):
 
 
 _ZERO_BLOCK = bytes(512)
+_SPACES = b" " * 8
 
 
-def _parse_ustar(data):
-    """The entries of a plain ustar archive (what flux dump and flux-lite dump
-    write), read directly: several times faster than tarfile on archives of
-    tens of thousands of small entries. None for anything else (pax or GNU
-    extension headers, directories, ...), which tarfile then reads."""
-    entries = []
+def _number(field: bytes) -> int:
+    """A tar header's numeric field: octal, or GNU's base-256."""
+    if field[:1] and field[0] & 0x80:
+        value = int.from_bytes(field[1:], "big")
+        return value - (1 << (8 * len(field) - 8)) if field[0] & 0x40 else value
+    return int(field.rstrip(b"\0 ").strip() or b"0", 8)
+
+
+def _pax_records(body: bytes) -> dict[str, str]:
+    """The records of a pax extended header ("LEN key=value\\n" each)."""
+    out = {}
     pos = 0
-    n = len(data)
-    while pos + 512 <= n:
-        h = data[pos:pos + 512]
+    while pos < len(body) and body[pos:].strip(b"\0"):
+        space = body.find(b" ", pos)
+        try:
+            length = int(body[pos:space])
+        except ValueError:
+            raise ArchiveError("Damaged pax header in tar archive") from None
+        record = body[space + 1:pos + length]
+        if length <= 0 or not record.endswith(b"\n") or b"=" not in record:
+            raise ArchiveError("Damaged pax header in tar archive")
+        key, _, value = record[:-1].partition(b"=")
+        out[key.decode("utf-8", "surrogateescape")] = value.decode("utf-8", "surrogateescape")
+        pos += length
+    return out
+
+
+def _read_tar(r: _Reader) -> Iterator[Entry]:
+    """The entries of a tar archive: ustar (what flux dump and flux-lite dump
+    write), pax and GNU extensions, old v7 headers; directories are skipped."""
+    limit = r.src.entry_limit()
+    pax: dict[str, str] = {}
+    first = True
+    while True:
+        if not r.have(512):
+            if r.rest_is_zero():
+                return  # no end blocks: accepted, as libarchive does
+            raise ArchiveError("Truncated tar archive")
+        h = r.buf[r.pos:r.pos + 512]
         if h == _ZERO_BLOCK:
-            return entries
+            return
         try:
             chksum = int(h[148:156].rstrip(b"\0 ").strip() or b"-1", 8)
         except ValueError:
-            return None
-        if chksum != sum(h[:148]) + 256 + sum(h[156:]) or h[257:262] != b"ustar":
-            return None
-        flag = h[156:157]
-        if flag not in (b"0", b"\0", b"2") or h[124] & 0x80 or h[136] & 0x80:
-            return None
-        try:
-            size = int(h[124:136].rstrip(b"\0 ").strip() or b"0", 8)
-            mtime = int(h[136:148].rstrip(b"\0 ").strip() or b"0", 8)
-            name = h[0:100].split(b"\0", 1)[0].decode()
-            prefix = h[345:500].split(b"\0", 1)[0].decode()
-            linkname = h[157:257].split(b"\0", 1)[0].decode()
-        except (ValueError, UnicodeDecodeError):
-            return None
-        if prefix:
-            name = f"{prefix}/{name}"
-        start = pos + 512
-        if flag == b"2":
-            entries.append(Entry(_clean_path(name), target=linkname, mtime=float(mtime)))
-            size = 0
+            chksum = -1
+        # the sum of the header's bytes (the checksum field as spaces): adler32
+        # has it modulo 65521 in its low half, at C speed, which is the sum
+        # itself when every byte is ASCII (512 * 127 < 65521)
+        if h.isascii():
+            bad = (adler32(h[156:], adler32(_SPACES, adler32(h[:148]))) & 0xFFFF) != (1 + chksum) % 65521 \
+                or chksum >= 65521
         else:
-            if start + size > n:
-                raise ArchiveError("Truncated tar archive")
-            entries.append(Entry(_clean_path(name), data=data[start:start + size], mtime=float(mtime)))
-        pos = start + ((size + 511) & ~511)
-        if pos > n:
+            bad = chksum != sum(h[:148]) + 256 + sum(h[156:])
+        if bad:
+            raise ArchiveError(UNRECOGNIZED if first else "Truncated tar archive")
+        first = False
+        r.pos += 512
+        flag = h[156:157]
+        try:
+            if h[124] < 0x80 and h[136] < 0x80:
+                try:
+                    size = int(h[124:135], 8)
+                    mtime = float(int(h[136:147], 8))
+                except ValueError:
+                    size = _number(h[124:136])
+                    mtime = float(_number(h[136:148]))
+            else:
+                size = _number(h[124:136])
+                mtime = float(_number(h[136:148]))
+        except ValueError:
+            raise ArchiveError("Damaged tar header") from None
+        if size < 0 or size > limit:
+            raise ArchiveError(f"archive entry larger than {_mib(limit)}: allow more with --max-size=SIZE"
+                               if size > 0 else "Damaged tar header")
+        if not r.have(size):
+            raise ArchiveError("Truncated tar archive")
+        body = r.buf[r.pos:r.pos + size]
+        r.pos += size
+        if not r.skip(-size % 512):
             raise ArchiveError("Truncated tar archive")  # the padding is cut off
-    if data[pos:].strip(b"\0"):
-        raise ArchiveError("Truncated tar archive")
-    return entries
+        if flag in (b"x", b"g", b"L", b"K"):
+            if flag == b"x":
+                pax.update(_pax_records(body))
+            elif flag == b"L":
+                pax["path"] = body.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+            elif flag == b"K":
+                pax["linkpath"] = body.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+            continue  # ('g': global records, nothing flux-lite uses)
+        raw = h[0:100].split(b"\0", 1)[0]
+        if h[257:262] == b"ustar" and h[263:265] == b"00":
+            prefix = h[345:500].split(b"\0", 1)[0]
+            if prefix:
+                raw = prefix + b"/" + raw
+        name = pax.pop("path", None) or raw.decode("utf-8", "surrogateescape")
+        linkname = pax.pop("linkpath", None) or h[157:257].split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+        if "mtime" in pax:
+            try:
+                mtime = float(pax["mtime"])
+            except ValueError:
+                pass
+        pax.clear()
+        if flag in (b"0", b"\0", b"7"):
+            yield Entry(_clean_path(name), data=body, mtime=mtime)
+        elif flag == b"2":
+            yield Entry(_clean_path(name), target=linkname, mtime=mtime)
+        elif flag == b"5":
+            continue
+        else:
+            raise ArchiveError(f"{name}: unsupported archive entry type")
 
 
-def _parse_tar(data):
-    fast = _parse_ustar(data)
-    if fast is not None:
-        return fast
-    entries = []
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-            for member in tar:
-                if member.isdir():
-                    continue
-                if member.issym():
-                    entries.append(Entry(_clean_path(member.name), target=member.linkname,
-                                         mtime=float(member.mtime)))
-                elif member.isreg():
-                    f = tar.extractfile(member)
-                    body = f.read()
-                    if len(body) != member.size:
-                        raise ArchiveError("Truncated tar archive")
-                    entries.append(Entry(_clean_path(member.name), data=body, mtime=float(member.mtime)))
-                else:
-                    raise ArchiveError(f"{member.name}: unsupported archive entry type")
-            # tarfile stops quietly at a header it cannot read; libarchive
-            # calls a partial or damaged header after the members truncation
-            rest = data[tar.offset:tar.offset + 512]
-            if rest.strip(b"\0"):
-                raise ArchiveError("Truncated tar archive")
-    except tarfile.ReadError as exc:
-        if "unexpected end" in str(exc) or "truncated" in str(exc).lower():
-            raise ArchiveError("Truncated tar archive") from None
-        raise ArchiveError(UNRECOGNIZED) from None
-    except (tarfile.TarError, EOFError):
-        raise ArchiveError("Truncated tar archive") from None
-    return entries
-
-
-def _parse_zip(data):
+def _read_zip(r: _Reader) -> Iterator[Entry]:
+    """A zip's entries: zip keeps its table of contents at the end, so the
+    archive is first copied to a temporary file (within the budget)."""
+    import tempfile
     import zipfile
 
-    entries = []
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            for info in zf.infolist():
-                if info.is_dir():
-                    continue
-                body = zf.read(info)
-                mode = info.external_attr >> 16
-                mtime = _zip_time(info.date_time)
-                if info.create_system == 3 and stat.S_ISLNK(mode):
-                    entries.append(Entry(_clean_path(info.filename), target=body.decode("utf-8", "replace"),
-                                         mtime=mtime))
-                else:
-                    entries.append(Entry(_clean_path(info.filename), data=body, mtime=mtime))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError):
-        raise ArchiveError("Truncated or damaged zip archive") from None
-    return entries
+    limit = r.src.entry_limit()
+    with tempfile.TemporaryFile() as tmp:
+        tmp.write(r.buf[r.pos:])
+        while True:
+            more = r.src.read()
+            if not more:
+                break
+            tmp.write(more)
+        tmp.seek(0)
+        try:
+            with zipfile.ZipFile(tmp) as zf:
+                for info in zf.infolist():
+                    if info.is_dir():
+                        continue
+                    if info.file_size > limit:
+                        raise ArchiveError(f"archive entry larger than {_mib(limit)}: "
+                                           "allow more with --max-size=SIZE")
+                    with zf.open(info) as member:
+                        body = member.read(limit + 1)
+                    if len(body) > limit:
+                        raise ArchiveError(f"archive entry larger than {_mib(limit)}: "
+                                           "allow more with --max-size=SIZE")
+                    mode = info.external_attr >> 16
+                    mtime = _zip_time(info.date_time)
+                    if info.create_system == 3 and stat.S_ISLNK(mode):
+                        yield Entry(_clean_path(info.filename), target=body.decode("utf-8", "replace"),
+                                    mtime=mtime)
+                    else:
+                        yield Entry(_clean_path(info.filename), data=body, mtime=mtime)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError):
+            raise ArchiveError("Truncated or damaged zip archive") from None
 
 
 def _zip_time(date_time):
@@ -493,14 +831,14 @@ def _zip_time(date_time):
         return 0.0
 
 
-def _parse_cpio(data):
-    entries = []
-    pos = 0
-    n = len(data)
+def _read_cpio(r: _Reader) -> Iterator[Entry]:
+    limit = r.src.entry_limit()
+    first = True
     while True:
-        magic = data[pos:pos + 6]
+        r.have(6)
+        magic = r.buf[r.pos:r.pos + 6]
         if magic == b"070707":
-            hdr = data[pos:pos + 76]
+            hdr = r.take(76)
             if len(hdr) < 76:
                 raise ArchiveError("Truncated cpio archive")
             try:
@@ -510,11 +848,9 @@ def _parse_cpio(data):
                 filesize = int(hdr[65:76], 8)
             except ValueError:
                 raise ArchiveError("Damaged cpio archive") from None
-            name_start = pos + 76
-            data_start = name_start + namesize
-            align = 1
+            name_pad = data_pad = 0
         elif magic in (b"070701", b"070702"):
-            hdr = data[pos:pos + 110]
+            hdr = r.take(110)
             if len(hdr) < 110:
                 raise ArchiveError("Truncated cpio archive")
             try:
@@ -522,27 +858,27 @@ def _parse_cpio(data):
             except ValueError:
                 raise ArchiveError("Damaged cpio archive") from None
             mode, mtime, filesize, namesize = fields[1], fields[5], fields[6], fields[11]
-            name_start = pos + 110
-            data_start = name_start + namesize
-            data_start += (-data_start) % 4
-            align = 4
+            name_pad = -(110 + namesize) % 4
+            data_pad = -filesize % 4
         else:
-            if not entries and pos == 0:
-                raise ArchiveError(UNRECOGNIZED)
+            raise ArchiveError(UNRECOGNIZED if first else "Truncated cpio archive")
+        first = False
+        if filesize > limit:
+            raise ArchiveError(f"archive entry larger than {_mib(limit)}: allow more with --max-size=SIZE")
+        rawname = r.take(namesize)
+        body = r.take(name_pad + filesize)[name_pad:]
+        if len(rawname) < namesize or len(body) < filesize:
             raise ArchiveError("Truncated cpio archive")
-        name = data[name_start:name_start + namesize].rstrip(b"\0").decode("utf-8", "replace")
-        end = data_start + filesize
-        if end > n:
-            raise ArchiveError("Truncated cpio archive")
+        name = rawname.rstrip(b"\0").decode("utf-8", "replace")
         if name == "TRAILER!!!":
-            return entries
-        body = data[data_start:end]
-        pos = end + ((-end) % align)
+            return
+        if not r.skip(data_pad):
+            raise ArchiveError("Truncated cpio archive")
         if stat.S_ISDIR(mode):
             continue
         if stat.S_ISLNK(mode):
-            entries.append(Entry(_clean_path(name), target=body.decode("utf-8", "replace"), mtime=float(mtime)))
+            yield Entry(_clean_path(name), target=body.decode("utf-8", "replace"), mtime=float(mtime))
         elif stat.S_ISREG(mode):
-            entries.append(Entry(_clean_path(name), data=body, mtime=float(mtime)))
+            yield Entry(_clean_path(name), data=body, mtime=float(mtime))
         else:
             raise ArchiveError(f"{name}: unsupported archive entry type")

@@ -19,8 +19,11 @@ flux-lite exactly as it was.
 from __future__ import annotations
 
 import base64
+import hashlib
+import itertools
 import json
 import re
+from collections.abc import Iterator
 
 from flux_lite import __version__, access
 from flux_lite.archive import Entry
@@ -30,11 +33,12 @@ from flux_lite.formats.jobid import kvs_key, kvs_namespace
 from flux_lite.job_manager import index
 from flux_lite.job_manager.job import INACTIVE
 from flux_lite.schema import DERIVED_VERSION
+from flux_lite.kvs import PACKED, decode_value
 from flux_lite.stored import row_text
 
 PREFIX = "flux-lite"  # flux-lite's own keys, under a directory Flux ignores
 FOREIGN = "archive"  # keys of a Flux archive flux-lite has no use for, kept as they were
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: streamed (format first, content digest after the jobs, tables in chunks)
 # derived tables, rebuilt from the eventlogs when an archive's layout is older
 SKIP_TABLES = {"kvs"}
 # per-job keys Flux has (guest/* too)
@@ -94,7 +98,13 @@ def _jobid_of(key: str) -> int:
     return int("".join(key.split(".")[1:5]), 16)
 
 
+_USERID = re.compile(r'^\{"timestamp":[0-9.e+-]+,"name":"submit","context":\{"userid":([0-9]+)[,}]')
+
+
 def _submit_userid(eventlog_text: str) -> int:
+    m = _USERID.match(eventlog_text)
+    if m is not None:
+        return int(m.group(1))
     first = eventlog_text.split("\n", 1)[0]
     try:
         return int(json.loads(first).get("context", {}).get("userid", 0))
@@ -102,109 +112,192 @@ def _submit_userid(eventlog_text: str) -> int:
         return 0
 
 
+TABLE_CHUNK = 2000  # table rows per archive entry (flux-lite/tables/NAME/N)
+_JOB_DIR_LEN = len("job.0000.0000.0000.0000")
+
+
 def collect(broker, checkpoint: bool = False) -> list[Entry]:
-    """The archive entries for the instance as it is now (inside a session).
+    """Every archive entry at once (small instances: tests); see entries()."""
+    return list(entries(broker, checkpoint))
+
+
+def entries(broker, checkpoint: bool = False) -> Iterator[Entry]:
+    """The archive entries for the instance as it is now (inside a session),
+    produced as they are written: a bounded number of jobs is read at a time.
+
+    Order: flux-lite/format (so that a restore knows at once what it reads),
+    Flux's keys (the admin and checkpoint keys, resource/, one job directory
+    after another, keys kept from a Flux archive), then flux-lite's own:
+    flux-lite/content (the digest of everything Flux reads, which only the
+    end of a stream knows), its keys, and its derived tables in chunks.
 
     Only the instance owner may dump: the archive holds every user's jobs."""
     access.require_owner(broker.instance.identity, "dump")
     kvs = broker.kvs
     now = broker.now
     kvs.flush()
-    rows = list(kvs.rows())  # (packed values unpacked)
-    values = {key: (kind, value) for key, kind, value in rows}
-
-    head: list[Entry] = []
-    resource: list[Entry] = []
-    links: list[Entry] = []
-    jobfiles: list[Entry] = []
-    guests: list[Entry] = []
-    foreign: list[Entry] = []
-    own: list[Entry] = []
-
-    def add(bucket, path, data, mtime=now):
-        bucket.append(Entry(path, data=data, mtime=mtime))
-
-    # job states from the index: which jobs are running, which ran and ended
-    states: dict[int, tuple] = {}
-    for jobid, raw in index.raw_rows(kvs.conn):
-        rec = json.loads(raw)
-        states[jobid] = (rec["state"], rec.get("started"), rec.get("finished"))
-
-    own_kinds: dict[str, str] = {}  # flux-lite's keys that are not JSON documents
-    guest_dirs: set[str] = set()
-    for key in values:
-        parts = key.split(".")
-        if is_job_dir(parts) and len(parts) >= 6 and parts[5] == "guest":
-            guest_dirs.add(".".join(parts[:5]))
-
-    for key, (kind, value) in values.items():
-        path = flux_path(key)
-        if path is None:
-            if kind != "json":
-                own_kinds[key] = kind
-            add(own, f"{PREFIX}/kvs/" + key.replace(".", "/"), _text(kind, value))
-            continue
-        if kind == "symlink":
-            links.append(Entry(path, target=value, mtime=0))
-            continue
-        data = _text(kind, value)
-        parts = key.split(".")
-        if is_job_dir(parts):
-            if parts[5] == "J" and kind == "json":
-                userid = _submit_userid(values.get(".".join(parts[:5]) + ".eventlog", ("", ""))[1])
-                data = sign_none(value, userid).encode()
-            add(guests if parts[5] == "guest" else jobfiles, path, data)
-        elif parts[0] == "admin":
-            head.append(Entry(path, data=data, mtime=now))
-        elif key.startswith(FOREIGN + "."):
-            add(foreign, path, data)
-        else:
-            add(resource, path, data)
-
-    # the exec system's part: a running job's guest namespace is a symlink;
-    # once the job is inactive its exec eventlog is in the job's directory
-    for jobid, (state, started, finished) in sorted(states.items()):
-        jobdir = kvs_key(jobid)
-        if not started or jobdir in guest_dirs:
-            continue
-        if state != INACTIVE:
-            links.append(Entry(jobdir.replace(".", "/") + "/guest", target=f"{kvs_namespace(jobid)}::.", mtime=0))
-        elif finished:
-            text = values.get(jobdir + ".eventlog", ("", ""))[1]
-            log = _exec_eventlog(eventlog.decode(text) if text else [])
-            if log:
-                add(guests, jobdir.replace(".", "/") + "/guest/exec/eventlog", log.encode())
-
-    # admin/eventlog: the instance's start (and, at a shutdown dump, finish)
-    admin = values.get("admin.eventlog")
-    admin_text = admin[1] if admin else eventlog.encode_entry(
-        broker.instance.meta.get("start", now), "start",
-        {"version": 1, "core_version": f"flux-lite-{__version__}"})
-    if checkpoint:
-        admin_text += eventlog.encode_entry(now, "finish", {"version": 1})
-    head = [e for e in head if e.path != "admin/eventlog"]
-    head.insert(0, Entry("admin/eventlog", data=admin_text.encode(), mtime=now))
-
-    if checkpoint:
-        head.append(Entry("checkpoint/job-manager", data=eventlog.dumps(
-            job_manager_checkpoint(broker)).encode(), mtime=now))
-        head.append(Entry("checkpoint/resource", data=eventlog.dumps(
-            resource_checkpoint(broker)).encode(), mtime=now))
-
-    # flux-lite's derived tables, so that a restore needs no replay
     conn = kvs.conn
     user_version = conn.execute("PRAGMA user_version").fetchone()[0]
-    jobfiles.sort(key=lambda e: e.path)
-    guests.sort(key=lambda e: e.path)
-    links.sort(key=lambda e: e.path)
-    resource.sort(key=lambda e: (e.path != "resource/R", e.path))
-    flux_entries = head + resource + links + jobfiles + guests + foreign
-    own.append(Entry(f"{PREFIX}/format", data=json.dumps(
+    yield Entry(f"{PREFIX}/format", data=json.dumps(
         {"version": FORMAT_VERSION, "derived_version": user_version or DERIVED_VERSION,
-         "flux_lite": __version__, "kinds": own_kinds,
-         "content": content_digest(flux_entries)}).encode(), mtime=now))
-    for name, sql in conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"):
+         "flux_lite": __version__}).encode(), mtime=now)
+
+    digest = ContentDigest()
+    own: list[tuple[str, str, str]] = []  # flux-lite's own keys (a few: the instance's)
+
+    def flux(entry):
+        digest.add(entry)
+        return entry
+
+    # everything outside job.* and archive.*: a few instance-wide keys
+    top = [_plain(*row) for row in conn.execute(
+        "SELECT key, kind, value FROM kvs WHERE key < 'archive.' "
+        "OR (key > 'archive/' AND key < 'job.') OR key > 'job/' ORDER BY key")]
+    head: list[Entry] = []
+    resource: list[Entry] = []
+    admin_text = None
+    for key, kind, value in top:
+        path = flux_path(key)
+        if path is None:
+            own.append((key, kind, value))
+        elif key == "admin.eventlog":
+            admin_text = value
+        elif kind == "symlink":
+            head.append(Entry(path, target=value, mtime=0))
+        elif key.startswith("admin."):
+            head.append(Entry(path, data=_text(kind, value), mtime=now))
+        else:
+            resource.append(Entry(path, data=_text(kind, value), mtime=now))
+    del top
+
+    # admin/eventlog: the instance's start (and, at a shutdown dump, finish)
+    if admin_text is None:
+        admin_text = eventlog.encode_entry(
+            broker.instance.meta.get("start", now), "start",
+            {"version": 1, "core_version": f"flux-lite-{__version__}"})
+    if checkpoint:
+        admin_text += eventlog.encode_entry(now, "finish", {"version": 1})
+    yield flux(Entry("admin/eventlog", data=admin_text.encode(), mtime=now))
+    for e in head:
+        yield flux(e)
+    if checkpoint:
+        yield flux(Entry("checkpoint/job-manager", data=eventlog.dumps(
+            job_manager_checkpoint(broker)).encode(), mtime=now))
+        yield flux(Entry("checkpoint/resource", data=eventlog.dumps(
+            resource_checkpoint(broker)).encode(), mtime=now))
+    resource.sort(key=lambda e: (e.path != "resource/R", e.path))
+    for e in resource:
+        yield flux(e)
+
+    # the jobs, one directory at a time, beside their state in the index
+    for e in _job_entries(conn, now, own):
+        yield flux(e)
+
+    # keys of a Flux archive flux-lite has no use for, back under their names
+    for key, kind, value in kvs.rows(FOREIGN):
+        path = flux_path(key) or key.replace(".", "/")
+        if kind == "symlink":
+            yield flux(Entry(path, target=value, mtime=0))
+        else:
+            yield flux(Entry(path, data=_text(kind, value), mtime=now))
+
+    # flux-lite's own: the content digest and its keys' kinds, the keys, the tables
+    kinds = {key: kind for key, kind, _ in own if kind != "json"}
+    yield Entry(f"{PREFIX}/content", data=json.dumps(
+        {"content": digest.hexdigest(), "kinds": kinds}).encode(), mtime=now)
+    for key, kind, value in own:
+        yield Entry(f"{PREFIX}/kvs/" + key.replace(".", "/"), data=_text(kind, value), mtime=now)
+    yield from _table_entries(conn, now)
+
+
+def _job_entries(conn, now, own) -> Iterator[Entry]:
+    """Each job's entries: J (signed as Flux writes an unsigned job), R,
+    eventlog, jobspec, its guest namespace; the exec system's part made up
+    from the state in the index (a running job's guest namespace is a
+    symlink; once the job is inactive its exec eventlog is in its directory)."""
+    # (a packed record is unpacked by SQL's flux_lite_unpack, the KVS's)
+    states = iter(conn.execute(
+        "SELECT id, state, json_extract(record, '$.started'), json_extract(record, '$.finished') "
+        "FROM (SELECT id, state, CASE WHEN typeof(data) = 'blob' THEN flux_lite_unpack(data) ELSE data END "
+        "AS record FROM jobs) ORDER BY id"))
+    pending = next(states, None)
+    rows = conn.execute("SELECT key, kind, value FROM kvs WHERE key > 'job.' AND key < 'job/' ORDER BY key")
+    group: list[tuple[str, str, str]] = []
+    jobdir = None
+    for row in itertools.chain(rows, [None]):
+        if row is not None and row[1] in PACKED:
+            row = _plain(*row)
+        key: str = row[0] if row is not None else ""
+        if row is not None and key[:_JOB_DIR_LEN] == jobdir and (len(key) == _JOB_DIR_LEN or key[_JOB_DIR_LEN] == "."):
+            group.append(row)
+            continue
+        if jobdir is not None:
+            jobid = _jobid_of(jobdir)
+            while pending is not None and pending[0] < jobid:
+                yield from _job_dir(kvs_key(pending[0]), [], pending, now, own)
+                pending = next(states, None)
+            state = None
+            if pending is not None and pending[0] == jobid:
+                state, pending = pending, next(states, None)
+            yield from _job_dir(jobdir, group, state, now, own)
+            group = []
+            jobdir = None
+        if row is None:
+            break
+        if is_job_dir(key.split(".", 5)[:5]) and (len(key) == _JOB_DIR_LEN or key[_JOB_DIR_LEN] == "."):
+            jobdir = key[:_JOB_DIR_LEN]
+            group.append(row)
+        else:
+            own.append(row)  # job.* keys outside any job directory: flux-lite's own
+    while pending is not None:
+        yield from _job_dir(kvs_key(pending[0]), [], pending, now, own)
+        pending = next(states, None)
+
+
+def _job_dir(jobdir, rows, state, now, own) -> Iterator[Entry]:
+    has_guest = False
+    log_text = ""
+    n = _JOB_DIR_LEN + 1
+    for key, _kind, value in rows:
+        if key[n:] == "eventlog":
+            log_text = value
+    dirpath = jobdir.replace(".", "/")
+    for row in rows:
+        key, kind, value = row
+        name = key[n:]
+        if name.startswith("guest") and (len(name) == 5 or name[5] == "."):
+            has_guest = True
+        elif name not in JOB_KEYS:
+            own.append(row)  # not Flux's: kept with flux-lite's own keys
+            continue
+        path = dirpath + "/" + name.replace(".", "/")
+        if kind == "symlink":
+            yield Entry(path, target=value, mtime=0)
+        elif name == "J" and kind == "json":
+            yield Entry(path, data=sign_none(value, _submit_userid(log_text)).encode(), mtime=now)
+        elif kind in ("json", "eventlog", "raw"):
+            yield Entry(path, data=value.encode(), mtime=now)
+        else:
+            yield Entry(path, data=_text(kind, value), mtime=now)
+    if state is None or has_guest:
+        return
+    _, st, started, finished = state
+    if not started:
+        return
+    if st != INACTIVE:
+        yield Entry(dirpath + "/guest", target=f"{kvs_namespace(_jobid_of(jobdir))}::.", mtime=0)
+    elif finished and log_text:
+        log = _exec_eventlog_of(log_text)
+        if log:
+            yield Entry(dirpath + "/guest/exec/eventlog", data=log.encode(), mtime=now)
+
+
+def _table_entries(conn, now) -> Iterator[Entry]:
+    """flux-lite's derived tables, so that a restore needs no replay: per
+    table its layout, then its rows, TABLE_CHUNK at a time."""
+    tables = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' "
+                          "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
+    for name, sql in tables:
         if name in SKIP_TABLES:
             continue
         indexes = [r[0] for r in conn.execute(
@@ -212,21 +305,63 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
             "ORDER BY name", (name,))]
         cur = conn.execute(f'SELECT * FROM "{name}"')
         columns = [d[0] for d in cur.description]
-        # (a packed jobs-index record as its text: stored.row_text)
-        table_rows = [[row_text(v) if type(v) is bytes else v for v in r] for r in cur]
-        own.append(Entry(f"{PREFIX}/tables/{name}", data=json.dumps(
-            {"sql": sql, "indexes": indexes, "columns": columns, "rows": table_rows},
-            separators=(",", ":")).encode(), mtime=now))
+        chunk = _texts(cur.fetchmany(TABLE_CHUNK))
+        # the first chunk holds the layout too (in Flux's key order it comes first)
+        yield Entry(f"{PREFIX}/tables/{name}/000000", data=json.dumps(
+            {"sql": sql, "indexes": indexes, "columns": columns, "rows": chunk},
+            separators=(",", ":")).encode(), mtime=now)
+        n = 1
+        while True:
+            chunk = _texts(cur.fetchmany(TABLE_CHUNK))
+            if not chunk:
+                break
+            yield Entry(f"{PREFIX}/tables/{name}/{n:06d}", data=json.dumps(
+                chunk, separators=(",", ":")).encode(), mtime=now)
+            n += 1
 
-    return flux_entries + own
+
+def _texts(rows):
+    """Table rows with a packed jobs-index record as its text (stored.row_text)."""
+    return [[row_text(v) if type(v) is bytes else v for v in r] for r in rows]
+
+
+def _plain(key, kind, value):
+    """A kvs row as its plain kind and text (an inactive job's values are packed)."""
+    if kind in PACKED:
+        kind, value = decode_value(key, kind, value)
+    return key, kind, value
+
+
+class ContentDigest:
+    """The digest of an archive's Flux-layout entries, in any order (a real
+    Flux that restores a dump writes its own back in its own order): the sum
+    of each entry's SHA-256. flux-lite's own state in an archive is only valid
+    with exactly the content it was written with (a real Flux that restored
+    the dump, ran and dumped again has changed it)."""
+
+    PREFIX = "sha256-sum:"
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def add(self, e: Entry) -> None:
+        path = e.path.encode()
+        if e.target is None:
+            h = hashlib.sha256(b"%d:%sF%s" % (len(path), path, e.data))
+        else:
+            h = hashlib.sha256(b"%d:%sL%s" % (len(path), path, e.target.encode()))
+        self.total += int.from_bytes(h.digest(), "big")
+
+    def hexdigest(self) -> str:
+        return self.PREFIX + f"{self.total & _MASK256:064x}"
+
+
+_MASK256 = (1 << 256) - 1
 
 
 def content_digest(entries) -> str:
-    """A digest of the Flux-layout entries: flux-lite's own state in an archive
-    is only valid with exactly the content it was written with (a real Flux
-    that restored the dump and dumped again has changed it)."""
-    import hashlib
-
+    """The digest format 1 archives carry: of the Flux-layout entries sorted
+    by path (an archive written before dumps streamed)."""
     h = hashlib.sha256()
     for e in sorted(entries, key=lambda e: e.path):
         body = b"L" + e.target.encode() if e.is_symlink else b"F" + e.data
@@ -234,6 +369,50 @@ def content_digest(entries) -> str:
             h.update(b"%d:" % len(part))
             h.update(part)
     return "sha256:" + h.hexdigest()
+
+
+_FINISH_STATUS = ',"name":"finish","context":{"status":'
+
+
+def _timestamp_before(text: str, i: int) -> float | None:
+    """The timestamp of the line where text[i] is, when the line starts with it."""
+    j = text.rfind("\n", 0, i) + 1
+    if text.startswith('{"timestamp":', j):
+        try:
+            return float(text[j + 13:i])
+        except ValueError:
+            return None
+    return None
+
+
+def _exec_eventlog_of(text: str) -> str:
+    """_exec_eventlog of an eventlog's text: read off its first start and
+    finish lines where they have the usual spelling (a dump writes one per
+    job that ran), else decoded."""
+    i = text.find(',"name":"start"')
+    k = text.find(_FINISH_STATUS)
+    if i > 0 and k > 0:
+        t0 = _timestamp_before(text, i)
+        t1 = _timestamp_before(text, k)
+        end = text.find("}}\n", k)
+        try:
+            status = int(text[k + len(_FINISH_STATUS):end]) if end > 0 else None
+        except ValueError:
+            status = None
+        if t0 is not None and t1 is not None and status is not None:
+            init = eventlog.encode_entry(t0, "init")
+            complete = eventlog.encode_entry(t1, "complete", {"status": status})
+            return "".join([init, init.replace('"init"', '"starting"', 1),
+                            init.replace('"init"', '"recoverable"', 1), complete,
+                            complete.split(',"context"', 1)[0].replace('"complete"', '"done"', 1) + "}\n"])
+    picked = []
+    for line in text.split("\n"):
+        if '"start"' in line or '"finish"' in line:
+            try:
+                picked.append(json.loads(line))
+            except ValueError:
+                continue
+    return _exec_eventlog(e for e in picked if isinstance(e, dict) and "name" in e and "timestamp" in e)
 
 
 def _exec_eventlog(entries) -> str:

@@ -11,6 +11,9 @@ the derived tables are rebuilt from the eventlogs, and a damaged scheduler or
 job-manager state is rebuilt by reloading the scheduler (hello).
 """
 
+import re
+import sqlite3
+
 from flux_lite import access, log, stored
 from flux_lite import check as checkmod
 from flux_lite import instance as instance_mod
@@ -20,7 +23,7 @@ from flux_lite.formats.jobid import f58, jobid_of_key, kvs_key
 from flux_lite.instance import DB_NAME, Instance, NoInstanceError, check_private, resolve_state_dir
 from flux_lite.job_manager import dependency, index, replay
 from flux_lite.kvs import KVS
-from flux_lite.rebuild import rebuild
+from flux_lite.rebuild import job_dirs, rebuild
 from flux_lite.sched import loader
 from flux_lite.schedstate import MODULE_KEY
 from flux_lite.schema import DERIVED_VERSION
@@ -39,6 +42,9 @@ class Report:
         self.damaged_jobs = {}  # jobid -> reason
         self.damaged_keys = {}  # key -> reason
         self.index_differs = False
+        self.index_present = True
+        self.index_problems: list[tuple[int, str]] = []  # found while the jobs are read
+        self.max_jobid = 0  # the highest job id with an eventlog (good or damaged)
 
     def add(self, text):
         self.problems.append([text, False])
@@ -49,7 +55,24 @@ class Report:
 
 
 def _integrity(kvs, report):
-    rows = [r[0] for r in kvs.conn.execute("PRAGMA integrity_check(20)")]
+    """SQLite's own check: quick_check of the whole file (every page and
+    record; the KVS, keyed by its primary key, has no other index), then the
+    full integrity_check of each table that has indexes (that they match it).
+    The full check of the whole file would spend most of an fsck of a large
+    history on the KVS for nothing more."""
+    conn = kvs.conn
+    rows = [r[0] for r in conn.execute("PRAGMA quick_check(20)")]
+    if rows == ["ok"]:
+        if sqlite3.sqlite_version_info < (3, 33, 0):  # integrity_check(TABLE) is newer
+            rows = [r[0] for r in conn.execute("PRAGMA integrity_check(20)")]
+        else:
+            indexed = [r[0] for r in conn.execute(
+                "SELECT DISTINCT tbl_name FROM sqlite_master WHERE type = 'index' AND tbl_name != 'kvs' "
+                "ORDER BY tbl_name")]
+            for table in indexed:
+                rows = [r[0] for r in conn.execute(f'PRAGMA integrity_check("{table}")')]
+                if rows != ["ok"]:
+                    break
     if rows != ["ok"]:
         for row in rows:
             report.add(f"sqlite: {row}")
@@ -81,70 +104,115 @@ def _instance_keys(kvs, report):
 
 
 def _jobs(kvs, report):
-    """Replay every job; returns {jobid: Job} of the good ones."""
-    good = {}
-    for jobid in replay.job_ids(kvs):
+    """Replay every job, a batch at a time, and compare each with its row of
+    the derived job index as it comes (the index is read in id order beside
+    the jobs). Returns {jobid: Job} of the good jobs that are active (what
+    the dependency tables are checked against): the inactive history is
+    never held whole."""
+    present = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    has_index = index.TABLE in present
+    rows = kvs.conn.execute("SELECT id, data, listing FROM jobs ORDER BY id") if has_index else iter(())
+    pending = next(rows, None)
+    index_problems = []  # reported after every job's own, as they always were
+    active = {}
+    for jobid, keys in job_dirs(kvs):
+        report.max_jobid = jobid
+        while pending is not None and pending[0] < jobid:
+            _index_row(pending, None, report, index_problems)
+            pending = next(rows, None)
         key = kvs_key(jobid)
+        job = None
         try:
-            job = replay.replay_job(kvs, jobid)
-            if kvs.get_raw(key + ".jobspec") is None:
+            job = replay.replay_job(keys, jobid)
+            if keys.get_raw(key + ".jobspec") is None:
                 raise stored.DamagedError(key + ".jobspec", "missing")
-            kvs.get(key + ".J")
-            R = kvs.get(key + ".R")
+            keys.get(key + ".J")
+            R = keys.get(key + ".R")
             if R is not None:
-                try:
-                    stored.check_R(R, deep=True)
-                except ValueError as exc:
-                    raise stored.DamagedError(key + ".R", str(exc)) from None
+                _check_R_deep(R, (keys.get_raw(key + ".R") or ("", None))[1], key)
         except stored.DamagedError as exc:
             report.damaged_jobs[jobid] = exc.plain
             report.add(exc.plain)
-            continue
+            job = None
         except ValueError as exc:
             report.damaged_jobs[jobid] = str(exc)
             report.add(f"job {jobid}: {exc}")
-            continue
-        if job is not None:
-            good[jobid] = job
-    return good
+            job = None
+        if job is not None and job.active:
+            active[jobid] = job
+        if pending is not None and pending[0] == jobid:
+            _index_row(pending, job, report, index_problems)
+            pending = next(rows, None)
+        elif has_index and job is not None:
+            index_problems.append((jobid, "missing"))
+    while pending is not None:
+        _index_row(pending, None, report, index_problems)
+        pending = next(rows, None)
+    report.index_present = has_index
+    report.index_problems = index_problems
+    return active
 
 
-def _index(kvs, good, report):
-    """The derived job index against the replay."""
-    present = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if index.TABLE not in present:
+# R texts already parsed whole (idsets, hostlists), without their times: a
+# history repeats a few thousand shapes of allocation a million times
+_R_SHAPES: dict[str, None] = {}
+_R_TIMES = re.compile(r'"(?:starttime|expiration)": ?[-+0-9.eE]+')
+
+
+def _check_R_deep(R, text, key):
+    """stored.check_R(R, deep=True) (KVS.get has made the shallow check, the
+    times included), once per shape of R."""
+    shape = _R_TIMES.sub("", text) if isinstance(text, str) else None
+    if shape is not None and shape in _R_SHAPES:
+        return
+    try:
+        stored.check_R(R, deep=True)
+    except ValueError as exc:
+        raise stored.DamagedError(key + ".R", str(exc)) from None
+    if shape is not None:
+        if len(_R_SHAPES) >= 100000:
+            _R_SHAPES.clear()
+        _R_SHAPES[shape] = None
+
+
+def _index_row(row, job, report, problems):
+    """One row of the derived job index against the job's replay (None: no good job)."""
+    jobid, data, listing = row
+    try:
+        rec = stored.decode_row(jobid, data)
+    except stored.DamagedError as exc:
+        problems.append((jobid, exc.plain))
+        return
+    if listing != index.listing_text(rec):
+        problems.append((jobid, f"job index: {f58(jobid)}: listing column differs from its record"))
+    if job is None:
+        if jobid not in report.damaged_jobs:
+            problems.append((jobid, f"job index: {f58(jobid)} has no eventlog"))
+        return
+    want = index.job_to_record(job)
+    diff = [f for f in _COMPARED if rec.get(f) != want.get(f)]
+    if diff:
+        problems.append((jobid, f"job index: {f58(jobid)}: {', '.join(diff)} differ from its eventlog"))
+
+
+def _index(kvs, active, report):
+    """The derived job index against the replay (compared as the jobs were read)."""
+    if not report.index_present:
         report.index_differs = True
         report.add("job index: missing (any command rebuilds it)")
         return
-    seen = set()
-    listings = index.listing_column(kvs.conn)
-    for jobid, data in index.raw_rows(kvs.conn):
-        seen.add(jobid)
-        try:
-            rec = stored.decode_row(jobid, data)
-        except stored.DamagedError as exc:
-            report.index_differs = True
-            report.add(exc.plain)
-            continue
-        if listings.get(jobid) != index.listing_text(rec):
-            report.index_differs = True
-            report.add(f"job index: {f58(jobid)}: listing column differs from its record")
-        job = good.get(jobid)
-        if job is None:
-            if jobid not in report.damaged_jobs:
-                report.index_differs = True
-                report.add(f"job index: {f58(jobid)} has no eventlog")
-            continue
-        want = index.job_to_record(job)
-        diff = [f for f in _COMPARED if rec.get(f) != want.get(f)]
-        if diff:
-            report.index_differs = True
-            report.add(f"job index: {f58(jobid)}: {', '.join(diff)} differ from its eventlog")
-    for jobid in sorted(set(good) - seen):
+    missing = []
+    for jobid, text in report.index_problems:
         report.index_differs = True
+        if text == "missing":
+            missing.append(jobid)
+        else:
+            report.add(text)
+    for jobid in missing:
         report.add(f"job index: {f58(jobid)} is missing")
+    report.index_problems = []
 
-    for text in dependency.check_tables(kvs, good):
+    for text in dependency.check_tables(kvs, active):
         report.index_differs = True
         report.add(text)
     _timers(kvs, report)
@@ -207,8 +275,8 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
             if not _integrity(kvs, report):
                 return report  # the rest would read pages SQLite does not trust
             _instance_keys(kvs, report)
-            good = _jobs(kvs, report)
-            _index(kvs, good, report)
+            active = _jobs(kvs, report)
+            _index(kvs, active, report)
             fatal = {"instance.meta", "instance.clock", "config", "resource.R"} & set(report.damaged_keys)
             if fatal:
                 for text in report.problems:
@@ -236,7 +304,7 @@ def run(state_dir, repair: bool = False, rebuild: bool = False) -> Report:
                     if key in report.damaged_keys:
                         kvs.delete(key)
                 # ids already handed out, here or moved aside, are never reused
-                floor = max([inst.read_hwm(), *good, *report.damaged_jobs, *_lost_ids(kvs)])
+                floor = max([inst.read_hwm(), report.max_jobid, *report.damaged_jobs, *_lost_ids(kvs)])
                 ctx.jm.raise_jobid_floor(floor)
             if repair or rebuild:
                 _rebuild(ctx, reload_sched=repair and bool(set(_REBUILDABLE) & set(report.damaged_keys)))

@@ -250,6 +250,12 @@ class Instance:
         if self._hwm_file is not None:
             self._hwm_file.close()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
     # -- properties ---------------------------------------------------------
 
     @property

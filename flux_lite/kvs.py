@@ -11,9 +11,11 @@ Derived tables (job index, timers, log) live in the same database so they
 commit in the same transaction as the eventlog appends they mirror.
 """
 
+import base64
 import json
 import sqlite3
 from contextlib import contextmanager
+from errno import EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR
 
 from flux_lite import stored
 from flux_lite.errors import FluxLiteError
@@ -30,6 +32,11 @@ sqlite3.register_adapter(WideJobID, lambda v: f"jobid:{int(v)}")
 # decode_value for a row read by other means
 JSON = "json"
 EVENTLOG = "eventlog"
+# an empty directory (Flux's mkdir, or what an unlink leaves): a directory
+# holding keys needs no row, so the row goes when its first key is written
+DIR = "dir"
+SYMLINK = "symlink"  # a link to another key (its value is the target)
+RAW = "base64"  # bytes that are not UTF-8 text, base64-encoded
 ZJSON = "zjson"
 ZEVENTLOG = "zeventlog"
 PACKED = {ZJSON: JSON, ZEVENTLOG: EVENTLOG}
@@ -125,6 +132,30 @@ def sqlite_uri(path, mode):
 
 # json.dumps(value, separators=(",", ":"), ensure_ascii=False), one encoder for all
 _COMPACT = jsontext.compact_utf8
+
+
+def normalize(key):
+    """A key as Flux's KVS reads it: empty components dropped ("a..b." is
+    "a.b"); the root is "."."""
+    return ".".join(part for part in key.split(".") if part) or "."
+
+
+# the operations of a Flux KVS transaction (KVS.commit_ops)
+PUT, MKDIR, UNLINK = "put", "mkdir", "unlink"
+
+
+def _stored_value(data):
+    """(kind, text, value) for a put's bytes."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return RAW, base64.b64encode(data).decode(), data
+    try:
+        value = eventlog.jansson_loads(text)
+    except (ValueError, RecursionError):
+        # not JSON: a string, which is what Flux's readers make of it
+        return JSON, _COMPACT(text), text
+    return JSON, text, value
 
 
 def _check_key(key):
@@ -422,16 +453,19 @@ class KVS:
         """Return (kind, text) of a key, or default when it does not exist."""
         if key in self._appends:
             self.flush()
+        row = self._row(key)
+        if row is None or row[0] == DIR:
+            return default  # (an empty directory's row is no value)
+        return row if row[0] not in PACKED else decode_value(key, *row)
+
+    def _row(self, key):
         buffered = self._puts.get(key)
         if buffered is not None:
             return buffered
         try:
-            row = self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
+            return self.conn.execute("SELECT kind, value FROM kvs WHERE key = ?", (key,)).fetchone()
         except UnicodeEncodeError:
-            return default  # not UTF-8: no such key can have been stored
-        if row is None:
-            return default
-        return row if row[0] not in PACKED else decode_value(key, *row)
+            return None  # not UTF-8: no such key can have been stored
 
     def rows(self, directory=""):
         """(key, kind, text) of every key below directory ('' = the root), in
@@ -534,17 +568,123 @@ class KVS:
         if not directory or directory == ".":
             return True
         row = self.conn.execute(
-            "SELECT 1 FROM kvs WHERE key > ? AND key < ? LIMIT 1",
-            (directory + ".", directory + "/"),
+            "SELECT 1 FROM kvs WHERE (key > ? AND key < ?) OR (key = ? AND kind = ?) LIMIT 1",
+            (directory + ".", directory + "/", directory, DIR),
         ).fetchone()
         return row is not None
 
     def ls(self, directory=""):
         """Immediate children of directory: names, with a trailing '.' for dirs."""
+        self.flush()
         prefix = "" if directory in ("", ".") else directory + "."
+        if prefix:
+            rows = self.conn.execute("SELECT key, kind FROM kvs WHERE key > ? AND key < ? ORDER BY key",
+                                     (directory + ".", directory + "/"))
+        else:
+            rows = self.conn.execute("SELECT key, kind FROM kvs ORDER BY key")
         children = {}
-        for key in self.keys_under(directory):
+        for key, kind in rows:
             rest = key[len(prefix):]
             head, dot, _ = rest.partition(".")
-            children[head] = children.get(head, False) or bool(dot)
+            children[head] = children.get(head, False) or bool(dot) or kind == DIR
         return [name + ("." if isdir else "") for name, isdir in sorted(children.items())]
+
+    # -- Flux's transaction operations (kvs.commit) ----------------------------
+
+    def link(self, key, text, kind=JSON):
+        """Flux's put of a value or directory at key: whatever was at key
+        (a value, a whole directory) is replaced, and values on the way down
+        become directories."""
+        self.flush()
+        parts = key.split(".")
+        parents = [".".join(parts[:i]) for i in range(1, len(parts))]
+        if parents:
+            marks = ",".join("?" * len(parents))
+            self.conn.execute(f"DELETE FROM kvs WHERE key IN ({marks})", parents)
+        self.delete(key)
+        self.put_text(key, text, kind)
+
+    def mkdir(self, key):
+        """An empty directory at key (replacing what was there)."""
+        self.link(key, "{}", DIR)
+
+    def unlink(self, key):
+        """Remove key and what is under it; its directory stays, empty or not."""
+        parent = key.rpartition(".")[0]
+        keep = bool(parent) and self.isdir(parent)
+        self.delete(key)
+        if keep and not self.isdir(parent):
+            self.put_text(parent, "{}", DIR)
+
+    def commit_ops(self, ops):
+        """A Flux KVS transaction (kvs.commit's ops), applied in order, in one
+        transaction: (operation, key, data) with PUT and the value's bytes
+        (JSON text is stored as a JSON value, other UTF-8 text as a string,
+        other bytes as raw bytes), MKDIR and UNLINK with None, SYMLINK with
+        the target. What instance keys it would replace or remove is refused
+        (stored.check_put, check_remove); the root is EINVAL."""
+        with self.transaction():
+            for op, key, data in ops:
+                key = normalize(key)
+                if key == ".":
+                    raise KVSError("Invalid argument: the root directory cannot be replaced", errno=EINVAL)
+                self._check_replace(key)
+                if op == PUT:
+                    kind, text, value = _stored_value(data)
+                    stored.check_put(key, value)
+                    self.link(key, text, kind)
+                elif op == MKDIR:
+                    self.mkdir(key)
+                elif op == UNLINK:
+                    self.unlink(key)
+                elif op == SYMLINK:
+                    self.link(key, normalize(data), SYMLINK)
+                else:
+                    raise KVSError(f"{op}: unknown KVS operation", errno=EINVAL)
+
+    def _check_replace(self, key):
+        """An op at key replaces key, what is under it, and values above it."""
+        parts = key.split(".")
+        for i in range(1, len(parts)):
+            above = ".".join(parts[:i])
+            if self.get_raw(above) is not None:
+                stored.check_remove(above)
+        if self.get_raw(key) is not None:
+            stored.check_remove(key)
+        for below in self.keys_under(key):
+            stored.check_remove(below)
+
+    def lookup(self, key, readdir=False, readlink=False, check=None):
+        """Flux's lookup of one key, following symlinks unless readlink:
+        ("val", bytes), ("dir", ls names) with readdir, ("symlink", target)
+        with readlink. check(key) is called on each key read (a requester's
+        access rule). Errors as Flux's KVS answers: ENOENT, EISDIR (a
+        directory without readdir), ENOTDIR, EINVAL (an empty key), ELOOP."""
+        if not key:
+            raise KVSError("Invalid argument", errno=EINVAL)
+        key = normalize(key)
+        with self.read_transaction():
+            for _hop in range(10):
+                if check is not None:
+                    check(key)
+                row = None if key == "." else self.get_raw(key)
+                if row is None:
+                    if not self.isdir(key):
+                        raise KVSError(f"{key}: No such file or directory", errno=ENOENT)
+                    if not readdir:
+                        raise KVSError(f"{key}: Is a directory", errno=EISDIR)
+                    return "dir", self.ls(key)
+                kind, text = row
+                if kind == SYMLINK:
+                    if readlink:
+                        return "symlink", text
+                    if "::" in text:  # into another namespace (a job's guest namespace)
+                        raise KVSError(f"{key}: No such file or directory", errno=ENOENT)
+                    key = text
+                    continue
+                if readdir:
+                    raise KVSError(f"{key}: Not a directory", errno=ENOTDIR)
+                if readlink:
+                    raise KVSError(f"{key}: Invalid argument", errno=EINVAL)
+                return "val", base64.b64decode(text) if kind == RAW else text.encode()
+        raise KVSError(f"{key}: Too many levels of symbolic links", errno=ELOOP)

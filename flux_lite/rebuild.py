@@ -8,15 +8,141 @@ restart in Flux, the scheduler is re-synchronised by a reload (hello).
 This is instance-level work, above the broker: it drives both sides.
 """
 
+import json
+from collections.abc import Iterator
+
 from flux_lite import schema
+from flux_lite.formats.jobid import jobid_of_key
 from flux_lite.job_manager import dependency
 from flux_lite.job_manager.exec import planned_end
 from flux_lite.job_manager.index import ensure_counts, write_row
 from flux_lite.job_manager.job import RUN
-from flux_lite.job_manager.replay import QUARANTINE_KEY, event_time, job_ids, replay_job
+from flux_lite.job_manager.replay import QUARANTINE_KEY, event_time, replay_job
+from flux_lite.formats import eventlog
+from flux_lite.kvs import EVENTLOG, JSON, PACKED, decode_value
 from flux_lite.notices import notice
 from flux_lite.sched import loader
-from flux_lite.stored import DamagedError
+from flux_lite.stored import JOB_CHECKS, DamagedError
+
+
+BATCH = 4000  # KVS rows read at a time (about a thousand jobs)
+_JOB_DIR_LEN = len("job.0000.0000.0000.0000")
+
+
+class JobKeys:
+    """One job's keys as read with its batch, through the KVS's own readers
+    (get, get_eventlog: the same checks, the same errors as KVS's; an
+    eventlog is decoded in one go, a value read twice is parsed once)."""
+
+    __slots__ = ("rows", "_values")
+
+    def __init__(self, rows: dict) -> None:
+        self.rows = rows
+        self._values: dict = {}
+
+    def get_raw(self, key, default=None):
+        row = self.rows.get(key)
+        if row is None:
+            return default
+        return row if row[0] not in PACKED else decode_value(key, *row)
+
+    def get(self, key, default=None):
+        """KVS.get: every key here is in one job's directory, so its check
+        is the one stored.JOB_CHECKS has for its name."""
+        value = self._values.get(key, _MISSING)
+        if value is _MISSING:
+            row = self.get_raw(key)
+            if row is None:
+                return default
+            check = JOB_CHECKS.get(key[_JOB_DIR_LEN + 1:])
+            kind, text = row
+            if kind != JSON:
+                if check is not None:
+                    raise DamagedError(key, f"holds an {kind}, not a JSON value")
+                value = text
+            else:
+                try:
+                    value = json.loads(text)
+                except (ValueError, RecursionError):
+                    raise DamagedError(key, "not valid JSON") from None
+                if check is not None:
+                    try:
+                        check(value)
+                    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as exc:
+                        raise DamagedError(key, str(exc) or type(exc).__name__) from None
+            self._values[key] = value
+        return value
+
+    def get_eventlog(self, key):
+        row = self.get_raw(key)
+        if row is None:
+            return None
+        kind, text = row
+        if kind != EVENTLOG:
+            raise DamagedError(key, "not an eventlog")
+        try:
+            return eventlog.decode_all(text)
+        except (ValueError, RecursionError) as exc:
+            raise DamagedError(key, str(exc)) from None
+
+
+_MISSING = object()
+
+
+def job_dirs(kvs, batch: int = BATCH) -> Iterator[tuple[int, JobKeys]]:
+    """(jobid, its keys) of every job that has an eventlog, in id order,
+    read BATCH rows at a time: a rebuild or an fsck holds a batch of jobs,
+    never all of them. (Each batch is read whole before it is used, so what
+    the caller writes meanwhile cannot disturb the reading.)"""
+    kvs.flush()
+    conn = kvs.conn
+    low = "job."
+    while True:
+        rows = conn.execute("SELECT key, kind, value FROM kvs WHERE key > ? AND key < 'job/' ORDER BY key LIMIT ?",
+                            (low, batch)).fetchall()
+        if not rows:
+            return
+        last = rows[-1][0][:_JOB_DIR_LEN]
+        if len(rows) == batch:
+            # the last directory may go on in the next batch: it starts it
+            cut = len(rows)
+            while cut and rows[cut - 1][0][:_JOB_DIR_LEN] == last:
+                cut -= 1
+            if cut == 0:  # one directory fills the batch: read it whole
+                rows = conn.execute("SELECT key, kind, value FROM kvs WHERE key > ? AND key < ? ORDER BY key",
+                                    (last, last + "/")).fetchall()
+                low = last + "/"
+            else:
+                rows = rows[:cut]
+                low = rows[-1][0]
+        else:
+            low = None
+        yield from _groups(rows)
+        if low is None:
+            return
+
+
+def _groups(rows):
+    group: dict = {}
+    jobdir = None
+    for key, kind, value in rows:
+        d = key[:_JOB_DIR_LEN]
+        if d != jobdir:
+            if group:
+                yield from _job_of(jobdir, group)
+            group = {}
+            jobdir = d
+        group[key] = (kind, value)
+    if group:
+        yield from _job_of(jobdir, group)
+
+
+def _job_of(jobdir, group):
+    key = jobdir + ".eventlog"
+    if key in group:
+        jobid = jobid_of_key(key)
+        if jobid is not None and key.count(".") == 5:
+            yield jobid, JobKeys(group)
 
 
 def rebuild(broker):
@@ -31,9 +157,9 @@ def rebuild(broker):
     broker.reset_timers()
     bad = {}
     waiting = []  # active jobs with dependencies or a name (dependency tables)
-    for jobid in job_ids(kvs):
+    for jobid, keys in job_dirs(kvs):
         try:
-            job = replay_job(kvs, jobid)
+            job = replay_job(keys, jobid)
         except DamagedError as exc:
             # quarantined: reported, left out of the index and of scheduling
             bad[str(jobid)] = exc.message
@@ -50,7 +176,7 @@ def rebuild(broker):
         if job.active and dependency.tracked(job):
             waiting.append(job)
         if job.state == RUN and job.started and not job.finished:
-            start = event_time(kvs, jobid, "start")
+            start = event_time(keys, jobid, "start")
             try:
                 run_duration, plan = planned_end(broker, job)
             except Exception:

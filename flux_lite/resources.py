@@ -342,3 +342,25 @@ def resource_status(broker, source="job-manager"):
     up = everything.difference(down)
     free = up.difference(allocated)
     return {"all": everything, "allocated": allocated, "down": down, "up": up, "free": free}
+
+
+def module_status(broker):
+    """resource.status as Flux's resource module answers it: R (every rank,
+    excluded ones too, without its scheduling key), the online, offline,
+    exclude and torpid idsets, and drain: {idset: {timestamp, reason}}, the
+    ranks of one drain (same time, same reason) together."""
+    res = broker.resources
+    R = {k: v for k, v in res.instance_R.items() if k != "scheduling"}
+    full = Rset.from_dict(res.instance_R)
+    exclude = IDset()
+    text = configmod.get_path(broker.config, "resource.exclude")
+    if text is not None:
+        exclude = IDset(targets_to_ranks(full, str(text)))
+    groups: dict = {}
+    for rank, info in sorted(res.drained.items()):
+        if rank in full.ranks:
+            groups.setdefault((info["timestamp"], info["reason"] or ""), []).append(rank)
+    drain = {str(IDset(ranks)): {"timestamp": stamp, "reason": reason} for (stamp, reason), ranks in groups.items()}
+    # one machine: every rank's broker is this process, always up
+    return {"R": R, "drain": drain, "online": str(IDset(full.ranks)), "offline": "", "exclude": str(exclude),
+            "torpid": ""}

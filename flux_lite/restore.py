@@ -13,8 +13,14 @@ Two kinds of archive come in:
   namespace (their dependents as Flux's dependency plugin treats them); new
   job ids continue above the archive's highest.
 
-The archive is read and checked whole before anything is created; the
-instance is published only once it is complete.
+The archive streams in: each entry is written to the new instance's
+database as it is read, BATCH at a time, and only what is small is kept
+aside (the instance-wide keys, the checkpoints, flux-lite's own keys). Which
+kind of archive it is, and whether flux-lite's state in it still matches its
+content, is known at its end; then the restore is finished one way or the
+other, all in the one transaction that builds the instance, which is
+published only once it is complete: an archive that fails part way leaves
+nothing behind.
 """
 
 from __future__ import annotations
@@ -23,22 +29,25 @@ import base64
 import json
 import math
 import os
+import re
 import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from flux_lite import __version__
 from flux_lite import config as configmod
 from flux_lite.archive import ArchiveError, Entry
-from flux_lite.dump import FOREIGN, JOB_KEYS, PREFIX, content_digest, flux_path, is_job_dir, unwrap_J
+from flux_lite.dump import FOREIGN, PREFIX, ContentDigest, content_digest, flux_path, is_job_dir, unwrap_J
+from flux_lite.errors import ConfigError
 from flux_lite.formats import eventlog
 from flux_lite.formats.idset import IDset
-from flux_lite.formats.jobid import f58
+from flux_lite.formats.jobid import f58, jobid_of_key
 from flux_lite.formats.rset import Rset
-from flux_lite.instance import Instance
-from flux_lite.job_manager import replay
+from flux_lite.instance import VIRTUAL_START, Instance, wall_time
 from flux_lite.job_manager.job import CLEANUP, DEPEND, PRIORITY, RUN, SCHED
 from flux_lite.job_manager.queues import STATE_KEY
 from flux_lite.rebuild import rebuild
+from flux_lite.resources import build_instance_R
 from flux_lite.schema import DERIVED_VERSION, TABLES
 
 # values shorter than this are stored inline in a Flux KVS directory entry;
@@ -47,24 +56,31 @@ BLOBREF_MAX_STRING_SIZE = 72
 
 EXEC_RESTART_NOTE = "failed to create guest ns: No such file or directory"
 
+BATCH = 1000  # entries written to the database at a time
+# an archive without a streamed format record (a Flux dump, or a flux-lite
+# dump written before dumps streamed) may turn out at its end to be a
+# flux-lite dump whose digest is of the sorted content: that content is kept
+# to check it, up to this much (past it such an archive restores as Flux's)
+LEGACY_DIGEST_BUFFER = 64 << 20
+
+# keys the new instance writes itself: the archive's are kept aside to put
+# back, or read (R) before the instance is made
+_KEPT = ("resource.R", "resource.eventlog")
+
+_UPSERT = ("INSERT INTO kvs(key, kind, value) VALUES (?, ?, ?) "
+           "ON CONFLICT(key) DO UPDATE SET kind = excluded.kind, value = excluded.value")
+
 
 @dataclass
-class Snapshot:
-    """An archive's content, checked and sorted into what a restore needs."""
+class Restored:
+    """A restore's outcome: the instance, and the counts of flux restore's last line."""
 
-    keys: dict = field(default_factory=dict)  # KVS key -> (kind, text), Flux layout
-    own: dict = field(default_factory=dict)  # flux-lite's own keys (flux-lite dumps)
-    tables: dict = field(default_factory=dict)  # derived tables (flux-lite dumps)
-    format: dict | None = None  # flux-lite/format, when a flux-lite dump
-    nkeys: int = 0
-    nblobs: int = 0
-    max_timestamp: float = 0.0
-    mtime: float = 0.0  # the newest entry's time: when the dump was made
-    stale: bool = False  # flux-lite's own state was dropped: the content changed since
+    instance: Instance
+    nkeys: int
+    nblobs: int
 
-    @property
-    def from_flux_lite(self) -> bool:
-        return self.format is not None
+    def close(self) -> None:
+        self.instance.close()
 
 
 def _kind_for(path_key: str, data: bytes) -> tuple[str, str]:
@@ -83,154 +99,432 @@ def _kind_for(path_key: str, data: bytes) -> tuple[str, str]:
 
 
 def _key_of(path: str) -> str:
+    if "." not in path and "//" not in path and path[:1] != "/" and path[-1:] != "/" and path:
+        return path.replace("/", ".")
     parts = path.split("/")
     if any(not p or "." in p for p in parts):
         raise ArchiveError(f"invalid key in archive: '{path}'")
     return ".".join(parts)
 
 
-def load(entries: list[Entry], on_entry=None) -> Snapshot:
-    """Sort and check an archive's entries; on_entry(entry, keys, blobs) sees
-    each one with the running counts (blobs lag by one, as Flux's do)."""
-    snap = Snapshot()
-    dirs = set()
-    blobs = 0
-    tables = {}
-    for i, entry in enumerate(entries, 1):
-        key = _key_of(entry.path)
-        parts = key.split(".")
-        for n in range(1, len(parts)):
-            dirs.add(tuple(parts[:n]))
-        if on_entry is not None:
-            on_entry(entry, i, blobs)
-        snap.mtime = max(snap.mtime, entry.mtime)
+class _Blobs:
+    """The blob count of Flux's restore: each value of BLOBREF_MAX_STRING_SIZE
+    bytes or more, each directory, the root. A million jobs' directories
+    would not fit in a set: they are counted as they come in an archive
+    flux-lite wrote (one job directory after another, in order), else
+    afterwards from the keys written, in order (job_dirs_from)."""
+
+    def __init__(self) -> None:
+        self.values = 0
+        self.dirs: set[tuple[str, ...]] = set()
+        self.job_dirs = 0
+        self.prev: list[str] = []
+
+    def add(self, parts: list[str], entry: Entry) -> None:
         if not entry.is_symlink and len(entry.data) >= BLOBREF_MAX_STRING_SIZE:
-            blobs += 1
-        if parts[0] == PREFIX:
-            rest = parts[1:]
-            if rest == ["format"]:
-                try:
-                    snap.format = json.loads(entry.data)
-                    assert isinstance(snap.format, dict)
-                except (ValueError, AssertionError):
-                    raise ArchiveError(f"{entry.path}: not a flux-lite dump format record") from None
-            elif len(rest) == 2 and rest[0] == "tables":
-                try:
-                    tables[rest[1]] = json.loads(entry.data)
-                except ValueError:
-                    raise ArchiveError(f"{entry.path}: damaged table") from None
-            elif len(rest) >= 2 and rest[0] == "kvs":
-                snap.own[".".join(rest[1:])] = entry
-            else:
-                raise ArchiveError(f"{entry.path}: unknown flux-lite entry")
-            continue
-        if entry.is_symlink:
-            snap.keys[key] = ("symlink", entry.target)
-            continue
-        if is_job_dir(parts) and len(parts) == 6 and parts[5] == "J":
-            try:
-                text = entry.data.decode()
-            except UnicodeDecodeError:
-                text = None
-            payload = unwrap_J(text) if text is not None else None
-            if payload is not None:
-                snap.keys[key] = ("json", payload)
-                continue
-        snap.keys[key] = _kind_for(key, entry.data)
-    snap.nkeys = len(entries)
-    if snap.format is not None and snap.format.get("content") != content_digest(
-            [e for e in entries if not e.path.startswith(PREFIX + "/")]):
-        # flux-lite's state no longer matches the jobs beside it (a real Flux
-        # ran on this content and dumped it again): the archive is Flux's now
-        snap.format = None
-        snap.own = {}
-        tables = {}
-        snap.stale = True
-    snap.nblobs = blobs + len(dirs) + 1  # every directory is a blob, the root too
-    # flux-lite's own keys: their kinds are recorded in the format record
-    kinds = (snap.format or {}).get("kinds") or {}
-    own = {}
-    for key, entry in snap.own.items():
-        kind = kinds.get(key, "json")
-        if kind == "base64":
-            own[key] = (kind, base64.b64encode(entry.data).decode())
+            self.values += 1
+        if parts[0] == "job" and len(parts) > 2:
+            self.dirs.add(("job",))
+            self.job_dirs += self._new_dirs(parts)
         else:
-            try:
-                own[key] = (kind, entry.data.decode())
-            except UnicodeDecodeError:
-                raise ArchiveError(f"{entry.path}: not UTF-8 text") from None
-    snap.own = own
-    snap.tables = tables
-    if snap.own and snap.format is None and not snap.stale:
-        raise ArchiveError("flux-lite keys without flux-lite/format: damaged flux-lite dump")
-    for name in ("checkpoint.job-manager", "checkpoint.resource"):
-        val = snap.keys.get(name)
-        if val is not None and val[0] == "json":
-            ts = json.loads(val[1]).get("timestamp") if name == "checkpoint.resource" else None
-            if isinstance(ts, (int, float)):
-                snap.max_timestamp = max(snap.max_timestamp, float(ts))
-    if not snap.from_flux_lite:
-        # a flux-lite dump brings its job index; a Flux archive is replayed
-        _check_jobs(snap)
-    return snap
+            for n in range(1, len(parts)):
+                self.dirs.add(tuple(parts[:n]))
+
+    def add_job_value(self, key: str, entry: Entry) -> None:
+        """add() of a job's J, R, eventlog or jobspec (key: job.XXXX.XXXX.XXXX.XXXX.NAME)."""
+        if len(entry.data) >= BLOBREF_MAX_STRING_SIZE:
+            self.values += 1
+        self.dirs.add(("job",))
+        prev = self.prev
+        if len(prev) == 4 and key[4:8] == prev[0] and key[9:13] == prev[1] and key[14:18] == prev[2] \
+                and key[19:23] == prev[3]:
+            return
+        self.job_dirs += self._new_dirs(key.split("."))
+
+    def _new_dirs(self, parts: list[str]) -> int:
+        """The directories below job/ of a path that the one before did not have."""
+        dirs = parts[1:-1]
+        prev = self.prev
+        common = 0
+        while common < len(dirs) and common < len(prev) and dirs[common] == prev[common]:
+            common += 1
+        self.prev = dirs
+        return len(dirs) - common
+
+    def job_dirs_from(self, conn) -> None:
+        """Count the directories below job/ again, from the keys written, in
+        key order (where each directory's keys are together)."""
+        import heapq
+
+        ours = (r[0] for r in conn.execute("SELECT key FROM kvs WHERE key > 'job.' AND key < 'job/' ORDER BY key"))
+        kept = (r[0] for r in conn.execute(
+            f"SELECT substr(key, {len(FOREIGN) + 2}) FROM kvs WHERE key > '{FOREIGN}.job.' "
+            f"AND key < '{FOREIGN}.job/' ORDER BY key"))
+        self.prev = []
+        self.job_dirs = 0
+        for key in heapq.merge(ours, kept):
+            parts = key.split(".")
+            if len(parts) > 2:
+                self.job_dirs += self._new_dirs(parts)
+
+    @property
+    def total(self) -> int:
+        return self.values + len(self.dirs) + self.job_dirs + 1  # the root too
 
 
-def _check_jobs(snap):
-    """Every job must replay: its eventlogs decode, jobspec and R parse; and
-    the last time the archive records is found."""
-    latest = snap.max_timestamp
-    for key, (kind, text) in snap.keys.items():
-        if kind == "eventlog":
-            try:
-                entries = eventlog.decode(text)
-            except ValueError as exc:
-                raise ArchiveError(f"{key.replace('.', '/')}: {exc}") from None
-            for e in entries:
-                ts = e.get("timestamp")
-                if isinstance(ts, (int, float)) and ts > latest:
-                    latest = float(ts)
+@dataclass
+class _Stream:
+    """What a restore keeps of an archive besides the rows it has written."""
+
+    format: dict | None = None  # flux-lite/format, when a flux-lite dump
+    format_first: bool = False  # it came first: flux-lite wrote the archive in its own order
+    content: dict | None = None  # flux-lite/content (streamed dumps)
+    own: dict = field(default_factory=dict)  # flux-lite's own keys: key -> (path, bytes)
+    kept: dict = field(default_factory=dict)  # _KEPT, admin.* and checkpoint.* keys: key -> (kind, text)
+    tables: dict = field(default_factory=dict)  # derived tables made: name -> (index statements, columns)
+    nkeys: int = 0
+    blobs: _Blobs = field(default_factory=_Blobs)
+    mtime: float = 0.0  # the newest entry's time: when the dump was made
+    digest: ContentDigest = field(default_factory=ContentDigest)
+    legacy: list | None = field(default_factory=list)  # (path, body) for a format 1 digest
+    legacy_size: int = 0
+    stale: bool = False  # flux-lite's own state was dropped: the content changed since
+
+    @property
+    def streamed_format(self) -> bool:
+        return self.format is not None and self.format.get("version", 1) >= 2
+
+
+# a job's J, R, eventlog or jobspec: most of any archive
+_JOB_VALUE = re.compile(r"job/[0-9a-f]{4}/[0-9a-f]{4}/[0-9a-f]{4}/[0-9a-f]{4}/(J|R|eventlog|jobspec)")
+
+
+def _read(kvs, entries: Iterable[Entry], on_entry) -> _Stream:
+    """Write the archive's entries into the new database as they come."""
+    st = _Stream()
+    conn = kvs.conn
+    rows: list[tuple[str, str, str]] = []
+    blobs = st.blobs
+    digest = st.digest
+    job_value = _JOB_VALUE.fullmatch
+    for i, entry in enumerate(entries, 1):
+        path = entry.path
+        if on_entry is not None:
+            on_entry(entry, i, blobs.values)
+        st.nkeys = i
+        if entry.mtime > st.mtime:
+            st.mtime = entry.mtime
+        m = job_value(path)
+        if m is not None and entry.target is None:
+            # the common case, at once: a job's value, in the job's directory
+            key = path.replace("/", ".")
+            blobs.add_job_value(key, entry)
+            digest.add(entry)
+            if st.legacy is not None and not st.streamed_format:
+                _legacy(st, entry)
+            rows.append((key, *_job_value(m.group(1), entry.data, key)))
+            if len(rows) >= BATCH:
+                _write(kvs, rows)
             continue
-        if key.endswith((".jobspec", ".R")) and is_job_dir(key.split(".")) and key.count(".") == 5 and (
-                kind != "json" or not isinstance(json.loads(text), dict)):
-            raise ArchiveError(f"{key.replace('.', '/')}: not a JSON object")
-    snap.max_timestamp = latest
+        key = _key_of(path)
+        parts = key.split(".")
+        blobs.add(parts, entry)
+        if parts[0] == PREFIX:
+            _own_entry(conn, st, entry, parts[1:])
+            continue
+        digest.add(entry)
+        if st.legacy is not None and not st.streamed_format:
+            _legacy(st, entry)
+        if entry.target is not None:
+            kind, text = "symlink", entry.target
+        elif len(parts) == 6 and parts[5] in ("jobspec", "R", "eventlog", "J") and is_job_dir(parts):
+            kind, text = _job_value(parts[5], entry.data, key)
+        else:
+            kind, text = _kind_for(key, entry.data)
+        if parts[0] in ("checkpoint", "admin") or key in _KEPT:
+            st.kept[key] = (kind, text)
+            if parts[0] == "checkpoint":
+                continue  # the new instance's own checkpoint is the one that counts
+        rows.append((key if flux_path(key) is not None else f"{FOREIGN}.{key}", kind, text))
+        if len(rows) >= BATCH:
+            _write(kvs, rows)
+    _write(kvs, rows)
+    return st
+
+
+def _legacy(st, entry):
+    body = b"L" + entry.target.encode() if entry.is_symlink else b"F" + entry.data
+    st.legacy_size += len(body) + len(entry.path)
+    st.legacy.append((entry.path, body))
+    if st.legacy_size > LEGACY_DIGEST_BUFFER:
+        st.legacy = None
+
+
+def _write(kvs, rows):
+    for key, _, _ in rows:
+        if not key.isprintable():
+            raise ArchiveError(f"invalid key in archive: {key!r}: control characters")
+    try:
+        kvs.conn.executemany(_UPSERT, rows)
+    except UnicodeEncodeError:
+        raise ArchiveError("invalid key in archive: not UTF-8") from None
+    rows.clear()
+
+
+def _job_value(name, data, key):
+    """(kind, text) of a job's J, jobspec, R or eventlog (a million of each:
+    the kind is known by the name; a Flux archive's are checked at the end)."""
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return _kind_for(key, data)
+    if name == "eventlog":
+        return "eventlog", text
+    if name == "J":
+        payload = unwrap_J(text)
+        if payload is not None:
+            return "json", payload
+        return _kind_for(key, data)
+    return "json", text
+
+
+def _own_entry(conn, st: _Stream, entry: Entry, rest: list[str]) -> None:
+    """An entry under flux-lite/: the format and content records, an own key,
+    a derived table (format 1: one entry; streamed: chunks of its rows)."""
+    if entry.is_symlink:
+        raise ArchiveError(f"{entry.path}: unknown flux-lite entry")
+    if rest == ["format"] and st.nkeys == 1:
+        st.format_first = True
+    if rest in (["format"], ["content"]):
+        try:
+            value = json.loads(entry.data)
+            assert isinstance(value, dict)
+        except (ValueError, AssertionError):
+            raise ArchiveError(f"{entry.path}: not a flux-lite dump {rest[0]} record") from None
+        setattr(st, rest[0], value)
+    elif len(rest) in (2, 3) and rest[0] == "tables":
+        _table_entry(conn, st, entry, rest[1], None if len(rest) == 2 else rest[2])
+    elif len(rest) >= 2 and rest[0] == "kvs":
+        st.own[".".join(rest[1:])] = (entry.path, entry.data)
+    else:
+        raise ArchiveError(f"{entry.path}: unknown flux-lite entry")
+
+
+_TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _table_entry(conn, st, entry, name, chunk):
+    if not _TABLE_NAME.fullmatch(name) or name == "kvs" or name.startswith("sqlite_"):
+        raise ArchiveError(f"{entry.path}: not a table flux-lite dumps")
+    try:
+        table = json.loads(entry.data)
+        if chunk is None or chunk == "000000":
+            assert isinstance(table, dict) and isinstance(table.get("sql"), str)
+            assert table["sql"].lstrip().upper().startswith("CREATE TABLE")
+            conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+            conn.execute(table["sql"])
+            rows = table["rows"]
+            columns = table["columns"]
+            st.tables[name] = ([str(sql) for sql in table.get("indexes") or []], columns)
+        else:
+            assert isinstance(table, list) and name in st.tables
+            rows = table
+            columns = st.tables[name][1]
+        if rows:
+            marks = ", ".join("?" * len(columns))
+            cols = ", ".join(f'"{c}"' for c in columns)
+            conn.executemany(f'INSERT INTO "{name}" ({cols}) VALUES ({marks})', rows)
+    except (KeyError, TypeError, ValueError, AssertionError) as exc:
+        raise ArchiveError(f"{entry.path}: damaged table ({exc})") from None
+    except sqlite3.Error as exc:  # a table that does not fit
+        raise ArchiveError(f"{entry.path}: {exc}") from None
+
+
+def _from_flux_lite(st: _Stream) -> bool:
+    """Is this a flux-lite dump whose own state matches the content beside it?
+    (A real Flux that ran on it and dumped it again has changed the content:
+    the archive is Flux's now.)"""
+    if st.format is None:
+        st.legacy = None  # (up to LEGACY_DIGEST_BUFFER of content, for nothing)
+        if st.own:
+            raise ArchiveError("flux-lite keys without flux-lite/format: damaged flux-lite dump")
+        return False
+    if st.streamed_format:
+        ok = st.content is not None and st.content.get("content") == st.digest.hexdigest()
+    else:
+        ok = st.legacy is not None and st.format.get("content") == content_digest(
+            Entry(path, data=body[1:]) if body[:1] == b"F" else Entry(path, target=body[1:].decode())
+            for path, body in st.legacy)
+    st.legacy = None
+    if not ok:
+        st.stale = True
+    return ok
 
 
 # -- restoring --------------------------------------------------------------------
 
 
-def restore(state_dir, snap: Snapshot, *, force: bool = False, clock: str | None = None,
-            config: dict | None = None, resources: dict | None = None, source: str = "archive"):
-    """Create the instance at state_dir from snap; returns the opened Instance.
+def restore(state_dir, entries: Iterable[Entry], *, force: bool = False, clock: str | None = None,
+            config: dict | None = None, resources: dict | None = None, source: str = "archive",
+            on_entry: Callable[[Entry, int, int], None] | None = None) -> Restored:
+    """Create the instance at state_dir from an archive's entries, read as
+    they come; on_entry(entry, keys, blobs) sees each one with the running
+    counts (blobs lag by one, as Flux's do).
 
     resources: the keyword arguments of a fresh instance's resource set
     (size, hosts, cores, gpus) to use instead of the archive's resource/R
     (Flux archives only).
     """
-    if snap.from_flux_lite:
-        if resources:
-            raise ArchiveError("a flux-lite dump brings its own resources: --test-* options cannot change them")
-        return Instance.create(state_dir, force=force,
-                               populate=lambda sd, kvs: _populate_flux_lite(sd, kvs, snap, clock, config, source))
+    counts: list[int] = []
+
+    def populate(sd, kvs):
+        with kvs.transaction():
+            st = _read(kvs, entries, on_entry)
+            ours = _from_flux_lite(st)
+            if not (ours and st.format_first):
+                st.blobs.job_dirs_from(kvs.conn)
+            counts[:] = [st.nkeys, st.blobs.total]
+            if ours:
+                if resources:
+                    raise ArchiveError(
+                        "a flux-lite dump brings its own resources: --test-* options cannot change them")
+                _finish_flux_lite(sd, kvs, st, clock, config, source)
+            else:
+                _finish_flux(sd, kvs, st, clock, config, resources, source)
+
+    inst = Instance.create(state_dir, force=force, populate=populate)
+    return Restored(inst, counts[0], counts[1])
+
+
+def _finish_flux_lite(state_dir, kvs, st, clock, config, source):
+    """A flux-lite dump: every key and table back as they were."""
+    conn = kvs.conn
+    # the derived tables a current instance has; an archive with another
+    # layout (or without one of them) gets them rebuilt from the eventlogs
+    derived = set(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", TABLES)) - {"dmesg"}
+    same_layout = st.format.get("derived_version") == DERIVED_VERSION and derived <= set(st.tables)
+    for name, (indexes, _) in st.tables.items():
+        if not same_layout and name in derived:
+            conn.execute(f'DROP TABLE "{name}"')  # rebuilt from the eventlogs below
+            continue
+        try:
+            for sql in indexes:  # (made once the rows are in: faster)
+                conn.execute(sql)
+        except sqlite3.Error as exc:
+            raise ArchiveError(f"{PREFIX}/tables/{name}: {exc}") from None
+    for stmt in TABLES.split(";"):
+        if stmt.strip():
+            conn.execute(stmt)
+    # flux-lite's own keys: their kinds are recorded in the content (format 1: format) record
+    kinds = (st.content if st.streamed_format else st.format).get("kinds") or {}
+    for key, (path, data) in sorted(st.own.items()):
+        kind = kinds.get(key, "json")
+        if kind == "base64":
+            kvs.put_text(key, base64.b64encode(data).decode(), kind=kind)
+        else:
+            try:
+                kvs.put_text(key, data.decode(), kind=kind)
+            except UnicodeDecodeError:
+                raise ArchiveError(f"{path}: not UTF-8 text") from None
+    meta = kvs.get("instance.meta")
+    if not isinstance(meta, dict) or kvs.get("instance.clock") is None:
+        raise ArchiveError("damaged flux-lite dump: no instance.meta or instance.clock")
+    meta = dict(meta, owner=os.getuid(), uuid=os.urandom(16).hex())
+    if clock:
+        meta["clock"] = clock
+    kvs.put("instance.meta", meta)
+    if config is not None:
+        kvs.put("config", configmod.validate(dict(config)))
+    conn.execute(f"PRAGMA user_version = {DERIVED_VERSION if same_layout else 0}")
+    inst = Instance(state_dir, kvs)
+    now = kvs.get("instance.clock")["now"]
+    _restart_admin_eventlog(kvs, now)
+    inst.log("broker", "info", f"restored from {source} (flux-lite dump)", t=now)
+    if not same_layout:
+        ctx = inst.context(now)
+        rebuild(ctx)
+        ctx.run()
+        ctx.save()
+        conn.execute(f"PRAGMA user_version = {DERIVED_VERSION}")
+    inst.flush_log()
+
+
+def _finish_flux(state_dir, kvs, st, clock, config, resources, source):
+    """A Flux dump (or a flux-lite one whose content moved on): flux-lite's
+    own state is dropped, the jobs are checked, and the instance is made
+    around them as a Flux job manager restarts on that content."""
+    conn = kvs.conn
+    for name in st.tables:
+        conn.execute(f'DROP TABLE "{name}"')
+    st.tables = {}
+    st.own = {}
+    latest = _check_jobs(conn)
+    ck = _json_or_none(st.kept.get("checkpoint.resource", ("", ""))[1])
+    if isinstance(ck, dict) and isinstance(ck.get("timestamp"), (int, float)):
+        latest = max(latest, float(ck["timestamp"]))
     R = None
-    kwargs = {}
+    kwargs = dict(resources or {})
     if resources:
-        kwargs.update(resources)
+        pass
     elif config and (config.get("resource") or {}).get("config"):
         pass  # the configuration's resource.config wins, as in a fresh instance
     else:
-        R = _archive_R(snap)
+        R = _archive_R(st)
     start = None
     if (clock or (config or {}).get("clock", {}).get("mode")) == "virtual" and not (config or {}).get(
             "clock", {}).get("start"):
         # a virtual clock starts just after the last thing the archive records
-        start = float(math.floor(snap.max_timestamp) + 1) if snap.max_timestamp else None
-    return Instance.create(state_dir, config=config, clock=clock, force=force, R=R, start=start,
-                           prepare=lambda inst, ctx: _prepare_flux(inst, ctx, snap, source), **kwargs)
+        start = float(math.floor(latest) + 1) if latest else None
+    # what Instance.create works out of its arguments, for the database at hand
+    cfg = configmod.validate(dict(config or {}))
+    if R is None:
+        R = build_instance_R(cfg, **kwargs)
+    mode = clock or configmod.get_path(cfg, "clock.mode") or "real"
+    if mode not in ("real", "virtual"):
+        raise ConfigError(f"clock: expected 'real' or 'virtual', got {mode!r}")
+    if mode == "virtual":
+        if start is None:
+            start = float(configmod.get_path(cfg, "clock.start", VIRTUAL_START))
+    else:
+        start = wall_time()
+    Instance._populate(state_dir, kvs, cfg, R, mode, start,
+                       prepare=lambda inst, ctx: _prepare_flux(inst, ctx, st, source))
 
 
-def _archive_R(snap):
-    val = snap.keys.get("resource.R")
+def _check_jobs(conn) -> float:
+    """Every job must replay: its eventlogs decode, jobspec and R parse.
+    Returns the last time the archive's eventlogs record. (Read back from
+    the database, BATCH rows at a time.)"""
+    latest = 0.0
+    cur = conn.execute("SELECT key, kind, value FROM kvs WHERE kind = 'eventlog' "
+                       "OR (key > 'job.' AND key < 'job/' AND (key LIKE '%.jobspec' OR key LIKE '%.R'))")
+    while True:
+        rows = cur.fetchmany(BATCH)
+        if not rows:
+            return latest
+        for key, kind, text in rows:
+            name = key[len(FOREIGN) + 1:] if key.startswith(FOREIGN + ".") else key
+            if kind == "eventlog":
+                try:
+                    entries = eventlog.decode_all(text)
+                except ValueError as exc:
+                    raise ArchiveError(f"{name.replace('.', '/')}: {exc}") from None
+                for e in entries:
+                    ts = e.get("timestamp")
+                    if isinstance(ts, (int, float)) and ts > latest:
+                        latest = float(ts)
+                continue
+            if key.endswith((".jobspec", ".R")) and key.count(".") == 5 and is_job_dir(key.split(".")):
+                try:
+                    ok = kind == "json" and isinstance(json.loads(text), dict)
+                except ValueError:
+                    ok = False
+                if not ok:
+                    raise ArchiveError(f"{name.replace('.', '/')}: not a JSON object")
+
+
+def _archive_R(st):
+    val = st.kept.get("resource.R")
     if val is None:
         raise ArchiveError("the archive has no resource/R: give the resources with --test-size (or a config)")
     try:
@@ -241,69 +535,6 @@ def _archive_R(snap):
     R = dict(R)
     R["execution"] = dict(R.get("execution") or {})
     return R
-
-
-def _populate_flux_lite(state_dir, kvs, snap, clock, config, source):
-    """A flux-lite dump: every key and table back as they were."""
-    conn = kvs.conn
-    with kvs.transaction():
-        import re
-
-        # the derived tables a current instance has; an archive with another
-        # layout (or without one of them) gets them rebuilt from the eventlogs
-        derived = set(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", TABLES)) - {"dmesg"}
-        same_layout = snap.format.get("derived_version") == DERIVED_VERSION and derived <= set(snap.tables)
-        for name, table in sorted(snap.tables.items()):
-            if not same_layout and name in derived:
-                continue  # rebuilt from the eventlogs below
-            try:
-                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
-                conn.execute(table["sql"])
-                for sql in table.get("indexes") or []:
-                    conn.execute(sql)
-                columns = table["columns"]
-                if table["rows"]:
-                    marks = ", ".join("?" * len(columns))
-                    cols = ", ".join(f'"{c}"' for c in columns)
-                    conn.executemany(f'INSERT INTO "{name}" ({cols}) VALUES ({marks})', table["rows"])
-            except (KeyError, TypeError, ValueError) as exc:
-                raise ArchiveError(f"{PREFIX}/tables/{name}: damaged table ({exc})") from None
-            except sqlite3.Error as exc:  # a table that does not fit
-                raise ArchiveError(f"{PREFIX}/tables/{name}: {exc}") from None
-        for stmt in TABLES.split(";"):
-            if stmt.strip():
-                conn.execute(stmt)
-        for key, (kind, text) in sorted(snap.own.items()):
-            kvs.put_text(key, text, kind=kind)
-        for key, (kind, text) in sorted(snap.keys.items()):
-            if key.startswith("checkpoint."):
-                continue  # flux-lite's own checkpoint (under flux-lite/) is the one that counts
-            if _is_flux_lite_key(key):
-                kvs.put_text(key, text, kind=kind)
-            else:
-                kvs.put_text(f"{FOREIGN}.{key}", text, kind=kind)
-        meta = kvs.get("instance.meta")
-        if not isinstance(meta, dict) or kvs.get("instance.clock") is None:
-            raise ArchiveError("damaged flux-lite dump: no instance.meta or instance.clock")
-        meta = dict(meta, owner=os.getuid(), uuid=os.urandom(16).hex())
-        if clock:
-            meta["clock"] = clock
-        kvs.put("instance.meta", meta)
-        if config is not None:
-            kvs.put("config", configmod.validate(dict(config)))
-        conn.execute(f"PRAGMA user_version = {DERIVED_VERSION if same_layout else 0}")
-        inst = Instance(state_dir, kvs)
-        now = kvs.get("instance.clock")["now"]
-        _restart_admin_eventlog(kvs, now)
-        inst.log("broker", "info", f"restored from {source} (flux-lite dump)", t=now)
-        if not same_layout:
-
-            ctx = inst.context(now)
-            rebuild(ctx)
-            ctx.run()
-            ctx.save()
-            conn.execute(f"PRAGMA user_version = {DERIVED_VERSION}")
-        inst.flush_log()
 
 
 def _is_flux_lite_key(key):
@@ -324,37 +555,26 @@ def _restart_admin_eventlog(kvs, now):
             now, "start", {"version": 1, "core_version": f"flux-lite-{__version__}"}))
 
 
-def _prepare_flux(inst, ctx, snap, source):
+
+
+def _prepare_flux(inst, ctx, st, source):
     """A Flux dump: its content, then what Flux's job manager does on restart."""
     kvs = ctx.kvs
     kvs.flush()
-    ckpt = None
-    drain_ckpt = None
-    for key, (kind, text) in sorted(snap.keys.items()):
-        parts = key.split(".")
-        if key == "checkpoint.job-manager":
-            ckpt = _json_or_none(text)
-            continue
-        if key == "checkpoint.resource":
-            drain_ckpt = _json_or_none(text)
-            continue
-        if key == "resource.R":
-            continue  # the instance's R is already written
-        if key == "resource.eventlog" or parts[0] == "admin" or (
-                is_job_dir(parts) and len(parts) >= 6 and (parts[5] in JOB_KEYS and len(parts) == 6
-                                                           or parts[5] == "guest")):
+    # the archive's keys are in place; put back those the new instance wrote over
+    for key, (kind, text) in sorted(st.kept.items()):
+        if key == "resource.eventlog" or key.startswith("admin."):
             kvs.put_text(key, text, kind=kind)
-        else:
-            kvs.put_text(f"{FOREIGN}.{key}", text, kind=kind)
+    ckpt = _json_or_none(st.kept["checkpoint.job-manager"][1]) if "checkpoint.job-manager" in st.kept else None
+    drain_ckpt = _json_or_none(st.kept["checkpoint.resource"][1]) if "checkpoint.resource" in st.kept else None
     inst.log("broker", "info", f"restoring {source}")
-    if snap.stale:
+    if st.stale:
         inst.log("broker", "info", "flux-lite state in the archive is older than its content: ignored")
-    inst.log("kvs", "info", f"restored KVS from checkpoint on {_iso(snap.mtime)}")
+    inst.log("kvs", "info", f"restored KVS from checkpoint on {_iso(st.mtime)}")
     _append_admin_start(kvs, ctx.now)
 
     # job ids continue above the archive's; queue states come from the checkpoint
-    ids = replay.job_ids(kvs)
-    max_jobid = max(ids) if ids else 0
+    njobs, max_jobid = _job_count(kvs)
     checkpoint = {"version": 1, "max_jobid": max_jobid}
     if isinstance(ckpt, dict):
         if isinstance(ckpt.get("max_jobid"), int):
@@ -370,7 +590,7 @@ def _prepare_flux(inst, ctx, snap, source):
     jobs = jm.jobs
 
     running = [j for j in jobs.values() if j.state & (RUN | CLEANUP)]
-    ctx.log("job-manager", "info", f"restart: {len(ids)} jobs")
+    ctx.log("job-manager", "info", f"restart: {njobs} jobs")
     ctx.log("job-manager", "info", f"restart: {len(running)} running jobs")
     if ckpt is None:
         ctx.log("job-manager", "info", "restart: checkpoint.job-manager not found")
@@ -381,6 +601,21 @@ def _prepare_flux(inst, ctx, snap, source):
             jm.requeue_action(job)  # a dependency check or priority was under way
     _fail_running(ctx, sorted(running, key=lambda j: j.id))
     ctx.run()
+
+
+def _job_count(kvs):
+    """(jobs, highest job id) among the job directories with an eventlog
+    (replay.job_ids, counted as the keys go by rather than listed)."""
+    kvs.flush()
+    n = top = 0
+    for (key,) in kvs.conn.execute(
+            "SELECT key FROM kvs WHERE key > 'job.' AND key < 'job/' AND key LIKE '%.eventlog'"):
+        if key.count(".") == 5:
+            jobid = jobid_of_key(key)
+            if jobid is not None:
+                n += 1
+                top = max(top, jobid)
+    return n, top
 
 
 def _restore_queues(kvs, entries):

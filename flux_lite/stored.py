@@ -400,13 +400,27 @@ def check_job_events(entries):
         seen.add(name)
 
 
-def check_put(key: str, value) -> None:
-    """Refuse a `kvs put` that would leave the instance unable to read key."""
+def _refusal(key: str) -> str | None:
+    """Why a client may not write key (None: it may)."""
     reason = MANAGED.get(key)
     if reason is None and key.startswith(("checkpoint.", "sched.", "job-manager.")):
         reason = "flux-lite writes it"
     if reason is None and jobid_of_key(key) is not None:
         reason = "job data is written by the job manager"
+    return reason
+
+
+def check_remove(key: str) -> None:
+    """Refuse a KVS commit that would remove key (an unlink of it or of its
+    directory, or a put over either)."""
+    reason = "the instance's resources" if key == "resource.R" else _refusal(key)
+    if reason is not None:
+        raise FluxLiteError(f"{key}: refusing to remove an instance key ({reason})")
+
+
+def check_put(key: str, value) -> None:
+    """Refuse a `kvs put` that would leave the instance unable to read key."""
+    reason = _refusal(key)
     if reason is not None:
         raise FluxLiteError(f"{key}: refusing to overwrite an instance key ({reason})")
     if key == "resource.R":

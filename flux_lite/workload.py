@@ -364,3 +364,25 @@ def outcomes(records) -> list[Outcome]:
                            t_end=rec.get("t_cleanup") or None, ncores=rec.get("ncores") or 0,
                            result=info["result"] or info["state"]))
     return out
+
+
+def replay_file(path: str, policy: str, nodes: int | None = None, cores_per_node: int | None = None,
+                limit: int | None = None, keep: str | None = None, progress=None) -> tuple[dict, Trace]:
+    """Read, fit and replay the trace at path (`flux-lite replay`): (summary, trace).
+
+    The instance is created at keep (a new directory, kept) or in a
+    temporary directory removed afterwards."""
+    import shutil
+    import tempfile
+
+    tr = read_trace(path, limit=limit)
+    n, c, jobs = fit(tr, nodes, cores_per_node)
+    if keep is not None:
+        if os.path.exists(keep):
+            raise FluxLiteError(f"{keep}: already exists (--keep needs a new directory)")
+        return replay_trace(keep, jobs, n, c, policy=policy, progress=progress), tr
+    tmp = tempfile.mkdtemp(prefix="flux-lite-replay-")
+    try:
+        return replay_trace(os.path.join(tmp, "state"), jobs, n, c, policy=policy, progress=progress), tr
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

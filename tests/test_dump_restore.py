@@ -645,15 +645,9 @@ _LIVE_BYTES = LIVE.read_bytes()
 def test_archive_parse_garbage_fails_cleanly(data):
     """Any bytes: entries, or the archive module's one-line error, nothing else."""
     from flux_lite import archive
-    from flux_lite import restore as restoremod
 
     try:
-        entries = archive.parse(data)
-    except archive.ArchiveError as exc:
-        assert "\n" not in str(exc)
-        return
-    try:
-        restoremod.load(entries)
+        archive.parse(data)
     except archive.ArchiveError as exc:
         assert "\n" not in str(exc)
 
@@ -670,8 +664,7 @@ def test_restore_damaged_archive_fails_cleanly(tmp_path_factory, pos, byte):
     data = _LIVE_BYTES[:pos] + bytes([byte]) + _LIVE_BYTES[pos + 1:]
     state = tmp_path_factory.mktemp("damaged") / "state"
     try:
-        snap = restoremod.load(archive.parse(data))
-        restoremod.restore(state, snap, clock="virtual").close()
+        restoremod.restore(state, archive.parse(data), clock="virtual").close()
     except FluxLiteError as exc:
         assert "\n" not in str(exc)
         assert not (state / "kvs.sqlite").exists()
@@ -815,7 +808,7 @@ def test_restore_older_layout_rebuilds_from_eventlogs(flux, tmp_path):
             fmt = json.loads(e.data)
             fmt["derived_version"] = 1
             e.data = json.dumps(fmt).encode()
-    entries = [e for e in entries if e.path != "flux-lite/tables/jobs"]
+    entries = [e for e in entries if not e.path.startswith("flux-lite/tables/jobs/")]
     old = tmp_path / "old.tar"
     old.write_bytes(archive.encode(entries, "tar"))
     copy = Flux(tmp_path / "copy")

@@ -84,7 +84,7 @@ def test_start_and_restore_force_on_a_read_only_file_system(flux, tmp_path, monk
     r = flux.fails("start", "-f", "--clock=virtual")
     assert r.stderr == "flux-lite start: " + message
     r = flux.fails("restore", "-f", archive)
-    assert r.stderr.endswith("\nflux-lite restore: " + message)
+    assert r.stderr == "flux-lite restore: " + message  # (before any of the archive is read)
     monkeypatch.undo()
     assert flux.out("jobs", "-an") == ""  # the instance is as it was
 

@@ -54,16 +54,22 @@ def test_restore_stops_a_decompression_bomb(tmp_path, monkeypatch):
     from conftest import Flux
     from flux_lite import archive
 
-    # 64 MiB of zeros in 64 KiB of gzip, against a limit lowered to 1 MiB
-    monkeypatch.setattr(archive, "MAX_ARCHIVE", 1 << 20)
+    # a tar of 64 MiB of zeros (128 entries) in 64 KiB of gzip (1000 to 1),
+    # against a floor lowered to 1 MiB
+    monkeypatch.setattr(archive, "MIN_BUDGET", 1 << 20)
     bomb = tmp_path / "bomb.tar.gz"
-    bomb.write_bytes(gzip.compress(bytes(64 << 20), 9))
+    zeros = bytes(512 << 10)
+    bomb.write_bytes(gzip.compress(archive.encode(
+        (archive.Entry(f"junk/{i}", data=zeros) for i in range(128)), "tar"), 9))
     assert bomb.stat().st_size < 100 << 10
     flux = Flux(tmp_path / "state")
     t0 = time.process_time()
     r = flux.fails("start", "--restore", bomb)
     assert time.process_time() - t0 < 2
-    assert r.stderr == "flux-lite start: ERROR: archive larger than 1 MiB once decompressed\n"
+    budget = 400 * bomb.stat().st_size
+    assert r.stderr == (f"flux-lite start: ERROR: archive larger than {budget / (1 << 20):.0f} MiB once decompressed "
+                        "(over 400 times its compressed size, as a decompression bomb is): "
+                        "if it is genuine, allow more with --max-size=SIZE\n")
     import io
     import tarfile
 
@@ -73,4 +79,4 @@ def test_restore_stops_a_decompression_bomb(tmp_path, monkeypatch):
         info.size = 2 << 20
         tar.addfile(info, io.BytesIO(bytes(info.size)))
     r = flux.fails("start", "--restore", big)
-    assert r.stderr == "flux-lite start: ERROR: archive larger than 1 MiB\n"
+    assert r.stderr == "flux-lite start: ERROR: archive entry larger than 1 MiB: allow more with --max-size=SIZE\n"

@@ -408,6 +408,34 @@ def decode(text, strict=False):
     return entries
 
 
+def decode_all(text):
+    """decode(text), in one JSON parse for the usual eventlog (whole lines,
+    each one JSON object): a replay of a large history decodes millions.
+    Anything else (a damaged line, an escape to check) goes through decode,
+    so the result and the errors are decode's."""
+    if (type(text) is not str or not text.endswith("}\n") or text[0] != "{" or "\\u" in text
+            or "\\U" in text or "\n\n" in text):
+        return decode(text)
+    body = text[:-1]
+    nlines = body.count("\n") + 1
+    if body.count("}\n{") != nlines - 1:
+        return decode(text)  # (a line that does not start with { or end with })
+    try:
+        entries = json.loads("[" + body.replace("}\n{", "},{") + "]",
+                             parse_constant=_reject_constant, parse_float=_parse_real)
+    except (ValueError, RecursionError):
+        return decode(text)
+    # each line one object (an object cut over two lines cannot parse once
+    # every line starts with { and ends with }), each a valid entry
+    if len(entries) != nlines:
+        return decode(text)
+    for entry in entries:
+        if type(entry) is not dict or type(entry.get("name")) is not str or not _is_number(entry.get("timestamp")) \
+                or ("context" in entry and type(entry["context"]) is not dict):
+            return decode(text)
+    return entries
+
+
 def context_value_matches(context, key, value):
     """``flux job wait-event -m KEY=VALUE`` test for one context.
 

@@ -21,14 +21,20 @@ from flux_lite.formats import fsd
 from flux_lite.formats.bounds import MAX_VALUES, MAX_YAML, count_values, flow_depth_exceeds
 from flux_lite.formats.eventlog import jansson_loads
 from flux_lite.formats.jj import is_int, is_map, is_number, system_of, typename
-from flux_lite.formats.jobspec_validate import validate
+from flux_lite.formats.jobspec_validate import JobspecTypeError, validate
 
 __all__ = [
     "parse_setattr",
+    "attr_key",
+    "setattr_key",
+    "get_attr",
+    "set_treedict",
+    "del_treedict",
     "build",
     "loads",
     "dumps",
     "duration",
+    "duration_seconds",
     "run_duration",
     "apply_updates",
 ]
@@ -38,31 +44,61 @@ __all__ = [
 # small helpers
 
 
-def _set_treedict(obj, key, value):
-    """flux.util.set_treedict: d[a][b][c] = value, creating dicts on demand."""
+def set_treedict(obj, key, value):
+    """flux.util.set_treedict: d[a][b][c] = value, creating dicts on demand.
+
+    TypeError when a part on the way is not a dict."""
     head, dot, rest = key.partition(".")
+    if not isinstance(obj, dict):
+        raise TypeError(f"'{typename(obj)}' object does not support item assignment")
     if dot:
-        if not isinstance(obj, dict):
-            raise TypeError(f"'{typename(obj)}' object does not support item assignment")
-        _set_treedict(obj.setdefault(head, {}), rest, value)
+        set_treedict(obj.setdefault(head, {}), rest, value)
     else:
-        if not isinstance(obj, dict):
-            raise TypeError(f"'{typename(obj)}' object does not support item assignment")
         obj[key] = value
 
 
-def _setattr_key(key):
-    """Key of ``--setattr``: no prefix -> ``system.``; leading ``.`` ->
-    ``attributes.``; then ``attributes.`` is implied (Jobspec.setattr)."""
-    if not key.startswith((".", "attributes.", "user.", "system.")):
-        key = "system." + key
-    elif key.startswith("."):
-        key = "attributes" + key
+def del_treedict(obj, key):
+    """Delete d[a][b][c] for key ``a.b.c`` and the dicts it leaves empty;
+    nothing if it is absent."""
+    head, dot, rest = key.partition(".")
+    if not isinstance(obj, dict) or head not in obj:
+        return
+    if dot:
+        del_treedict(obj[head], rest)
+        if obj[head] != {}:
+            return
+    del obj[head]
+
+
+def attr_key(key):
+    """Jobspec.setattr's key: ``attributes.`` implied, and ``system.`` unless
+    the key starts with ``user.`` or ``system.``."""
     if not key.startswith("attributes."):
         if not key.startswith(("user.", "system.")):
             key = "system." + key
         key = "attributes." + key
     return key
+
+
+def setattr_key(key):
+    """Key of ``--setattr``: a leading ``.`` means ``attributes.``; otherwise
+    as attr_key."""
+    if key.startswith("."):
+        key = "attributes" + key
+    elif not key.startswith(("attributes.", "user.", "system.")):
+        key = "system." + key
+    return attr_key(key)
+
+
+def get_attr(js, key):
+    """The value at an attr_key() of the jobspec; KeyError if a part is
+    absent (or null)."""
+    value = js
+    for part in attr_key(key).split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            raise KeyError(key)
+    return value
 
 
 def parse_setattr(keyval):
@@ -137,7 +173,7 @@ def build(
     elif exclusive:
         raise JobspecError("exclusive can only be set with a node count")
     if isinstance(command, str) or not isinstance(command, Sequence):
-        raise JobspecError("command must be a list of strings")
+        raise JobspecTypeError("command must be a list of strings")
     command = list(command)
 
     children = [{"type": "core", "count": cores_per_task}]
@@ -166,7 +202,7 @@ def build(
         "version": 1,
     }
     if duration is not None:
-        system["duration"] = _duration_arg(duration)
+        system["duration"] = duration_seconds(duration)
     if cwd is not None:
         system["cwd"] = str(cwd)
     if name is not None:
@@ -179,9 +215,9 @@ def build(
         system["constraints"] = constraints
     for item in setattrs:
         key, value = parse_setattr(item) if isinstance(item, str) else item
-        key = _setattr_key(key)
+        key = setattr_key(key)
         try:
-            _set_treedict(js, key, value)
+            set_treedict(js, key, value)
         except TypeError as exc:
             raise JobspecError(f"failed to set {key} to {value}: {exc}") from None
     if check:
@@ -189,8 +225,9 @@ def build(
     return js
 
 
-def _duration_arg(value):
-    """Jobspec.duration setter."""
+def duration_seconds(value):
+    """Jobspec.duration setter: seconds (float) from a number, an FSD string or
+    a timedelta; JobspecTypeError for another type."""
     if isinstance(value, str):
         try:
             seconds = fsd.parse(value)  # flux.util.parse_fsd, as Jobspec.duration
@@ -201,7 +238,7 @@ def _duration_arg(value):
     elif hasattr(value, "total_seconds"):
         seconds = value.total_seconds()
     else:
-        raise JobspecError("duration must be an int, float, string, or timedelta")
+        raise JobspecTypeError("duration must be an int, float, string, or timedelta")
     if seconds < 0:
         raise JobspecError("duration must not be negative")
     if math.isnan(seconds) or math.isinf(seconds):
@@ -276,9 +313,10 @@ def _yaml_load(text):
         raise JobspecError("invalid jobspec: " + " ".join(str(exc).split())) from None
 
 
-def dumps(js):
-    """Serialize as Flux does (json.dumps defaults, non-ASCII kept)."""
-    return json.dumps(js, ensure_ascii=False)
+def dumps(js, **kwargs):
+    """Serialize as Flux does (json.dumps defaults, non-ASCII kept; json.dumps
+    keyword arguments accepted)."""
+    return json.dumps(js, ensure_ascii=False, **kwargs)
 
 
 # ---------------------------------------------------------------------------

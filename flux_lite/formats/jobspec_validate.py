@@ -17,7 +17,11 @@ from typing import Any
 from flux_lite.errors import JobspecError
 from flux_lite.formats.jj import INT64_MAX, MAX_RESOURCE_DEPTH, Shape, common_shape, is_int, is_map, is_number, typename
 
-__all__ = ["idset_values_ok", "validate"]
+__all__ = ["JobspecTypeError", "canonical", "idset_values_ok", "validate"]
+
+
+class JobspecTypeError(JobspecError, TypeError):
+    """A jobspec part of the wrong type: Flux's Python bindings raise TypeError for these."""
 
 
 def _missing_extraneous(expected, given, optional=False, allow_additional=False):
@@ -55,33 +59,9 @@ def validate(js: Any, strict: bool = False, shape: Shape | None = None) -> None:
             if "dependencies" in system or "constraints" in system:
                 _check_system(system)
             return
-    if not is_map(js):
-        raise JobspecError("jobspec must be a mapping")
-    _missing_extraneous(("attributes", "resources", "tasks", "version"), js.keys())
-    if js["version"] != 1 or isinstance(js["version"], bool):
-        raise JobspecError("version must be 1")
-    if not is_int(js["version"]):
-        raise JobspecError("version must be an integer")
-    resources, tasks, attributes = js["resources"], js["tasks"], js["attributes"]
-    if not isinstance(resources, list):
-        raise JobspecError("resources must be a sequence")
-    if not isinstance(tasks, list):
-        raise JobspecError("tasks must be a sequence")
-    if not is_map(attributes):
-        raise JobspecError("attributes must be a mapping")
-
-    walked = []  # (the resources in walk order, for the count check below)
-    for res in _iter_resources(resources):
-        _check_resource(res)
-        walked.append(res)
-    for task in tasks:
-        _check_task(task)
-    _missing_extraneous(("system", "user"), attributes.keys(), optional=True)
+    _check_canonical(js, v1=True)
+    attributes, tasks = js["attributes"], js["tasks"]
     system = attributes.get("system")
-    if "system" in attributes:
-        if not is_map(system):
-            raise JobspecError("attributes.system must be a mapping")
-        _check_system(system)
 
     # JobspecV1 extras
     if "system" not in attributes:
@@ -98,7 +78,7 @@ def validate(js: Any, strict: bool = False, shape: Shape | None = None) -> None:
     for task in tasks:
         if task["count"].keys().isdisjoint({"per_slot", "total"}):
             raise JobspecError("count per_slot or total must be set")
-    for res in walked:
+    for res in _iter_resources(js["resources"]):
         if not is_int(res["count"]):
             raise JobspecError(
                 f"resource count must be an integer for type '{res['type']}' "
@@ -106,6 +86,43 @@ def validate(js: Any, strict: bool = False, shape: Shape | None = None) -> None:
             )
     if strict:
         _check_strict(js)
+
+
+def canonical(js: Any) -> None:
+    """The RFC 14 checks alone (Flux's Jobspec base class): any version >= 1,
+    attributes.system and its duration optional."""
+    _check_canonical(js, v1=False)
+
+
+def _check_canonical(js, v1):
+    if not is_map(js):
+        raise JobspecError("jobspec must be a mapping")
+    _missing_extraneous(("attributes", "resources", "tasks", "version"), js.keys())
+    version = js["version"]
+    if v1 and (version != 1 or isinstance(version, bool)):
+        raise JobspecError("version must be 1")
+    if not is_int(version):
+        raise JobspecTypeError("version must be an integer")
+    if version < 1:
+        raise JobspecError("version must be >= 1")
+    resources, tasks, attributes = js["resources"], js["tasks"], js["attributes"]
+    if not isinstance(resources, list):
+        raise JobspecTypeError("resources must be a sequence")
+    if not isinstance(tasks, list):
+        raise JobspecTypeError("tasks must be a sequence")
+    if not is_map(attributes):
+        raise JobspecTypeError("attributes must be a mapping")
+
+    for res in _iter_resources(resources):
+        _check_resource(res)
+    for task in tasks:
+        _check_task(task)
+    _missing_extraneous(("system", "user"), attributes.keys(), optional=True)
+    system = attributes.get("system")
+    if "system" in attributes:
+        if not is_map(system):
+            raise JobspecError("attributes.system must be a mapping")
+        _check_system(system)
 
 
 def _iter_resources(res_list, depth=0):
@@ -118,17 +135,17 @@ def _iter_resources(res_list, depth=0):
         yield res
         children = res.get("with", []) if is_map(res) else []
         if not isinstance(children, list):
-            raise JobspecError("with must be a sequence")
+            raise JobspecTypeError("with must be a sequence")
         yield from _iter_resources(children, depth + 1)
 
 
 def _check_resource(res):
     if not is_map(res):
-        raise JobspecError("resource must be a mapping")
+        raise JobspecTypeError("resource must be a mapping")
     if "type" not in res:
         raise JobspecError("type is a required key for resources")
     if not isinstance(res["type"], str):
-        raise JobspecError("type must be a string")
+        raise JobspecTypeError("type must be a string")
     if "count" not in res:
         raise JobspecError("count is a required key for resources")
     count = res["count"]
@@ -137,7 +154,7 @@ def _check_resource(res):
     elif isinstance(count, str):
         _check_count_string(count)
     elif not is_int(count):
-        raise JobspecError("count must be an int or mapping")
+        raise JobspecTypeError("count must be an int or mapping")
     else:
         if res["type"] in ("node", "slot", "core") and count < 1:
             raise JobspecError("node, slot, or core count must be > 0")
@@ -147,9 +164,9 @@ def _check_resource(res):
             raise JobspecError(f"{res['type']} count {count} is too large")
     for key in ("id", "unit", "label"):
         if key in res and not isinstance(res[key], str):
-            raise JobspecError(f"{key} must be a string")
+            raise JobspecTypeError(f"{key} must be a string")
     if "exclusive" in res and not isinstance(res["exclusive"], bool):
-        raise JobspecError("exclusive must be a boolean")
+        raise JobspecTypeError("exclusive must be a boolean")
     if res["type"] == "slot" and "label" not in res:
         raise JobspecError("slots must have labels")
 
@@ -162,7 +179,7 @@ def _check_range(rng):
         if key not in rng:
             continue
         if not is_int(rng[key]):
-            raise JobspecError(f"{key} must be an int")
+            raise JobspecTypeError(f"{key} must be an int")
         if rng[key] < 1:
             raise JobspecError(f"{key} must be > 0")
     if "max" in rng and rng["max"] < rng["min"]:
@@ -172,7 +189,7 @@ def _check_range(rng):
     if "operator" in rng:
         operator = rng["operator"]
         if not isinstance(operator, str) or len(operator) != 1:
-            raise JobspecError("operator must be a single character str")
+            raise JobspecTypeError("operator must be a single character str")
         if operator not in ("+", "*", "^"):
             raise JobspecError("operator must be one of ['+', '*', '^']")
         if operator in ("*", "^") and rng["operand"] < 2:
@@ -233,11 +250,11 @@ def _check_count_string(count):
 
 def _check_task(task):
     if not is_map(task):
-        raise JobspecError("task must be a mapping")
+        raise JobspecTypeError("task must be a mapping")
     _missing_extraneous(("command", "slot", "count"), task.keys(), allow_additional=True)
     count = task["count"]
     if not is_map(count):
-        raise JobspecError("count must be a mapping")
+        raise JobspecTypeError("count must be a mapping")
     if len(count) != 1:
         raise JobspecError("count must have exactly one key set")
     if count.keys().isdisjoint({"per_slot", "per_resource", "total"}):
@@ -245,33 +262,33 @@ def _check_task(task):
     for key in ("total", "per_slot"):
         if key in count:
             if not is_int(count[key]):
-                raise JobspecError(f"count {key} must be an int")
+                raise JobspecTypeError(f"count {key} must be an int")
             if count[key] <= 0:
                 raise JobspecError(f"count {key} must be > 0")
     if not isinstance(task["slot"], str):
-        raise JobspecError("slot must be a string")
+        raise JobspecTypeError("slot must be a string")
     if "attributes" in task and not is_map(task["attributes"]):
-        raise JobspecError("attributes must be a mapping")
+        raise JobspecTypeError("attributes must be a mapping")
     command = task["command"]
     if isinstance(command, (list, str, Mapping)) and len(command) == 0:
-        raise JobspecError("command array cannot have length of zero")
+        raise JobspecTypeError("command array cannot have length of zero")
     if not isinstance(command, list) or not all(isinstance(x, str) for x in command):
-        raise JobspecError("command must be a list of strings")
+        raise JobspecTypeError("command must be a list of strings")
 
 
 def _check_system(system):
     if "dependencies" in system:
         deps = system["dependencies"]
         if not isinstance(deps, list):
-            raise JobspecError("attributes.system.dependencies must be a list")
+            raise JobspecTypeError("attributes.system.dependencies must be a list")
         for dep in deps:
             if not is_map(dep):
-                raise JobspecError("dependency must be a mapping")
+                raise JobspecTypeError("dependency must be a mapping")
             _missing_extraneous(("scheme", "value"), dep.keys(), allow_additional=True)
             if not isinstance(dep["scheme"], str):
-                raise JobspecError("dependency scheme must be a string")
+                raise JobspecTypeError("dependency scheme must be a string")
             if not isinstance(dep["value"], str):
-                raise JobspecError("dependency value must be a string")
+                raise JobspecTypeError("dependency value must be a string")
     if "constraints" in system:
         _check_constraint(system["constraints"], 0)
 
@@ -281,12 +298,12 @@ def _check_constraint(constraint, depth):
     if depth > MAX_RESOURCE_DEPTH:
         raise JobspecError("constraints nesting too deep")
     if not is_map(constraint):
-        raise JobspecError("constraints must be a mapping")
+        raise JobspecTypeError("constraints must be a mapping")
     for operator, args in constraint.items():
         if not isinstance(operator, str):
-            raise JobspecError(f"constraint operation {operator} is not a string")
+            raise JobspecTypeError(f"constraint operation {operator} is not a string")
         if not isinstance(args, (list, str)):
-            raise JobspecError(f"argument to constraint {operator} must be a sequence")
+            raise JobspecTypeError(f"argument to constraint {operator} must be a sequence")
         if operator in ("and", "or", "not"):
             for sub in args:
                 _check_constraint(sub, depth + 1)
@@ -295,7 +312,7 @@ def _check_constraint(constraint, depth):
                 if not isinstance(prop, str):
                     raise JobspecError(f"invalid property '{prop}'")
                 if any(c in "&'\"`|()" for c in prop):
-                    raise JobspecError(f"invalid character in property '{prop}'")
+                    raise JobspecTypeError(f"invalid character in property '{prop}'")
         elif operator == "hostlist":
             for hosts in args:
                 if not isinstance(hosts, str):
@@ -305,7 +322,7 @@ def _check_constraint(constraint, depth):
                 if not isinstance(ranks, str) or not idset_values_ok(ranks):
                     raise JobspecError(f"invalid idset '{ranks}'")
         else:
-            raise JobspecError(f"unknown constraint operator '{operator}'")
+            raise JobspecTypeError(f"unknown constraint operator '{operator}'")
 
 
 def _unpacked(where, obj, allowed):

@@ -713,3 +713,28 @@ def resolve_format(formats, name, progname=None, env=None):
         return _format_entry(formats[name])[1]
     suggestion = re.sub(r"\w+", r"{\g<0>}", name)
     raise FormatError(f"--format: No such format {name} (Did you mean '{suggestion}'?)")
+
+
+# -- the pieces flux.util (Flux's OutputFormat API, in the flux package) builds on --
+
+#: datetime of the !d conversion (Flux's name)
+UtilDatetime = _Datetime
+#: a format spec split into Flux's parts (fill, align, ..., hyphen, truncate)
+FormatSpec = _Spec
+
+
+def convert_field(value, conv):
+    """A value under conversion conv (d, D, F, H, P, s, r, a), as Flux's
+    UtilFormatter converts it; ValueError for an unknown conversion."""
+    return _convert(value, conv)
+
+
+def format_field(value, spec):
+    """format(value, spec) with Flux's ``h`` and ``+`` spec suffixes."""
+    return _format_field(value, spec)
+
+
+def sort_value(value):
+    """(order, value) sort key: unset ("", "-", None) 0, numbers (numeric
+    strings too) 1, other strings 2 (Flux's DisplayValue)."""
+    return _sort_value(value)

@@ -848,6 +848,19 @@ class Rset:
 
     __or__ = union
 
+    def add(self, other):
+        """union(), with other's properties taken only on the ranks it adds
+        (Flux's Rv1Set.add: merging a part of a set, free or allocated, into
+        the rest gives back the whole set without spreading properties)."""
+        new_ranks = other.ranks - self.ranks
+        merged = self.union(other)
+        props = dict(self._props)
+        for name, ids in other._props.items():
+            added = ids & new_ranks
+            if added:
+                props[name] = props[name] | added if name in props else added
+        return merged.with_nodes(merged._nodes, props)
+
     def difference(self, other):
         """Remove other's cores/gpus; ranks left with nothing are dropped."""
         if not other._nodes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 
+from flux_lite import brokerinfo
 from flux_lite.errors import FluxLiteError
 from flux_lite.instance import Instance
 from flux_lite.services.table import Payload, Service, field, service
@@ -11,20 +12,12 @@ from flux_lite.services.table import Payload, Service, field, service
 SERVICES: list[Service] = []
 
 
-def _attributes(instance: Instance) -> dict[str, str]:
-    """The broker attributes a client commonly reads."""
-    return {
-        "rank": "0",
-        "instance-level": "0",
-        "local-uri": f"local://{instance.state_dir}",
-        "rundir": str(instance.state_dir),
-    }
-
-
 @service(SERVICES, "attr.get")
 def attr_get(instance: Instance, payload: Payload) -> Payload:
+    """One attribute of brokerinfo's table (the one `flux getattr` reads)."""
     name = field(payload, "name", str)
-    value = _attributes(instance).get(name)
+    with instance.read_session() as broker:
+        value = brokerinfo.attributes(broker).get(name)
     if value is None:
         raise FluxLiteError("No such file or directory", errno=errno.ENOENT)
     return {"value": value, "flags": 0}

@@ -1,0 +1,73 @@
+"""What an instance's brokers say of themselves: broker attributes (flux
+getattr/lsattr), uptime, the overlay (TBON) status and jobtap plugins.
+flux-lite's instance is brokers that are always up on one machine: every
+rank of the instance is online and in state run.
+"""
+
+from typing import Any
+
+from flux_lite import __version__
+from flux_lite.formats.rset import Rset
+
+# Flux's default tree-based overlay network: k-ary, k = 32
+TBON_FANOUT = 32
+# the job manager's builtin jobtap plugins, in the order Flux loads them
+JOBTAP_BUILTINS = (".priority-default", ".limit-job-size", ".limit-duration", ".dependency-after",
+                   ".dependency-singleton", ".begin-time", ".validate-duration", ".update-duration",
+                   ".history", ".post-event")
+
+
+def attributes(broker: Any) -> dict[str, str]:
+    """The broker attributes of rank 0, by name (sorted), as strings."""
+    inst = broker.instance
+    hosts = hostnames(broker)
+    size = len(hosts)
+    state = str(inst.state_dir)
+    attrs = {
+        "broker.pid": "0",
+        "broker.starttime": "%f" % inst.meta.get("start", 0.0),
+        "hostlist": broker.resources.hostlist_of(range(size)) if size else "",
+        "instance-level": "0",
+        "local-uri": f"local://{state}",
+        "rank": "0",
+        "rundir": state,
+        "security.owner": str(inst.owner),
+        "size": str(size),
+        "statedir": state,
+        "tbon.fanout": str(TBON_FANOUT),
+        "tbon.topo": f"kary:{TBON_FANOUT}",
+        "version": __version__,  # (as flux version prints it)
+    }
+    return dict(sorted(attrs.items()))
+
+
+def hostnames(broker: Any) -> list[str]:
+    """The host name of each rank of the instance (excluded ranks too)."""
+    rset = Rset.from_dict(broker.resources.instance_R)
+    return [rset.hostname(rank) for rank in sorted(rset.ranks)]
+
+
+def tbon_children(size: int, fanout: int = TBON_FANOUT) -> dict[int, list[int]]:
+    """rank -> its children in a k-ary tree of size ranks (rank 0 the root)."""
+    return {rank: [c for c in range(rank * fanout + 1, rank * fanout + fanout + 1) if c < size]
+            for rank in range(size)}
+
+
+def uptime(broker: Any) -> dict:
+    """flux uptime's figures: now, the seconds since the instance started,
+    the owner, the size, drained ranks, and whether submission is disabled
+    (every queue) or scheduling stopped (every queue)."""
+    inst = broker.instance
+    size = len(hostnames(broker))
+    queues = broker.queues
+    names = queues.status_names()
+    statuses = [queues.status(name) for name in names]
+    return {
+        "now": broker.now,
+        "runtime": max(broker.now - inst.meta.get("start", broker.now), 0.0),
+        "owner": inst.owner,
+        "size": size,
+        "drained": len(broker.resources.drained),
+        "submit_disabled": all(not s["enable"] for s in statuses),
+        "sched_stopped": all(not s["start"] for s in statuses),
+    }

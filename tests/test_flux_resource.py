@@ -1,0 +1,66 @@
+"""flux.resource's services: resource.status, resource.sched-status, sched.resource-status."""
+
+import errno
+
+import pytest
+
+
+def test_resource_status_payload_is_the_resource_modules(pyflux, flux):
+    flux("resource", "drain", "1-2", "bad fan")
+    flux.advance("10s")
+    flux("resource", "drain", "3", "psu")
+    h = pyflux.Flux()
+    st = h.rpc("resource.status").get()
+    assert sorted(st) == ["R", "drain", "exclude", "offline", "online", "torpid"]
+    assert st["online"] == "0-3" and st["offline"] == "" and st["exclude"] == "" and st["torpid"] == ""
+    start = st["R"]["execution"]["starttime"]
+    assert st["drain"] == {"1-2": {"timestamp": start, "reason": "bad fan"},
+                           "3": {"timestamp": start + 10, "reason": "psu"}}
+    assert st["R"]["execution"]["R_lite"] == [{"rank": "0-3", "children": {"core": "0-1"}}]
+
+
+def test_sched_status_sets(pyflux, flux):
+    flux("resource", "drain", "3", "psu")
+    flux.submit("-N2", "sleep", "100")
+    h = pyflux.Flux()
+    sets = h.rpc("resource.sched-status").get()
+    assert [r["rank"] for r in sets["allocated"]["execution"]["R_lite"]] == ["0-1"]
+    assert [r["rank"] for r in sets["down"]["execution"]["R_lite"]] == ["3"]
+    assert [r["rank"] for r in sets["all"]["execution"]["R_lite"]] == ["0-3"]
+    assert h.rpc("sched.resource-status").get() == sets
+    flux("module", "remove", "sched-simple")
+    with pytest.raises(OSError) as info:
+        h.rpc("sched.resource-status").get()
+    assert info.value.errno == errno.ENOSYS
+
+
+def test_queue_status_and_config(pyflux, flux):
+    h = pyflux.Flux()
+    assert h.rpc("job-manager.queue-status", {}).get() == {"enable": True, "start": True}
+    conf = {"queues": {"batch": {}, "debug": {}}, "policy": {"jobspec": {"defaults": {"system": {"queue": "batch"}}}}}
+    h.rpc("config.load", conf).get()
+    assert h.rpc("config.get").get()["queues"] == {"batch": {}, "debug": {}}
+    # named queues start stopped, as in Flux
+    assert h.rpc("job-manager.queue-status", {"name": "debug"}).get() == {"enable": True, "start": False}
+    with pytest.raises(OSError) as info:
+        h.rpc("job-manager.queue-status", {}).get()
+    assert (info.value.errno, info.value.strerror) == (errno.EINVAL, "a named queue is required")
+    with pytest.raises(OSError) as info:
+        h.rpc("job-manager.queue-status", {"name": "nope"}).get()
+    assert info.value.errno == errno.EINVAL
+    with pytest.raises(OSError) as info:
+        h.rpc("config.load", {"queues": {"x": {"bogus": 1}}}).get()
+    assert (info.value.errno, info.value.strerror) == (
+        errno.EINVAL, "error parsing [queues.x] config table: 1 object item(s) left unpacked: bogus")
+    assert h.rpc("config.get").get()["queues"] == {"batch": {}, "debug": {}}
+
+
+def test_a_guest_reads_the_config_but_does_not_load_one(pyflux, flux, monkeypatch):
+    monkeypatch.setenv("FLUX_HANDLE_USERID", "1234")
+    h = pyflux.Flux()
+    assert h.rpc("config.get").get() == {}
+    with pytest.raises(OSError) as info:
+        h.rpc("config.load", {"queues": {"batch": {}}}).get()
+    assert (info.value.errno, info.value.strerror) == (errno.EPERM,
+                                                      "Operation not permitted: config load is for the instance owner")
+    assert h.rpc("resource.status").get()["online"] == "0-3"
