@@ -52,6 +52,27 @@ def load(path):
         raise FluxLiteError(f"load: error updating {_module_of(str(exc))}: {exc}") from None
 
 
+@config.command("reload")
+def reload_():
+    """Reload the configuration from $FLUX_CONF_DIR (a directory of *.toml
+    files, or a file), the path Flux's brokers read theirs from."""
+    import os
+
+    path = os.environ.get("FLUX_CONF_DIR")
+    if not path:
+        raise FluxLiteError("reload: no configuration path: flux-lite keeps none from start "
+                            "(set FLUX_CONF_DIR, or use config load PATH)")
+    try:
+        cfg = configmod.load_file(path, check=False)
+    except ConfigError as exc:
+        raise FluxLiteError(f"Error parsing config: {exc}") from None
+    try:
+        with session() as broker:
+            admin.config_load(broker, cfg)
+    except ConfigError as exc:
+        raise FluxLiteError(f"reload: error updating {_module_of(str(exc))}: {exc}") from None
+
+
 def _module_of(message):
     """The Flux module that would refuse a table (named in its message)."""
     for prefix, module in (("job-manager", "job-manager"), ("resource", "resource"),

@@ -6,11 +6,14 @@ import sys
 import click
 
 from flux_lite.cli.common import session
+from flux_lite.cli.job_list import int_option, parse_states, parse_userid
 from flux_lite.cli.params import JOBID
 from flux_lite.cli.words import prog
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.jobid import f58
+from flux_lite.job_manager import bulk
 from flux_lite.job_manager import exec as exec_
+from flux_lite.job_manager.job import ACTIVE, INACTIVE
 
 
 def signum_of(text: str) -> int | None:
@@ -63,5 +66,41 @@ def job_killall(sig, user, force):
         click.echo(f"{say}: Command matched {count} jobs (-f to confirm)", err=True)
     elif count:
         click.echo(f"{say}: {signal.strsignal(signum)} {count} jobs ({errors} errors)", err=True)
+    else:
+        click.echo(f"{say}: Command matched 0 jobs", err=True)
+
+
+@click.command("raiseall", context_settings={"allow_interspersed_args": False})
+@click.option("-s", "--severity", metavar="N", default=None,
+              help="Set exception severity [0-7] (0 is fatal, default=7)")
+@click.option("-u", "--user", metavar="USER", help="Set target user or 'all' (instance owner only)")
+@click.option("-S", "--states", multiple=True, metavar="STATES", help="Set target job states (default=ACTIVE)")
+@click.option("-f", "--force", is_flag=True, help="Confirm the command")
+@click.argument("etype", required=False, metavar="TYPE")
+@click.argument("message", nargs=-1)
+def job_raiseall(severity, user, states, force, etype, message):
+    """Raise an exception of TYPE on every active job of a user (dry run without -f)."""
+    if etype is None:
+        click.echo(f"Usage: {prog('job', sub='raiseall')} OPTIONS type [message ...]", err=True)
+        sys.exit(1)
+    level = int_option("raiseall", "severity", severity) if severity is not None else 7
+    mask = ACTIVE
+    if states:
+        mask = parse_states(states)
+        if mask & INACTIVE:
+            raise FluxLiteError("Exceptions cannot be raised on inactive jobs")
+    note = " ".join(message) if message else None
+    with session() as broker:
+        userid = broker.instance.identity.userid if user is None else parse_userid(user)
+        try:
+            count, errors = bulk.raise_all(broker, userid=userid, states=mask, dry_run=not force, note=note,
+                                           etype=etype, severity=level)
+        except FluxLiteError as exc:
+            raise FluxLiteError(f"raiseall: {exc}") from None
+    say = prog("job")
+    if count and not force:
+        click.echo(f"{say}: Command matched {count} jobs (-f to confirm)", err=True)
+    elif count:
+        click.echo(f"{say}: Raised exception on {count} jobs ({errors} errors)", err=True)
     else:
         click.echo(f"{say}: Command matched 0 jobs", err=True)

@@ -5,14 +5,17 @@ import json
 import click
 from flux_lite.cli.common import instance, read_session, session
 from flux_lite.cli.params import FSD, JOBID, JOBID_TEXT
+from flux_lite.cli.words import prog
 from flux_lite.cli.output import color_option, emit, use_color
 from flux_lite.cli.submit import parse_urgency
 
+from flux_lite import job_info as jobinfo
+from flux_lite import job_list
 from flux_lite.access import EVENTLOG_ACCESS
 from flux_lite.config import read_input
 from flux_lite.dump import sign_none
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats import eventlog
+from flux_lite.formats import eventlog, fsd
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.jobid import decode, f58, kvs_key
 from flux_lite.instance import WaitStalled, WaitTimeout
@@ -54,9 +57,10 @@ def job_eventlog(fmt, time_format, human, path, color, jobid):
         # flux job eventlog names the job as it was typed
         lookup_job(broker, jobid, not_found=f"job {typed} not found",
                      denied=EVENTLOG_ACCESS)
-        # flux job eventlog's short names of the guest eventlogs
-        key = {"exec": "guest.exec.eventlog", "output": "guest.output", "input": "guest.input"}.get(path, path)
+        key = EVENTLOG_PATHS.get(path, path)
         entries = broker.kvs.get_eventlog(kvs_key(jobid, key))
+        if entries is None and key == jobinfo.EXEC_EVENTLOG:
+            entries = jobinfo.exec_eventlog(broker, broker.jm.load_any(jobid))
     if entries is None:
         raise FluxLiteError(f"job {f58(jobid)}: {path}: No such file or directory")
     _print_events(entries, fmt, time_format, human, color)
@@ -119,16 +123,25 @@ def job_info(original, jobid, keys):
               help="Timestamp format.")
 @click.option("-H", "--human", is_flag=True, help="Same as --format=text --time-format=human.")
 @color_option("-L")
+@click.option("-p", "--path", default="eventlog", metavar="PATH",
+              help="Eventlog under the job directory: eventlog (default), exec, output, input or a key.")
+@click.option("-W", "--waitcreate", is_flag=True, help="Wait for the eventlog at PATH to be created.")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the event.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every event up to the matching one.")
-@click.argument("jobid", type=JOBID)
+@click.argument("jobid", type=JOBID_TEXT)
 @click.argument("name")
-def job_wait_event(timeout, match, count, fmt, time_format, human, color, quiet, verbose, jobid, name):
+def job_wait_event(timeout, match, count, fmt, time_format, human, color, path, waitcreate, quiet, verbose,
+                   jobid, name):
     """Wait for event NAME in a job's eventlog (the virtual clock advances while waiting)."""
+    typed, jobid = jobid, _c_jobid(jobid)  # the id is parsed first, as in Flux
     if count <= 0:
         raise FluxLiteError("count must be > 0")
+    if match is not None and "=" not in match:
+        raise FluxLiteError("must specify a context test as key=value")
+    key = EVENTLOG_PATHS.get(path, path)
     try:
-        found = instance().wait(lambda b: waiters.event_matcher(b, jobid, name, match, count), timeout=timeout)
+        found = instance().wait(lambda b: path_event_matcher(b, jobid, typed, key, name, match, count, waitcreate),
+                                timeout=timeout)
     except WaitTimeout:
         raise FluxLiteError(f"wait-event timeout on event '{name}'") from None
     except WaitStalled:
@@ -141,6 +154,53 @@ def job_wait_event(timeout, match, count, fmt, time_format, human, color, quiet,
         return
     # offsets count from the eventlog's first event, printed or not (as Flux's formatter)
     _print_events(entries if verbose else [entry], fmt, time_format, human, color, t0=entries[0]["timestamp"])
+
+
+# flux job's short names of a job's eventlogs
+EVENTLOG_PATHS = {"exec": "guest.exec.eventlog", "output": "guest.output", "input": "guest.input"}
+
+
+def path_event_matcher(broker, jobid, typed, path, name, match, count, waitcreate):
+    """As job-info's eventlog watch serves flux job wait-event -p PATH: the
+    main eventlog ends at clean; a guest eventlog (guest.*) exists once the
+    job has started, and ends with the job; any other eventlog under the
+    job's directory never ends. None while waiting; (entries, entry) once
+    found; the error text if it never can be."""
+    main = waiters.readable_eventlog(broker, jobid)
+    if main is None:
+        return f"job {typed} not found"
+    ended = bool(main) and main[-1]["name"] == "clean"
+    if path == "eventlog":
+        entries = main
+    else:
+        entries = broker.kvs.get_eventlog(kvs_key(jobid, path)) if _valid_path(path) else None
+        if entries is None and path == jobinfo.EXEC_EVENTLOG:
+            entries = jobinfo.exec_eventlog(broker, broker.jm.load_any(jobid), main)
+    if entries is None:
+        if path.startswith("guest."):
+            started = any(e["name"] == "start" for e in main)
+            if not started:
+                # the guest namespace comes with the start: wait for it, or for the end
+                return f"event '{name}' never received" if ended else None
+            if waitcreate and not ended:
+                return None
+        elif waitcreate:
+            return None
+        return f"eventlog path {path} not found"
+    seen = 0
+    for i, entry in enumerate(entries):
+        if entry["name"] == name and (match is None or eventlog.context_value_matches(
+                entry.get("context") or {}, *match.split("=", 1))):
+            seen += 1
+            if seen == count:
+                return entries[: i + 1], entry
+    if ended and (path == "eventlog" or path.startswith("guest.")):
+        return f"event '{name}' never received"
+    return None
+
+
+def _valid_path(path):
+    return bool(path) and not path.startswith(".") and not path.endswith(".") and ".." not in path
 
 
 def _complete_urgency(ctx, param, incomplete):
@@ -224,23 +284,48 @@ def job_cancel(jobid, message):
 
 
 @click.command("timeleft")
-@click.argument("jobid", type=JOBID)
-def job_timeleft(jobid):
+@click.option("-H", "--human", is_flag=True, help="Output in Flux Standard Duration instead of seconds.")
+@click.argument("jobid", required=False, type=JOBID_TEXT)
+@click.argument("extra", nargs=-1)
+def job_timeleft(human, jobid, extra):
     """Print the whole seconds left before a running job's expiration.
 
-    0 means expired or no longer running; 4294967295 means unlimited.
+    Without JOBID: the job named by FLUX_JOB_ID (a command run inside a
+    job), else the instance's own expiration. 0 means expired or no longer
+    running; 4294967295 (-H: infinity) means unlimited.
     """
+    import math
+    import os
+
+    if extra:
+        click.echo(f"Usage: {prog('job', sub='timeleft')} [JOBID]", err=True)
+        raise SystemExit(1)
+    text = jobid if jobid is not None else os.environ.get("FLUX_JOB_ID")
     with read_session() as broker:
-        job = lookup_job(broker, jobid)
-        now = broker.now
-        if job.state == 64 or job.state & 32:
-            left = 0
-        elif not job.R:
-            raise FluxLiteError(f"job {f58(jobid)} has not started")
-        elif not job.expiration:
-            left = 4294967295
+        if text is None:
+            execution = (broker.resources.instance_R or {}).get("execution") or {}
+            expiration = execution.get("expiration") or 0.0
         else:
-            remaining = job.expiration - now
-            # whole seconds, but never 0 while time is left: 0 means expired
-            left = 0 if remaining <= 0 else max(int(remaining), 1) if remaining < 1 else int(remaining)
-    click.echo(str(left))
+            try:
+                target = decode(text)
+            except ValueError:
+                raise FluxLiteError(f"failed to parse jobid {text}") from None
+            recs = job_list.query(broker, ids=[target], missing_ok=True)
+            if not recs:
+                raise FluxLiteError(f"{text}: no such jobid")
+            state = recs[0]["state"]
+            if state & job_list.PENDING:
+                raise FluxLiteError(f"job {text} has not started")
+            if state != job_list.RUN:
+                expiration = 1.0  # past: no time left
+            else:
+                expiration = job_list.job_attrs(recs[0]).get("expiration", 0.0)
+        now = broker.now
+    left = math.inf if not expiration else max(expiration - now, 0.0)
+    if human:
+        click.echo(fsd.format_c(left, 6))
+    elif math.isinf(left):
+        click.echo("4294967295")
+    else:
+        # whole seconds, but never 0 while time is left: 0 means expired
+        click.echo(str(max(int(left), 1) if left > 0 else 0))

@@ -54,6 +54,11 @@ def remove(force, name):
             admin.module_remove(broker, name, force=force)
 
 
+# flux module unload: remove's hidden alias
+module.add_command(click.Command("unload", callback=remove.callback, params=remove.params, hidden=True,
+                                 help="Same as remove."), "unload")
+
+
 @module.command("reload")
 @click.option("-f", "--force", is_flag=True, help="Load even if the module was not loaded.")
 @click.argument("name", shell_complete=complete_sched_modules)

@@ -11,13 +11,13 @@ from flux_lite.cli.output import progress
 from flux_lite.cli.words import is_flux, prog
 
 from flux_lite.errors import FluxLiteError, NoInstanceError, UsageError
-from flux_lite.formats import constraint, fsd
+from flux_lite.formats import constraint, fsd, jobopts
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.instance import WaitStalled, WaitTimeout
 from flux_lite.cli.job_attach import attach_job, emit
-from flux_lite.job_manager import attach, dependency, job
+from flux_lite.job_manager import attach, dependency, emulate, job
 from flux_lite.job_manager import exec as exec_
 
 URGENCY_NAMES = {"hold": 0, "default": 16, "expedite": 31}
@@ -65,70 +65,266 @@ def _complete_dependency(ctx, param, incomplete):
     return complete_dependency(ctx, param, incomplete)
 
 
-def job_options(f):
+class _OrderedOption(click.Option):
+    """An option whose occurrences flux submit's argparse appends, in
+    command-line order, to one list shared with other options
+    (--dependency and --begin-time; --env, --env-remove and --env-file).
+    Click keeps one list per option, so note the option of each occurrence
+    as the parser meets it."""
+
+    def add_to_parser(self, parser, ctx):
+        super().add_to_parser(parser, ctx)
+        order = ctx.meta.setdefault(_ORDER_KEY, [])
+        for opt in self.opts:
+            parsed = getattr(parser, "_long_opt", {}).get(opt) or getattr(parser, "_short_opt", {}).get(opt)
+            if parsed is None or not callable(getattr(parsed, "process", None)):
+                continue  # another click: the order falls back to one option after the other
+
+            def process(value, state, _process=parsed.process, _name=self.name):
+                order.append(_name)
+                _process(value, state)
+
+            parsed.process = process
+
+
+_ORDER_KEY = "flux_lite.option_order"
+
+
+def ordered_values(**lists):
+    """The values of options sharing one list, in command-line order:
+    (option name, value) pairs."""
+    ctx = click.get_current_context(silent=True)
+    order = [name for name in (ctx.meta.get(_ORDER_KEY, ()) if ctx is not None else ()) if name in lists]
+    if any(order.count(name) != len(values) for name, values in lists.items()):
+        order = [name for name, values in lists.items() for _ in values]
+    pending = {name: iter(values) for name, values in lists.items()}
+    return [(name, next(pending[name])) for name in order]
+
+
+# the options every submission command takes (submit, run; batch and
+# bulksubmit add theirs), in flux submit's order; the command gets them as
+# one dict (JobOptions)
+def job_options(f=None, *, per_task=True):
+    """The job options (see JobOptions); per_task=False leaves out the
+    resource options of submit and run (batch has its own)."""
+    if f is None:
+        return lambda g: job_options(g, per_task=per_task)
     options = [
-        # counts are checked after parsing, with flux submit's words (exit 1)
-        click.option("-n", "--ntasks", metavar="N", default=None, help="Number of tasks."),
-        click.option("-N", "--nodes", metavar="N", default=None, help="Number of nodes."),
-        click.option("-c", "--cores-per-task", metavar="N", default=None, help="Cores per task."),
-        click.option("-g", "--gpus-per-task", metavar="N", default=None, help="GPUs per task."),
-        click.option("-x", "--exclusive", is_flag=True, default=None, help="Allocate whole nodes."),
-        click.option("-t", "--time-limit", metavar="MIN|FSD", help="Time limit (minutes, or an FSD)."),
+        click.option("-B", "--bank", metavar="BANK", help="Submit a job to a specific named bank"),
         click.option("-q", "--queue", metavar="NAME", shell_complete=complete_queues,
-                     help="Submit to queue NAME."),
+                     help="Submit a job to a specific named queue"),
+        click.option("-t", "--time-limit", metavar="MIN|FSD",
+                     help="Time limit in minutes when no units provided, otherwise in Flux standard duration, "
+                          "e.g. 30s, 2d, 1.5h"),
+        click.option("--urgency", default="default", metavar="N",
+                     help="Set job urgency (0-31), hold=0, default=16, expedite=31"),
+        click.option("--job-name", metavar="NAME", help="Set an optional name for job to NAME"),
+        click.option("-o", "--setopt", "setopts", multiple=True, metavar="OPT",
+                     help="Set shell option OPT. An optional value is supported with OPT=VAL (default VAL=1) "
+                          "(multiple use OK)"),
+        click.option("-S", "--setattr", "setattrs", multiple=True, metavar="ATTR",
+                     help="Set job attribute ATTR (system. prefix implied). An optional value is supported with "
+                          "ATTR=VAL (default VAL=1); ^ATTR=FILE takes the JSON in FILE (multiple use OK)"),
+        click.option("--add-file", "add_files", multiple=True, metavar="[NAME=]PATH",
+                     help="Add a file at PATH with optional NAME (NAME:PERMS) to jobspec; NAME=DATA with "
+                          "a newline adds DATA (multiple use OK)"),
+        click.option("--dependency", "dependencies", multiple=True, metavar="URI", cls=_OrderedOption,
+                     shell_complete=_complete_dependency, help="Set an RFC 26 dependency URI for this job"),
         click.option("--requires", "requires", multiple=True, metavar="CONSTRAINT",
                      help="Specify job constraints in RFC 35 syntax"),
-        click.option("--urgency", default="default", metavar="N", help="0-31, hold, default or expedite."),
-        click.option("-S", "--setattr", "setattrs", multiple=True, metavar="KEY=VAL",
-                     help="Set a jobspec attribute (system. prefix implied)."),
-        click.option("--job-name", metavar="NAME", help="Job name."),
-        click.option("--flags", default="", metavar="FLAGS", help="debug, waitable, novalidate."),
-        click.option("--dependency", "dependencies", multiple=True, metavar="URI", cls=_OrderedDependencyOption,
-                     shell_complete=_complete_dependency, help="Set an RFC 26 dependency URI for this job"),
-        click.option("--begin-time", "begin_times", multiple=True, metavar="+FSD|TIME", cls=_OrderedDependencyOption,
+        click.option("--begin-time", "begin_times", multiple=True, metavar="+FSD|TIME", cls=_OrderedOption,
                      help='Set minimum start time as offset in FSD (e.g. +1h) or an absolute TIME '
                           '(e.g. "3pm") for job'),
+        click.option("--env", "env_rules", multiple=True, metavar="RULE", cls=_OrderedOption,
+                     help="Control how environment variables are exported: -PATTERN removes, ^FILE reads "
+                          "rules from FILE, VAR=VALUE sets, PATTERN copies (multiple use OK, in order)"),
+        click.option("--env-remove", "env_removes", multiple=True, metavar="PATTERN", cls=_OrderedOption,
+                     help="Remove environment variables matching PATTERN (a glob, or /REGEX/) (multiple use OK)"),
+        click.option("--env-file", "env_files", multiple=True, metavar="FILE", cls=_OrderedOption,
+                     help="Read a set of environment rules from FILE. (multiple use OK)"),
         click.option("--output", metavar="TEMPLATE",
                      help="Write the job's standard output (and error, without --error) to TEMPLATE "
                           "({{id}}, {{name}}, {{taskid}}... are replaced)."),
         click.option("--error", metavar="TEMPLATE", help="Write the job's standard error to TEMPLATE."),
-        click.option("--dry-run", is_flag=True, help="Print the jobspec instead of submitting it."),
+        click.option("-u", "--unbuffered", is_flag=True, help="Disable buffering of input and output"),
+        click.option("--cwd", metavar="DIRECTORY", help="Set job working directory"),
+        click.option("--flags", "flags", multiple=True, metavar="FLAGS",
+                     help="Set comma separated list of job submission flags. Possible flags: "
+                          "debug, waitable, novalidate"),
+        click.option("--signal", metavar="[SIG][@TIME]",
+                     help="Schedule delivery of signal SIG at a defined TIME before job expiration. "
+                          "Default SIG is SIGUSR1, default TIME is 60s."),
+        click.option("--dry-run", is_flag=True, help="Don't actually submit job, just emit jobspec"),
     ]
+    task_options = [
+        click.option("--taskmap", metavar="URI",
+                     help="Select the scheme for mapping task ids to nodes as a URI (SCHEME[:VALUE]): block, "
+                          "cyclic, cyclic:N, or manual:TASKMAP (default: block)"),
+        # counts are checked after parsing, with flux submit's words (exit 1)
+        click.option("-N", "--nodes", metavar="N", default=None, help="Number of nodes to allocate"),
+        click.option("-x", "--exclusive", is_flag=True, default=None,
+                     help="With -N, --nodes, allocate nodes exclusively"),
+        click.option("-n", "--ntasks", metavar="N", default=None, help="Number of tasks to start"),
+        click.option("-c", "--cores-per-task", metavar="N", default=None, help="Number of cores to allocate per task"),
+        click.option("-g", "--gpus-per-task", metavar="N", default=None, help="Number of GPUs to allocate per task"),
+        click.option("--cores", metavar="N", default=None, help="Request a total number of cores"),
+        click.option("--tasks-per-node", metavar="N", default=None, help="Force number of tasks per node"),
+        click.option("--tasks-per-core", metavar="N", default=None, help="Force number of tasks per core"),
+        click.option("--gpus-per-node", metavar="N", default=None,
+                     help="Request a number of GPUs per node with --nodes"),
+        click.option("-v", "--verbose", count=True, help="Increase verbosity on stderr (multiple use OK)"),
+    ]
+    if per_task:
+        options += task_options
+    names = []
     for opt in reversed(options):
         f = opt(f)
-    return f
+        names.append(f.__click_params__[-1].name)
+    option_names = frozenset(names)
+
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        opts = JobOptions({k: kwargs.pop(k) for k in list(kwargs) if k in option_names})
+        return f(*args, opts=opts, **kwargs)
+
+    return wrapper
 
 
-def build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
-                  setattrs, job_name, queue=None, requires=()):
+class JobOptions(dict):
+    """The job options of one command line, by name (see job_options)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _value_error(fn, *args):
+    try:
+        return fn(*args)
+    except ValueError as exc:
+        raise FluxLiteError(str(exc)) from None
+
+
+def build_jobspec(command, opts, extra_env=None):
+    """The jobspec of COMMAND and the job options, as flux submit builds it:
+    per-task (-n, -c, -g) or per-resource (--cores, --tasks-per-node,
+    --tasks-per-core, --gpus-per-node) resources, then the options applied
+    in Flux's order (environment, signal, taskmap, dependencies,
+    constraints, shell options, attributes, files). extra_env: variables
+    the job gets beside its rules (FLUX_JOB_CC)."""
     import os
 
+    command = list(command)
+    if command[:1] == ["--"]:
+        command = command[1:]
     if not command:
         raise FluxLiteError("job command and arguments are missing")
-    ntasks, nodes, cores_per_task, gpus_per_task = (
-        _count(value, option) for value, option in ((ntasks, "ntasks"), (nodes, "nodes"),
-                                                    (cores_per_task, "cores-per-task"),
-                                                    (gpus_per_task, "gpus-per-task")))
-    duration = parse_time_limit(time_limit)
-    try:
-        cwd = os.getcwd()
-    except OSError:
-        cwd = None
-    return jobspecmod.build(
-        list(command),
-        # no -n (or -n0): one task per node with -N, else one task
-        ntasks=ntasks or (None if nodes is not None else 1),
-        nnodes=nodes,
-        cores_per_task=1 if cores_per_task is None else cores_per_task,
-        gpus_per_task=gpus_per_task or 0,
-        duration=duration,
-        name=job_name,
-        cwd=cwd,
-        setattrs=list(setattrs),  # KEY[=VAL], parsed as Flux does (no VAL: 1)
-        exclusive=exclusive,
-        queue=queue,
-        constraints=_constraints(requires),
-    )
+    counts = {name: _count(opts.get(name), name.replace("_", "-"))
+              for name in ("ntasks", "nodes", "cores", "cores_per_task", "gpus_per_task", "tasks_per_node",
+                           "tasks_per_core", "gpus_per_node")}
+    duration = parse_time_limit(opts.get("time_limit"))
+    cwd = opts.get("cwd")
+    if cwd is None:
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = None
+    exclusive = opts.get("exclusive")
+    if counts["tasks_per_node"] is not None and counts["tasks_per_core"] is not None:
+        raise FluxLiteError("Do not specify both the number of tasks per node and per core")
+    per_type = per_count = None
+    if counts["tasks_per_node"] is not None:
+        if counts["tasks_per_node"] < 1:
+            raise FluxLiteError("--tasks-per-node must be >= 1")
+        per_type, per_count = "node", counts["tasks_per_node"]
+    elif counts["tasks_per_core"] is not None:
+        if counts["tasks_per_core"] < 1:
+            raise FluxLiteError("--tasks-per-core must be >= 1")
+        per_type, per_count = "core", counts["tasks_per_core"]
+    if counts["gpus_per_node"] and not counts["nodes"]:
+        raise FluxLiteError("--gpus-per-node requires --nodes")
+    if per_type is not None or counts["gpus_per_node"] is not None or counts["cores"] is not None:
+        if counts["ntasks"] is not None or counts["cores_per_task"] is not None or counts["gpus_per_task"]:
+            raise FluxLiteError("Per-resource options can't be used with per-task options. (See --help for details)")
+        if counts["nodes"] and counts["cores"] is None:
+            exclusive = True
+        js = _value_error(jobopts.per_resource, command, counts["cores"], counts["nodes"], per_type, per_count,
+                          counts["gpus_per_node"], bool(exclusive))
+        system = js["attributes"]["system"]
+        if duration is not None:
+            system["duration"] = duration
+        if cwd is not None:
+            system["cwd"] = cwd
+        for key, value in (("job", {"name": opts.get("job_name")}), ("queue", opts.get("queue")),
+                           ("bank", opts.get("bank"))):
+            if (value.get("name") if key == "job" else value) is not None:
+                system[key] = value
+    else:
+        ntasks, nodes = counts["ntasks"], counts["nodes"]
+        js = jobspecmod.build(
+            command,
+            # no -n (or -n0): one task per node with -N, else one task
+            ntasks=ntasks or (None if nodes is not None else 1),
+            nnodes=nodes,
+            cores_per_task=counts["cores_per_task"] or 1,
+            gpus_per_task=counts["gpus_per_task"] or 0,
+            duration=duration,
+            name=opts.get("job_name"),
+            cwd=cwd,
+            exclusive=exclusive,
+            queue=opts.get("queue"),
+            bank=opts.get("bank"),
+            check=False,
+        )
+    add_output(js, opts.get("output"), opts.get("error"), opts.get("label_io", False))
+    if opts.get("unbuffered"):
+        jobopts.set_unbuffered(js)
+    rules = environment_rules(opts)
+    env, expand = _value_error(jobopts.filtered_environment, rules)
+    env.update(extra_env or {})
+    if opts.get("dry_run") or rules or emulate.reads_environment(js):
+        # kept (in J) only where it is read: a job's command that reads it,
+        # or rules that say what it is; thousands of copies of the whole
+        # environment would make every submission cost more
+        jobopts.set_environment(js, env)
+    if expand:
+        jobopts.set_shell_option(js, "env-expand", expand)
+    if opts.get("signal") is not None:
+        jobopts.set_shell_option(js, "signal", _value_error(jobopts.parse_signal, opts["signal"], fsd.parse))
+    if opts.get("taskmap") is not None:
+        jobopts.set_shell_option(js, "taskmap", _value_error(jobopts.uri_entry, opts["taskmap"], "taskmap"))
+    constraints = _constraints(opts.get("requires") or ())
+    if constraints is not None:
+        js["attributes"]["system"]["constraints"] = constraints
+    for keyval in opts.get("setopts") or ():
+        key, value = _value_error(jobopts.parse_keyval, "--setopt", keyval)
+        _value_error(jobopts.set_shell_option, js, key, value)
+    setattrs = []
+    for keyval in opts.get("setattrs") or ():
+        if keyval.startswith("^"):
+            setattrs.append(_value_error(jobopts.parse_keyval, "--setattr", keyval))
+        else:
+            setattrs.append(keyval)
+    jobspecmod.apply_setattrs(js, setattrs)
+    for arg in opts.get("add_files") or ():
+        name, ref = _value_error(jobopts.file_entry, arg)
+        js["attributes"]["system"].setdefault("files", {})[name] = ref
+    if not opts.get("dry_run"):
+        # (flux submit --dry-run prints what Python's Jobspec accepts; ingest is stricter)
+        jobspecmod.validate(js)
+    return js
+
+
+def environment_rules(opts):
+    """--env, --env-remove (-PATTERN) and --env-file (^FILE) rules, in order."""
+    prefix = {"env_rules": "", "env_removes": "-", "env_files": "^"}
+    return [prefix[name] + value for name, value in ordered_values(
+        env_rules=opts.get("env_rules") or (), env_removes=opts.get("env_removes") or (),
+        env_files=opts.get("env_files") or ())]
 
 
 def add_output(js, output, error, label_io):
@@ -147,25 +343,6 @@ def add_output(js, output, error, label_io):
             if label_io:
                 conf["label"] = True
     return js
-
-
-def with_environment(js, extra=None):
-    """The jobspec as flux submit --dry-run prints it: the submitting
-    environment in attributes.system.environment, placed right after
-    duration as Flux's Jobspec sets it (the job manager never stores it, as
-    Flux's ingest drops it, so it is added only here)."""
-    import os
-
-    env = dict(os.environ)
-    env.update(extra or {})
-    system = js["attributes"]["system"]
-    ordered = {}
-    for key, value in system.items():
-        ordered[key] = value
-        if key == "duration":
-            ordered["environment"] = env
-    ordered.setdefault("environment", env)
-    return {**js, "attributes": {**js["attributes"], "system": ordered}}
 
 
 def _constraints(requires):
@@ -189,29 +366,6 @@ def _count(value, option):
         raise FluxLiteError(f"--{option}: invalid int value '{value}'") from None
 
 
-_ORDER_KEY = "flux_lite.dependency_order"
-
-
-class _OrderedDependencyOption(click.Option):
-    """--dependency and --begin-time: flux submit's argparse appends both, in
-    command-line order, to one dependency list. Click keeps one list per
-    option, so note the kind of each occurrence as the parser meets it."""
-
-    def add_to_parser(self, parser, ctx):
-        super().add_to_parser(parser, ctx)
-        order = ctx.meta.setdefault(_ORDER_KEY, [])
-        for opt in self.opts:
-            parsed = getattr(parser, "_long_opt", {}).get(opt)
-            if parsed is None or not callable(getattr(parsed, "process", None)):
-                continue  # another click: the order falls back to --dependency first
-
-            def process(value, state, _process=parsed.process, _name=self.name):
-                order.append(_name)
-                _process(value, state)
-
-            parsed.process = process
-
-
 def dependency_entries(uris, begin_times):
     """RFC 26 entries for --dependency and --begin-time in command-line order,
     as flux submit makes them. Begin times are converted first (flux submit
@@ -224,14 +378,9 @@ def dependency_entries(uris, begin_times):
     if begin_times:
         now = _instance_now()
         begins = [dependency.begin_time_uri(t, now) for t in begin_times]
-    ctx = click.get_current_context(silent=True)
-    order = list(ctx.meta.get(_ORDER_KEY, ())) if ctx is not None else []
-    if order.count("dependencies") != len(uris) or order.count("begin_times") != len(begins):
-        order = ["dependencies"] * len(uris) + ["begin_times"] * len(begins)
-    pending = {"dependencies": iter(uris), "begin_times": iter(begins)}
     entries = []
-    for kind in order:
-        entry = dependency.parse_uri(next(pending[kind]))
+    for _kind, uri in ordered_values(dependencies=uris, begin_times=begins):
+        entry = dependency.parse_uri(uri)
         if entry["scheme"] == "after":
             click.echo(dependency.DEPRECATED_AFTER, err=True)
         entries.append(entry)
@@ -256,57 +405,81 @@ def add_dependencies(jobspec, entries):
 
 
 def parse_flags(flags):
+    """--flags (repeatable, each a comma list)."""
+    if not isinstance(flags, str):
+        flags = ",".join(flags)
     try:
         return job.parse_flags(flags)
     except ValueError as exc:
         raise FluxLiteError(f"--flags: Unknown flag {exc}") from None
 
 
-@click.command(context_settings={"allow_interspersed_args": False})
-@job_options
-@click.option("--cc", metavar="IDSET", help="Submit one copy of the job per id in IDSET ({cc} is replaced).")
-@click.option("--quiet", is_flag=True, help="Do not print job ids.")
-@click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting.")
-@click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code.")
-@click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none).")
-@click.option("-l", "--label-io", is_flag=True, help="With --watch, label each line of output with its job id.")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, requires, urgency,
-           setattrs, job_name, flags, dependencies, begin_times, output, error, dry_run, cc, quiet, wait_event, wait,
-           watch, label_io):
-    """Submit a job to run COMMAND; print its id (f58)."""
-    urgency_value = parse_urgency(urgency)
-    flagbits = parse_flags(flags)
-    dep_entries = dependency_entries(dependencies, begin_times)
-    copies = [None]
-    if cc is not None:
-        try:
-            ids = IDset.parse(cc)
-        except ValueError:
-            raise FluxLiteError(f"IDset(): Invalid argument: {cc}") from None
-        if not ids:
-            raise FluxLiteError(f"IDset(): Invalid argument: {cc}")  # an empty --cc submits nothing
-        if len(ids) > MAX_CC:
-            raise UsageError(f"--cc: {len(ids)} copies is more than the limit of {MAX_CC} per command")
-        copies = list(ids)
+def bulk_options(f):
+    """The options of submit and bulksubmit beyond the job options."""
+    options = [
+        click.option("--cc", metavar="IDSET",
+                     help="Replicate job for each ID in IDSET. (FLUX_JOB_CC=ID will be set for each job "
+                          "submitted; {cc} in the command is replaced)"),
+        click.option("--bcc", metavar="IDSET",
+                     help="Replicate job for each ID in IDSET. (FLUX_JOB_CC will not be set)"),
+        click.option("--quiet", is_flag=True, help="Do not print jobid to stdout on submission"),
+        click.option("--wait-event", metavar="NAME", help="Wait for event NAME on each job before exiting."),
+        click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code."),
+        click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none)."),
+        click.option("-l", "--label-io", is_flag=True, help="With --watch, label each line of output with its job id."),
+    ]
+    for opt in reversed(options):
+        f = opt(f)
+    return f
+
+
+def cc_ids(cc, bcc):
+    """The copies of --cc (FLUX_JOB_CC set) or --bcc: ([ids], with FLUX_JOB_CC);
+    [None] without either."""
+    if cc is not None and bcc is not None:
+        raise FluxLiteError("Do not specify both --cc and --bcc")
+    text = cc if cc is not None else bcc
+    if text is None:
+        return [None], False
+    try:
+        ids = IDset.parse(text)
+    except ValueError:
+        raise FluxLiteError(f"IDset(): Invalid argument: {text}") from None
+    if not ids:
+        raise FluxLiteError(f"IDset(): Invalid argument: {text}")  # an empty --cc submits nothing
+    if len(ids) > MAX_CC:
+        opt = "--cc" if cc is not None else "--bcc"
+        raise UsageError(f"{opt}: {len(ids)} copies is more than the limit of {MAX_CC} per command")
+    return list(ids), cc is not None
+
+
+def job_copies(command, opts, copies, set_cc, dep_entries):
+    """The jobspecs of COMMAND's copies ({cc} replaced; FLUX_JOB_CC in the
+    environment when set_cc)."""
     specs = []
     templated = any("{cc}" in arg for arg in command)
     for ccid in copies:
         if specs and not templated:
-            specs.append(specs[0])  # identical copies: build (and validate) once
+            # identical copies but for FLUX_JOB_CC: built (and validated) once
+            first = specs[0]
+            if "environment" not in first["attributes"]["system"] or not set_cc:
+                specs.append(first)
+                continue
+            system = dict(first["attributes"]["system"])
+            system["environment"] = dict(system["environment"], FLUX_JOB_CC=str(ccid))
+            specs.append({**first, "attributes": {**first["attributes"], "system": system}})
             continue
         cmd = [arg.replace("{cc}", str(ccid)) for arg in command] if ccid is not None else list(command)
-        specs.append(add_output(add_dependencies(build_jobspec(cmd, ntasks, nodes, cores_per_task, gpus_per_task,
-                                                               exclusive, time_limit, setattrs, job_name, queue,
-                                                               requires),
-                                                 dep_entries), output, error, label_io))
-    if dry_run:
-        # as flux submit: the first job's jobspec only (it exits there), with
-        # the environment the job would carry (FLUX_JOB_CC for a --cc copy)
-        extra = {"FLUX_JOB_CC": str(copies[0])} if copies[0] is not None else {}
-        click.echo(json.dumps(with_environment(specs[0], extra)))
-        return
+        extra = {"FLUX_JOB_CC": str(ccid)} if ccid is not None and set_cc else None
+        specs.append(add_dependencies(build_jobspec(cmd, opts, extra), dep_entries))
+    return specs
 
+
+def submit_all(specs, opts, quiet, wait_event, wait, watch, label_io):
+    """Submit the jobspecs in one transaction, print their ids (unless
+    quiet), and wait as asked; returns the exit code."""
+    urgency_value = parse_urgency(opts.urgency)
+    flagbits = parse_flags(opts.flags)
     inst = instance()
     try:
         with inst.session() as broker:
@@ -321,8 +494,30 @@ def submit(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, tim
     if not quiet:
         click.echo("\n".join(f58(i) for i in ids))
     if wait or watch or wait_event:
-        sys.exit(_wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean", watch,
-                           label_io))
+        return _wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean", watch,
+                         label_io)
+    return 0
+
+
+@click.command(context_settings={"allow_interspersed_args": False})
+@job_options
+@bulk_options
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def submit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io):
+    """Submit a job to run COMMAND; print its id (f58)."""
+    opts["label_io"] = label_io
+    parse_urgency(opts.urgency)
+    parse_flags(opts.flags)
+    dep_entries = dependency_entries(opts.dependencies, opts.begin_times)
+    copies, set_cc = cc_ids(cc, bcc)
+    specs = job_copies(command, opts, copies, set_cc, dep_entries)
+    if opts.dry_run:
+        # as flux submit: the first job's jobspec only (it exits there)
+        click.echo(json.dumps(specs[0], ensure_ascii=False))
+        return
+    code = submit_all(specs, opts, quiet, wait_event, wait, watch, label_io)
+    if wait or watch or wait_event:
+        sys.exit(code)
 
 
 def _refused(exc):
@@ -360,23 +555,21 @@ def _wait_all(inst, ids, name, watch=False, label_io=False):
 @job_options
 @click.option("-l", "--label-io", is_flag=True, help="Label each line of output with its task rank.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def run(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit, queue, requires, urgency,
-        setattrs, job_name, flags, dependencies, begin_times, output, error, dry_run, label_io):
+def run(command, opts, label_io):
     """Submit a job and wait for it to end; exit with the job's exit code.
 
     Under a virtual clock the wait advances the clock; under a real clock it
     waits in wall time.
     """
-    js = build_jobspec(command, ntasks, nodes, cores_per_task, gpus_per_task, exclusive, time_limit,
-                       setattrs, job_name, queue, requires)
-    add_dependencies(js, dependency_entries(dependencies, begin_times))
-    add_output(js, output, error, label_io)
-    if dry_run:
-        click.echo(json.dumps(with_environment(js)))
+    opts["label_io"] = label_io
+    js = build_jobspec(command, opts)
+    add_dependencies(js, dependency_entries(opts.dependencies, opts.begin_times))
+    if opts.dry_run:
+        click.echo(json.dumps(js, ensure_ascii=False))
         return
     inst = instance()
     with inst.session() as broker:
-        jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=parse_flags(flags))
+        jobid = broker.jm.submit(js, urgency=parse_urgency(opts.urgency), flags=parse_flags(opts.flags))
         endless = None if inst.virtual else exec_.endless_command(broker, js)
     if endless is not None:
         click.echo(f"{prog('run')}: {f58(jobid)}: {endless}", err=True)

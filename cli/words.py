@@ -18,7 +18,8 @@ from flux_lite import bindings
 
 # Flux's commands written in C (liboptparse): errors are `flux-CMD: MESSAGE`,
 # without argparse's `ERROR:` level, and bad usage exits 1.
-C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env", "dump", "restore", "R"})
+C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env", "dump", "restore", "R",
+                        "getattr", "lsattr", "uptime", "overlay", "logger"})
 
 # Flux's C command groups that print their own usage and list their common
 # subcommands (Flux's order and words) when the subcommand is missing or
@@ -66,6 +67,9 @@ C_GROUP_COMMANDS = {
         ("eventlog", "Manipulate a KVS eventlog"),
     ),
 }
+
+# Subcommands Flux registers hidden (OPTPARSE_SUBCMD_HIDDEN): not in that list.
+C_GROUP_HIDDEN = {"job": frozenset({"list", "list-inactive", "list-ids"})}
 
 # Hidden aliases FluxArgumentParser commands accept (alias -> option).
 HIDDEN_ALIASES = {"--state": "--states", "--dry": "--dry-run", "--require": "--requires",
@@ -465,7 +469,10 @@ def c_group_usage(cmd, ctx):
     flux_docs = dict(C_GROUP_COMMANDS[cmd])
     rows = [(n, doc) for n, doc in C_GROUP_COMMANDS[cmd] if n in have]
     table = getattr(group, "table", {})  # a lazy group's short help, without importing
+    hidden = C_GROUP_HIDDEN.get(cmd, frozenset())
     for n in have:
+        if n in hidden:
+            continue
         if n in table and n not in flux_docs:
             rows.append((n, table[n][2]))
         elif n not in flux_docs:

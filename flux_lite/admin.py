@@ -8,10 +8,10 @@ check nothing, so that e.g. housekeeping's drain-on-failure or a restart's
 scheduler reload work whoever's command triggered them.
 """
 
-from flux_lite import access, protocol
+from flux_lite import access, protocol, stored
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import eventlog
-from flux_lite.formats.jobid import kvs_key
+from flux_lite.formats.jobid import jobid_of_key, kvs_key
 from flux_lite.job_manager import reconfig
 from flux_lite.listing.resources import drained_rows
 from flux_lite.resources import targets_to_ranks
@@ -110,13 +110,122 @@ def config_load(broker, cfg):
     reconfig.apply(broker, cfg)
 
 
-def kvs_put(instance, items):
-    """kvs put of (key, value) pairs, in one transaction."""
+def kvs_put(instance, items, raw=False):
+    """kvs put of (key, value) pairs, in one transaction. raw: the values
+    are texts stored as they are (a JSON text keeps its spelling; any other
+    text is stored as a string)."""
     access.require_owner(instance.identity, "kvs put")
     with instance.kvs.transaction():
         for key, value in items:
-            check_put(key, value)  # instance keys are refused or validated
-            instance.kvs.put(key, value)
+            if not raw:
+                check_put(key, value)  # instance keys are refused or validated
+                instance.kvs.put(key, value)
+                continue
+            try:
+                parsed = eventlog.jansson_loads(value)
+            except (ValueError, UnicodeError, RecursionError):
+                parsed = None
+            if parsed is None and value.strip() != "null":
+                check_put(key, value)
+                instance.kvs.put(key, value)
+            else:
+                check_put(key, parsed)
+                instance.kvs.put_text(key, value)
+
+
+# a job's eventlog events that the job manager writes and reads back on a
+# restart: appending one would change the job's history
+JOB_MANAGER_EVENTS = frozenset({
+    "submit", "validate", "invalidate", "depend", "dependency-add", "dependency-remove", "set-flags",
+    "priority", "urgency", "alloc", "free", "start", "release", "finish", "clean", "exception",
+    "flux-restart", "jobspec-update", "resource-update", "memo", "prolog-start", "prolog-finish",
+    "epilog-start", "epilog-finish", "annotations", "debug.alloc-request", "debug.free-request",
+})
+
+
+def namespace_key(instance, namespace, key):
+    """KEY in KVS namespace NAMESPACE (-N): the primary namespace (None or
+    "primary") is the KVS itself; a job's guest namespace (job-ID) is its
+    directory's guest.* keys, where the job's owner may write too. Returns
+    (the key in the KVS, the user who owns the namespace or None)."""
+    if namespace in (None, "primary"):
+        return key, None
+    prefix, _, decimal = namespace.partition("-")
+    jobid = int(decimal) if prefix == "job" and decimal.isdigit() else None
+    owner = job_userid(instance.kvs, jobid) if jobid is not None and jobid < 1 << 64 else None
+    if owner is None:
+        raise FluxLiteError(f"{namespace}: Operation not supported")  # no such namespace
+    return (kvs_key(jobid, "guest") + ("" if key in (".", "") else "." + key.strip(".")), owner)
+
+
+def _require_namespace_writer(instance, owner, operation):
+    if owner is None or not access.may_access(instance.identity, owner):
+        access.require_owner(instance.identity, operation)
+
+
+def _check_append(key, name):
+    jobid = jobid_of_key(key)
+    if jobid is not None:
+        rest = key[len(kvs_key(jobid)) + 1:]
+        if rest in ("J", "jobspec", "R") or (rest == "eventlog" and name in JOB_MANAGER_EVENTS):
+            raise FluxLiteError(f"{key}: refusing to append {name} (job data is written by the job manager)")
+        return
+    if key in stored.MANAGED or key.startswith(("checkpoint.", "sched.", "job-manager.")):
+        raise FluxLiteError(f"{key}: refusing to append to an instance key (flux-lite writes it)")
+
+
+def kvs_eventlog_append(instance, key, name, context=None, timestamp=None, namespace=None):
+    """flux kvs eventlog append: one event at the end of the eventlog at
+    KEY (created if missing); timestamp None is the instance clock's now.
+    The owner's, or the job owner's in their job's namespace."""
+    key, owner = namespace_key(instance, namespace, key)
+    _require_namespace_writer(instance, owner, "kvs eventlog append")
+    if timestamp is None:
+        timestamp = instance.clock_now()
+    entry = eventlog.make_entry(timestamp, name, context)
+    store = instance.kvs
+    with store.transaction():
+        raw = store.get_raw(key)
+        if raw is None and store.isdir(key):
+            raise FluxLiteError("flux_kvs_commit: Is a directory")
+        if raw is not None and raw[0] != "eventlog":
+            raise FluxLiteError("flux_kvs_commit: Operation not supported")
+        _check_append(key, name)
+        store.append(key, eventlog.encode_entry(entry["timestamp"], name, entry.get("context")))
+
+
+def _protected(key):
+    if jobid_of_key(key) is not None or key == "resource.R" or key in stored.MANAGED:
+        return True
+    return key.startswith(("checkpoint.", "sched.", "job-manager.", "instance.", "resource.", "job."))
+
+
+def kvs_unlink(instance, keys, recursive=False, force=False, namespace=None):
+    """flux kvs unlink: remove keys (a directory with its contents under
+    recursive); force: a missing key is no error. The instance's own keys
+    are refused. Returns nothing; errors are flux-kvs's words."""
+    from errno import ENOENT, ENOTEMPTY
+
+    store = instance.kvs
+    with store.transaction():
+        targets = []
+        for typed in keys:
+            key, owner = namespace_key(instance, namespace, typed)
+            _require_namespace_writer(instance, owner, "kvs unlink")
+            isdir = store.isdir(key) if key not in (".", "") else True
+            if key in (".", "") or (store.get_raw(key) is None and not isdir):
+                if force and key not in (".", ""):
+                    continue
+                raise FluxLiteError(f"cannot unlink '{typed}': No such file or directory", errno=ENOENT) \
+                    if key not in (".", "") else FluxLiteError(f"cannot unlink '{typed}': Invalid argument")
+            if isdir and not recursive:
+                raise FluxLiteError(f"cannot unlink '{typed}': Directory not empty", errno=ENOTEMPTY)
+            under = store.keys_under(key) if isdir else []
+            if owner is None and (_protected(key) or any(_protected(k) for k in under)):
+                raise FluxLiteError(f"{typed}: refusing to unlink an instance key (flux-lite writes it)")
+            targets.append(key)
+        for key in targets:
+            store.delete(key)
 
 
 # -- reading what guests may not --------------------------------------------------------

@@ -11,7 +11,11 @@ from typing import Any
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats.jobid import f58
+from flux_lite.formats import eventlog
+from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.formats.rset import Rset
+from flux_lite.formats.taskmap import Taskmap
+from flux_lite.job_manager import emulate
 
 
 def lookup(broker: Any, jobid: int, not_found: str | None = None, denied: str | None = None) -> Any:
@@ -25,3 +29,58 @@ def lookup(broker: Any, jobid: int, not_found: str | None = None, denied: str | 
     else:
         access.require_job_access(broker.instance.identity, job.userid, denied)
     return job
+
+
+EXEC_EVENTLOG = "guest.exec.eventlog"
+
+
+def exec_eventlog(broker: Any, job: Any, entries: list | None = None) -> list | None:
+    """The job's exec eventlog (guest.exec.eventlog) as Flux's job-exec and
+    job shell write it, or None before the job starts. flux-lite stores
+    none: it is the job's start and finish seen from the exec system --
+    init, starting, then (a job shell's) shell.init and shell.start with
+    the task map, and complete (the wait status) and done once it finished;
+    a job of the test execution mode has no job shell, and is recoverable.
+    entries: the job's eventlog, when the caller has it."""
+    if entries is None:
+        entries = broker.kvs.get_eventlog(kvs_key(job.id, "eventlog")) or []
+    start = next((e for e in entries if e["name"] == "start"), None)
+    if start is None:
+        return None
+    finish = next((e for e in entries if e["name"] == "finish"), None)
+    t = start["timestamp"]
+    out = [eventlog.make_entry(t, "init"), eventlog.make_entry(t, "starting")]
+    system = ((job.jobspec or {}).get("attributes") or {}).get("system") or {}
+    exec_conf = system.get("exec")
+    if isinstance(exec_conf, dict) and "test" in exec_conf:
+        out.append(eventlog.make_entry(t, "recoverable"))
+    else:
+        tmap = job_taskmap(job)
+        ranks = sorted(Rset.from_dict(job.R).ranks) if job.R else []
+        userid = job.userid if isinstance(job.userid, int) else 0
+        out.append(eventlog.make_entry(t, "shell.init", {
+            "service": f"{userid}-shell-{f58(job.id)}", "leader-rank": ranks[0] if ranks else 0,
+            "size": len(ranks)}))
+        if tmap is not None:
+            out.append(eventlog.make_entry(t, "shell.start", {"taskmap": tmap.to_json()}))
+    if finish is not None:
+        status = (finish.get("context") or {}).get("status", 0)
+        out.append(eventlog.make_entry(finish["timestamp"], "complete", {"status": status}))
+        out.append(eventlog.make_entry(finish["timestamp"], "done"))
+    return out
+
+
+def job_taskmap(job: Any) -> Taskmap | None:
+    """The job's task map as its job shell lays the tasks out (the block
+    map: each node's tasks numbered in turn), None without R."""
+    if not job.R:
+        return None
+    tasks = emulate.task_layout(job.jobspec, job.R)
+    if tasks is None:
+        return None
+    ranks = sorted({t.broker_rank for t in tasks})
+    nodeid = {rank: i for i, rank in enumerate(ranks)}
+    counts = [0] * len(ranks)
+    for task in tasks:
+        counts[nodeid[task.broker_rank]] += 1
+    return Taskmap.from_counts(counts)

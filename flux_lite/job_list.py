@@ -178,3 +178,88 @@ def parse_since(text: str, now: float) -> float:
     if when > now:
         raise FluxLiteError(f"--since={text} appears to be in the future")
     return when
+
+
+# job-list's attributes ("all"), in the order its answers carry them
+ATTRS = ("userid", "urgency", "priority", "t_submit", "t_depend", "t_priority", "t_sched", "t_run",
+         "t_cleanup", "t_inactive", "state", "name", "cwd", "queue", "project", "bank", "ntasks", "ncores",
+         "duration", "nnodes", "ranks", "nodelist", "success", "exception_occurred", "exception_type",
+         "exception_severity", "exception_note", "result", "expiration", "annotations", "waitstatus",
+         "dependencies")
+
+# flux_job_strtostate's names (upper or lower case, long or short) and the
+# virtual states flux-job adds (any case)
+STATE_WORDS = {"new": 1, "depend": DEPEND, "priority": PRIORITY, "sched": SCHED, "run": RUN,
+               "cleanup": CLEANUP, "inactive": INACTIVE, "pending": PENDING, "running": RUNNING,
+               "active": ACTIVE, "n": 1, "d": DEPEND, "p": PRIORITY, "s": SCHED, "r": RUN, "c": CLEANUP,
+               "i": INACTIVE, "pd": PENDING, "ru": RUNNING, "a": ACTIVE}
+
+
+def parse_state(word: str) -> int | None:
+    """A state name as flux_job_strtostate reads it (all upper or all lower
+    case, long or short form): its mask, None if it is not one."""
+    if word != word.lower() and word != word.upper():
+        return None
+    return STATE_WORDS.get(word.lower())
+
+
+def job_attrs(rec: dict) -> dict:
+    """A job as job-list answers a request for attributes "all": the id,
+    then each attribute the job has (those not set yet left out), with
+    job-list's values (ints for state and result, ranks as an idset in
+    brackets). rec is a record of query() or iter_rows()."""
+    get = rec.get
+    state = rec["state"]
+    inactive = state == INACTIVE
+    system = ((get("jobspec") or {}).get("attributes") or {}).get("system") or {}
+    out: dict = {"id": rec["id"], "userid": rec["userid"], "urgency": get("urgency")}
+    # the times of states the job has reached (t_priority and t_sched: the first time)
+    if get("t_sched") and get("priority") is not None:
+        out["priority"] = rec["priority"]
+    out["t_submit"] = float(rec["t_submit"])
+    for key in ("t_depend", "t_priority", "t_sched", "t_run", "t_cleanup", "t_inactive"):
+        if get(key):
+            out[key] = float(rec[key])
+    out["state"] = state
+    for key in ("name",):
+        if isinstance(get(key), str):
+            out[key] = rec[key]
+    for key in ("cwd", "queue", "project", "bank"):
+        if isinstance(system.get(key), str):
+            out[key] = system[key]
+    for key in ("ntasks", "ncores"):
+        if type(get(key)) is int:
+            out[key] = rec[key]
+    duration = system.get("duration", 0)
+    if isinstance(duration, (int, float)) and not isinstance(duration, bool):
+        out["duration"] = float(duration)
+    if type(get("nnodes")) is int:
+        out["nnodes"] = rec["nnodes"]
+    if get("t_run") and get("ranks") not in (None, ""):
+        ranks = str(rec["ranks"])
+        out["ranks"] = f"[{ranks}]" if ("," in ranks or "-" in ranks) and not ranks.startswith("[") else ranks
+    if get("t_run") and get("nodelist"):
+        out["nodelist"] = rec["nodelist"]
+    exc = get("exception")
+    if inactive:
+        result = result_of(rec)
+        out["success"] = result == COMPLETED
+        out["exception_occurred"] = exc is not None
+        if exc is not None:
+            out["exception_type"] = exc.get("type")
+            out["exception_severity"] = exc.get("severity")
+            if exc.get("note") is not None:
+                out["exception_note"] = exc["note"]
+        out["result"] = result
+    if get("t_run"):
+        expiration = ((get("R") or {}).get("execution") or {}).get("expiration")
+        out["expiration"] = float(expiration or 0.0)
+    if get("annotations"):
+        out["annotations"] = rec["annotations"]
+    if type(get("waitstatus")) is int:
+        out["waitstatus"] = rec["waitstatus"]
+    deps = get("dependencies")
+    if deps or system.get("dependencies"):
+        # job-list keeps the list once a dependency was added, empty when all are resolved
+        out["dependencies"] = list(deps or ())
+    return out

@@ -122,7 +122,7 @@ def test_scripts_are_clicks_own(shell):
 
 def test_commands_are_offered():
     assert values(["flux-lite", ""]) == sorted(COMMANDS)
-    assert values(["flux-lite", "up"]) == ["update"]
+    assert values(["flux-lite", "up"]) == ["update", "uptime"]
 
 
 def test_options_are_offered():

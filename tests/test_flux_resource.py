@@ -64,3 +64,30 @@ def test_a_guest_reads_the_config_but_does_not_load_one(pyflux, flux, monkeypatc
     assert (info.value.errno, info.value.strerror) == (errno.EPERM,
                                                       "Operation not permitted: config load is for the instance owner")
     assert h.rpc("resource.status").get()["online"] == "0-3"
+
+
+def test_resource_list_status_and_queue_list(pyflux, flux):
+    import importlib
+    import math
+
+    resource = importlib.import_module("flux.resource")
+    queue = importlib.import_module("flux.queue")
+    flux("resource", "drain", "3", "psu")
+    flux.submit("-N2", "sleep", "100")
+    h = pyflux.Flux()
+    rl = resource.resource_list(h).get()
+    assert isinstance(rl, resource.SchedResourceList)
+    counts = {s: (rl[s].nnodes, rl[s].ncores, str(rl[s].nodelist)) for s in ("all", "up", "down", "allocated", "free")}
+    assert counts == {"all": (4, 8, "node[0-3]"), "up": (3, 6, "node[0-2]"), "down": (1, 2, "node3"),
+                      "allocated": (2, 4, "node[0-1]"), "free": (1, 2, "node2")}
+    st = resource.resource_status(h).get()
+    assert (str(st.drained), str(st.draining), str(st.avail), str(st.allocated)) == ("3", "", "0-2", "0-1")
+    [info] = st.drain_info
+    assert (str(info.ranks), info.reason) == ("3", "psu") and st.get_drain_info(3) == info
+    st.filter("node[0-1]")
+    assert (str(st.all), str(st.drained)) == ("0-1", "")
+    [q] = list(queue.QueueList(h))
+    assert (q.name, q.enabled, q.started, q.is_default) == ("", True, True, True)
+    assert (q.limits.duration, q.limits.max.nnodes, q.limits.min.nnodes, q.defaults.duration) == (
+        math.inf, math.inf, 0, math.inf)
+    assert (q.resources.all.nnodes, q.resources.free.nnodes) == (4, 1)

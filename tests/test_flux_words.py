@@ -114,8 +114,9 @@ def test_c_command_errors(flux):
     # flux-kvs: log_err_exit ("%s", key); liboptparse's unknown subcommand
     assert outcome(as_flux(flux, "kvs", "get", "nosuch")) == (1, "", "flux-kvs: nosuch: No such file or directory\n")
     assert outcome(as_flux(flux, "kvs", "get", "resource")) == (1, "", "flux-kvs: resource: Is a directory\n")
+    # (eventlog get: log_err_exit ("flux_kvs_lookup_get"))
     assert outcome(as_flux(flux, "kvs", "eventlog", "get", "nosuch")) == (
-        1, "", "flux-kvs: nosuch: No such file or directory\n")
+        1, "", "flux-kvs: flux_kvs_lookup_get: No such file or directory\n")
     assert as_flux(flux, "kvs", "bogus").stderr.splitlines()[0] == "Usage: flux-kvs [OPTIONS] COMMAND ARGS"
     assert outcome(as_flux(flux, "dmesg", "-d")) == (1, "", "flux-dmesg: --delta can only be used with --human\n")
 

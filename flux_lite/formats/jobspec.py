@@ -213,6 +213,15 @@ def build(
         system["bank"] = bank
     if constraints is not None:
         system["constraints"] = constraints
+    apply_setattrs(js, setattrs)
+    if check:
+        validate(js)
+    return js
+
+
+def apply_setattrs(js, setattrs):
+    """Set ``-S/--setattr`` items on a jobspec, in order: ``(key, value)``
+    pairs or raw ``"KEY[=VAL]"`` strings (parsed by parse_setattr)."""
     for item in setattrs:
         key, value = parse_setattr(item) if isinstance(item, str) else item
         key = setattr_key(key)
@@ -220,9 +229,6 @@ def build(
             set_treedict(js, key, value)
         except TypeError as exc:
             raise JobspecError(f"failed to set {key} to {value}: {exc}") from None
-    if check:
-        validate(js)
-    return js
 
 
 def duration_seconds(value):

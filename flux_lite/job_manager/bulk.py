@@ -1,5 +1,7 @@
 """job-manager.raiseall: raise an exception on every matching job (cancel --all)."""
 
+from errno import EPROTO
+
 from flux_lite import access, users
 from flux_lite.errors import FluxLiteError
 from flux_lite.job_manager.job import DEPEND, PENDING, PRIORITY, RUN, RUNNING, SCHED
@@ -22,11 +24,22 @@ def parse_states(states) -> int:
     return mask
 
 
-def raise_all(broker, user=None, states=None, dry_run=False, note=None, etype="cancel", severity=0):
-    """Returns (count, errors) as Flux's raiseall does."""
+_ANY = object()
+
+
+def raise_all(broker, user=None, states=None, dry_run=False, note=None, etype="cancel", severity=0,
+              userid=_ANY):
+    """Returns (count, errors) as Flux's raiseall does. user: a name, uid or
+    "all" (default: the requester); or userid, resolved (None: every user).
+    states: words (see parse_states) or a state mask."""
     ident = broker.instance.identity
-    userid = ident.userid if user is None else users.userid(user)
-    mask = parse_states(states) if states else PENDING | RUNNING
+    if userid is _ANY:
+        userid = ident.userid if user is None else users.userid(user)
+    mask = states if isinstance(states, int) else parse_states(states) if states else PENDING | RUNNING
+    if not isinstance(severity, int) or not 0 <= severity <= 7:
+        raise FluxLiteError("invalid exception severity", errno=EPROTO)
+    if not etype or any(c.isspace() for c in etype) or "=" in etype:
+        raise FluxLiteError("invalid exception type", errno=EPROTO)
     access.check_raise(ident, userid)
     jm = broker.jm
     targets = [j for j in sorted(jm.jobs.values(), key=lambda j: j.id)

@@ -133,8 +133,16 @@ def emulated(jobspec: Any) -> bool:
     return command is not None and _name(command[0]) in COMMANDS
 
 
-def plan(jobspec: Any, R: Any, jobid: int, userid: int) -> Plan | None:
-    """What the job's tasks do, or None when its command is not in the table."""
+def reads_environment(jobspec: Any) -> bool:
+    """Does the job's command read its environment (so that the caller
+    looks it up: the stored jobspec has none)?"""
+    command = command_of(jobspec)
+    return command is not None and _name(command[0]) in ("printenv", "env", "sh", "bash")
+
+
+def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None = None) -> Plan | None:
+    """What the job's tasks do, or None when its command is not in the table.
+    environment: the job's (default: the jobspec's own, if it has one)."""
     command = command_of(jobspec)
     if command is None or _name(command[0]) not in COMMANDS:
         return None
@@ -143,7 +151,9 @@ def plan(jobspec: Any, R: Any, jobid: int, userid: int) -> Plan | None:
         return None
     system = (jobspec.get("attributes") or {}).get("system") or {}
     cwd = system.get("cwd") if isinstance(system.get("cwd"), str) else None
-    env_base = system.get("environment") if isinstance(system.get("environment"), dict) else {}
+    if environment is None:
+        environment = system.get("environment")
+    env_base = environment if isinstance(environment, dict) else {}
     nnodes = len({t.broker_rank for t in tasks})
     output: list[tuple[float, int, str, str]] = []
     duration = 0.0

@@ -19,6 +19,7 @@ expiration, where it gets the ``timeout`` exception Flux's job-exec raises.
 Every end is a timer, so a virtual clock moves them deterministically.
 """
 
+import json
 import os
 import signal
 from errno import EINVAL, EPERM
@@ -62,7 +63,18 @@ def emulation(broker, job):
         return None
     if "test" in (_exec_table(js) or {}):
         return None
-    return emulate.plan(js, job.R, job.id, job.userid if isinstance(job.userid, int) else 0)
+    environment = _environment(broker, job) if emulate.reads_environment(js) else None
+    return emulate.plan(js, job.R, job.id, job.userid if isinstance(job.userid, int) else 0, environment)
+
+
+def _environment(broker, job):
+    """The job's environment, from its J (the stored jobspec has none, as in Flux)."""
+    raw = broker.kvs.get_raw(kvs_key(job.id, "J"))
+    try:
+        env = json.loads(raw[1])["attributes"]["system"]["environment"] if raw is not None else None
+    except (ValueError, KeyError, TypeError):
+        env = None
+    return env if isinstance(env, dict) else None
 
 
 def planned_end(broker, job):

@@ -92,8 +92,12 @@ class Submit:
         if not isinstance(system, dict):
             system = {}
         if "environment" in system:
-            jobspec = json.loads(json.dumps(jobspec))
-            del jobspec["attributes"]["system"]["environment"]
+            # as Flux's ingest: J keeps the jobspec as submitted, environment
+            # and all (the job shell's source for it); the stored jobspec drops it
+            if original is None:
+                original = jobspec
+            jobspec = {**jobspec, "attributes": {**attrs, "system": {
+                k: v for k, v in system.items() if k != "environment"}}}
             text = None
         given = jobspec
         jobspec = b.queues.frobnicate(jobspec)  # job-ingest: default queue, constraints
