@@ -101,7 +101,7 @@ def last(conn, userid: int, text: str = "[:1]"):
     if (step is None or step > 0) and (start is None or start >= 0) and stop is not None and stop >= 0:
         # a slice from the newest end selects the same whatever the history
         # holds past `stop`: only that much of it is counted (`job last`)
-        length = jobindex.user_count(conn, userid, limit=stop)
+        length = jobindex.user_count(conn, userid, limit=min(stop, 2**62))  # (SQLite's integers)
     else:
         length = jobindex.user_count(conn, userid)
     indices = slice_indices(spec, length)
