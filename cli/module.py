@@ -37,6 +37,8 @@ def _check(name):
 @click.argument("args", nargs=-1, shell_complete=complete_module_args)
 def load(name, args):
     """Load scheduler module NAME with Flux's ARGS (queue-depth=N, mode=..., test-hello-nopartial)."""
+    if name == "resource":
+        return _resource("load", args)
     _check(name)
     with session() as broker:
         with _flux_words("load", name, errno.EINVAL):
@@ -48,6 +50,8 @@ def load(name, args):
 @click.argument("name", shell_complete=complete_sched_modules)
 def remove(force, name):
     """Remove scheduler module NAME (its state is discarded)."""
+    if name == "resource":
+        return _resource("remove", ())
     _check(name)
     with session() as broker:
         with _flux_words("remove", name, errno.ENOENT):
@@ -65,6 +69,8 @@ module.add_command(click.Command("unload", callback=remove.callback, params=remo
 @click.argument("args", nargs=-1, shell_complete=complete_module_args)
 def reload(force, name, args):
     """Remove and load scheduler module NAME again (hello replays the allocations)."""
+    if name == "resource":
+        return _resource("load", args)
     _check(name)
     with session() as broker, progress_report("hello") as report:
         # as in Flux, a failed load still removes the old module
@@ -180,6 +186,16 @@ def debug(clear_all, set_, setbit, clearbit, name):
     with session() as broker:
         flags = admin.module_debug(broker, name, clear_all, set_, setbit, clearbit)
     click.echo(f"0x{flags:x}")
+
+
+def _resource(verb, args):
+    """module load/reload/remove resource (see admin.resource_module_load)."""
+    with session() as broker:
+        with _flux_words(verb, "resource", errno.EINVAL):
+            if verb == "remove":
+                admin.resource_module_remove(broker)
+            else:
+                admin.resource_module_load(broker, args)
 
 
 @contextlib.contextmanager

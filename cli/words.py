@@ -535,7 +535,7 @@ SHIM = """#!{python}
 # flux-lite speaking as Flux: written by flux-lite for scripts that call `flux`
 import sys
 
-from flux_lite.cli.main import main
+from flux_lite.cli.launch import main
 
 sys.exit(main(prog_name="flux"))
 """

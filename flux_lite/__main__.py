@@ -1,4 +1,4 @@
 """`python -m flux_lite` runs the flux-lite command."""
-from flux_lite.cli.main import main
+from flux_lite.cli.launch import main
 
 main()

@@ -8,8 +8,14 @@ check nothing, so that e.g. housekeeping's drain-on-failure or a restart's
 scheduler reload work whoever's command triggered them.
 """
 
+import errno as errno_
+import json
+import os
+import re
+
 from flux_lite import access, protocol, stored
-from flux_lite.errors import FluxLiteError
+from flux_lite.errors import FluxLiteError, FormatError
+from flux_lite.formats import rset
 from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import jobid_of_key, kvs_key
 from flux_lite.job_manager import reconfig
@@ -84,11 +90,98 @@ def drained(broker):
     return drained_rows(broker)
 
 
-def undrain(broker, targets):
-    """resource.undrain of TARGETS."""
+def undrain(broker, targets, reason=None, mode=None):
+    """resource.undrain of TARGETS; mode None, "update", "overwrite" or
+    "force-overwrite", as Flux's request takes them."""
     _require_owner(broker, "undrain")
     res = broker.resources
-    res.undrain(res.drain_targets(targets))
+    res.undrain(res.drain_targets(targets), mode=mode, reason=reason)
+
+
+def resource_reload(broker, path, xml=False, force=False):
+    """resource.reload: the instance R from the file PATH (R in JSON), or
+    with xml from the hwloc files PATH/<rank>.xml; refused while a
+    scheduler holds the resources, and (unless force) for ranks past the
+    instance's size (its ranks before the reload). Flux's words."""
+    _require_owner(broker, "resource reload")
+    current = rset.Rset.from_dict(broker.resources.instance_R)
+    if xml:
+        R = _R_from_xml_dir(path, current)
+    else:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise FluxLiteError(f"{path}:-1 unable to open {path}: {exc.strerror}",
+                                errno=errno_.ENOENT) from None
+        except UnicodeDecodeError:
+            raise FluxLiteError(f"{path}:1 unable to decode byte as UTF-8", errno=errno_.EPROTO) from None
+        try:
+            R = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise FluxLiteError(f"{path}:{exc.lineno} {exc.msg}", errno=errno_.EPROTO) from None
+    size = broker.resources.size()
+    try:
+        ranks = rset.rlist_from_dict(R).ranks
+    except FormatError:
+        ranks = None
+    if ranks is None or (len(ranks) and ranks.last() >= size):
+        if not force:
+            raise FluxLiteError(f"resource object contains ranks execeeding size={size} (override with -f))",
+                                errno=errno_.EINVAL)
+        broker.log("resource", "err", f"WARN: resource object contains ranks exceeding size={size}")
+    if loader.loaded_name(broker) is not None:
+        raise FluxLiteError("resources are busy (unload scheduler?)", errno=errno_.EBUSY)
+    broker.resources.reload(R)
+
+
+#: the arguments Flux's resource module takes (tests' switches)
+RESOURCE_MODULE_ARGS = ("monitor-force-up", "noverify", "notruncate")
+
+
+def resource_module_load(broker, args=()):
+    """flux module load (or reload) resource ARGS: the module reads its
+    state again (see Resources.module_load); an argument it does not know
+    fails the load, as in Flux."""
+    _require_owner(broker, "module load")
+    for arg in args:
+        if arg not in RESOURCE_MODULE_ARGS:
+            raise FluxLiteError(f"resource: unknown option: {arg}", errno=errno_.EINVAL)
+    broker.resources.module_load()
+
+
+def resource_module_remove(broker):
+    """flux module remove resource: flux-lite's resource module is the
+    state every command reads, so nothing stops; the next load reads it again."""
+    _require_owner(broker, "module remove")
+
+
+def _R_from_xml_dir(path, current):
+    """R from the hwloc files DIR/<rank>.xml (Flux's resource reload -x);
+    each rank's host is the one the instance gives it."""
+    try:
+        names = os.listdir(path)
+    except OSError as exc:
+        raise FluxLiteError(f"{path}: {exc.strerror}", errno=exc.errno) from None
+    nodes = {}
+    for name in names:
+        match = re.fullmatch(r"(\d+)\.xml", name)
+        if match is None:
+            continue
+        rank = int(match.group(1))
+        file = os.path.join(path, name)
+        try:
+            with open(file, encoding="utf-8", errors="replace") as f:
+                cores, gpus = rset.hwloc_xml_children(f.read())
+        except OSError as exc:
+            raise FluxLiteError(f"{path}: {file}: {exc.strerror}", errno=exc.errno) from None
+        except FormatError as exc:
+            raise FluxLiteError(f"error building R from hwloc XML: {exc}", errno=errno_.EINVAL) from None
+        nodes[rank] = (current.hostname(rank) if rank in current else f"rank{rank}", cores, gpus)
+    if not nodes:
+        raise FluxLiteError(f"{path}: invalid directory: no XML input files found", errno=errno_.EINVAL)
+    named = all(rank in current for rank in nodes) and current.has_nodelist
+    return rset.Rset.from_nodes({r: nodes[r] for r in sorted(nodes)}, has_nodelist=named).to_dict()
 
 
 def housekeeping_kill(broker, signum=15, jobid=None, targets=None):

@@ -15,6 +15,7 @@ from typing import Any
 
 from flux_lite.errors import ConfigError, FormatError
 from flux_lite.formats import fsd
+from flux_lite.formats import rset as rsetmod
 from flux_lite.formats.bounds import count_values, flow_depth_exceeds
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
@@ -302,8 +303,10 @@ def validate(cfg):
     """Check every table flux-lite knows; return cfg unchanged when valid."""
     _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec")
              + FLUX_ONLY_TABLES, "config")
-    res = _section(cfg, "resource", ("config", "exclude", "noverify", "norestrict"))
+    res = _section(cfg, "resource", ("config", "exclude", "noverify", "norestrict", "path", "scheduling", "verify",
+                                     "no-update-watch", "rediscover", "journal-max", "history"))
     if res is not None:
+        _resource_options(res)
         if "config" in res:
             entries = res["config"]
             # librlist's words, through the resource module's
@@ -396,6 +399,30 @@ def validate(cfg):
     if ex is not None and "default-run-duration" in ex:
         _fsd(ex["default-run-duration"], "exec.default-run-duration")
     return cfg
+
+
+def _resource_options(res):
+    """The [resource] keys besides config and exclude, with the resource
+    module's words (its unpack of the table, librlist's verify checks)."""
+    kinds = {"path": (str,), "scheduling": (str,), "history": (str,), "journal-max": (int,),
+             "noverify": (bool,), "norestrict": (bool,), "no-update-watch": (bool,), "rediscover": (bool,)}
+    for key, kind in kinds.items():
+        if key not in res:
+            continue
+        value = res[key]
+        if not isinstance(value, kind) or (kind == (int,) and isinstance(value, bool)):
+            want = {str: "string", int: "integer", bool: "true or false"}[kind[0]]
+            raise ConfigError(f"error parsing [resource] configuration: Expected {want}, got {_json_type(value)}")
+    if "history" in res:
+        try:
+            fsd.parse_config(res["history"])
+        except (ValueError, FormatError):
+            raise ConfigError("invalid history time") from None
+    if "verify" in res:
+        try:
+            rsetmod.verify_modes(res["verify"])
+        except FormatError as exc:
+            raise ConfigError(str(exc)) from None
 
 
 def _idset_or_count(value, key):

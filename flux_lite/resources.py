@@ -15,7 +15,7 @@ from flux_lite.errors import ConfigError, FluxLiteError, FormatError
 from flux_lite.formats import eventlog
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
-from flux_lite.formats.rset import Rset, rlite_nodes
+from flux_lite.formats.rset import Rset, rlist_from_dict, rlite_nodes
 from flux_lite.schedstate import allocated_parts
 from flux_lite.stored import DamagedError
 
@@ -270,16 +270,125 @@ class Resources:
         self._post("drain", ctx)
         self._notify()
 
-    def undrain(self, ranks):
+    def undrain(self, ranks, mode=None, reason=None):
+        """Undrain ranks, as Flux's resource.undrain: without a mode, ranks
+        not drained are an error; "update", "overwrite" (1) and
+        "force-overwrite" (2) undrain what is drained and say nothing of
+        the rest (the event records overwrite, and reason when given)."""
+        if mode not in (None, "update", "overwrite", "force-overwrite"):
+            raise FluxLiteError(f"invalid undrain mode '{mode}' specified", errno=EINVAL)
         ranks = IDset(ranks)
         notdrained = [r for r in ranks if r not in self.drained]
-        if notdrained:
-            raise FluxLiteError(f"rank {IDset(notdrained)} not drained", errno=EINVAL)
-        self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks), "overwrite": 0})
+        if notdrained and mode is None:
+            raise FluxLiteError(f"rank{'s' if len(notdrained) > 1 else ''} {IDset(notdrained)} not drained",
+                                errno=EEXIST)
+        ctx = {"idset": str(ranks), "nodelist": self.hostlist_of(ranks),
+               "overwrite": {"overwrite": 1, "force-overwrite": 2}.get(mode, 0)}
+        if reason is not None:
+            ctx["reason"] = reason
+        self._post("undrain", ctx)
         self._notify()
+
+    def module_load(self):
+        """The resource module (re)loaded, as Flux's does it: the drain
+        state replayed from resource.eventlog (a malformed entry fails the
+        load) and resource-define posted, method "configuration" when R is
+        configured, else "kvs" (resource.R reused)."""
+        self._drained = None
+        self._R = None
+        self._rset = None
+        _ = self.drained
+        _ = self.rset
+        # excluded targets may not be drained: undrained, and the event posted so that
+        # they start out undrained if they are included again
+        exclude = configmod.get_path(self.b.config, "resource.exclude")
+        if exclude is not None:
+            ranks = IDset(r for r in targets_to_ranks(Rset.from_dict(self.instance_R), str(exclude))
+                          if r in self.drained)
+            if ranks:
+                self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks)})
+        method = "configuration" if configmod.get_path(self.b.config, "resource.config") else "kvs"
+        self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, "resource-define", {"method": method}))
+
+    def size(self):
+        """The instance's number of brokers (ranks): those of the R it
+        started with, whatever R a reload gave it since."""
+        size = self.b.instance.meta.get("size")
+        if isinstance(size, int):
+            return size
+        ranks = Rset.from_dict(self.instance_R).ranks
+        return ranks.last() + 1 if len(ranks) else 0
+
+    def reload(self, R):
+        """resource.reload: R (a dict, checked) becomes the instance R,
+        posted as Flux's resource module posts it (resource-define
+        method=reload). The caller checks that no scheduler holds the
+        resources."""
+        try:
+            Rset.from_dict(R)
+        except FormatError:
+            # what librlist reads (a rank with gpus and no cores...), stored as flux-lite reads R
+            try:
+                R = rlist_from_dict(R).to_dict()
+            except FormatError as exc:
+                raise FluxLiteError(f"invalid R: {exc}", errno=EINVAL) from None
+        meta = self.b.instance.meta
+        if "size" not in meta:
+            # the brokers stay when R changes: their number is kept before R is replaced
+            meta = self.b.instance.meta = dict(meta, size=self.size())
+            self.b.kvs.put("instance.meta", meta)
+        self.b.kvs.put_text("resource.R", json.dumps(R))
+        self.b.kvs.append("resource.eventlog",
+                          eventlog.encode_entry(self.b.now, "resource-define", {"method": "reload"}))
+        self._R = R
+        self._rset = None
 
     def down_ranks(self):
         return IDset(self.drained)
+
+    # -- journal ------------------------------------------------------------
+
+    def journal(self):
+        """resource.journal as Flux's resource module streams it: the
+        entries of resource.eventlog, with the module's "restart" event
+        (ranks, online, nodelist: the instance's brokers) where it was last
+        loaded (before the resource-define it posted) and the "online"
+        event of every broker after that resource-define (flux-lite's
+        brokers are all up). restart and online are not in the KVS, as in Flux."""
+        entries = self.b.kvs.get_eventlog("resource.eventlog") or []
+        full = Rset.from_dict(self.instance_R)
+        size = self.size()
+        ranks = str(IDset.range(0, size - 1)) if size else ""
+        last = max((i for i, e in enumerate(entries) if e.get("name") == "resource-define"), default=None)
+        t0 = entries[last]["timestamp"] if last is not None else self.b.now
+        restart = {"timestamp": t0, "name": "restart",
+                   "context": {"ranks": ranks, "online": "", "nodelist": full.nodelist_text()}}
+        if last is None:
+            return [restart] + entries
+        online = [{"timestamp": t0, "name": "online", "context": {"idset": ranks}}] if ranks else []
+        return entries[:last] + [restart, entries[last]] + online + entries[last + 1:]
+
+    def journal_targets(self, text):
+        """-i/--include of resource eventlog: (ranks, hosts) of TARGETS,
+        ranks of the instance or its hosts (Flux's words for others)."""
+        full = Rset.from_dict(self.instance_R)
+        hosts = [full.hostname(r) for r in sorted(full.ranks)]
+        try:
+            ranks = IDset.parse(text)
+        except FormatError:
+            ranks = None
+        if ranks is not None:
+            if len(ranks) and ranks.last() >= len(hosts):
+                raise FluxLiteError(f"invalid targets {text}: rank {ranks.last()} out of range", errno=EINVAL)
+            return ranks, set(hosts[r] for r in ranks)
+        try:
+            wanted = list(Hostlist.parse(text))
+        except FormatError:
+            raise FluxLiteError(f"invalid targets {text}", errno=EINVAL) from None
+        missing = [h for h in wanted if h not in hosts]
+        if missing:
+            raise FluxLiteError(f"invalid targets {text}: {missing[0]} not found in hostlist", errno=ENOENT)
+        return IDset(r for r, h in enumerate(hosts) if h in wanted), set(wanted)
 
     def _notify(self):
         """Tell the scheduler which ranks are down now (resource.acquire's updates in Flux)."""

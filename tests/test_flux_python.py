@@ -135,3 +135,26 @@ def test_log_goes_to_dmesg(pyflux, flux):
     h = pyflux.Flux()
     h.log(3, "disk %s is %d%% full", "/tmp", 99)
     assert any(line.endswith("disk /tmp is 99% full") and ".err[0]" in line for line in flux.dmesg()), flux.dmesg()
+
+
+def test_python_starts_before_the_command_table_loads(flux):
+    # Flux's `flux python` is a small C program; flux-lite's execs before click and the commands load
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "flux_lite", "python", "-c", "pass"],
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, FLUX_LITE_STATE_DIR=flux.state_dir))
+    assert r.returncode == 0, r.stderr
+    imported = {line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "flux_lite.cli.launch" in imported
+    assert not {"click", "flux_lite.cli.main", "flux_lite.instance"} & imported
+
+
+def test_state_dir_option_reaches_the_script(flux, tmp_path):
+    r = subprocess.run([sys.executable, "-m", "flux_lite", f"--state-dir={flux.state_dir}", "python", "-c",
+                        "import flux; print(flux.Flux().attr_get('local-uri'))"],
+                       capture_output=True, text=True, timeout=60,
+                       env={k: v for k, v in os.environ.items() if k not in ("FLUX_LITE_STATE_DIR", "PYTHONPATH")})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"local://{flux.state_dir}\n"
+    r = subprocess.run([sys.executable, "-m", "flux_lite", "--state-dir=", "python", "-c", "pass"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "python" not in r.stdout

@@ -23,6 +23,7 @@ SIDES = {frozenset(("3a", "3b")): "across RFC 27", frozenset(("7a", "7b")): "bet
 # (importer, imported prefix): the lazy points CONTRIBUTING.md declares
 LAZY_POINTS = (
     ("flux_lite.cli.main", "flux_lite.cli."),  # the command table
+    ("flux_lite.cli.launch", "flux_lite.cli.main"),  # ... loaded by the entry point unless `python` is asked
     ("flux_lite.broker", "flux_lite.job_manager."),  # the module table: the job manager's parts
     ("flux_lite.broker", "flux_lite.sched."),  # ... and the scheduler
     ("flux_lite.cli.", "flux_lite.cli._complete"),  # shell completion, only when the shell asks;

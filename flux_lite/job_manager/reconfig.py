@@ -30,10 +30,11 @@ def _delta(old, new):
 def apply(broker, cfg):
     cfg = configmod.validate(cfg)
     old = broker.config
-    old_res = dict(configmod.get_path(old, "resource") or {})
-    new_res = dict(configmod.get_path(cfg, "resource") or {})
-    old_res.pop("exclude", None)
-    new_res.pop("exclude", None)
+    # what defines R (config, path, scheduling) is read once; the other
+    # [resource] keys (exclude, verify, noverify...) may change, as in Flux
+    defining = ("config", "path", "scheduling")
+    old_res = {k: v for k, v in (configmod.get_path(old, "resource") or {}).items() if k in defining}
+    new_res = {k: v for k, v in (configmod.get_path(cfg, "resource") or {}).items() if k in defining}
     if old_res != new_res:
         raise ConfigError("resource configuration cannot be changed on a live instance "
                           "(only resource.exclude may change; it applies when the scheduler is next loaded)")

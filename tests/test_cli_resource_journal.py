@@ -1,0 +1,153 @@
+"""resource undrain -f/-u/REASON, resource reload, resource eventlog (the resource journal).
+
+Expected events and words follow flux-core's resource module (drain.c,
+inventory.c, monitor.c) and t2311/t2355/t2310.
+"""
+
+import json
+
+import pytest
+
+
+def kvs_events(flux):
+    return [json.loads(line) for line in flux.out("kvs", "get", "resource.eventlog").splitlines()]
+
+
+def test_undrain_modes(flux):
+    flux("resource", "drain", "1", "bad")
+    result = flux.fails("resource", "undrain", "1-2")
+    assert result.stderr == "flux-lite resource: ERROR: rank 2 not drained\n"
+    result = flux.fails("resource", "undrain", "2-3")
+    assert result.stderr == "flux-lite resource: ERROR: ranks 2-3 not drained\n"
+    flux("resource", "undrain", "--force", "1-2")
+    assert kvs_events(flux)[-1]["context"] == {"idset": "1-2", "nodelist": "node[1-2]", "overwrite": 1}
+    flux("resource", "undrain", "--force", "0-1")  # nothing drained: no error with --force
+    flux("resource", "drain", "1")
+    flux("resource", "undrain", "-ff", "1-2", "reason", "for", "undrain")
+    assert kvs_events(flux)[-1]["context"] == {"idset": "1-2", "nodelist": "node[1-2]", "overwrite": 2,
+                                               "reason": "reason for undrain"}
+    flux("resource", "undrain", "-u", "3")
+    assert kvs_events(flux)[-1]["context"]["overwrite"] == 0
+    result = flux.fails("resource", "undrain", "-f", "-u", "3")
+    assert result.stderr == "flux-lite resource: ERROR: Only one of --force and --update may be specified\n"
+    assert flux.out("resource", "status", "-no", "{state} {ranks}") == "avail 0-3\n"
+
+
+def test_reload(flux, tmp_path):
+    R = tmp_path / "R"
+    R.write_text(flux.out("R", "encode", "-r", "0-1", "-c", "0-1", "-H", "fake[0-1]"))
+    result = flux.fails("resource", "reload", R)
+    assert result.stderr == "flux-lite resource: ERROR: resources are busy (unload scheduler?)\n"
+    flux("module", "remove", "sched-simple")
+    flux("resource", "reload", R)
+    assert kvs_events(flux)[-1]["name"] == "resource-define"
+    assert kvs_events(flux)[-1]["context"] == {"method": "reload"}
+    flux("module", "load", "sched-simple")
+    assert flux.out("resource", "list", "-no", "{state} {nnodes} {ncores} {nodelist}") == (
+        "free 2 4 fake[0-1]\nallocated 0 0 \ndown 0 0 \n")
+    flux("module", "remove", "sched-simple")
+    # the size is the brokers' number: 4 here, even after R had 2 ranks
+    R.write_text(flux.out("R", "encode", "-r", "0-3", "-g", "0", "-H", "fake[0-3]"))
+    flux("resource", "reload", R)
+    R.write_text(flux.out("R", "encode", "-r", "0-4"))
+    result = flux.fails("resource", "reload", R)
+    assert result.stderr == ("flux-lite resource: ERROR: resource object contains ranks execeeding "
+                             "size=4 (override with -f))\n")
+    result = flux.fails("resource", "reload", tmp_path / "noexist")
+    assert result.stderr == (f"flux-lite resource: ERROR: {tmp_path}/noexist:-1 unable to open "
+                             f"{tmp_path}/noexist: No such file or directory\n")
+    (tmp_path / "empty").mkdir()
+    result = flux.fails("resource", "reload", "-x", tmp_path / "empty")
+    assert result.stderr == (f"flux-lite resource: ERROR: {tmp_path}/empty: invalid directory: "
+                             "no XML input files found\n")
+    xml = tmp_path / "xml"
+    xml.mkdir()
+    for rank in (0, 1):
+        (xml / f"{rank}.xml").write_text('<topology><object type="Machine">'
+                                         + '<object type="Core"/>' * 3 + '</object></topology>')
+    flux("resource", "reload", "-x", xml)
+    assert flux.out("R", "decode", "--short", input=flux.out("kvs", "get", "resource.R")) == "rank[0-1]/core[0-2]\n"
+
+
+def test_eventlog(flux, utc):
+    flux("resource", "drain", "1", "bad")
+    flux("resource", "undrain", "1")
+    assert flux.out("resource", "eventlog") == (
+        '1767225600.000000 restart ranks="0-3" online="" nodelist="node[0-3]"\n'
+        '1767225600.000000 resource-define method="dynamic-discovery"\n'
+        '1767225600.000000 online idset="0-3"\n'
+        '1767225600.000000 drain idset="1" nodelist="node1" reason="bad" overwrite=0\n'
+        '1767225600.000000 undrain idset="1" nodelist="node1" overwrite=0\n')
+    # restart and online are the journal's, not the KVS's
+    assert [e["name"] for e in kvs_events(flux)] == ["resource-define", "drain", "undrain"]
+    assert flux.out("resource", "eventlog", "-f", "json", "--wait=resource-define").splitlines()[-1] == (
+        '{"timestamp":1767225600.0,"name":"resource-define","context":{"method":"dynamic-discovery"}}')
+    assert flux.out("resource", "eventlog", "-H", "-i", "node2") == (
+        '[Jan01 00:00] restart ranks="0-3" online="" nodelist="node[0-3]"\n'
+        '[  +0.000000] online idset="0-3"\n')
+    assert flux.out("resource", "eventlog", "-w", "drain", "-m", 'idset="1"', "-m", "reason=bad").splitlines()[-1] \
+        .endswith('drain idset="1" nodelist="node1" reason="bad" overwrite=0')
+    assert flux.out("resource", "eventlog", "--time-format=offset").splitlines()[0].startswith("0.000000 restart")
+    for bad, message in (("foo", "invalid targets foo: foo not found in hostlist"),
+                         ("42", "invalid targets 42: rank 42 out of range")):
+        assert flux.fails("resource", "eventlog", f"--include={bad}").stderr \
+            == f"flux-lite resource: ERROR: {message}\n"
+    assert flux.fails("resource", "eventlog", "-m", "noequals", code=2).stderr.endswith(
+        "invalid KEY=VAL argument: 'noequals' (missing '=')\n")
+
+
+@pytest.mark.parametrize("timeout", [None, "1s"])
+def test_eventlog_wait_for_what_cannot_come(flux, timeout):
+    args = ("--timeout", timeout) if timeout else ()
+    result = flux.fails("resource", "eventlog", "--wait=drain", "-m", "reason=nonexistent", *args)
+    assert result.stderr == ("flux-lite resource: ERROR: timeout\n" if timeout else
+                             "flux-lite resource: ERROR: event 'drain' cannot arrive: nothing left to happen under "
+                             "the virtual clock (advance it or use --timeout)\n")
+
+
+def test_module_reload_resource(flux):
+    flux("module", "remove", "sched-simple")
+    flux("resource", "drain", "0", "testing")
+    flux("module", "remove", "resource")
+    flux("module", "load", "resource", "noverify", "notruncate")
+    # the reloaded module keeps the drain state and posts resource-define method=kvs
+    assert [e["name"] for e in kvs_events(flux)] == ["resource-define", "drain", "resource-define"]
+    assert kvs_events(flux)[-1]["context"] == {"method": "kvs"}
+    assert [line.split()[1] for line in flux.out("resource", "eventlog").splitlines()] == [
+        "resource-define", "drain", "restart", "resource-define", "online"]
+    assert flux.out("resource", "status", "-no", "{state} {ranks}", "-s", "drain") == "draining \ndrained 0\n"
+    result = flux.fails("module", "reload", "resource", "badoption")
+    assert result.stderr == "flux-lite module: ERROR: resource: unknown option: badoption\n"
+
+
+@pytest.mark.parametrize("toml, message", [
+    ('[resource.verify]\ndefault = "invalid-mode"\n', "verify.default: unknown verify mode 'invalid-mode'"),
+    ('[resource.verify]\nmemory = "strict"\n', "verify: unsupported resource type: memory"),
+    ('[resource.verify]\ncores = "strict"\n', "verify: unsupported resource type: cores"),
+    ('[resource]\nverify = "strict"\n', "verify must be a table or boolean"),
+    ('[resource]\nverify = ["core", "gpu"]\n', "verify must be a table or boolean"),
+    ('[resource.verify]\ncore = true\n', "verify.core mode must be a string"),
+    ('[resource.verify]\ndefault = 1\n', "verify.default mode must be a string"),
+    ('[resource]\nhistory = "bad"\n', "invalid history time"),
+    ('[resource]\nnoverify = "yes"\n', "error parsing [resource] configuration: Expected true or false, got string"),
+])
+def test_resource_config_checks(flux, toml, message):
+    result = flux.fails("config", "load", input=toml)
+    assert result.stderr.endswith(f"{message}\n"), result.stderr
+
+
+def test_resource_verify_config_loads(flux):
+    for toml in ('[resource.verify]\ncore = "allow-missing"\ngpu = "ignore"\n', "[resource]\nverify = true\n",
+                 '[resource]\nnoverify = true\nhistory = "1d"\njournal-max = 10\n'):
+        flux("config", "load", input=toml)
+        flux("module", "reload", "resource")
+    assert flux.out("resource", "status", "-no", "{state} {ranks}") == "avail 0-3\n"
+
+
+def test_module_load_undrains_excluded(flux):
+    flux("resource", "drain", "0", "bad")
+    flux("config", "load", input='[resource]\nexclude = "0"\n')
+    flux("module", "reload", "resource", "noverify")
+    assert [(e["name"], e["context"]) for e in kvs_events(flux)[-2:]] == [
+        ("undrain", {"idset": "0", "nodelist": "node0"}), ("resource-define", {"method": "kvs"})]
+    assert flux.out("resource", "status", "-no", "{state} {ranks}") == "avail 1-3\nexclude 0\n"
