@@ -1,6 +1,5 @@
 """flux-lite job submit/eventlog/info/wait-event/urgency/raise/cancel/timeleft: one job at a time."""
 
-import json
 
 import click
 from flux_lite.cli.common import instance, read_session, session
@@ -13,13 +12,13 @@ from flux_lite import job_info as jobinfo
 from flux_lite import job_list
 from flux_lite.access import EVENTLOG_ACCESS
 from flux_lite.config import read_input
-from flux_lite.dump import sign_none
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import eventlog, fsd
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.jobid import decode, f58, kvs_key
 from flux_lite.instance import WaitStalled, WaitTimeout
 from flux_lite.job_info import lookup as lookup_job
+from flux_lite.job_info import lookup_keys
 from flux_lite.job_manager import waiters
 from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
 
@@ -89,28 +88,9 @@ def _print_events(entries, fmt, time_format, human, color, t0=None):
 def job_info(original, jobid, keys):
     """Print job KEYS: jobspec, R, eventlog, J (current values: updates applied)."""
     jobid = _c_jobid(jobid)
-    out = []
     with read_session() as broker:
-        job = lookup_job(broker, jobid, not_found="invalid job id")
-        for key in keys:
-            if key == "jobspec" and not original:
-                out.append(json.dumps(job.jobspec))
-            elif key == "jobspec":
-                out.append(broker.kvs.get_raw(kvs_key(jobid, "J"))[1])
-            elif key == "R":
-                if not job.R:
-                    # job-info.lookup's words for a key the job does not have
-                    raise FluxLiteError("R: key not found")
-                out.append(json.dumps(job.R))
-            else:
-                raw = broker.kvs.get_raw(kvs_key(jobid, key))
-                if raw is None:
-                    raise FluxLiteError(f"{key}: key not found")
-                if key == "J" and raw[0] == "json":
-                    # J as Flux stores it: the submitted jobspec, signed (mechanism none)
-                    out.append(sign_none(raw[1], job.userid))
-                    continue
-                out.append(raw[1].rstrip("\n"))
+        values = lookup_keys(broker, jobid, list(keys), original=original)
+    out = [values[key].rstrip("\n") for key in keys]
     click.echo("\n".join(out))
 
 

@@ -137,6 +137,12 @@ def check_submit(identity: Identity, urgency: int, novalidate: bool, waitable: b
         raise FluxLiteError("only the instance owner can submit with FLUX_JOB_NOVALIDATE", errno=EPERM)
 
 
+def check_signer(identity: Identity, signer: int) -> None:
+    """job-ingest: a signed jobspec (J) must be the requester's."""
+    if signer != identity.userid:
+        raise FluxLiteError(f"signer={signer} != requestor={identity.userid}", errno=EPERM)
+
+
 def check_submit_as(identity: Identity) -> None:
     """Submitting on behalf of another user (a trace replay's jobs keep
     their users) is the owner's."""

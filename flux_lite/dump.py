@@ -30,6 +30,7 @@ from flux_lite.archive import Entry
 from flux_lite.formats import eventlog
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import kvs_key, kvs_namespace
+from flux_lite.formats.signed import sign_none
 from flux_lite.job_manager import index
 from flux_lite.job_manager.job import INACTIVE
 from flux_lite.schema import DERIVED_VERSION
@@ -43,27 +44,6 @@ FORMAT_VERSION = 2  # 2: streamed (format first, content digest after the jobs, 
 SKIP_TABLES = {"kvs"}
 # per-job keys Flux has (guest/* too)
 JOB_KEYS = ("J", "R", "eventlog", "jobspec")
-
-
-def sign_none(payload: str, userid: int) -> str:
-    """J as Flux writes it for an unsigned job: HEADER.PAYLOAD.none, where the
-    header is flux-security's kv encoding of version, userid and mechanism."""
-    header = b"version\0i1\0userid\0i%d\0mechanism\0snone\0" % userid
-    return "%s.%s.none" % (base64.b64encode(header).decode(),
-                           base64.b64encode(payload.encode()).decode())
-
-
-def unwrap_J(text: str) -> str | None:
-    """The jobspec payload of a signed J (any mechanism), or None when text is not one."""
-    parts = text.strip().split(".")
-    if len(parts) != 3:
-        return None
-    try:
-        payload = base64.b64decode(parts[1], validate=True).decode()
-        json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return payload
 
 
 _JOB_DIR = re.compile(r"job\.[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}(\.|$)")

@@ -21,6 +21,7 @@ from flux_lite.errors import ConfigError, FluxLiteError, NoInstanceError
 from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import encode
 from flux_lite.formats.rset import rlite_nodes
+from flux_lite.job_manager import index as jobindex
 from flux_lite.kvs import KVS, SideFile
 from flux_lite.limits import MAX_TIME
 from flux_lite.notices import READ_ONLY_NOTICE, notice
@@ -447,6 +448,8 @@ class Instance:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
         if version == DERIVED_VERSION and DERIVED_NAMES <= present:
+            if jobindex.COUNTS not in present and not self.readonly:
+                jobindex.ensure_counts(conn)  # (a state dir from before the inactive counts: once)
             return
         if self.readonly:
             raise FluxLiteError("the job index must be rebuilt, and the state directory is read-only")

@@ -6,10 +6,13 @@ makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
 from collections.abc import Callable
+from errno import EINVAL, ENOENT, EPROTO
 
 from flux_lite.config import queue_of
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import when
+from flux_lite.formats.hostlist import Hostlist
+from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.job_manager import index
 from flux_lite.job_manager.job import (
@@ -20,6 +23,7 @@ from flux_lite.job_manager.job import (
     DEPEND,
     FAILED,
     INACTIVE,
+    NEW,
     PENDING,
     PRIORITY,
     RUN,
@@ -263,3 +267,181 @@ def job_attrs(rec: dict) -> dict:
         # job-list keeps the list once a dependency was added, empty when all are resolved
         out["dependencies"] = list(deps or ())
     return out
+
+
+# -- job-list.list / list-id as requests (flux.job.job_list) -------------------
+
+USERID_UNKNOWN = 0xFFFFFFFF  # FLUX_USERID_UNKNOWN: every user
+_TIMES = ("t_submit", "t_depend", "t_run", "t_cleanup", "t_inactive")
+_RESULT_BY_NAME = {name.lower(): bit for name, bit in (("COMPLETED", COMPLETED), ("FAILED", FAILED),
+                                                       ("CANCELED", CANCELED), ("TIMEOUT", TIMEOUT))}
+
+
+def bracketed_ranks(ranks) -> str:
+    """job-list encodes a job's ranks as an idset in brackets when it has more
+    than one (`[0-1]`, `[0,3]`), a single rank bare."""
+    ranks = str(ranks)
+    return f"[{ranks}]" if ("," in ranks or "-" in ranks) and not ranks.startswith("[") else ranks
+
+
+def select_attrs(job: dict, attrs) -> dict:
+    """job_attrs() of a request naming attrs: those, and the id always."""
+    if attrs is None or "all" in attrs:
+        return job
+    return {key: value for key, value in job.items() if key == "id" or key in attrs}
+
+
+def check_attrs(attrs) -> None:
+    """job-list's refusal of an attribute it does not know (EINVAL)."""
+    for attr in attrs:
+        if attr != "all" and attr != "id" and attr not in ATTRS:
+            raise FluxLiteError(f"{attr} is not a valid attribute", errno=EINVAL)
+
+
+def _constraint_error(text):
+    return FluxLiteError(text, errno=EPROTO)
+
+
+def _values(op, args):
+    if not isinstance(args, list):
+        raise _constraint_error(f"{op} operator value must be an array")
+    return args
+
+
+def _state_mask(op, args, names):
+    mask = 0
+    for value in _values(op, args):
+        if isinstance(value, int) and not isinstance(value, bool):
+            mask |= value
+        elif isinstance(value, str) and value.lower() in names:
+            mask |= names[value.lower()]
+        else:
+            raise _constraint_error(f"{op} value invalid")
+    return mask
+
+
+def _time_test(op, args):
+    tests = []
+    for value in _values(op, args):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            cmp, text = ">=", str(value)
+        elif isinstance(value, str):
+            cmp = next((c for c in (">=", "<=", ">", "<") if value.startswith(c)), ">=")
+            text = value[len(cmp):] if value.startswith(cmp) else value
+        else:
+            raise _constraint_error(f"{op} value invalid")
+        try:
+            when = float(text)
+        except ValueError:
+            raise _constraint_error(f"invalid {op} value '{value}'") from None
+        tests.append((cmp, when))
+    compare = {">=": float.__ge__, "<=": float.__le__, ">": float.__gt__, "<": float.__lt__}
+
+    def test(rec):
+        t = float(rec.get(op) or 0.0)
+        # an unset time matches nothing (the job has not got there)
+        return bool(t) and all(compare[c](t, when) for c, when in tests)
+    return test
+
+
+def constraint_test(constraint) -> Callable[[dict], bool]:
+    """A predicate on listing records for an RFC 31 constraint with
+    job-list's operators (RFC 43): and, or, not, userid, name, queue,
+    states, results, hostlist, ranks, t_submit... An unknown operator or a
+    bad value is EPROTO, as job-list answers."""
+    if not isinstance(constraint, dict):
+        raise _constraint_error("constraint must be an object")
+    tests = []
+    for op, args in constraint.items():
+        if op in ("and", "or"):
+            subs = [constraint_test(c) for c in _values(op, args)]
+            tests.append((lambda rec, s=subs: all(t(rec) for t in s)) if op == "and"
+                         else (lambda rec, s=subs: any(t(rec) for t in s)))
+        elif op == "not":
+            subs = [constraint_test(c) for c in _values(op, args)]
+            tests.append(lambda rec, s=subs: not all(t(rec) for t in s))
+        elif op == "userid":
+            ids = set(_values(op, args))
+            if not all(isinstance(u, int) for u in ids):
+                raise _constraint_error("userid value must be an integer")
+            tests.append(lambda rec, ids=ids: USERID_UNKNOWN in ids or rec["userid"] in ids)
+        elif op == "name":
+            names = set(_values(op, args))
+            tests.append(lambda rec, names=names: rec.get("name") in names)
+        elif op == "queue":
+            queues = set(_values(op, args))
+            tests.append(lambda rec, queues=queues: _queue(rec) in queues)
+        elif op == "states":
+            mask = _state_mask(op, args, FILTER_STATES | {"new": NEW})
+            tests.append(lambda rec, mask=mask: bool(rec["state"] & mask))
+        elif op == "results":
+            mask = _state_mask(op, args, _RESULT_BY_NAME)
+            tests.append(lambda rec, mask=mask: bool((result_of(rec) or 0) & mask))
+        elif op == "hostlist":
+            try:
+                hosts = set().union(*(Hostlist(h) for h in _values(op, args)))
+            except (TypeError, ValueError, FluxLiteError):
+                raise _constraint_error("invalid hostlist value") from None
+            tests.append(lambda rec, hosts=hosts: bool(hosts & set(Hostlist(rec.get("nodelist") or ""))))
+        elif op == "ranks":
+            try:
+                ranks = set().union(*(IDset.parse(str(r)) for r in _values(op, args)))
+            except (ValueError, FluxLiteError):
+                raise _constraint_error("invalid ranks value") from None
+            tests.append(lambda rec, ranks=ranks: bool(ranks & set(IDset.parse(
+                str(rec.get("ranks") or "").strip("[]")))))
+        elif op in _TIMES:
+            tests.append(_time_test(op, args))
+        else:
+            raise _constraint_error(f"unknown constraint operator: {op}")
+    return lambda rec: all(t(rec) for t in tests)
+
+
+def _fast_filters(constraint):
+    """(userid, state mask) that the top level of an "and" constraint pins
+    down, for the index query; the whole constraint is still tested."""
+    userid, states = None, ACTIVE | INACTIVE
+    terms = [constraint]
+    if isinstance(constraint, dict) and list(constraint) == ["and"] and isinstance(constraint["and"], list):
+        terms = constraint["and"]
+    for term in terms:
+        if not isinstance(term, dict) or len(term) != 1:
+            continue
+        (op, args), = term.items()
+        if op == "userid" and isinstance(args, list) and len(args) == 1 and isinstance(args[0], int) \
+                and args[0] != USERID_UNKNOWN:
+            userid = args[0]
+        elif op == "states" and isinstance(args, list):
+            states &= _state_mask(op, args, FILTER_STATES | {"new": NEW})
+    return userid, states
+
+
+def list_jobs(broker, attrs=("all",), max_entries=DEFAULT_MAX, since=0.0, constraint=None) -> list[dict]:
+    """job-list.list: the jobs matching constraint in job-list's order
+    (pending, running, then inactive jobs that ended after since), at most
+    max_entries (0: every one), each with attrs (job_attrs)."""
+    check_attrs(attrs)
+    if not isinstance(max_entries, int) or max_entries < 0:
+        raise FluxLiteError("max_entries must be >= 0", errno=EPROTO)
+    test = constraint_test(constraint) if constraint is not None else None
+    userid, states = _fast_filters(constraint) if constraint is not None else (None, ACTIVE | INACTIVE)
+    out = []
+    if not states:
+        return out
+    for rec in iter_rows(broker, userid=userid, states=states, since=since):
+        if test is not None and not test(rec):
+            continue
+        out.append(select_attrs(job_attrs(rec), attrs))
+        if max_entries and len(out) >= max_entries:
+            break
+    return out
+
+
+def list_id(broker, jobid: int, attrs=("all",)) -> dict:
+    """job-list.list-id: one job (ENOENT when there is no such job)."""
+    check_attrs(attrs)
+    broker.flush()
+    rec = index.listed_record(broker.kvs.conn, jobid)
+    if rec is None:
+        raise FluxLiteError(f"JobID {f58(jobid)} unknown", errno=ENOENT)
+    return select_attrs(job_attrs(rec), attrs)

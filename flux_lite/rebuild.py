@@ -15,7 +15,7 @@ from flux_lite import schema
 from flux_lite.formats.jobid import jobid_of_key
 from flux_lite.job_manager import dependency
 from flux_lite.job_manager.exec import planned_end
-from flux_lite.job_manager.index import write_row
+from flux_lite.job_manager.index import ensure_counts, write_row
 from flux_lite.job_manager.job import RUN
 from flux_lite.job_manager.replay import QUARANTINE_KEY, event_time, replay_job
 from flux_lite.formats import eventlog
@@ -192,6 +192,7 @@ def rebuild(broker):
                 broker.add_timer(start + run_duration, "exec.finish", job.id)
             if job.expiration:
                 broker.add_timer(job.expiration, "exec.expire", job.id)
+    ensure_counts(kvs.conn)  # (the inactive counts, from the rows just written)
     if bad:
         kvs.put(QUARANTINE_KEY, bad)
     elif kvs.exists(QUARANTINE_KEY):

@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from flux_lite import __version__
 from flux_lite import config as configmod
 from flux_lite.archive import ArchiveError, Entry
-from flux_lite.dump import FOREIGN, PREFIX, ContentDigest, content_digest, flux_path, is_job_dir, unwrap_J
+from flux_lite.dump import FOREIGN, PREFIX, ContentDigest, content_digest, flux_path, is_job_dir
 from flux_lite.errors import ConfigError
+from flux_lite.formats.signed import unwrap_J
 from flux_lite.formats import eventlog
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58, jobid_of_key

@@ -56,4 +56,4 @@ DERIVED_NAMES = jobindex.NAMES | {"timers", "waitable", "depends", "job_names"}
 DERIVED_VERSION = 7
 
 # the tables a rebuild drops and creates anew (an older layout may lack columns)
-REBUILT = (jobindex.TABLE, "timers", "waitable", "depends", "job_names")
+REBUILT = (jobindex.TABLE, jobindex.COUNTS, "timers", "waitable", "depends", "job_names")

@@ -344,8 +344,10 @@ def _outcomes(inst, collected=None) -> list[Outcome]:
     collected (id, outcome_rows values) of every job, in id order as the
     index has them."""
     if collected is not None:
-        collected.sort()
-        rows = (row[1:] for row in collected)
+        # consumed as the outcomes are made: a replay of 250,000 jobs holds
+        # one of the two lists at a time, not both
+        collected.sort(reverse=True)
+        rows = (collected.pop()[1:] for _ in range(len(collected)))
     else:
         rows = index.outcome_rows(inst.kvs.conn)
     return [Outcome(t_submit=t_submit, t_run=t_run or None, t_end=t_end or None, ncores=ncores or 0,

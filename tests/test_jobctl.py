@@ -557,3 +557,28 @@ def test_waitable_is_the_owners(flux):
     flux.submit("--flags=waitable", RUN + "1s", "sleep", "inf")
     r = flux.fails("job", "wait", env=guest)
     assert r.stderr == JOB + "Operation not permitted: job wait is for the instance owner\n"
+
+
+def test_last_counts_only_what_a_slice_from_the_newest_end_needs():
+    """history.last is the slice of the whole history, newest first, for
+    every slice form (those from the newest end count only up to their
+    stop: the answers must not change)."""
+    import random
+    import sqlite3
+
+    from flux_lite.job_manager import index as jobindex
+
+    conn = sqlite3.connect(":memory:")
+    jobindex.create(conn)
+    ids = list(range(1000, 1037))
+    conn.executemany("INSERT INTO jobs(id, userid, state, data) VALUES (?, ?, 64, '{}')",
+                     [(i, 7 if i % 3 else 8) for i in ids])
+    mine = sorted((i for i in ids if i % 3), reverse=True)
+    rng = random.Random(5)
+    parts = ["", "0", "1", "2", "5", "30", "40", "-1", "-3", "-40"]
+    for _ in range(400):
+        start, stop = rng.choice(parts), rng.choice(parts)
+        step = rng.choice(["", "1", "2", "-1", "-2", "3"])
+        text = f"[{start}:{stop}" + (f":{step}]" if step else "]")
+        whole = [mine[i] for i in history.slice_indices(history.parse_slice(text), len(mine))]
+        assert history.last(conn, 7, text) == whole, text

@@ -97,8 +97,13 @@ def slice_indices(spec, length: int):
 def last(conn, userid: int, text: str = "[:1]"):
     """Job ids of userid's history selected by a slice expression, newest first."""
     spec = parse_slice(text)
-
-    length = jobindex.user_count(conn, userid)
+    start, stop, step = spec
+    if (step is None or step > 0) and (start is None or start >= 0) and stop is not None and stop >= 0:
+        # a slice from the newest end selects the same whatever the history
+        # holds past `stop`: only that much of it is counted (`job last`)
+        length = jobindex.user_count(conn, userid, limit=min(stop, 2**62))  # (SQLite's integers)
+    else:
+        length = jobindex.user_count(conn, userid)
     indices = slice_indices(spec, length)
     if not indices:
         return []

@@ -206,16 +206,68 @@ def write_rows(conn: sqlite3.Connection, jobs: Iterable[Job]) -> None:
     """write_row() of each job, a few hundred rows per statement. The row of
     a job gone inactive is deleted first: its record is packed, and SQLite
     merges the pages a delete leaves underfull, never those an update in
-    place shrinks (a history would keep the pages its active rows filled)."""
+    place shrinks (a history would keep the pages its active rows filled).
+    A job's first inactive row counts in the inactive counts."""
     rows = map(_row, jobs)
     while True:
         chunk = list(islice(rows, 512))
         if not chunk:
             return
-        packed = [(row[0],) for row in chunk if type(row[11]) is bytes]
+        packed = [row for row in chunk if row[2] == INACTIVE]  # (their records are packed)
         if packed:
-            conn.executemany("DELETE FROM jobs WHERE id = ?", packed)
+            counted = ensure_counts(conn)
+            if counted:
+                ids = [row[0] for row in packed]
+                known = {r[0] for r in conn.execute(
+                    f"SELECT id FROM jobs WHERE id IN ({','.join('?' * len(ids))}) AND state = {INACTIVE}", ids)}
+            conn.executemany("DELETE FROM jobs WHERE id = ?", [(row[0],) for row in packed])
+            if counted:
+                new: dict[int | None, int] = {}
+                for row in packed:
+                    if row[0] not in known:
+                        new[row[9]] = new.get(row[9], 0) + 1
+                _add_counts(conn, new, 1)
         conn.executemany(_INSERT_ROW, chunk)
+
+
+# -- the inactive counts: how many inactive jobs, by result ----------------------------
+#
+# A history of a million jobs is counted without reading a million index
+# entries (`jobs --stats-only`, `job purge`'s counts): a small table kept
+# with the rows, by write_rows (a job's first inactive row) and delete. It is
+# made from the rows when first needed (a state dir from before it, a
+# rebuild, a restore of an archive without it); a reader that finds none
+# counts the rows.
+
+COUNTS = "inactive_counts"
+_COUNTS_SCHEMA = f"CREATE TABLE IF NOT EXISTS {COUNTS} (result INTEGER PRIMARY KEY, n INTEGER NOT NULL)"
+
+
+def ensure_counts(conn: sqlite3.Connection) -> bool:
+    """The counts table, made from the rows if missing (writers call this
+    before they change any row; the rebuild once it has written them all)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (COUNTS,)).fetchone():
+        return True
+    conn.execute(_COUNTS_SCHEMA)
+    conn.execute(f"INSERT INTO {COUNTS}(result, n) SELECT coalesce(result, -1), count(*) FROM jobs "
+                 f"WHERE state = {INACTIVE} GROUP BY 1")
+    return True
+
+
+def _add_counts(conn: sqlite3.Connection, by_result: dict, sign: int) -> None:
+    if by_result:
+        conn.executemany(f"INSERT INTO {COUNTS}(result, n) VALUES (?, ?) "
+                         "ON CONFLICT(result) DO UPDATE SET n = n + excluded.n",
+                         [(-1 if result is None else result, sign * n) for result, n in by_result.items()])
+
+
+def _inactive_by_result(conn: sqlite3.Connection) -> list[tuple[int | None, int]] | None:
+    """(result, count) of the inactive jobs from the counts table, or None without one."""
+    try:
+        rows = conn.execute(f"SELECT result, n FROM {COUNTS} WHERE n != 0").fetchall()
+    except sqlite3.OperationalError:
+        return None  # (no table: a read-only command on a state dir from before it)
+    return [(None if result == -1 else result, n) for result, n in rows]
 
 
 def _row(job: Job) -> tuple:
@@ -311,6 +363,7 @@ def create(conn: sqlite3.Connection) -> None:
 
 def drop(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE IF EXISTS jobs")
+    conn.execute(f"DROP TABLE IF EXISTS {COUNTS}")
 
 
 # -- the job manager's working set ---------------------------------------------------
@@ -836,6 +889,9 @@ def listed_count(conn: sqlite3.Connection, state_mask: int, userid: int | None =
 def inactive_count(conn: sqlite3.Connection, before: float | None = None) -> int:
     """Inactive jobs (those that went inactive before `before`, if given)."""
     if before is None:
+        counts = _inactive_by_result(conn)
+        if counts is not None:
+            return sum(n for _result, n in counts)
         return conn.execute("SELECT count(*) FROM jobs WHERE state = ?", (INACTIVE,)).fetchone()[0]
     return conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND t_inactive < ?",
                         (INACTIVE, before)).fetchone()[0]
@@ -858,10 +914,21 @@ def first_inactive_of(conn: sqlite3.Connection, table: str) -> tuple[int, Record
 
 
 def delete(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    ids = list(ids)
+    if ensure_counts(conn):
+        for start in range(0, len(ids), 512):
+            chunk = ids[start:start + 512]
+            _add_counts(conn, dict(conn.execute(
+                f"SELECT result, count(*) FROM jobs WHERE id IN ({','.join('?' * len(chunk))}) "
+                f"AND state = {INACTIVE} GROUP BY result", chunk)), -1)
     conn.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
 
 
-def user_count(conn: sqlite3.Connection, userid: int) -> int:
+def user_count(conn: sqlite3.Connection, userid: int, limit: int | None = None) -> int:
+    """userid's jobs (no more than limit, if given: then only that many index entries are read)."""
+    if limit is not None:
+        return conn.execute("SELECT count(*) FROM (SELECT 1 FROM jobs WHERE userid = ? LIMIT ?)",
+                            (userid, limit)).fetchone()[0]
     return conn.execute("SELECT count(*) FROM jobs WHERE userid = ?", (userid,)).fetchone()[0]
 
 
@@ -872,5 +939,13 @@ def user_ids_newest(conn: sqlite3.Connection, userid: int, limit: int, offset: i
 
 
 def counts_by_state_result(conn: sqlite3.Connection) -> Iterator[tuple[int, int | None, int]]:
-    """(state, result, count) over every job."""
-    yield from conn.execute("SELECT state, result, count(*) FROM jobs GROUP BY state, result")
+    """(state, result, count) over every job: the active ones counted on the
+    index, the inactive ones read from the inactive counts."""
+    counts = _inactive_by_result(conn)
+    if counts is None:
+        yield from conn.execute("SELECT state, result, count(*) FROM jobs GROUP BY state, result")
+        return
+    yield from conn.execute(f"SELECT state, result, count(*) FROM jobs WHERE {_in_states(ACTIVE)} "
+                            "GROUP BY state, result")
+    for result, n in counts:
+        yield INACTIVE, result, n

@@ -6,14 +6,14 @@ by the instance so that ids never repeat even after a state rollback.
 """
 
 import json
-from errno import EINVAL, EOVERFLOW
+from errno import EINVAL, EOVERFLOW, EPROTO
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats import eventlog, jsontext
+from flux_lite.formats import eventlog, jsontext, signed
 from flux_lite.formats.jobid import fluid, fluid_timestamp, kvs_key
 from flux_lite.job_manager import validate, wait
-from flux_lite.job_manager.job import FLAG_NOVALIDATE, FLAG_WAITABLE, Job
+from flux_lite.job_manager.job import FLAG_DEBUG, FLAG_NOVALIDATE, FLAG_WAITABLE, Job
 
 CHECKPOINT_KEY = "checkpoint.job-manager"
 _SUBMIT_TEXT = eventlog.int_context_format("userid", "urgency", "flags", "version")
@@ -157,3 +157,27 @@ class Submit:
             # rather than holding every job's until the commit
             self.kvs.flush()
         return jobid
+
+
+def ingest(broker, J: str, urgency: int, flags: int) -> int:
+    """job-ingest.submit: J is Flux's signed jobspec (mechanism none, as an
+    unsigned job's) or the jobspec's JSON text itself; returns the job id.
+    J keeps the jobspec as submitted (its environment too); the job's own
+    jobspec is what ingest makes of it, as for any submission."""
+    if flags & ~(FLAG_DEBUG | FLAG_WAITABLE | FLAG_NOVALIDATE):
+        raise FluxLiteError("invalid job flags", errno=EPROTO)
+    text = signed.unwrap_J(J)
+    if text is not None:
+        access.check_signer(broker.instance.identity, signed.signer(J))
+    else:
+        text = J
+    try:
+        jobspec = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise FluxLiteError(f"jobspec: invalid JSON: {exc}", errno=EINVAL) from None
+    if not isinstance(jobspec, dict):
+        raise FluxLiteError("jobspec: invalid JSON: not an object", errno=EINVAL)
+    attrs = jobspec.get("attributes")
+    system = attrs.get("system") if isinstance(attrs, dict) else None
+    original = jobspec if isinstance(system, dict) and "environment" in system else None
+    return broker.jm.submit(jobspec, urgency=urgency, flags=flags, original=original)

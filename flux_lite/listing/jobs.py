@@ -11,7 +11,7 @@ from flux_lite.formats import jobid
 from flux_lite.formats.fsd import format_fsd
 from flux_lite.formats.jobid import ENCODINGS, f58
 from flux_lite.formats.jobid import f58 as _f58
-from flux_lite.job_list import result_of
+from flux_lite.job_list import bracketed_ranks, result_of
 from flux_lite.job_manager.job import (
     CANCELED,
     CLEANUP,
@@ -282,11 +282,7 @@ def make_info(rec, now, username):
     return JobInfo(rec, now, username).fill()
 
 
-def _bracketed(ranks):
-    """job-list encodes a job's ranks as an idset in brackets when it has more
-    than one (`[0-1]`, `[0,3]`), a single rank bare."""
-    ranks = str(ranks)
-    return f"[{ranks}]" if ("," in ranks or "-" in ranks) and not ranks.startswith("[") else ranks
+_bracketed = bracketed_ranks
 
 
 # JobInfo.to_dict's attributes, in its order: the defaults, then the other properties

@@ -1,50 +1,91 @@
-"""job-info: a job's eventlogs, for those who may read them."""
+"""job-info: a job's records and eventlogs, for those who may read them."""
 
 from __future__ import annotations
 
 import errno
+import json
 from collections.abc import Iterator
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.eventlog import format_json
-from flux_lite.formats.jobid import f58
-from flux_lite.instance import Instance, WaitStalled
+from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.instance import Instance
+from flux_lite.job_info import EXEC_EVENTLOG, exec_eventlog, lookup_keys
 from flux_lite.job_manager import waiters
-from flux_lite.services.table import Payload, Service, field, service
+from flux_lite.services.table import Payload, Service, field, service, wait_for
 
 SERVICES: list[Service] = []
+
+# job-info.lookup flags (Flux's FLUX_JOB_LOOKUP_*)
+LOOKUP_JSON_DECODE = 1
+LOOKUP_CURRENT = 2
+
+
+@service(SERVICES, "job-info.lookup")
+def lookup(instance: Instance, payload: Payload) -> Payload:
+    """{id, KEY: value...}: each key's text (jobspec and R decoded with
+    JSON_DECODE; with CURRENT, the job's updates applied to them)."""
+    jobid = field(payload, "id", int)
+    keys = field(payload, "keys", list)
+    flags = field(payload, "flags", int, 0)
+    if flags & ~(LOOKUP_JSON_DECODE | LOOKUP_CURRENT) or not all(isinstance(k, str) for k in keys):
+        raise FluxLiteError("Protocol error", errno=errno.EPROTO)
+    with instance.read_session() as broker:
+        values = lookup_keys(broker, jobid, keys, current=bool(flags & LOOKUP_CURRENT))
+    out: Payload = {"id": jobid}
+    for key, text in values.items():
+        out[key] = json.loads(text) if flags & LOOKUP_JSON_DECODE and key in ("jobspec", "R") else text
+    return out
 
 
 @service(SERVICES, "job-info.eventlog-watch", streaming=True)
 def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
-    """A job's main eventlog, entry by entry, ending (ENODATA) after `clean`.
+    """A job's eventlog, entry by entry. The main eventlog ends (ENODATA)
+    after `clean`; a guest eventlog (guest.output...) once the job is
+    inactive and every entry was sent, at once if the job never ran. One
+    the started job has not written is ENOENT: flux-lite runs no job shell,
+    so guest.exec.eventlog never comes.
 
     Each entry not yet written is waited for as `flux job wait-event` waits:
     under a virtual clock, simulated time passes until it is posted."""
     jobid = field(payload, "id", int)
     path = field(payload, "path", str, "eventlog")
-    if path != "eventlog":
-        raise FluxLiteError(f"{path}: only the main eventlog is watched", errno=errno.EINVAL)
+    main = path == "eventlog"
+    key = kvs_key(jobid, path)
     sent = 0
     while True:
         def more(broker: Any, sent: int = sent) -> Any:
             entries = waiters.readable_eventlog(broker, jobid)
             if entries is None:
                 return f"job {f58(jobid)} not found"
+            ended = bool(entries) and entries[-1]["name"] == "clean"
+            if not main:
+                started = any(e["name"] == "start" for e in entries)
+                if path == EXEC_EVENTLOG:
+                    entries = exec_eventlog(broker, broker.jm.load_any(jobid), entries)
+                else:
+                    entries = broker.kvs.get_eventlog(key)
+                if entries is None:
+                    # a job's shell writes its eventlogs when the job starts:
+                    # one still missing then never comes (a job that never
+                    # ran has none: its watch just ends)
+                    return "unwritten" if started else [] if ended else None
             if len(entries) > sent:
                 return entries[sent:]
+            if not main and ended:
+                return []  # the job is over: its guest eventlog has no more
             return None
 
-        try:
-            found = instance.wait(more)
-        except WaitStalled:
-            raise FluxLiteError("Connection timed out: nothing left to happen under the virtual clock",
-                                errno=errno.ETIMEDOUT) from None
+        found = wait_for(instance, more, f"event {sent + 1} of the {path} of job {f58(jobid)} cannot arrive")
+        if found == "unwritten":
+            raise FluxLiteError(f"{path}: not written: flux-lite runs no job shell", errno=errno.ENOENT)
         if isinstance(found, str):
             raise FluxLiteError("No such file or directory", errno=errno.ENOENT)
+        if not found:
+            return
         for entry in found:
             sent += 1
             yield {"event": format_json(entry)}
-            if entry["name"] == "clean":
+            if main and entry["name"] == "clean":
                 return

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
-from flux_lite.instance import Instance
+from flux_lite.instance import Instance, WaitStalled, WaitTimeout
 
 Payload = dict[str, Any]
 Handler = Callable[[Instance, Payload], Any]
@@ -42,3 +42,16 @@ def field(payload: Payload, key: str, kind: type | tuple[type, ...], default: An
     if value is ... or not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise FluxLiteError("Protocol error", errno=errno.EPROTO)
     return value
+
+
+def wait_for(instance: Instance, check: Callable[[Any], Any], what: str, timeout: float | None = None) -> Any:
+    """instance.wait(check), as `flux job wait-event` waits (under a virtual
+    clock, simulated time passes); a wait that nothing left could end is
+    ETIMEDOUT, saying so (`what` names what was waited for)."""
+    try:
+        return instance.wait(check, timeout=timeout)
+    except WaitStalled:
+        raise FluxLiteError(f"{what}: nothing left to happen under the virtual clock",
+                            errno=errno.ETIMEDOUT) from None
+    except WaitTimeout:
+        raise FluxLiteError(f"{what}: timed out", errno=errno.ETIMEDOUT) from None

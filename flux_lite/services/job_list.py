@@ -1,0 +1,77 @@
+"""job-list: job listings by request (flux.job.job_list, JobList, JobStats)."""
+
+from __future__ import annotations
+
+import errno
+
+from flux_lite import job_list
+from flux_lite.errors import FluxLiteError
+from flux_lite.instance import Instance
+from flux_lite.job_manager import stats
+from flux_lite.job_manager.job import INACTIVE
+from flux_lite.services.table import Payload, Service, field, service
+
+SERVICES: list[Service] = []
+
+_NUMBER = (int, float)
+
+
+def _attrs(payload: Payload) -> list:
+    attrs = field(payload, "attrs", list)
+    if not all(isinstance(a, str) for a in attrs):
+        raise FluxLiteError("attrs must be an array of strings", errno=errno.EPROTO)
+    return attrs
+
+
+@service(SERVICES, "job-list.list")
+def list_(instance: Instance, payload: Payload) -> Payload:
+    """{max_entries, attrs, since?, constraint?} -> {jobs}. The older
+    request's userid, states and results are read too (a constraint of them)."""
+    max_entries = field(payload, "max_entries", int)
+    attrs = _attrs(payload)
+    since = float(field(payload, "since", _NUMBER, 0.0))
+    constraint = payload.get("constraint")
+    if constraint is None and any(k in payload for k in ("userid", "states", "results")):
+        terms: list = [{"userid": [field(payload, "userid", int, job_list.USERID_UNKNOWN)]}]
+        states, results = field(payload, "states", int, 0), field(payload, "results", int, 0)
+        if states and results:
+            terms.append({"or": [{"states": [states]}, {"results": [results]}]})
+        elif states or results:
+            terms.append({"states": [states]} if states else {"results": [results]})
+        constraint = {"and": terms}
+    with instance.read_session() as broker:
+        jobs = job_list.list_jobs(broker, attrs, max_entries, since, constraint)
+    return {"jobs": jobs}
+
+
+@service(SERVICES, "job-list.list-inactive")
+def list_inactive(instance: Instance, payload: Payload) -> Payload:
+    """{max_entries, since, attrs, name?} -> {jobs}: inactive jobs, newest first."""
+    terms: list = [{"states": [INACTIVE]}]
+    name = payload.get("name")
+    if isinstance(name, str):
+        terms.append({"name": [name]})
+    with instance.read_session() as broker:
+        jobs = job_list.list_jobs(broker, _attrs(payload), field(payload, "max_entries", int),
+                                  float(field(payload, "since", _NUMBER, 0.0)), {"and": terms})
+    return {"jobs": jobs}
+
+
+@service(SERVICES, "job-list.list-id")
+def list_id(instance: Instance, payload: Payload) -> Payload:
+    """{id, attrs} -> {job}."""
+    jobid = field(payload, "id", int)
+    attrs = _attrs(payload)
+    with instance.read_session() as broker:
+        return {"job": job_list.list_id(broker, jobid, attrs)}
+
+
+@service(SERVICES, "job-list.list-attrs")
+def list_attrs(instance: Instance, payload: Payload) -> Payload:
+    return {"attrs": [*job_list.ATTRS, "all"]}
+
+
+@service(SERVICES, "job-list.job-stats")
+def job_stats(instance: Instance, payload: Payload) -> Payload:
+    with instance.read_session() as broker:
+        return stats.job_stats(broker)

@@ -1,0 +1,85 @@
+"""job-manager: the requests a script makes about its jobs (wait, raise,
+kill, urgency, update) and the job manager's stats.
+
+Each handler calls the library function the matching command calls
+(`flux job wait`, `job raise` / `cancel`, `job kill`, `job urgency`,
+`update`), so the checks, the permission rules and Flux's words are theirs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flux_lite.instance import Instance
+from flux_lite.job_manager import exec as exec_
+from flux_lite.job_manager import update, wait
+from flux_lite.services.table import Payload, Service, field, service, wait_for
+
+SERVICES: list[Service] = []
+
+# FLUX_JOBID_ANY: wait for any waitable job
+JOBID_ANY = 0xFFFFFFFFFFFFFFFF
+
+
+@service(SERVICES, "job-manager.wait")
+def job_wait(instance: Instance, payload: Payload) -> Payload:
+    """A waitable job's end: {id, success, errstr} (each job is reaped once;
+    ECHILD when there is nothing, or nothing more, to wait for)."""
+    jobid = field(payload, "id", int)
+    if jobid == JOBID_ANY:
+        def check(broker: Any) -> Any:
+            return wait.check_any(broker)
+        what = "the waitable jobs"
+    else:
+        def check(broker: Any) -> Any:
+            return wait.check_one(broker, jobid)
+        what = "the job"
+    jid, success, errstr = wait_for(instance, check, f"{what} cannot end")
+    return {"id": jid, "success": success, "errstr": errstr}
+
+
+@service(SERVICES, "job-manager.raise")
+def job_raise(instance: Instance, payload: Payload) -> Payload:
+    jobid = field(payload, "id", int)
+    severity = field(payload, "severity", int)
+    etype = field(payload, "type", str)
+    note = payload.get("note")
+    if note is not None and not isinstance(note, str):
+        note = None
+    with instance.session() as broker:
+        broker.jm.request_raise(jobid, severity, etype, note)
+    return {}
+
+
+@service(SERVICES, "job-manager.kill")
+def job_kill(instance: Instance, payload: Payload) -> Payload:
+    jobid = field(payload, "id", int)
+    signum = field(payload, "signum", int)
+    with instance.session() as broker:
+        exec_.request_kill(broker, jobid, signum)
+    return {}
+
+
+@service(SERVICES, "job-manager.urgency")
+def job_urgency(instance: Instance, payload: Payload) -> Payload:
+    """{old_urgency}: the urgency the job had."""
+    jobid = field(payload, "id", int)
+    urgency = field(payload, "urgency", int)
+    with instance.session() as broker:
+        old = broker.jm.set_urgency(jobid, urgency)
+    return {"old_urgency": old}
+
+
+@service(SERVICES, "job-manager.update")
+def job_update(instance: Instance, payload: Payload) -> Payload:
+    jobid = field(payload, "id", int)
+    updates = field(payload, "updates", dict)
+    with instance.session() as broker:
+        update.update_job(broker, jobid, updates)
+    return {}
+
+
+@service(SERVICES, "job-manager.stats-get")
+def stats_get(instance: Instance, payload: Payload) -> Payload:
+    with instance.read_session() as broker:
+        return broker.jm.stats()

@@ -1,0 +1,71 @@
+"""The inactive counts: `jobs --stats-only` and purge's counts read a small
+table kept with the job rows, not every inactive row; it always agrees with
+the rows, and is made from them when missing (a state dir from before it)."""
+
+import os
+import sqlite3
+
+from flux_lite.job_manager import index
+
+
+def _table(flux):
+    conn = sqlite3.connect(os.path.join(flux.state_dir, "kvs.sqlite"))
+    try:
+        rows = conn.execute("SELECT result, count(*) FROM jobs WHERE state = 64 GROUP BY result").fetchall()
+        try:
+            kept = conn.execute(f"SELECT result, n FROM {index.COUNTS} WHERE n != 0").fetchall()
+        except sqlite3.OperationalError:
+            kept = None
+        return {(-1 if r is None else r): n for r, n in rows}, None if kept is None else dict(kept)
+    finally:
+        conn.close()
+
+
+def _sql(flux, query):
+    conn = sqlite3.connect(os.path.join(flux.state_dir, "kvs.sqlite"), isolation_level=None)
+    try:
+        conn.execute(query)
+    finally:
+        conn.close()
+
+
+def _stats(flux):
+    return flux("jobs", "--stats-only", check=False).stdout, flux.out("job", "purge", "--num-limit=2")
+
+
+def test_counts_follow_the_rows(flux):
+    flux("submit", "--cc=1-6", "-n1", "-S", "exec.test.run_duration=1s", "--quiet", "true")
+    held = flux.submit("--urgency=0", "true")
+    flux("submit", "--quiet", "-n1", "-t", "2s", "sleep", "inf")  # a timeout
+    flux.advance("1m")
+    flux("cancel", held)
+    rows, kept = _table(flux)
+    assert rows == kept == {1: 6, 4: 1, 8: 1}  # completed, canceled, timeout
+    before = _stats(flux)
+    flux("job", "purge", "--force", "--num-limit=3")
+    rows, kept = _table(flux)
+    assert sum(rows.values()) == 3 and rows == kept
+    assert _stats(flux) != before
+    flux("fsck", "--rebuild")
+    assert _table(flux)[0] == _table(flux)[1]
+
+
+def test_a_state_dir_without_counts(flux):
+    flux("submit", "--cc=1-4", "-n1", "-S", "exec.test.run_duration=1s", "--quiet", "true")
+    flux.advance("1m")
+    with_table = _stats(flux)
+    _sql(flux, f"DROP TABLE {index.COUNTS}")
+    assert _stats(flux) == with_table  # (counted from the rows)
+    flux("submit", "--quiet", "-n1", "-S", "exec.test.run_duration=1s", "true")
+    flux.advance("1m")
+    rows, kept = _table(flux)
+    assert rows == kept == {1: 5}
+
+
+def test_stats_read_the_counts_not_the_rows(flux):
+    """A count in the table is what `jobs --stats-only` says (so it is read)."""
+    flux("submit", "--cc=1-3", "-n1", "-S", "exec.test.run_duration=1s", "--quiet", "true")
+    flux.advance("1m")
+    assert flux("jobs", "--stats-only", check=False).stdout.startswith("0 running, 3 completed")
+    _sql(flux, f"UPDATE {index.COUNTS} SET n = 1000 WHERE result = 1")
+    assert flux("jobs", "--stats-only", check=False).stdout.startswith("0 running, 1000 completed")
