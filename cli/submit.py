@@ -11,7 +11,7 @@ from flux_lite.cli.output import progress
 from flux_lite.cli.words import is_flux, prog
 
 from flux_lite.errors import FluxLiteError, NoInstanceError, UsageError
-from flux_lite.formats import constraint, fsd, jobopts
+from flux_lite.formats import constraint, fsd, jobopts, submitopts
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
@@ -205,8 +205,18 @@ class JobOptions(dict):
 def _value_error(fn, *args):
     try:
         return fn(*args)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         raise FluxLiteError(str(exc)) from None
+
+
+def _file_entry(arg):
+    """--add-file=ARG as (name, RFC 37 file object)."""
+    name, data, perms = submitopts.add_file_arg(arg)
+    encoding = "utf-8" if "\n" in data else None
+    try:
+        return name, submitopts.file_entry(data, perms, encoding)
+    except OSError as exc:
+        raise ValueError(f"--add-file={arg}: {exc}") from None
 
 
 def build_jobspec(command, opts, extra_env=None):
@@ -284,7 +294,7 @@ def build_jobspec(command, opts, extra_env=None):
     if opts.get("unbuffered"):
         jobopts.set_unbuffered(js)
     rules = environment_rules(opts)
-    env, expand = _value_error(jobopts.filtered_environment, rules)
+    env, expand = _value_error(submitopts.filtered_environment, rules)
     env.update(extra_env or {})
     if opts.get("dry_run") or rules or emulate.reads_environment(js):
         # kept (in J) only where it is read: a job's command that reads it,
@@ -294,24 +304,24 @@ def build_jobspec(command, opts, extra_env=None):
     if expand:
         jobopts.set_shell_option(js, "env-expand", expand)
     if opts.get("signal") is not None:
-        jobopts.set_shell_option(js, "signal", _value_error(jobopts.parse_signal, opts["signal"], fsd.parse))
+        jobopts.set_shell_option(js, "signal", _value_error(submitopts.signal_option, opts["signal"]))
     if opts.get("taskmap") is not None:
-        jobopts.set_shell_option(js, "taskmap", _value_error(jobopts.uri_entry, opts["taskmap"], "taskmap"))
+        jobopts.set_shell_option(js, "taskmap", _value_error(submitopts.uri_entry, opts["taskmap"], "taskmap"))
     constraints = _constraints(opts.get("requires") or ())
     if constraints is not None:
         js["attributes"]["system"]["constraints"] = constraints
     for keyval in opts.get("setopts") or ():
-        key, value = _value_error(jobopts.parse_keyval, "--setopt", keyval)
+        key, value = _value_error(submitopts.parse_keyval, "--setopt", keyval)
         _value_error(jobopts.set_shell_option, js, key, value)
     setattrs = []
     for keyval in opts.get("setattrs") or ():
         if keyval.startswith("^"):
-            setattrs.append(_value_error(jobopts.parse_keyval, "--setattr", keyval))
+            setattrs.append(_value_error(submitopts.parse_keyval, "--setattr", keyval))
         else:
             setattrs.append(keyval)
     jobspecmod.apply_setattrs(js, setattrs)
     for arg in opts.get("add_files") or ():
-        name, ref = _value_error(jobopts.file_entry, arg)
+        name, ref = _value_error(_file_entry, arg)
         js["attributes"]["system"].setdefault("files", {})[name] = ref
     if not opts.get("dry_run"):
         # (flux submit --dry-run prints what Python's Jobspec accepts; ingest is stricter)

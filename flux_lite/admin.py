@@ -287,12 +287,6 @@ def kvs_eventlog_append(instance, key, name, context=None, timestamp=None, names
         store.append(key, eventlog.encode_entry(entry["timestamp"], name, entry.get("context")))
 
 
-def _protected(key):
-    if jobid_of_key(key) is not None or key == "resource.R" or key in stored.MANAGED:
-        return True
-    return key.startswith(("checkpoint.", "sched.", "job-manager.", "instance.", "resource.", "job."))
-
-
 def kvs_unlink(instance, keys, recursive=False, force=False, namespace=None):
     """flux kvs unlink: remove keys (a directory with its contents under
     recursive); force: a missing key is no error. The instance's own keys
@@ -314,8 +308,9 @@ def kvs_unlink(instance, keys, recursive=False, force=False, namespace=None):
             if isdir and not recursive:
                 raise FluxLiteError(f"cannot unlink '{typed}': Directory not empty", errno=ENOTEMPTY)
             under = store.keys_under(key) if isdir else []
-            if owner is None and (_protected(key) or any(_protected(k) for k in under)):
-                raise FluxLiteError(f"{typed}: refusing to unlink an instance key (flux-lite writes it)")
+            if owner is None:
+                for k in (key, *under):
+                    stored.check_remove(k, "unlink", typed)
             targets.append(key)
         for key in targets:
             store.delete(key)

@@ -410,12 +410,24 @@ def _refusal(key: str) -> str | None:
     return reason
 
 
-def check_remove(key: str) -> None:
+def removal_refusal(key: str) -> str | None:
+    """Why no client may remove key (None: it may): what put refuses, and
+    every key under instance., resource. and job. (flux-lite writes them)."""
+    if key == "resource.R":
+        return "the instance's resources"
+    reason = _refusal(key)
+    if reason is None and (key in ("instance", "resource", "job")
+                           or key.startswith(("instance.", "resource.", "job."))):
+        reason = "flux-lite writes it"
+    return reason
+
+
+def check_remove(key: str, verb: str = "remove", name: str | None = None) -> None:
     """Refuse a KVS commit that would remove key (an unlink of it or of its
-    directory, or a put over either)."""
-    reason = "the instance's resources" if key == "resource.R" else _refusal(key)
+    directory, or a put over either); name: the key as the user typed it."""
+    reason = removal_refusal(key)
     if reason is not None:
-        raise FluxLiteError(f"{key}: refusing to remove an instance key ({reason})")
+        raise FluxLiteError(f"{name or key}: refusing to {verb} an instance key ({reason})")
 
 
 def check_put(key: str, value) -> None:

@@ -136,8 +136,10 @@ def test_put_raw_dir_and_unlink(flux):
     # the instance's own keys stay
     job = flux.submit("true")
     kvsdir = flux.out("job", "id", "--to=kvs", job).strip()
-    for key in (f"{kvsdir}.R", "resource.R", "config"):
+    for key, reason in ((f"{kvsdir}.R", "job data is written by the job manager"),
+                        ("resource.R", "the instance's resources"), ("config", "use 'flux-lite config load'"),
+                        ("resource", "flux-lite writes it")):
         assert as_flux(flux, "kvs", "unlink", "-R", key) == (
-            1, "", f"flux-kvs: {key}: refusing to unlink an instance key (flux-lite writes it)\n")
+            1, "", f"flux-kvs: {key}: refusing to unlink an instance key ({reason})\n")
     assert as_flux(flux, "kvs", "unlink", "-R", "job")[0] == 1
     assert flux.state(job) in ("INACTIVE", "RUN") and decode(job)

@@ -44,7 +44,7 @@ __all__ = [
     "lookup",
 ]
 
-_SENTINELS = ("?+:", "+:", "?:")  # longest first
+SENTINELS = _SENTINELS = ("?+:", "+:", "?:")  # longest first
 _SENTINEL_TYPE = {"?:": "filter", "+:": "maxwidth", "?+:": "both"}
 _SORT_PREFIX_RE = re.compile(r"sort:([^{\s]+)")
 
@@ -348,6 +348,47 @@ def _formatter(spec):
     return plain
 
 
+def expansion_entries(tokens, headings, no_header, make_spec=None):
+    """The fields of a parsed format (text, field, spec, conv) that carry a
+    ``?:``, ``+:`` or ``?+:`` sentinel: dicts of index, field, conv, kind
+    (filter, maxwidth, both), spec, maxwidth (the spec's width, widened to
+    the heading unless no_header) and width (0: the caller widens both by
+    the items' values). Shared by both OutputFormat classes."""
+    make_spec = make_spec or _Spec
+    entries = []
+    for index, (text, field, spec, conv) in enumerate(tokens):
+        end = next((s for s in _SENTINELS if text.endswith(s)), None)
+        if not end:
+            continue
+        kind = _SENTINEL_TYPE[end]
+        parsed = make_spec(spec)
+        maxwidth = int(parsed.width) if parsed.width else 0
+        if kind in ("maxwidth", "both") and not no_header:
+            maxwidth = max(maxwidth, len(headings.get(field, "")))
+        entries.append({"index": index, "field": field, "conv": conv, "kind": kind, "spec": parsed,
+                        "maxwidth": maxwidth, "width": 0})
+    return entries
+
+
+def collapse_expansions(tokens, entries):
+    """The tokens once the entries' widths are known: filter fields empty
+    for every item dropped, maxwidth fields given their width, and every
+    sentinel removed from the literal text (as Flux removes them all)."""
+    tokens = [list(t) for t in tokens]
+    remove = set()
+    for entry in entries:
+        if entry["width"] == 0 and entry["kind"] in ("filter", "both"):
+            remove.add(entry["index"])
+        elif entry["kind"] in ("maxwidth", "both"):
+            entry["spec"].set_width(entry["maxwidth"])
+            tokens[entry["index"]][2] = str(entry["spec"])
+    tokens = [tok for i, tok in enumerate(tokens) if i not in remove]
+    for tok in tokens:
+        for sentinel in _SENTINELS:
+            tok[0] = tok[0].replace(sentinel, "")
+    return tokens
+
+
 def _parse(fmt):
     try:
         return [[s or "" for s in tok] for tok in string.Formatter().parse(fmt)]
@@ -547,27 +588,7 @@ class OutputFormat:
         items removed, ``+:`` columns widened to their longest value (and
         heading unless no_header), and the sentinels removed."""
         items = list(items)
-        entries = []
-        for index, (text, field, spec, conv) in enumerate(self.tokens):
-            end = next((s for s in _SENTINELS if text.endswith(s)), None)
-            if not end:
-                continue
-            kind = _SENTINEL_TYPE[end]
-            parsed = _Spec(spec)
-            maxwidth = int(parsed.width) if parsed.width else 0
-            if kind in ("maxwidth", "both") and not no_header:
-                maxwidth = max(maxwidth, len(self.headings.get(field, "")))
-            entries.append(
-                {
-                    "index": index,
-                    "field": field,
-                    "conv": conv,
-                    "type": kind,
-                    "spec": parsed,
-                    "maxwidth": maxwidth,
-                    "width": 0,
-                }
-            )
+        entries = expansion_entries(self.tokens, self.headings, no_header)
         if not entries:
             return self._from_tokens(self, [list(t) for t in self.tokens])
 
@@ -585,19 +606,7 @@ class OutputFormat:
                 entry["maxwidth"] = max(entry["maxwidth"], width)
                 entry["width"] = max(entry["width"], width)
 
-        tokens = [list(t) for t in self.tokens]
-        remove = set()
-        for entry in entries:
-            if entry["width"] == 0 and entry["type"] in ("filter", "both"):
-                remove.add(entry["index"])
-            elif entry["type"] in ("maxwidth", "both"):
-                entry["spec"].set_width(entry["maxwidth"])
-                tokens[entry["index"]][2] = str(entry["spec"])
-        tokens = [tok for i, tok in enumerate(tokens) if i not in remove]
-        # like Flux, every sentinel string is removed from all literal text
-        for tok in tokens:
-            for sentinel in _SENTINELS:
-                tok[0] = tok[0].replace(sentinel, "")
+        tokens = collapse_expansions(self.tokens, entries)
         return self._from_tokens(self, tokens)
 
     def lines(self, items, no_header=False, width=-1, progress=None):

@@ -106,18 +106,22 @@ def _number(text: str) -> Any:
 
 
 def uri_entry(uri: str, name: str = "dependency") -> dict:
-    """``SCHEME:VALUE[?k=v&...]`` as the entry Flux puts in a jobspec:
-    ``{"scheme", "value", k: v...}`` (query values as numbers where they are)."""
-    from urllib.parse import parse_qs
+    """``SCHEME:VALUE[?k=v&...]`` as the entry Flux puts in a jobspec
+    (``--dependency``, ``--taskmap``): ``{"scheme", "value", k: v...}``, a
+    key given twice a list, numbers as numbers."""
+    from urllib.parse import parse_qs, urlparse
 
     if not isinstance(uri, str):
         raise TypeError(f"{name} URI must be a string")
-    scheme, colon, rest = uri.partition(":")
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
-        raise ValueError(f'Invalid {name} URI "{uri if colon else uri + ":"}"')
-    value, _, query = rest.partition("#")[0].partition("?")
-    entry: dict[str, Any] = {"scheme": scheme.lower(), "value": value}
-    for key, values in parse_qs(query).items():
+    if ":" not in uri:
+        uri += ":"
+    # a placeholder after the first ':' keeps urlparse from reading an
+    # all-digit value as a port
+    parsed = urlparse(uri.replace(":", ":FXX", 1))
+    if not parsed.scheme or not parsed.path:
+        raise ValueError(f'Invalid {name} URI "{uri}"')
+    entry: dict[str, Any] = {"scheme": parsed.scheme, "value": parsed.path.replace("FXX", "", 1)}
+    for key, values in parse_qs(parsed.query).items():
         conv = [_number(v) for v in values]
         entry[key] = conv if len(conv) > 1 else conv[0]
     return entry
@@ -140,12 +144,20 @@ def filter_names(mapping: Mapping, pattern: str, keep: bool = False) -> dict:
     return {k: v for k, v in mapping.items() if bool(match(k)) == keep}
 
 
-def filtered_environment(rules: Iterable[str] | None, environ: Mapping | None = None) -> tuple[dict, dict]:
-    """(environment, env-expand) after ``--env`` rules, in order:
-    ``-PATTERN`` drops names, ``^FILE`` reads more rules from FILE,
-    ``NAME`` imports matching names not yet set, ``NAME=VALUE`` sets a value
-    ($NAME expanded) or, holding a ``{{template}}``, leaves it for the shell."""
-    env = dict(os.environ) if environ is None else dict(environ)
+def filtered_environment(rules: Iterable[str] | None, environ: Mapping | None = None,
+                         process_env: Mapping | None = None) -> tuple[dict, dict]:
+    """(environment, env-expand) after ``--env`` rules, in order, starting
+    from ``environ`` (default: ``process_env``, itself the process's):
+    ``-PATTERN`` drops names, ``^FILE`` reads more rules from FILE (one a
+    line), ``NAME`` imports the process's matching names not yet set,
+    ``NAME=VALUE`` sets a value ($NAME and ${NAME} expanded from the
+    environment built so far, then the process's) or, holding a
+    ``{{template}}``, leaves it for the job shell (the env-expand option)."""
+    from collections import ChainMap
+    from string import Template
+
+    process = dict(os.environ) if process_env is None else dict(process_env)
+    env = dict(process) if environ is None else dict(environ)
     expand: dict = {}
     for rule in rules or ():
         if rule.startswith("-"):
@@ -153,25 +165,22 @@ def filtered_environment(rules: Iterable[str] | None, environ: Mapping | None = 
         elif rule.startswith("^"):
             path = os.path.expanduser(rule[1:])
             try:
-                with open(path) as f:
+                with open(path, encoding="utf-8") as f:
                     more = [line.strip() for line in f]
             except OSError as exc:
                 raise ValueError(f"--env: {exc}") from None
-            env, more_expand = filtered_environment([r for r in more if r], env)
+            env, more_expand = filtered_environment([r for r in more if r], env, process)
             expand.update(more_expand)
         elif "=" not in rule:
-            for key, value in filter_names(os.environ, rule, keep=True).items():
+            for key, value in filter_names(process, rule, keep=True).items():
                 env.setdefault(key, value)
         else:
             name, _, value = rule.partition("=")
             if "{{" in value:
                 expand[name] = value
                 continue
-            from string import Template
-
-            lookup = {**os.environ, **env}
             try:
-                env[name] = Template(value).substitute(lookup)
+                env[name] = Template(value).substitute(ChainMap(env, process))
             except KeyError as exc:
                 raise ValueError(f"--env: Variable {exc} not found in {rule}") from None
             except ValueError:
@@ -234,16 +243,17 @@ def filtered_rlimits(rules: Any = None) -> dict:
 
 def parse_keyval(label: str, keyval: str) -> tuple[str, Any]:
     """``KEY[=VAL]`` of ``--setopt``/``--setattr``: VAL as JSON where it parses,
-    else the string; no ``=`` means 1; ``^KEY=FILE`` reads the value from FILE (JSON)."""
+    else the string; no ``=`` means 1; ``^KEY=FILE`` reads the value from FILE
+    (JSON). A FILE that cannot be read raises its OSError, as Flux's does."""
     key, eq, text = keyval.partition("=")
+    if key.startswith("^"):
+        with open(text if eq else "1", encoding="utf-8") as f:
+            try:
+                return key.lstrip("^"), json.load(f)
+            except ValueError as exc:
+                raise ValueError(f"{label}: {text}: {exc}") from None
     if not eq:
         return key, 1
-    if key.startswith("^"):
-        try:
-            with open(text) as f:
-                return key.lstrip("^"), json.load(f)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{label}: {text}: {exc}") from None
     try:
         return key, json.loads(text)
     except json.JSONDecodeError:

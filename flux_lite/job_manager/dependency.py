@@ -24,7 +24,7 @@ from errno import EINVAL
 from typing import Any
 
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats import when
+from flux_lite.formats import submitopts, when
 from flux_lite.formats.jobid import JobIDError, decode, f58, kvs_key
 from flux_lite.job_manager.job import COMPLETED, DEPEND, NEW
 from flux_lite.limits import MAX_TIME
@@ -442,30 +442,10 @@ def _ended_by_exception(job) -> bool:
 def parse_uri(uri: str) -> dict:
     """An RFC 26 dependency URI, SCHEME:VALUE[?key=val[&key=val...]], as the
     jobspec entry flux submit makes of it."""
-    from urllib.parse import parse_qs, urlparse
-
-    if ":" not in uri:
-        uri += ":"
-    # a placeholder after the first ':' keeps urlparse from reading an
-    # all-digit value as a port
-    parsed = urlparse(uri.replace(":", ":FXX", 1))
-    if not parsed.scheme or not parsed.path:
-        raise FluxLiteError(f'Invalid dependency URI "{uri}"')
-    entry = {"scheme": parsed.scheme, "value": parsed.path.replace("FXX", "", 1)}
-    if parsed.query:
-        for key, values in parse_qs(parsed.query).items():
-            conv = [_number(v) for v in values]
-            entry[key] = conv if len(conv) > 1 else conv[0]
-    return entry
-
-
-def _number(text):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    try:
+        return submitopts.uri_entry(uri, "dependency")
+    except ValueError as exc:
+        raise FluxLiteError(str(exc)) from None
 
 
 def parse_datetime(text: str, now: float) -> float:

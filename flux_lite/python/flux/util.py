@@ -202,9 +202,8 @@ class DisplayValue:
         return f"DisplayValue({self.value!r}, type_order={self._type_order}, sort_value={self._sort_value!r})"
 
 
-_SENTINELS = ("?+:", "+:", "?:")  # longest first
+_SENTINELS = _of.SENTINELS
 _SORT_PREFIX = re.compile(r"sort:([^{\s]+)")
-_SENTINEL_KIND = {"?:": "filter", "+:": "maxwidth", "?+:": "both"}
 
 
 class OutputFormat:
@@ -355,18 +354,9 @@ class OutputFormat:
         """The format with ``?:`` fields empty for every item removed and
         ``+:`` fields widened to their widest value (and heading unless
         no_header), sentinels dropped."""
-        entries = []
-        for index, (text, field, spec, conv) in enumerate(self.format_list):
-            end = next((s for s in _SENTINELS if text.endswith(s)), None)
-            if not end:
-                continue
-            kind = _SENTINEL_KIND[end]
-            parsed = self.FormatSpec(spec)
-            maxwidth = int(parsed.width) if parsed.width else 0
-            if kind in ("maxwidth", "both") and not no_header:
-                maxwidth = max(maxwidth, len(self.headings.get(field, "")))
-            entries.append({"fmt": self._fmt_tuple("", "0." + field, None, conv), "index": index, "kind": kind,
-                            "maxwidth": maxwidth, "width": 0, "spec": parsed})
+        entries = _of.expansion_entries(self.format_list, self.headings, no_header, self.FormatSpec)
+        for entry in entries:
+            entry["fmt"] = self._fmt_tuple("", "0." + entry["field"], None, entry["conv"])
         if not entries:
             return self.get_format(orig=True)
         formatter = self.formatter()
@@ -377,18 +367,7 @@ class OutputFormat:
                 width = 0 if result in empty else len(result)
                 entry["maxwidth"] = max(entry["maxwidth"], width)
                 entry["width"] = max(entry["width"], width)
-        format_list = [list(t) for t in self.format_list]
-        remove = set()
-        for entry in entries:
-            if entry["width"] == 0 and entry["kind"] in ("filter", "both"):
-                remove.add(entry["index"])
-            elif entry["kind"] in ("maxwidth", "both"):
-                entry["spec"].set_width(entry["maxwidth"])
-                format_list[entry["index"]][2] = str(entry["spec"])
-        kept = [t for i, t in enumerate(format_list) if i not in remove]
-        for t in kept:
-            for sentinel in _SENTINELS:
-                t[0] = t[0].replace(sentinel, "")
+        kept = _of.collapse_expansions(self.format_list, entries)
         return self._sort_prefix() + "".join(self._fmt_tuple(*t) for t in kept)
 
     def set_sort_keys(self, sort_keys: str) -> None:

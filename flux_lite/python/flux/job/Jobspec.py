@@ -22,6 +22,7 @@ from flux.job._ffi import is_null
 from flux.job._utils import BatchConfig
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import constraint as _constraint
+from flux_lite.formats import jobopts
 from flux_lite.formats import jobspec as _jobspec
 from flux_lite.formats import jobspec_validate as _validate
 from flux_lite.formats import submitopts as _opts
@@ -354,7 +355,6 @@ class JobspecV1(Jobspec):
         """A jobspec of ``ncores`` cores and/or ``nnodes`` nodes whose tasks are
         placed by the shell: ``per_resource_count`` tasks per ``per_resource_type``
         (node or core); other keywords as from_command."""
-        per = None
         if (per_resource_type is None) != (per_resource_count is None):
             missing = "per_resource_count" if per_resource_count is None else "per_resource_type"
             given = "per_resource_type" if per_resource_count is None else "per_resource_count"
@@ -368,44 +368,10 @@ class JobspecV1(Jobspec):
                 raise ValueError("per_resource_count must be an integer")
             if per_resource_count < 1:
                 raise ValueError("per_resource_count must be >= 1")
-            per = {"type": per_resource_type, "count": per_resource_count}
-        if ncores is not None and (not isinstance(ncores, int) or ncores < 1):
-            raise ValueError("ncores must be an integer >= 1")
-        if gpus_per_node is not None:
-            if not isinstance(gpus_per_node, int) or gpus_per_node < 0:
-                raise ValueError("gpus_per_node must be an integer >= 0")
-            if not nnodes:
-                raise ValueError("gpus_per_node must be specified with nnodes")
-        if nnodes is not None:
-            if not isinstance(nnodes, int) or nnodes < 1:
-                raise ValueError("nnodes must be an integer >= 1")
-        elif exclusive:
-            raise ValueError("exclusive can only be set with a node count")
-        if nnodes and ncores:
-            if ncores < nnodes:
-                raise ValueError("number of cores cannot be less than nnodes")
-            if ncores % nnodes:
-                raise ValueError("number of cores must be evenly divisible by node count")
-            nslots, cores = 1, ncores // nnodes
-        elif ncores:
-            nslots, cores = ncores, 1
-        elif nnodes:
-            if not exclusive:
-                raise ValueError("Specifying nnodes also requires ncores or exclusive")
-            nslots, cores = 1, 1
-        else:
-            raise ValueError("must specify node or core count with per_resource")
-        children: list[dict] = [{"type": "core", "count": cores}]
-        if gpus_per_node:
-            children.append({"type": "gpu", "count": gpus_per_node})
-        top: dict = {"type": "slot", "count": nslots, "with": children, "label": "task"}
-        if nnodes:
-            top = {"type": "node", "count": nnodes, **({"exclusive": True} if exclusive else {}), "with": [top]}
-        system: dict = {"duration": 0}
-        if per is not None:
-            system["shell"] = {"options": {"per-resource": per}}
-        tasks = [{"command": command, "slot": "task", "count": {"per_slot": 1}}]
-        return cls([top], tasks, {"system": system})._set_extra_options(**kwargs)
+        js = jobopts.per_resource([], ncores, nnodes, per_resource_type, per_resource_count, gpus_per_node,
+                                  exclusive)
+        js["tasks"][0]["command"] = command  # checked by the constructor, as Flux checks it
+        return cls(js["resources"], js["tasks"], js["attributes"])._set_extra_options(**kwargs)
 
     @classmethod
     def from_command(cls, command: Any, num_tasks: int = 1, cores_per_task: int = 1,
