@@ -17,7 +17,8 @@ from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import f58, kvs_key
 from flux_lite.formats.rset import Rset
 from flux_lite.formats.taskmap import Taskmap
-from flux_lite.job_manager import emulate
+from flux_lite.job_manager import attach, emulate
+from flux_lite.job_manager.waiters import readable_eventlog
 from flux_lite.formats.signed import sign_none, unwrap_J
 
 
@@ -101,6 +102,23 @@ def exec_eventlog(broker: Any, job: Any, entries: list | None = None) -> list | 
         out.append(eventlog.make_entry(finish["timestamp"], "complete", {"status": status}))
         out.append(eventlog.make_entry(finish["timestamp"], "done"))
     return out
+
+
+def watched(broker: Any, jobid: int, stop: str = "clean") -> list | None:
+    """The job's eventlog up to its first `stop` event (all of it once the
+    job is inactive without one), or None while it has not got there, as
+    flux submit's --wait-event watches; ``exec.NAME`` is NAME in the exec
+    eventlog (the job's eventlog is then given up to its start)."""
+    if not stop.startswith("exec."):
+        return attach.watched(broker, jobid, stop)
+    entries = readable_eventlog(broker, jobid)
+    if not entries:
+        return None
+    job = broker.jm.index.load_any(jobid)
+    name = stop[len("exec."):]
+    if job is not None and any(e["name"] == name for e in exec_eventlog(broker, job, entries) or ()):
+        return next((entries[: i + 1] for i, e in enumerate(entries) if e["name"] == "start"), entries)
+    return entries if entries[-1]["name"] == "clean" else None
 
 
 def job_taskmap(job: Any) -> Taskmap | None:
