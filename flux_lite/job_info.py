@@ -154,7 +154,7 @@ def path_event_matcher(broker: Any, jobid: int, typed: str, path: str, name: str
     # the main eventlog ends at clean: what is appended after it is not seen
     end = next((i for i, e in enumerate(main) if e["name"] == "clean"), None)
     ended = end is not None
-    if ended:
+    if end is not None:
         main = main[: end + 1]
     if path == "eventlog":
         entries = main
