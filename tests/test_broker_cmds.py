@@ -95,3 +95,28 @@ def test_config_reload_reads_flux_conf_dir(flux, tmp_path):
     assert as_flux(flux, "config", "reload", env={"FLUX_CONF_DIR": ""}) == (
         1, "", "flux-config: reload: no configuration path: flux-lite keeps none from start "
                "(set FLUX_CONF_DIR, or use config load PATH)\n")
+
+
+def test_module_remove_and_load_job_exec(flux):
+    # without job-exec, allocated jobs wait in RUN with no start (as Flux's
+    # job manager waits for an exec service); loading it starts them
+    assert as_flux(flux, "module", "remove", "job-exec") == (0, "", "")
+    job = flux.submit("-N1", "sleep", "1")
+    assert flux.state(job) == "RUN" and flux.eventlog(job)[-1] == "alloc"
+    flux.advance("10s")
+    assert flux.eventlog(job)[-1] == "alloc"
+    assert "job-exec" not in as_flux(flux, "module", "list")[1]
+    assert as_flux(flux, "module", "remove", "job-exec") == (
+        1, "", "flux-module: remove job-exec: No such file or directory\n")
+    assert as_flux(flux, "module", "remove", "-f", "job-exec") == (0, "", "")
+    # canceled before it started: no finish, no release; freed at once
+    other = flux.submit("-N1", "sleep", "10")
+    flux("cancel", other)
+    assert flux.eventlog(other)[-3:] == ["exception", "free", "clean"]
+    assert as_flux(flux, "module", "load", "job-exec") == (0, "", "")
+    assert flux.eventlog(job)[-1] == "start"
+    assert as_flux(flux, "module", "load", "job-exec") == (1, "", "flux-module: load job-exec: File exists\n")
+    assert "job-exec" in as_flux(flux, "module", "list")[1]
+    flux.advance("1s")
+    assert flux.state(job) == "INACTIVE"
+    assert as_flux(flux, "module", "reload", "job-exec") == (0, "", "")
