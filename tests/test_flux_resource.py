@@ -91,3 +91,17 @@ def test_resource_list_status_and_queue_list(pyflux, flux):
     assert (q.limits.duration, q.limits.max.nnodes, q.limits.min.nnodes, q.defaults.duration) == (
         math.inf, math.inf, 0, math.inf)
     assert (q.resources.all.nnodes, q.resources.free.nnodes) == (4, 1)
+
+
+def test_monitor_waitup_answers_for_the_online_count(pyflux, flux):
+    import errno
+
+    h = pyflux.Flux()
+    assert h.rpc("resource.monitor-waitup", {"up": 4}).get() is None
+    with pytest.raises(OSError) as exc:
+        h.rpc("resource.monitor-waitup", {"up": 2}).get()
+    assert exc.value.errno == errno.ETIMEDOUT and "can never be" in exc.value.strerror
+    for bad in ({"up": 5}, {"up": -1}):
+        with pytest.raises(OSError) as exc:
+            h.rpc("resource.monitor-waitup", bad).get()
+        assert (exc.value.errno, exc.value.strerror) == (errno.EPROTO, "up value is out of range")
