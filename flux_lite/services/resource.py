@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 
+from flux_lite import admin
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.idset import IDset
 from flux_lite.instance import Instance
@@ -59,3 +60,30 @@ def monitor_waitup(instance: Instance, payload: Payload) -> Payload | None:
         raise FluxLiteError(f"{online} ranks are online and stay so under flux-lite: {up} can never be",
                             errno=errno.ETIMEDOUT)
     return None  # an empty response, as Flux's
+
+
+def _drain_args(payload: Payload) -> tuple:
+    targets = field(payload, "targets", str)
+    reason = payload.get("reason")
+    mode = payload.get("mode")
+    if (reason is not None and not isinstance(reason, str)) or (mode is not None and not isinstance(mode, str)):
+        raise FluxLiteError("Protocol error", errno=errno.EPROTO)
+    return targets, reason, mode
+
+
+@service(SERVICES, "resource.drain")
+def drain(instance: Instance, payload: Payload) -> Payload | None:
+    """{targets, reason?, mode?}: as `flux resource drain` (owner only)."""
+    targets, reason, mode = _drain_args(payload)
+    with instance.session() as broker:
+        admin.drain(broker, targets, reason, mode=mode)
+    return None
+
+
+@service(SERVICES, "resource.undrain")
+def undrain(instance: Instance, payload: Payload) -> Payload | None:
+    """{targets, reason?, mode?}: as `flux resource undrain` (owner only)."""
+    targets, reason, mode = _drain_args(payload)
+    with instance.session() as broker:
+        admin.undrain(broker, targets, reason, mode=mode)
+    return None
