@@ -318,7 +318,8 @@ def complete_sched_modules(ctx, param, incomplete):
     modules, job-exec and resource."""
     from flux_lite.sched import registry
 
-    builtin = [("job-exec", "the execution system"), ("resource", "the resource module")]
+    builtin = [("job-exec", "the execution system"), ("job-ingest", "job submission"),
+               ("resource", "the resource module")]
     return _items([*builtin, *((name, cls.description) for name, cls in registry.modules().items())], incomplete)
 
 

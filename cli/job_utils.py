@@ -19,7 +19,7 @@ from flux_lite.formats.jobid import decode, f58, kvs_key
 from flux_lite.instance import WaitStalled, WaitTimeout
 from flux_lite.job_info import lookup as lookup_job
 from flux_lite.job_info import lookup_keys
-from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
+from flux_lite.job_manager.job import parse_flags
 
 
 @click.command("submit")
@@ -33,8 +33,9 @@ def job_submit(urgency, flags, file):
         flagbits = parse_flags(flags)
     except ValueError as exc:
         raise FluxLiteError(f"unknown flag: {exc}") from None
-    # novalidate (instance owner only) skips ingest validation, as in Flux
-    js = jobspecmod.loads(text, check=not flagbits & FLAG_NOVALIDATE)
+    # parsed here, validated by ingest (unless novalidate, instance owner only,
+    # or job-ingest's disable-validator), as in Flux
+    js = jobspecmod.loads(text, check=False)
     with session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=flagbits)
     click.echo(f58(jobid))

@@ -153,6 +153,18 @@ def exec_module_remove(broker, force=False):
     broker.exec.module_remove(force=force)
 
 
+def ingest_module_load(broker, args=()):
+    """flux module load job-ingest ARGS (Flux's; an unknown one fails the load)."""
+    _require_owner(broker, "module load")
+    broker.jm.submission.ingest_module_load(args)
+
+
+def ingest_module_remove(broker, force=False):
+    """flux module remove job-ingest: submissions fail until it is loaded again."""
+    _require_owner(broker, "module remove")
+    broker.jm.submission.ingest_module_remove(force=force)
+
+
 def resource_module_load(broker, args=()):
     """flux module load (or reload) resource ARGS: the module reads its
     state again (see Resources.module_load); an argument it does not know
