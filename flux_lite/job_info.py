@@ -18,6 +18,7 @@ from flux_lite.formats.jobid import f58, kvs_key
 from flux_lite.formats.rset import Rset
 from flux_lite.formats.taskmap import Taskmap
 from flux_lite.job_manager import attach, emulate
+from flux_lite.job_manager.exec import START_FAILED
 from flux_lite.job_manager.waiters import readable_eventlog
 from flux_lite.formats.signed import sign_none, unwrap_J
 
@@ -95,7 +96,13 @@ def exec_eventlog(broker: Any, job: Any, entries: list | None = None) -> list | 
         out.append(eventlog.make_entry(t, "shell.init", {
             "service": f"{userid}-shell-{f58(job.id)}", "leader-rank": ranks[0] if ranks else 0,
             "size": len(ranks)}))
-        if tmap is not None:
+        failed = next((e for e in entries if e["name"] == "exception"
+                       and START_FAILED in str((e.get("context") or {}).get("note", ""))), None)
+        if failed is not None:
+            # a task could not start: the shell exits at once, without shell.start
+            status = (finish or {}).get("context", {}).get("status", 0) if finish else 0
+            out.append(eventlog.make_entry(failed["timestamp"], "shell-exit", {"rank": 0, "wait_status": status}))
+        elif tmap is not None:
             out.append(eventlog.make_entry(t, "shell.start", {"taskmap": tmap.to_json()}))
     if finish is not None:
         status = (finish.get("context") or {}).get("status", 0)

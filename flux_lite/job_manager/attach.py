@@ -33,12 +33,24 @@ def job_output(broker, jobid: int):
     return broker.kvs.get_eventlog(kvs_key(jobid, "guest.output"))
 
 
-def output_items(output, label=None):
-    """[(timestamp, STDOUT|STDERR, text)] of an output eventlog's data
-    events; label(rank) gives each line's prefix (--label-io)."""
+# the job shell's log levels, as flux job attach names them
+SHELL_LEVELS = ("FATAL", "ALERT", "CRIT", "ERROR", "WARN", "NOTICE", "INFO", "DEBUG")
+
+
+def output_items(output, label=None, t0=None):
+    """[(timestamp, STDOUT|STDERR|RAW, text)] of an output eventlog's data
+    events; label(rank) gives each line's prefix (--label-io). With t0 (the
+    job's submit time), the job shell's log events too, as flux job attach
+    prints them (`0.094s: flux-shell[0]: FATAL: ...`)."""
     items = []
     for entry in output or ():
         ctx = entry.get("context") or {}
+        if entry.get("name") == "log" and t0 is not None:
+            level = ctx.get("level")
+            name = SHELL_LEVELS[level] if isinstance(level, int) and 0 <= level < len(SHELL_LEVELS) else str(level)
+            items.append((entry["timestamp"], RAW, f"{entry['timestamp'] - t0:.3f}s: flux-shell[{ctx.get('rank')}]: "
+                                                   f"{name}: {ctx.get('message', '')}"))
+            continue
         if entry.get("name") == "redirect":
             # where the job shell writes a stream instead, said on stderr
             items.append((entry["timestamp"], STDERR,
@@ -126,7 +138,7 @@ def attach_report(entries, jobid_f58: str, output=None, label_io: bool = False):
     if output is not None:
         label = (lambda rank: f"{rank}: ") if label_io else None
         return _merged([(ts, kind, text) for ts, (kind, text) in zip(times, lines)],
-                       output_items(output, label)), exit_code
+                       output_items(output, label, t0)), exit_code
     if start is not None:
         no_output = (LOG, "No job output found")
         if early:

@@ -35,6 +35,8 @@ from flux_lite.job_manager.job import FLAG_DEBUG, RUN, RUNNING
 
 SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
 SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
+START_FAILED_STATUS = 127 << 8  # the job shell's exit when a task cannot start
+START_FAILED = ": start failed: "  # in the exec exception's note
 DEBUG_KEY = "job-exec.debug"
 # present (true) while `flux module remove job-exec` holds: allocated jobs wait in RUN without a start
 UNLOADED_KEY = "job-exec.unloaded"
@@ -101,6 +103,8 @@ def endless_command(broker, jobspec):
         return None
     if jobspecmod.run_duration(jobspec) is not None:
         return None  # test mode with run_duration=0s: until canceled, as asked
+    if emulate.missing_command(jobspec) is not None:
+        return None  # it fails to start at once
     command = emulate.command_of(jobspec) or ["?"]
     limit = jobspecmod.duration(jobspec) if isinstance(jobspec, dict) else 0.0
     until = f"its time limit ({fsd.format_fsd(limit)})" if limit > 0 else "its time limit"
@@ -219,6 +223,12 @@ class Exec:
         if test.get("mock_exception") == "run":
             self._exec_exception(job, "mock run exception generated")
             return
+        if plan is None and run_duration is None and "test" not in (_exec_table(job.jobspec) or {}):
+            env = _environment(self.b, job)
+            missing = emulate.missing_command(job.jobspec, env)
+            if missing is not None:
+                self._start_failed(job, missing)
+                return
         if plan is not None:
             self._output_start(job, plan)
             if run_duration is not None:
@@ -229,6 +239,29 @@ class Exec:
 
     # -- the output eventlog of an emulated job (RFC 24) -----------------------
 
+    def _header(self, job, n):
+        """The output eventlog's header, as the job shell writes it as it starts."""
+        self.b.kvs.append(output_key(job.id), eventlog.encode_entry(self.b.now, "header", {
+            "version": 1, "encoding": {"stdout": "UTF-8", "stderr": "UTF-8"},
+            "count": {"stdout": n, "stderr": n}, "options": {}}))
+
+    def _start_failed(self, job, command):
+        """The job shell cannot find the command: task 0 fails to start, the
+        shell logs it as fatal and raises the exec exception, and exits 127."""
+        tasks = emulate.task_layout(job.jobspec, job.R) or []
+        host = tasks[0].hostname if tasks else "?"
+        note = f"task 0 (host {host}): start failed: {command}: No such file or directory"
+        self._header(job, len(tasks) or 1)
+        # (shell.c:2036 is where Flux's job shell logs it, as its eventlog says)
+        self.b.kvs.append(output_key(job.id), eventlog.encode_entry(self.b.now, "log", {
+            "rank": 0, "level": 0, "message": note, "file": "shell.c", "line": 2036}))
+        jm = self.b.jm
+        # (the job shell raises this one: its note comes before the userid)
+        jm.post(job, "exception", {"type": "exec", "severity": 0, "note": note, "userid": self.b.instance.owner})
+        status = START_FAILED_STATUS
+        jm.post(job, "finish", {"status": status}, _STATUS_TEXT % status)
+        jm.post(job, "release", {"ranks": "all", "final": True}, _RELEASE_ALL_TEXT)
+
     def _output_start(self, job, plan):
         """The header the job shell writes as it starts (and a redirect event
         for each stream it writes to a file), the output its tasks write at
@@ -237,9 +270,7 @@ class Exec:
         key = output_key(job.id)
         now = self.b.now
         append = self.b.kvs.append
-        append(key, eventlog.encode_entry(now, "header", {
-            "version": 1, "encoding": {"stdout": "UTF-8", "stderr": "UTF-8"},
-            "count": {"stdout": n, "stderr": n}, "options": {}}))
+        self._header(job, n)
         files = emulate.output_files(job.jobspec)
         ranks = "0" if n == 1 else f"[0-{n - 1}]"
         for stream, (template, _label) in files.items():
