@@ -29,7 +29,7 @@ from flux_lite.job_manager import index
 from flux_lite.listing.jobs import make_info
 from flux_lite.formats.rset import Rset
 from flux_lite.sched import registry
-from flux_lite.workload_results import Collected, Results
+from flux_lite.workload_results import Collected, Results, user_name
 
 # SWF status field: 1 completed, 0 failed, 5 cancelled (others are partial records)
 SWF_FIELDS = 18
@@ -292,7 +292,8 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
     progress(done, total) is called every few hundred jobs, done counting
     the jobs that have finished. config: the instance's configuration
     (policy, when given, replaces its sched.policy). results: where the
-    finished jobs go as they finish (workload_results.Results). queue_map: trace
+    finished jobs go as they finish (workload_results.Results, whose names
+    say how the instance names the trace's users). queue_map: trace
     queue numbers to queue names (parse_queue_map). A job the instance
     refuses (a queue's limits) is counted as "rejected" in the summary.
     """
@@ -301,7 +302,15 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
         cfg.setdefault("sched", {})["policy"] = policy
     policy = (cfg.get("sched") or {}).get("policy") or registry.default_policy()
     results = results if results is not None else Results()
-    inst = Instance.create(state_dir, config=cfg, size=nodes, cores=cores, clock="virtual")
+    prepare = None
+    if results.names == "synthetic":
+        # the instance names the trace's users userN (the names its listings show)
+        given = {str(j.user): user_name(j.user, "synthetic") for j in jobs if 0 <= j.user < 2**31}
+
+        def prepare(inst, ctx):
+            inst.meta = dict(inst.meta, usernames=given)
+            inst.kvs.put("instance.meta", inst.meta)
+    inst = Instance.create(state_dir, config=cfg, size=nodes, cores=cores, clock="virtual", prepare=prepare)
     # the collector stays off until the summary is made: the replay's
     # objects form no cycles, and scanning them would cost seconds
     with instance_mod.gc_paused():

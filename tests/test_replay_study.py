@@ -211,3 +211,45 @@ def test_bad_study_options_are_one_line(flux, args, code, message):
     r = flux.fails("replay", *args, KTH, code=code)
     assert message in r.stderr and "Traceback" not in r.stderr
     assert code == 2 or r.stderr.count("\n") == 1
+
+
+def test_nodes_alone_keeps_the_headers_cores_per_node(flux, tmp_path):
+    """--nodes without --cores-per-node: MaxProcs / MaxNodes of the header
+    (KTH SP2: 100 / 100 = 1), not MaxProcs / --nodes."""
+    out = json.loads(flux.out("replay", "--nodes=50", "--limit=20", "--json", KTH))
+    assert (out["nodes"], out["cores_per_node"]) == (50, 1)
+    header = "; MaxNodes: 4\n; MaxProcs: 16\n"
+    path = tmp_path / "t.swf"
+    path.write_text(header + "1 0 -1 30 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    out = json.loads(flux.out("replay", "--nodes=2", "--json", path))
+    assert (out["nodes"], out["cores_per_node"]) == (2, 4)
+    path.write_text("1 0 -1 30 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1\n")  # no header: one core a node
+    out = json.loads(flux.out("replay", "--nodes=3", "--json", path))
+    assert (out["nodes"], out["cores_per_node"]) == (3, 1)
+
+
+@pytest.mark.parametrize("users", ["synthetic", "local"])
+def test_trace_users_named(flux, tmp_path, users):
+    """Trace user N is userN in the rows and in the kept instance, whatever
+    local user has uid N, unless --users=local."""
+    import pwd
+
+    keep, rows = tmp_path / "kept", tmp_path / "jobs.csv"
+    flux("replay", f"--users={users}", f"--keep={keep}", f"--jobs-out={rows}", "--limit=12", KTH)
+    listing = flux.out("--state-dir", keep, "jobs", "-a", "-A", "-c", "0", "-no", "{name} {username} {userid}")
+    got = {line.split()[0]: line.split()[1:] for line in listing.splitlines()}
+    trace = workload.read_trace(KTH, limit=12).jobs
+
+    def name(uid):
+        if users == "synthetic":
+            return f"user{uid}"
+        try:
+            return pwd.getpwuid(uid).pw_name
+        except KeyError:
+            return str(uid)
+
+    assert got == {f"swf{j.num}": [name(j.user), str(j.user)] for j in trace}
+    assert {r["trace_id"]: r["user"] for r in read_rows(rows)} == {j.num: name(j.user) for j in trace}
+    if users == "synthetic":  # -u takes the names too
+        mine = flux.out("--state-dir", keep, "jobs", "-a", "-u", "user9", "-no", "{name}").split()
+        assert mine == [f"swf{j.num}" for j in trace if j.user == 9][::-1]
