@@ -21,6 +21,7 @@ import statistics
 from dataclasses import dataclass, field
 from math import isfinite
 
+from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite import instance as instance_mod
@@ -318,7 +319,8 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
             rset = Rset.from_dict(inst.kvs.get("resource.R"))  # (the configuration's resources, if it has any)
             nodes, total = rset.nnodes, rset.ncores
             cores = total // nodes if nodes else cores
-            results.begin(inst.clock_now(), jobs[0].submit, nodes, cores, header or {}, policy)
+            results.begin(inst.clock_now(), jobs[0].submit, nodes, cores, header or {}, policy,
+                          configmod.get_path(cfg, "policy.jobspec.defaults.system.queue"))
             summary = _run(inst, jobs, progress, total, results, queue_map or {})
         finally:
             inst.close()
@@ -367,6 +369,8 @@ def _run(inst, jobs, progress, total_cores, results, queue_map):
         # the rows' outcomes, collected as they are written (read back from
         # the index only if some job was not written that way)
         collected = broker.jm.index.outcomes = Collected(results, lambda: broker.now)
+        if broker.queues.config.named:
+            broker.queues.start(None, True, True)  # named queues begin stopped: as `queue start --all`
         start = broker.now
         t0 = jobs[0].submit
         for i, job in enumerate(jobs, 1):

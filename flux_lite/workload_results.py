@@ -179,8 +179,9 @@ class Results:
         return f
 
     def begin(self, clock_start: float, t0: float, nodes: int, cores: int, header: dict[str, str],
-              policy: str) -> None:
+              policy: str, default_queue: str | None = None) -> None:
         """The replay's instance: its clock's start is the trace's time t0."""
+        self.default_queue = default_queue
         self.offset = t0 - clock_start
         self.t0, self.nodes, self.total_cores = t0, nodes, nodes * cores
         self.header, self.policy, self.cores = header, policy, cores
@@ -215,7 +216,7 @@ class Results:
                     self._waits.append(wait)
             off = self.offset
             if self._jobs is not None:
-                row = (job.num, f58plain(jobid), user_name(job.user, self.names), queue, t_submit + off,
+                row = (job.num, f58plain(jobid), user_name(job.user, self.names), queue or self.default_queue, t_submit + off,
                        t_run + off if started else None, (t_end or t_run) + off if started else None, wait, run,
                        job.limit, job.procs, ncores, nnodes or 0, result,
                        round(slowdown, 6) if started else None)

@@ -253,3 +253,49 @@ def test_trace_users_named(flux, tmp_path, users):
     if users == "synthetic":  # -u takes the names too
         mine = flux.out("--state-dir", keep, "jobs", "-a", "-u", "user9", "-no", "{name}").split()
         assert mine == [f"swf{j.num}" for j in trace if j.user == 9][::-1]
+
+
+QUEUES = """
+[queues.debug]
+policy.limits.duration = "2m"
+[queues.batch]
+[policy.jobspec.defaults.system]
+queue = "batch"
+[sched]
+policy = "easy"
+queue-depth = 4
+"""
+
+
+def test_config_and_queue_map(flux, tmp_path):
+    """--config: the configuration's queues (started, as `queue start --all`),
+    limits, default queue and policy; --queue-map sends trace queue numbers to
+    them; a job over its queue's limit is refused and counted."""
+    (tmp_path / "q.toml").write_text(QUEUES)
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxNodes: 4\n; MaxProcs: 8\n"
+                    "1 0 -1 30 2 -1 -1 2 60 -1 1 1 1 -1 0 -1 -1 -1\n"
+                    "2 5 -1 100 4 -1 -1 4 300 -1 1 2 1 -1 0 -1 -1 -1\n"   # debug allows 2m: refused
+                    "3 6 -1 100 8 -1 -1 8 300 -1 1 2 1 -1 1 -1 -1 -1\n"
+                    "4 7 -1 10 1 -1 -1 1 30 -1 1 3 1 -1 -1 -1 -1 -1\n")   # no entry: the default queue
+    rows, keep = tmp_path / "jobs.csv", tmp_path / "kept"
+    out = json.loads(flux.out("replay", f"--config={tmp_path / 'q.toml'}", "--queue-map=0=debug,1=batch",
+                              f"--jobs-out={rows}", f"--keep={keep}", "--json", path))
+    assert out["policy"] == "easy" and out["skipped"]["rejected"] == 1
+    assert out["results"] == {"COMPLETED": 3}
+    got = [(r["trace_id"], r["queue"], r["start"]) for r in read_rows(rows)]
+    # in the order they finished; easy backfills job 4 before job 3's reservation
+    assert got == [(4, "batch", 7.0), (1, "debug", 0.0), (3, "batch", 30.0)]
+    assert flux.out("--state-dir", keep, "config", "get", "sched.queue-depth").strip() == "4"
+    # --policy overrides the configuration's
+    assert json.loads(flux.out("replay", f"--config={tmp_path / 'q.toml'}", "--policy=fcfs", "--json",
+                               path))["policy"] == "fcfs"
+
+
+def test_config_errors_are_one_line(flux, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[sched]\npolcy = 'easy'\n")
+    r = flux.fails("replay", f"--config={bad}", KTH)
+    assert r.stderr.count("\n") == 1 and "polcy" in r.stderr
+    r = flux.fails("replay", "--config=/nonexistent.toml", KTH)
+    assert r.stderr.count("\n") == 1 and "/nonexistent.toml" in r.stderr
