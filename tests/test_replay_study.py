@@ -299,3 +299,25 @@ def test_config_errors_are_one_line(flux, tmp_path):
     assert r.stderr.count("\n") == 1 and "polcy" in r.stderr
     r = flux.fails("replay", "--config=/nonexistent.toml", KTH)
     assert r.stderr.count("\n") == 1 and "/nonexistent.toml" in r.stderr
+
+
+@pytest.mark.parametrize("ext,magic", [("svg", b"<?xml"), ("png", b"\x89PNG")])
+def test_plot_file_is_drawn(flux, tmp_path, ext, magic):
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    out = tmp_path / f"study.{ext}"
+    flux("replay", "--policy=fcfs,easy", "--limit=150", f"--plot={out}", KTH)
+    data = out.read_bytes()
+    assert data.startswith(magic) and len(data) > 10_000
+    if ext == "svg":
+        assert b"<svg" in data
+
+
+def test_plot_without_matplotlib_is_one_line_and_replays_nothing(flux, tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    rows = tmp_path / "jobs.csv"
+    r = flux.fails("replay", f"--plot={tmp_path / 'p.svg'}", f"--jobs-out={rows}", KTH)
+    assert r.stderr == "flux-lite replay: ERROR: --plot needs matplotlib: pip install 'flux-lite[plot]'\n"
+    assert not rows.exists() and not (tmp_path / "p.svg").exists()
