@@ -217,7 +217,8 @@ class Results:
             off = self.offset
             if self._jobs is not None:
                 row = (job.num, f58plain(jobid), user_name(job.user, self.names), queue or self.default_queue,
-                       t_submit + off, t_run + off if started else None, (t_end or t_run) + off if started else None, wait, run,
+                       t_submit + off, t_run + off if started else None,
+                       (t_end or t_run) + off if started else None, wait, run,
                        job.limit, job.procs, ncores, nnodes or 0, result,
                        round(slowdown, 6) if started else None)
                 if self._jobs_csv is not None:
