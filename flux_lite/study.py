@@ -188,15 +188,39 @@ def run_sweep(points: list[dict], common: dict, parallel: int | None = None, out
     """Run the grid on a local process pool; each point's per-job rows go to
     outdir/point-NNNN.csv when outdir is given. Returns each point with its
     summary."""
+    if outdir:
+        _make_dir(outdir)
     kwargs = [dict(common, trace=p["trace"], policy=p["policy"], config=p["config"],
                    jobs_out=_point_files(outdir, n).get("jobs_out")) for n, p in enumerate(points, 1)]
-    return [dict(p, **r) for p, r in zip(points, run_points(kwargs, parallel))]
+    out = [dict(p, **r) for p, r in zip(points, run_points(kwargs, parallel))]
+    for n, r in enumerate(out, 1):
+        if outdir:  # as `replay --json` writes it in a Flux job (run_on_flux)
+            _write_json(_point_files(outdir, n)["summary_file"],
+                        dict(r["summary"], trace=os.path.basename(r["trace"]), skipped=r["skipped"]))
+    return out
+
+
+def _make_dir(path: str) -> None:
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise FluxLiteError(f"{path}: {exc.strerror}") from None
+
+
+def _write_json(path: str, doc: Any) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(json.dumps(doc, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise FluxLiteError(f"{path}: {exc.strerror}") from None
 
 
 def flux_command(point: dict, files: dict, common: dict) -> list[str]:
     """The `flux submit` of one grid point: `flux-lite replay ... --json --jobs-out`."""
-    replay = [sys.executable, "-m", "flux_lite", "replay", f"--policy={point['policy']}", "--json",
-              f"--config={files['config_file']}", f"--jobs-out={files['jobs_out']}"]
+    replay = [sys.executable, "-m", "flux_lite", "replay", "--json", f"--config={files['config_file']}",
+              f"--jobs-out={files['jobs_out']}"]
+    if point["policy"] is not None:
+        replay.append(f"--policy={point['policy']}")
     for opt in ("nodes", "cores_per_node", "limit"):
         if common.get(opt) is not None:
             replay.append(f"--{opt.replace('_', '-')}={common[opt]}")
@@ -211,16 +235,12 @@ def run_on_flux(points: list[dict], common: dict, outdir: str, flux: str = "flux
     """Submit each grid point as a job of the Flux instance `flux` reaches
     (FLUX_URI, or the enclosing instance), wait for them all, and gather
     their summaries (point-NNNN.json) as run_sweep does."""
-    try:
-        os.makedirs(outdir, exist_ok=True)
-    except OSError as exc:
-        raise FluxLiteError(f"{outdir}: {exc.strerror}") from None
+    _make_dir(outdir)
     outdir = os.path.abspath(outdir)
     jobs = []
     for n, p in enumerate(points, 1):
         files = _point_files(outdir, n)
-        with open(files["config_file"], "w", encoding="utf-8") as f:
-            json.dump(p["config"], f)
+        _write_json(files["config_file"], p["config"])
         jobs.append((_flux(flux, flux_command(p, files, common)).strip(), files))
     out = []
     for (jobid, files), p in zip(jobs, points):
@@ -237,7 +257,7 @@ def run_on_flux(points: list[dict], common: dict, outdir: str, flux: str = "flux
             raise FluxLiteError(f"{files['summary_file']}: {exc}") from None
         skipped = summary.pop("skipped", {})
         summary.pop("trace", None)
-        out.append(dict(p, policy=summary["policy"], summary=summary, skipped=skipped, plot={}, jobid=jobid))
+        out.append(dict(p, policy=summary["policy"], summary=summary, skipped=skipped, plot={}, flux_jobid=jobid))
     return out
 
 
