@@ -321,3 +321,31 @@ def test_plot_without_matplotlib_is_one_line_and_replays_nothing(flux, tmp_path,
     r = flux.fails("replay", f"--plot={tmp_path / 'p.svg'}", f"--jobs-out={rows}", KTH)
     assert r.stderr == "flux-lite replay: ERROR: --plot needs matplotlib: pip install 'flux-lite[plot]'\n"
     assert not rows.exists() and not (tmp_path / "p.svg").exists()
+
+
+def test_readme_replay_section_runs_verbatim(tmp_path):
+    """The README's replay examples, run as printed from a checkout's root
+    (the shipped trace at tests/data/)."""
+    import shutil
+    import subprocess
+
+    from test_readme_script import ONE_BLOCK, flux_lite_env, readme_block
+
+    if shutil.which("sh") is None:
+        pytest.skip("needs a POSIX shell")
+    exe, env = flux_lite_env(tmp_path)
+    (tmp_path / "tests" / "data").mkdir(parents=True)
+    shutil.copy(KTH, tmp_path / "tests" / "data")
+    script = readme_block("Replaying a workload", ONE_BLOCK)
+    assert script.count("flux-lite ") == 7 and "tests/data/kth-sp2-first400.swf" in script
+    r = subprocess.run(["sh", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "policy easy, virtual clock" in out and '"wait_mean":' in out
+    assert any(line.split() == ["fcfs", "easy", "conservative"] for line in out.splitlines())
+    assert any(line.split()[:3] == ["TRACE", "POLICY", "sched.queue-depth"] for line in out.splitlines())
+    assert len((tmp_path / "jobs.csv").read_text().splitlines()) == 401
+    assert len(workload.read_trace(str(tmp_path / "easy.swf")).jobs) == 400
+    assert (tmp_path / "series.csv").read_text().startswith("time,running,")
+    assert out.rstrip().splitlines()[-6].split()[:2] == ["JOBID", "USER"]
