@@ -109,12 +109,11 @@ class Sampler:
             self.k += 1
 
 
-def series(events: Iterable[tuple], total_cores: int, step: float | None, t_first: float,
-           samplers: int = 1) -> Iterator[tuple[int, tuple]]:
+def series(events: Iterable[tuple], total_cores: int, steps: list[float | None], t_first: float
+           ) -> Iterator[tuple[int, tuple]]:
     """(sampler index, series row) from the time-sorted events (t, seq,
-    dpending, dpending_cores, drunning, dbusy); each of the samplers has its
-    own step (a list when several)."""
-    steps = step if isinstance(step, list) else [step] * samplers
+    dpending, dpending_cores, drunning, dbusy), a sampler per step (None:
+    at every change)."""
     smp = [Sampler(s, t_first) for s in steps]
     running = busy = pending = pcores = 0
 
@@ -150,7 +149,7 @@ class Results:
         self.series_step = series_step
         self.plot = plot
         self._jobs = self._jobs_csv = None
-        self._files = []
+        self._files: list[Any] = []
         try:
             if jobs_out:
                 self._jobs = self._open(jobs_out)
@@ -205,9 +204,10 @@ class Results:
             position, job, queue = entry
             ncores = ncores or 0
             started = bool(t_run)
-            wait = t_run - t_submit if started else None
-            run = max((t_end or t_run) - t_run, 0.0) if started else None
+            wait = run = slowdown = None
             if started:
+                wait = t_run - t_submit
+                run = max((t_end or t_run) - t_run, 0.0)
                 slowdown = max(1.0, (wait + run) / max(run, 10.0))
                 acc = self._user_waits.setdefault(job.user, [0.0, 0])
                 acc[0] += wait
@@ -220,7 +220,7 @@ class Results:
                        t_submit + off, t_run + off if started else None,
                        (t_end or t_run) + off if started else None, wait, run,
                        job.limit, job.procs, ncores, nnodes or 0, result,
-                       round(slowdown, 6) if started else None)
+                       None if slowdown is None else round(slowdown, 6))
                 if self._jobs_csv is not None:
                     self._jobs_csv.writerow([number(v) if isinstance(v, float) else v for v in row])
                 else:
@@ -258,7 +258,8 @@ class Results:
                                       for q in range(WAIT_QUANTILES + 1)] if n else []
 
     def _write_swf(self) -> None:
-        f, h = self._swf, self.header
+        f, h, spill = self._swf, self.header, self._swf_spill
+        assert f is not None and spill is not None
         lines = ["; Version: 2.2", f"; Computer: flux-lite replay, policy {self.policy}, "
                  f"{self.nodes} nodes x {self.cores} cores",
                  "; Note: wait (field 3), run time (4) and allocated cores (5) are simulated;",
@@ -266,21 +267,23 @@ class Results:
         lines += [f"; {k}: {h[k]}" for k in SWF_KEPT_HEADER if k in h]
         lines += [f"; MaxNodes: {self.nodes}", f"; MaxProcs: {self.total_cores}", ";"]
         f.write("\n".join(lines) + "\n")
-        for _, _, line in self._swf_spill:
+        for _, _, line in spill:
             f.write(line + "\n")
-        self._swf_spill.close()
+        spill.close()
 
     def _write_series(self, span: tuple[float, float]) -> None:
         first = span[0] + self.offset
         width = max(span[1] - span[0], 1.0) / PLOT_POINTS
         steps = [self.series_step, width]
+        events = self._events
+        assert events is not None
         if self._series is not None:
             out = csv.writer(self._series, lineterminator="\n")
             out.writerow(SERIES_FIELDS)
         times: list[float] = []
         util: list[float] = []
         pending: list[int] = []
-        for which, row in series(iter(self._events), self.total_cores, steps, first):
+        for which, row in series(events, self.total_cores, steps, first):
             if which == 0:
                 if self._series is not None:
                     out.writerow([number(float(v)) for v in row])
@@ -288,7 +291,7 @@ class Results:
                 times.append(row[0] - first)
                 util.append(row[3])
                 pending.append(row[4])
-        self._events.close()
+        events.close()
         if self.plot:
             self.plotdata.update(times=times, utilization=util, pending=pending)
 
@@ -312,7 +315,7 @@ class Collected(list):
         super().__init__()
         self.results, self.clock = results, clock
 
-    def extend(self, items: Iterable[tuple]) -> None:  # type: ignore[override]
+    def extend(self, items: Iterable[tuple]) -> None:
         items = list(items)
         self.results.add(items, self.clock())
         super().extend(items)
