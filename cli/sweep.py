@@ -5,28 +5,19 @@ import os
 
 import click
 from flux_lite.cli._complete import PolicyChoice
+from flux_lite.cli.replay import COMPARED
 
 from flux_lite import config as configmod
 from flux_lite import study
 from flux_lite.errors import UsageError
 from flux_lite.sched import registry
 
-# the columns of the table after the grid's own: (heading, how a summary shows it)
-FIGURES = (
-    ("JOBS", lambda s: str(s["jobs"])),
-    ("MAKESPAN", lambda s: f"{s['makespan']:.0f}"),
-    ("UTIL", lambda s: f"{s['utilization'] * 100:.1f}%"),
-    ("WAIT_MEAN", lambda s: f"{s['wait_mean']:.0f}"),
-    ("WAIT_P95", lambda s: f"{s['wait_p95']:.0f}"),
-    ("BSLD", lambda s: f"{s['bounded_slowdown_mean']:.2f}"),
-    ("USER_WAIT_MAX", lambda s: f"{s['user_wait_mean_max']:.0f}"),
-)
-
 
 def _table(runs, keys):
-    head = ["TRACE", "POLICY"] + keys + [h for h, _ in FIGURES]
+    """A line per point: its trace, policy and values, then replay's compared figures."""
+    head = ["TRACE", "POLICY"] + keys + [name.upper().replace(" ", "_") for name, _ in COMPARED]
     rows = [[os.path.basename(r["trace"]), r["policy"]] + [str(r["params"][k]) for k in keys]
-            + [show(r["summary"]) for _, show in FIGURES] for r in runs]
+            + [show(r["summary"]) for _, show in COMPARED] for r in runs]
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     return "\n".join("  ".join(x.ljust(w) if i < 2 + len(keys) else x.rjust(w)
                                for i, (x, w) in enumerate(zip(line, widths))).rstrip() for line in [head] + rows)

@@ -127,13 +127,12 @@ def plot(path: str, runs: list[tuple[str, dict]]) -> None:
 
 
 def parse_value(text: str) -> Any:
-    """A grid value as configuration takes it: integer, number, boolean or string."""
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(text, text)
+    """A grid value as configuration takes it: a JSON value (integer, number,
+    boolean), else the string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def parse_grid(items: list[str]) -> list[tuple[str, list]]:

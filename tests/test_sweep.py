@@ -37,10 +37,10 @@ def test_local_sweep_points_are_the_single_replays(flux, tmp_path):
         assert len((out / f"point-{n:04d}.csv").read_text().splitlines()) == 201
     assert got[2]["wait_mean"] > got[3]["wait_mean"]  # easy looks deeper with a deeper queue
     table = flux.out("sweep", *GRID, KTH).splitlines()
-    assert table[0].split() == ["TRACE", "POLICY", "sched.queue-depth", "JOBS", "MAKESPAN", "UTIL", "WAIT_MEAN",
-                                "WAIT_P95", "BSLD", "USER_WAIT_MAX"]
+    assert table[0].split() == ["TRACE", "POLICY", "sched.queue-depth", "JOBS", "MAKESPAN", "UTILIZATION",
+                                "WAIT_MEAN", "WAIT_P50", "WAIT_P95", "WAIT_MAX", "BOUNDED_SLOWDOWN", "USER_WAIT_MAX"]
     assert table[4].split()[:4] == ["kth-sp2-first400.swf", "easy", "32", "200"]
-    assert table[4].split()[6] == f"{got[3]['wait_mean']:.0f}"
+    assert table[4].split()[6] == f"{got[3]['wait_mean']:.0f}s"
 
 
 @pytest.mark.parametrize("args,message", [
