@@ -119,6 +119,8 @@ def replay(policy, nodes, cores_per_node, limit, as_json, keep, trace, **opts):
         raise UsageError("--keep keeps one instance: name one policy")
     if several and trace == "-":
         raise UsageError("several policies read the trace once each: name a file, not -")
+    if opts["series_step"] is not None and not opts["series_out"]:
+        raise UsageError("--series-step samples the series of --series-out: name a file")
     if opts["plot"]:
         study.check_plot(opts["plot"])
     common = dict(nodes=nodes, cores_per_node=cores_per_node, limit=limit, series_step=opts["series_step"],

@@ -16,6 +16,7 @@ import csv
 import heapq
 import itertools
 import json
+import math
 import os
 import pickle
 import tempfile
@@ -144,6 +145,8 @@ class Results:
 
     def __init__(self, jobs_out: str | None = None, swf_out: str | None = None, series_out: str | None = None,
                  series_step: float | None = None, plot: bool = False, names: str = "synthetic") -> None:
+        if series_step is not None and not 0 < series_step < math.inf:
+            raise FluxLiteError("--series-step must be a positive, finite duration")
         self.paths = [p for p in (jobs_out, swf_out, series_out) if p]
         self.names = names
         self.series_step = series_step

@@ -206,6 +206,9 @@ def test_comparison_equals_the_single_policy_runs(flux, tmp_path):
     (["--jobs-out=/nonexistent/dir/jobs.csv"], 1, "/nonexistent/dir/jobs.csv: No such file or directory"),
     (["--queue-map=a=b"], 1, "--queue-map: 'a' is not a number"),
     (["--plot=out.txt"], 1, "--plot: out.txt: the name must end in .svg, .png, .pdf"),
+    (["--series-out=/tmp/never.csv", "--series-step=0"], 1, "--series-step must be a positive, finite duration"),
+    (["--series-out=/tmp/never.csv", "--series-step=inf"], 1, "--series-step must be a positive, finite duration"),
+    (["--series-step=1h"], 2, "--series-step samples the series of --series-out"),
 ])
 def test_bad_study_options_are_one_line(flux, args, code, message):
     r = flux.fails("replay", *args, KTH, code=code)
