@@ -365,6 +365,7 @@ def _run(inst, jobs, progress, total_cores, results, queue_map):
 
     owner = inst.owner
     rejected = 0
+    first_refusal = ""
     with inst.session() as broker:
         # the rows' outcomes, collected as they are written (read back from
         # the index only if some job was not written that way)
@@ -384,8 +385,9 @@ def _run(inst, jobs, progress, total_cores, results, queue_map):
                 text = None
             try:
                 jobid = broker.jm.submit(jobspec, userid=userid_for(job, owner), text=text)
-            except FluxLiteError:
+            except FluxLiteError as exc:
                 rejected += 1  # (refused before the job exists: nothing to undo)
+                first_refusal = first_refusal or str(exc)
                 total -= 1
                 continue
             results.submitted(jobid, i, job, queue, broker.now)
@@ -403,7 +405,7 @@ def _run(inst, jobs, progress, total_cores, results, queue_map):
                 flush()
         flush()
     if not total:
-        raise TraceError("the instance refused every job of the trace")
+        raise TraceError(f"the instance refused every job of the trace (the first: {first_refusal})")
     if len(collected) != total:
         collected = None
     summary = summarize(_outcomes(inst, collected), total_cores)

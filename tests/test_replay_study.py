@@ -352,3 +352,11 @@ def test_readme_replay_section_runs_verbatim(tmp_path):
     assert len(workload.read_trace(str(tmp_path / "easy.swf")).jobs) == 400
     assert (tmp_path / "series.csv").read_text().startswith("time,running,")
     assert out.rstrip().splitlines()[-6].split()[:2] == ["JOBID", "USER"]
+
+
+def test_every_job_refused_is_one_line(flux, tmp_path):
+    cfg = tmp_path / "q.toml"
+    cfg.write_text('[queues.tiny]\npolicy.limits.duration = "1s"\n')
+    r = flux.fails("replay", f"--config={cfg}", "--queue-map=-1=tiny", "--limit=5", KTH)
+    assert r.stderr.count("\n") == 1
+    assert r.stderr.startswith("flux-lite replay: ERROR: the instance refused every job of the trace (the first: ")
