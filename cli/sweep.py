@@ -8,7 +8,7 @@ from flux_lite.cli._complete import PolicyChoice
 from flux_lite.cli.replay import COMPARED
 
 from flux_lite import config as configmod
-from flux_lite import study
+from flux_lite import study, workload
 from flux_lite.errors import UsageError
 from flux_lite.sched import registry
 
@@ -36,6 +36,7 @@ def _table(runs, keys):
               help="Replay only the first N replayable jobs of each trace.")
 @click.option("--users", type=click.Choice(["synthetic", "local"]), default="synthetic", show_default=True,
               help="Trace users as userN, or as the local users of their numbers.")
+@click.option("--queue-map", metavar="N=NAME,...", help="Trace queue numbers (or partition:N) to queues.")
 @click.option("-j", "--parallel", type=click.IntRange(1, 1024), metavar="N",
               help="Replays at once on this machine (default: one per core).")
 @click.option("-o", "--out-dir", metavar="DIR", type=click.Path(file_okay=False),
@@ -45,8 +46,8 @@ def _table(runs, keys):
               help="The flux command --on-flux runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per point.")
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
-def sweep(policy, grid, config_file, nodes, cores_per_node, limit, users, parallel, out_dir, on_flux, flux_cmd,
-          as_json, traces):
+def sweep(policy, grid, config_file, nodes, cores_per_node, limit, users, queue_map, parallel, out_dir, on_flux,
+          flux_cmd, as_json, traces):
     """Replay every trace under every policy and every combination of the
     --set values, and print a table of their summaries: on this machine's
     cores, or as jobs of a real Flux instance (--on-flux)."""
@@ -57,7 +58,8 @@ def sweep(policy, grid, config_file, nodes, cores_per_node, limit, users, parall
     params = study.parse_grid(list(grid))
     base = configmod.load_file(config_file) if config_file else None
     points = study.grid(list(traces), policy or [None], params, base)
-    common = dict(nodes=nodes, cores_per_node=cores_per_node, limit=limit, names=users)
+    common = dict(nodes=nodes, cores_per_node=cores_per_node, limit=limit, names=users,
+                  queue_map=workload.parse_queue_map(queue_map) if queue_map else None)
     if on_flux:
         runs = study.run_on_flux(points, common, out_dir, flux=flux_cmd)
     else:

@@ -225,6 +225,9 @@ def flux_command(point: dict, files: dict, common: dict) -> list[str]:
             replay.append(f"--{opt.replace('_', '-')}={common[opt]}")
     if common.get("names") == "local":
         replay.append("--users=local")
+    if common.get("queue_map"):
+        replay.append("--queue-map=" + ",".join(f"{field}:{num}={name}"
+                                                for (field, num), name in common["queue_map"].items()))
     replay.append(os.path.abspath(point["trace"]))
     return ["submit", f"--job-name=sweep-{os.path.basename(files['stem'])}", f"--output={files['summary_file']}",
             f"--error={files['stem']}.err", "--"] + replay

@@ -97,6 +97,19 @@ def test_on_flux_gathers_what_the_jobs_write(flux, tmp_path):
     assert cfg == {"sched": {"queue-depth": 32}}
 
 
+def test_queue_map_reaches_every_point_here_and_on_flux(flux, tmp_path):
+    cfg = tmp_path / "q.toml"
+    cfg.write_text('[queues.batch]\n[queues.debug]\npolicy.limits.duration = "1h"\n')
+    args = ["--policy=easy", f"--config={cfg}", "--queue-map=-1=batch", "--limit=30", "--json"]
+    local = json.loads(flux.out("sweep", *args, f"--out-dir={tmp_path / 'l'}", KTH))
+    remote = json.loads(flux.out("sweep", *args, "--on-flux", f"--flux={fake_flux(tmp_path)}",
+                                 f"--out-dir={tmp_path / 'f'}", KTH))
+    assert remote.pop("flux_jobid") == "fake0" and remote == local
+    for d in ("l", "f"):
+        rows = (tmp_path / d / "point-0001.csv").read_text().splitlines()
+        assert len(rows) == 31 and all(",batch," in row for row in rows[1:])
+
+
 def test_on_flux_a_failed_point_is_one_line(flux, tmp_path):
     exe = fake_flux(tmp_path)
     r = flux.fails("sweep", "--on-flux", f"--flux={exe}", f"--out-dir={tmp_path / 'f'}",
