@@ -369,14 +369,23 @@ class PolicyChoice(click.Choice):
     completion), never fixed when the command's module is imported, so a
     policy file added later is offered and accepted like the others."""
 
-    def __init__(self) -> None:
+    def __init__(self, multiple: bool = False) -> None:
         super().__init__(())
+        self.multiple = multiple  # a comma-separated list of policies, none twice
 
     @property
     def choices(self):
         from flux_lite.sched import registry
 
         return registry.policies()
+
+    def convert(self, value, param, ctx):
+        if not self.multiple or isinstance(value, list):
+            return super().convert(value, param, ctx)
+        names = [super(PolicyChoice, self).convert(v.strip(), param, ctx) for v in value.split(",")]
+        if len(set(names)) != len(names):
+            self.fail(f"{value!r} names a policy twice", param, ctx)
+        return names
 
     @choices.setter
     def choices(self, _value):
@@ -387,8 +396,10 @@ class PolicyChoice(click.Choice):
         """Each policy with its module's description."""
         from flux_lite.sched import registry
 
-        return _items(((policy, cls.description) for cls in registry.modules().values()
-                       for policy in cls.policies), incomplete)
+        done, _, last = incomplete.rpartition(",") if self.multiple else ("", "", incomplete)
+        prefix = done + "," if done else ""
+        return _items(((prefix + policy, cls.description) for cls in registry.modules().values()
+                       for policy in cls.policies), prefix + last)
 
 
 # -- shell scripts ---------------------------------------------------------------------------

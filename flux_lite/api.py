@@ -25,11 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flux_lite import archive, restore as restoremod, workload
+from flux_lite import archive, restore as restoremod, study, workload
 from flux_lite import config as configmod
 from flux_lite.dump import entries as dump_entries
 from flux_lite.instance import Instance
-from flux_lite.sched import registry
 
 Progress = Callable[[int, int], None]
 
@@ -66,15 +65,27 @@ def advance(instance: Instance, seconds: float, progress: Progress | None = None
 
 def replay(trace: str | os.PathLike[str], *, policy: str | None = None, nodes: int | None = None,
            cores_per_node: int | None = None, limit: int | None = None,
-           keep: str | os.PathLike[str] | None = None, progress: Progress | None = None) -> dict[str, Any]:
+           keep: str | os.PathLike[str] | None = None, progress: Progress | None = None,
+           config: dict[str, Any] | str | os.PathLike[str] | None = None, queue_map: str | None = None,
+           jobs_out: str | os.PathLike[str] | None = None, swf_out: str | os.PathLike[str] | None = None,
+           series_out: str | os.PathLike[str] | None = None, series_step: float | None = None,
+           users: str = "synthetic") -> dict[str, Any]:
     """Replay an SWF trace (plain or gzip) on a new virtual-clock instance, as
     `flux-lite replay` does; returns its summary (what --json prints, without
     the trace's name). keep: create the instance there (a new directory) and
-    keep it; by default it is removed."""
-    summary, tr = workload.replay_file(os.fspath(trace), policy or registry.default_policy(), nodes,
-                                       cores_per_node, limit, None if keep is None else os.fspath(keep),
-                                       progress=progress)
-    return dict(summary, skipped=tr.skipped)
+    keep it; by default it is removed. config (a dict or a file), queue_map
+    ("N=NAME,..."), jobs_out, swf_out, series_out, series_step (seconds) and
+    users ("synthetic" or "local") are the command's options."""
+    cfg = configmod.load_file(os.fspath(config)) if isinstance(config, (str, os.PathLike)) else config
+
+    def path(p: str | os.PathLike[str] | None) -> str | None:
+        return None if p is None else os.fspath(p)
+
+    run = study.replay_point(os.fspath(trace), policy, nodes=nodes, cores_per_node=cores_per_node, limit=limit,
+                             config=cfg, queue_map=workload.parse_queue_map(queue_map) if queue_map else None,
+                             jobs_out=path(jobs_out), swf_out=path(swf_out), series_out=path(series_out),
+                             series_step=series_step, names=users, keep=path(keep), progress=progress)
+    return dict(run["summary"], skipped=run["skipped"])
 
 
 def dump(instance: Instance, path: str | os.PathLike[str], *, checkpoint: bool = False,

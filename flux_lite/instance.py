@@ -13,7 +13,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from flux_lite import access, log
+from flux_lite import access, log, users
 from flux_lite import config as configmod
 from flux_lite.access import Identity
 from flux_lite.broker import Broker
@@ -100,6 +100,7 @@ class Instance:
         self.meta = kvs.get("instance.meta")
         if self.meta is None:
             raise NoInstanceError(f"{self.state_dir}: not a flux-lite instance")
+        users.give_names(self.meta.get("usernames") if isinstance(self.meta, dict) else None)
         self._config = None
         self._identity = None
         self._hwm_file = None  # the job id high-water mark, opened by the first submit

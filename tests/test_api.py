@@ -65,6 +65,18 @@ def test_replay_gives_the_summary_the_command_prints(tmp_path):
         api.replay(DATA / "kth-sp2-first400.swf", limit=5, keep=tmp_path / "kept")
 
 
+def test_replay_outputs_and_config(tmp_path):
+    """The command's study options as keyword arguments."""
+    rows = tmp_path / "jobs.jsonl"
+    summary = api.replay(DATA / "kth-sp2-first400.swf", limit=40, config={"sched": {"policy": "conservative"}},
+                         jobs_out=rows, series_out=tmp_path / "s.csv", series_step=3600.0)
+    assert summary["policy"] == "conservative" and summary["jobs"] == 40
+    got = [json.loads(line) for line in rows.read_text().splitlines()]
+    assert sorted(r["trace_id"] for r in got) == list(range(1, 41))
+    assert max(r["wait"] for r in got) == summary["wait_max"]
+    assert (tmp_path / "s.csv").read_text().splitlines()[2].startswith("3600,")
+
+
 def test_bad_trace_is_a_flux_lite_error(tmp_path):
     bad = tmp_path / "bad.swf"
     bad.write_text("1 2 3\n")
