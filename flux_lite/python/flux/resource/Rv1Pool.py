@@ -31,6 +31,7 @@ from flux.resource.ResourcePoolImplementation import (
     ResourcePoolImplementation,
 )
 from flux.resource.Rv1Set import Rv1Set, _constraint, _ids
+from flux_lite.formats.idset import IDset as LiteIDset
 from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import Rset
 from flux_lite.sched import pool as lite
@@ -156,6 +157,17 @@ def _units(request: Any) -> tuple[Any, bool]:
     return getattr(request, "slot_count", None), False
 
 
+def _idset(mask: int) -> frozenset[int]:
+    return frozenset(LiteIDset.from_mask(mask))
+
+
+def _mask(ids: Any) -> int:
+    m = 0
+    for i in ids:
+        m |= 1 << i
+    return m
+
+
 def _rset_of(R: Any) -> Rset:
     """The Rset of an R argument: a pool or set (or its wrapper), R JSON, a dict."""
     if isinstance(R, Rv1Set):
@@ -228,6 +240,42 @@ class Rv1Pool(Rv1Set, ResourcePoolImplementation):
 
     def _logging(self) -> bool:
         return "log" in self.__dict__ or type(self).log is not ResourcePoolImplementation.log
+
+    # -- Flux's views of the state (custom pools read them) --------------------
+
+    @property
+    def _ranks(self) -> dict[int, dict[str, Any]]:
+        """rank -> hostname, cores, gpus (frozensets), up, allocated_cores
+        and allocated_gpus (sets): made when asked, so changing it changes
+        nothing."""
+        pool = self._pool
+        if pool is None:
+            view = Rv1Set._ranks.fget(self)  # type: ignore[attr-defined]
+            for info in view.values():
+                info.update(up=True, allocated_cores=set(), allocated_gpus=set())
+            return view
+        topo = pool.topology
+        return {
+            rank: {
+                "hostname": topo.hosts[i],
+                "cores": _idset(topo.core_mask[i]),
+                "gpus": _idset(topo.gpu_mask[i]),
+                "up": pool.rank_up[i],
+                "allocated_cores": set(_idset(pool.alloc_cores[i])),
+                "allocated_gpus": set(_idset(pool.alloc_gpus[i])),
+            }
+            for i, rank in enumerate(topo.ranks)
+        }
+
+    @property
+    def _job_state(self) -> dict[int, tuple[float, Rv1Pool]]:
+        """jobid -> (end time, its allocation as a pool), made when asked."""
+        pool = self._state()
+        return {jobid: (rec.end, self._derive(rec.rset(), None, False)) for jobid, rec in pool.jobs.items()}
+
+    def _copy_from_ranks(self, rank_set: Any) -> Rv1Pool:
+        """A pool of these ranks alone, nothing allocated."""
+        return self._derive(self._rs.copy_ranks(_ids(sorted(rank_set))), None, True)
 
     # -- availability ------------------------------------------------------
 
@@ -352,23 +400,28 @@ class Rv1Pool(Rv1Set, ResourcePoolImplementation):
         """Allocate request for jobid: the allocated resources, as a pool of
         this class (starttime and expiration 0: the scheduler sets them).
         InsufficientResources when they are not free now, InfeasibleRequest
-        when the pool can never hold them."""
+        when the pool can never hold them; ValueError for a job that holds
+        resources already."""
         _refuse_discrete(request)
         pool = self._state()
         now = time.time()
         default_end = self._rs.expiration
         try:
             base = self._lite_request(request)
-            count, _ = _units(request)
-            if count is None or count.max == count.min or isinstance(request, LiteRequest):
-                R = pool.alloc_or_none(jobid, base, now, default_end)
-                if R is None:
-                    raise InsufficientResources("insufficient resources")
+            if self._custom_selection():
+                R = self._alloc_custom(pool, jobid, request, base, now, default_end)
             else:
+                count, _ = _units(request)
                 if jobid in pool:
-                    raise lite.PoolError(f"alloc: {f58(jobid)}: already allocated")
-                req, found = self._select_range(pool, request, base)
-                R = pool.alloc_selected(jobid, req, found, now, default_end)
+                    found = None
+                elif count is None or count.max == count.min or isinstance(request, LiteRequest):
+                    found = pool.alloc_or_none(jobid, base, now, default_end)
+                else:
+                    req, sel = self._select_range(pool, request, base)
+                    found = pool.alloc_selected(jobid, req, sel, now, default_end)
+                if found is None:
+                    self._insufficient(pool, jobid, request, base)
+                R = found
         except lite.InfeasibleRequest as exc:
             raise InfeasibleRequest(str(exc)) from None
         result = self._derive(R.with_times(starttime=0.0, expiration=0.0), None, True)
@@ -376,14 +429,131 @@ class Rv1Pool(Rv1Set, ResourcePoolImplementation):
             self.log(syslog.LOG_DEBUG, f"alloc: {f58(jobid)}: {result.dumps()}")
         return result
 
-    def check_feasibility(self, request: Any) -> None:
-        """InfeasibleRequest unless request (its minimum) fits the whole
-        pool, allocations and down ranks aside."""
-        _refuse_discrete(request)
+    def _insufficient(self, pool: lite.Pool, jobid: int, request: Any, base: LiteRequest) -> Any:
+        """Raise why request does not fit now: InfeasibleRequest if it never
+        will (the subclass's _check_feasibility is asked too),
+        InsufficientResources; a job allocated twice is an error, once it
+        would fit (a simulation may try a job that cannot start yet)."""
+        if jobid in pool and pool.select(pool.plan(base)) is not None:
+            raise lite.PoolError(f"alloc: {f58(jobid)}: already allocated")
+        pool.check_feasibility(base)
+        if type(self)._check_feasibility is not Rv1Pool._check_feasibility:
+            self._check_feasibility(request)
+        raise InsufficientResources("insufficient resources")
+
+    def _custom_selection(self) -> bool:
+        """Whether a subclass chooses the resources (Flux's hooks
+        _sort_candidates and _select_resources)."""
+        cls = type(self)
+        return cls._select_resources is not Rv1Pool._select_resources or \
+            cls._sort_candidates is not Rv1Pool._sort_candidates
+
+    def _candidates(self, request: Any) -> list[tuple[int, dict, frozenset, frozenset]]:
+        """Flux's candidates: (rank, info, free cores, free gpus) of the up
+        ranks with a slot's cores (every core, exclusive) and gpus free that
+        the constraint admits, in rank order."""
+        cons = request.constraint
+        if isinstance(cons, str):
+            try:
+                cons = json.loads(cons)
+            except ValueError:
+                raise InfeasibleRequest("invalid constraint: not JSON") from None
+        allowed = None
+        if cons:
+            try:
+                allowed = self._rs.ranks_matching(_constraint(cons))
+            except ValueError as exc:
+                raise InfeasibleRequest(f"invalid constraint: {exc}") from None
+        out = []
+        for rank, info in self._ranks.items():
+            if not info["up"] or (allowed is not None and rank not in allowed):
+                continue
+            free_cores = info["cores"] - info["allocated_cores"]
+            free_gpus = info["gpus"] - info["allocated_gpus"]
+            need = len(info["cores"]) if request.exclusive else request.slot_size
+            if len(free_cores) < need or (request.gpu_per_slot > 0 and len(free_gpus) < request.gpu_per_slot):
+                continue
+            out.append((rank, info, free_cores, free_gpus))
+        return out
+
+    def _alloc_custom(self, pool: lite.Pool, jobid: int, request: Any, base: LiteRequest, now: float,
+                      default_end: float) -> Rset:
+        """alloc() through the subclass's _sort_candidates/_select_resources."""
+        if jobid in pool:
+            raise lite.PoolError(f"alloc: {f58(jobid)}: already allocated")
+        selected, nslots = self._select_resources(self._sort_candidates(self._candidates(request)), request)
+        topo = pool.topology
+        parts = []
+        for rank, cores, gpus in selected:
+            i = topo.index.get(rank)
+            cm, gm = _mask(cores), _mask(gpus)
+            if i is None or cm & ~(topo.core_mask[i] & ~pool.alloc_cores[i]) or \
+                    gm & ~(topo.gpu_mask[i] & ~pool.alloc_gpus[i]):
+                raise ValueError(f"_select_resources: rank {rank}: resources not free in the pool")
+            parts.append((i, cm, gm))
+        return pool.alloc_selected(jobid, base, (parts, nslots), now, default_end)
+
+    def _sort_candidates(self, candidates: list) -> list:
+        """The order nodes are chosen in: worst fit (most free cores, then
+        most free gpus; rank order among equals). Override to change it."""
+        return sorted(candidates, key=lambda c: (len(c[2]), len(c[3])), reverse=True)
+
+    def _select_resources(self, candidates: list, request: Any) -> tuple[list, int]:
+        """Choose from the sorted candidates: ``([(rank, cores, gpus)...],
+        nslots)``, the lowest free ids of each; nodes or slots up to the
+        request's maximum. Override to choose otherwise (read the
+        candidates' info, never change it); a request that does not fit
+        asks ``self._check_feasibility`` before InsufficientResources."""
+        s, g = request.slot_size, request.gpu_per_slot
+        selected = []
+        if request.nnodes > 0:
+            per_node = request.nslots // request.nnodes
+            most = getattr(request, "nnodes_max", request.nnodes)
+            for rank, info, free_cores, free_gpus in candidates:
+                if most is not None and len(selected) >= most:
+                    break
+                if request.exclusive:
+                    if len(free_cores) < len(info["cores"]):
+                        continue
+                    selected.append((rank, frozenset(free_cores), frozenset(free_gpus)))
+                elif len(free_cores) >= per_node * s and len(free_gpus) >= per_node * g:
+                    selected.append((rank, frozenset(sorted(free_cores)[: per_node * s]),
+                                     frozenset(sorted(free_gpus)[: per_node * g])))
+            if len(selected) < request.nnodes:
+                self._check_feasibility(request)
+                raise InsufficientResources("insufficient resources")
+            return selected, per_node * len(selected)
+        most = getattr(request, "nslots_max", request.nslots)
+        got = 0
+        for rank, _info, free_cores, free_gpus in candidates:
+            if most is not None and got >= most:
+                break
+            n = len(free_cores) // s
+            if g > 0:
+                n = min(n, len(free_gpus) // g)
+            if most is not None:
+                n = min(n, most - got)
+            if n > 0:
+                selected.append((rank, frozenset(sorted(free_cores)[: n * s]), frozenset(sorted(free_gpus)[: n * g])))
+                got += n
+        if got < request.nslots:
+            self._check_feasibility(request)
+            raise InsufficientResources("insufficient resources")
+        return selected, got
+
+    def _check_feasibility(self, request: Any) -> None:
+        """InfeasibleRequest if request can never fit the whole pool.
+        Override (calling this first) to add checks of a subclass's own."""
         try:
             self._state().check_feasibility(self._lite_request(request))
         except lite.InfeasibleRequest as exc:
             raise InfeasibleRequest(str(exc)) from None
+
+    def check_feasibility(self, request: Any) -> None:
+        """InfeasibleRequest unless request (its minimum) fits the whole
+        pool, allocations and down ranks aside."""
+        _refuse_discrete(request)
+        self._check_feasibility(request)
 
     # -- copies ----------------------------------------------------------------
 
