@@ -13,6 +13,15 @@ ranges take as many as are free up to their maximum.
 A job's end time is ``time.time()`` at its alloc plus its duration (else the
 pool's expiration, else 0), read when alloc is called: a host running the
 module in simulated time patches ``time.time``.
+
+Where flux-lite's pool is stricter than Flux's (each a ValueError where Flux
+would count resources twice or lose them): registering or allocating
+resources a job already holds, allocating for a job that holds resources,
+a selection hook returning resources that are not free. An invalid
+constraint is an InfeasibleRequest (the job is denied) where Flux's alloc
+raises ValueError. The deviations of flux-lite's pool (sched/pool.py) hold
+too: an exclusive request needs nodes with its slot's cores; a free of an
+unknown job is ignored.
 """
 
 from __future__ import annotations
