@@ -3,7 +3,7 @@
 
 import click
 from flux_lite.cli.common import instance, read_session, session
-from flux_lite.cli.params import FSD, JOBID, JOBID_TEXT
+from flux_lite.cli.params import FSD, JOBID, JOBID_TEXT, c_jobid
 from flux_lite.cli.words import prog
 from flux_lite.cli.output import color_option, emit, use_color
 from flux_lite.cli.submit import parse_urgency
@@ -51,7 +51,7 @@ def job_submit(urgency, flags, file):
 @click.argument("jobid", type=JOBID_TEXT)
 def job_eventlog(fmt, time_format, human, path, color, jobid):
     """Print a job's eventlog."""
-    typed, jobid = jobid, _c_jobid(jobid)
+    typed, jobid = jobid, c_jobid(jobid)
     with read_session() as broker:
         # flux job eventlog names the job as it was typed
         lookup_job(broker, jobid, not_found=f"job {typed} not found",
@@ -87,7 +87,7 @@ def _print_events(entries, fmt, time_format, human, color, t0=None):
 @click.argument("keys", nargs=-1, required=True)
 def job_info(original, jobid, keys):
     """Print job KEYS: jobspec, R, eventlog, J (current values: updates applied)."""
-    jobid = _c_jobid(jobid)
+    jobid = c_jobid(jobid)
     with read_session() as broker:
         values = lookup_keys(broker, jobid, list(keys), original=original)
     out = [values[key].rstrip("\n") for key in keys]
@@ -113,7 +113,7 @@ def job_info(original, jobid, keys):
 def job_wait_event(timeout, match, count, fmt, time_format, human, color, path, waitcreate, quiet, verbose,
                    jobid, name):
     """Wait for event NAME in a job's eventlog (the virtual clock advances while waiting)."""
-    typed, jobid = jobid, _c_jobid(jobid)  # the id is parsed first, as in Flux
+    typed, jobid = jobid, c_jobid(jobid)  # the id is parsed first, as in Flux
     if count <= 0:
         raise FluxLiteError("count must be > 0")
     if match is not None and "=" not in match:
@@ -200,21 +200,13 @@ def job_urgency(verbose, jobid, urgency):
     value = _c_urgency(urgency)
     with session() as broker:
         try:
-            old = broker.jm.set_urgency(_c_jobid(jobid), value)
+            old = broker.jm.set_urgency(c_jobid(jobid), value)
         except FluxLiteError as exc:
             # flux job echoes the id as it was typed
             raise FluxLiteError(f"{jobid}: {exc}") from None
     if verbose:
         names = {0: "job held", 31: "job expedited"}
         click.echo(f"old urgency: {names.get(old, old)}", err=True)
-
-
-def _c_jobid(text):
-    """A job id argument of Flux's C tools: `error parsing jobid: "X"`."""
-    try:
-        return decode(text)
-    except ValueError:
-        raise FluxLiteError(f'error parsing jobid: "{text}"') from None
 
 
 def _c_urgency(text):
@@ -246,7 +238,7 @@ def job_raise(severity, etype, message, jobid, note):
     if words[:1] == ["--"]:
         words = words[1:]
     text = message if message is not None else " ".join(words)
-    typed, jobid = jobid, _c_jobid(jobid)
+    typed, jobid = jobid, c_jobid(jobid)
     with session() as broker:
         try:
             broker.jm.request_raise(jobid, severity, etype, text)

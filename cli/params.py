@@ -59,6 +59,17 @@ class JobIDTextType(click.ParamType):
 JOBID_TEXT = JobIDTextType()
 
 
+def c_jobid(text):
+    """A JOBID_TEXT argument decoded as Flux's C tools do: `error parsing
+    jobid: "X"` (exit 1) for a bad one."""
+    from flux_lite.errors import FluxLiteError
+
+    try:
+        return jobid.decode(text)
+    except ValueError:
+        raise FluxLiteError(f'error parsing jobid: "{text}"') from None
+
+
 def complete_queues(ctx, param, incomplete):
     """shell_complete for every option or argument that takes queue names
     (the completion module is imported only when completing)."""

@@ -233,10 +233,16 @@ def test_job_kill_signals_the_tasks(flux):
     flux("job", "kill", "-s", "9", b)
     assert flux.out("jobs", "-no", "{returncode}", b) == "137\n"
     # Flux's words
-    r = flux.fails("job", "kill", a, test_mode)
-    assert r.stderr == f"flux-lite job: kill {a}: unknown job id\n"
+    r = flux.fails("job", "kill", a, test_mode, "f1111")
+    assert r.stderr == f"flux-lite job: kill {a}: job is inactive\nflux-lite job: kill f1111: unknown job id\n"
     r = flux.fails("job", "kill", "-s", "FOO", test_mode)
     assert r.stderr == "flux-lite job: ERROR: kill: Invalid signal FOO\n"
+    # 0 is refused before any request; a number too high by the job manager
+    assert flux.fails("job", "kill", "-s", "0", test_mode).stderr == "flux-lite job: ERROR: kill: Invalid signal 0\n"
+    r = flux.fails("job", "kill", "-s", "99", test_mode)
+    assert r.stderr == f"flux-lite job: kill {test_mode}: Invalid signal number\n"
+    assert flux.fails("job", "raiseall", "--states=", "test").stderr == \
+        "flux-lite job: ERROR: no states specified\n"
     pending = flux.submit("--urgency=hold", "true")
     r = flux.fails("job", "kill", pending)
     assert r.stderr == f"flux-lite job: kill {pending}: job is not running\n"

@@ -117,9 +117,7 @@ def request_kill(broker, jobid, signum):
     shells, with Flux's checks and words (all EINVAL but the guest's EPERM)."""
     if not isinstance(signum, int) or not 0 < signum <= SIGRTMAX:
         raise FluxLiteError("Invalid signal number", errno=EINVAL)
-    job = broker.jm.index.get(jobid)
-    if job is None:
-        raise FluxLiteError("unknown job id", errno=EINVAL)
+    job = broker.jm.index.require_active(jobid, inactive_errno=EINVAL)
     access.require_job_access(broker.instance.identity, job.userid, "guests may only send signals to their own jobs")
     if job.state != RUN:
         raise FluxLiteError("job is not running", errno=EINVAL)
