@@ -28,7 +28,7 @@ import time
 DEFAULT_TESTS = (
     "t0020-hostlist", "t0021-idset", "t0022-resource-set", "t0018-jobspec", "t0016-job-validate",
     "t0027-constraint-parser", "t0024-util", "t0034-queuelist", "t0013-job-list", "t0010-job",
-    "t0014-job-kvslookup", "t0017-job-utils", "t0039-rv1pool", "t0043-scheduler-pool",
+    "t0014-job-kvslookup", "t0017-job-utils", "t0039-rv1pool", "t0043-scheduler-pool", "t0044-tree-pool",
 )
 
 # files that assume a real clock (flux-core's harness broker runs in wall time)

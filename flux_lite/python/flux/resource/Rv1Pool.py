@@ -95,7 +95,11 @@ class ResourceRequest:
     def from_jobspec(cls, jobspec: dict) -> ResourceRequest:
         """The request of a jobspec (ValueError when it cannot be read: the
         scheduler denies the job with ``cannot parse jobspec: <message>``)."""
-        c = request_counts(jobspec)
+        return cls._from_counts(request_counts(jobspec), jobspec)
+
+    @classmethod
+    def _from_counts(cls, c: dict, jobspec: dict, **extra: Any) -> Any:
+        """The request of request_counts' reading of jobspec."""
         node_count = c["node_count"]
         return cls(
             None if node_count is None else ResourceCount._of(node_count),
@@ -106,6 +110,7 @@ class ResourceRequest:
             c["constraint"],
             c["exclusive"],
             jobspec,
+            **extra,
         )
 
     @property
@@ -372,7 +377,9 @@ class Rv1Pool(Rv1Set, ResourcePoolImplementation):
                 nnodes, nslots = units, request.slot_count.min * units
             else:
                 nslots = units
-        req = LiteRequest(nnodes, nslots, request.slot_size, request.gpu_per_slot, bool(request.exclusive),
+        # (an exclusive node may name no cores: any node has one)
+        slot_size = request.slot_size or (1 if request.exclusive else 0)
+        req = LiteRequest(nnodes, nslots, slot_size, request.gpu_per_slot, bool(request.exclusive),
                           float(request.duration or 0.0), (), _constraint(cons) if cons else None)
         if units is None:
             try:
@@ -513,7 +520,30 @@ class Rv1Pool(Rv1Set, ResourcePoolImplementation):
         request's maximum. Override to choose otherwise (read the
         candidates' info, never change it); a request that does not fit
         asks ``self._check_feasibility`` before InsufficientResources."""
+        return self._pack(candidates, request, self._take_lowest, bool(request.exclusive))
+
+    def _take_lowest(self, request: Any, rank: int, info: dict, free_cores: frozenset, free_gpus: frozenset,
+                     most: int | None) -> tuple[frozenset, frozenset, int]:
+        """Up to most slots of request's shape on one rank, lowest ids first
+        (a whole node for an exclusive request takes every core free)."""
         s, g = request.slot_size, request.gpu_per_slot
+        if request.exclusive and request.nnodes > 0 and len(free_cores) < len(info["cores"]):
+            return frozenset(), frozenset(), 0
+        n = len(free_cores) // s if s else (most or 1)
+        if g > 0:
+            n = min(n, len(free_gpus) // g)
+        if most is not None:
+            n = min(n, most)
+        return frozenset(sorted(free_cores)[: n * s]), frozenset(sorted(free_gpus)[: n * g]), n
+
+    def _pack(self, candidates: list, request: Any, take: Any, whole_nodes: bool) -> tuple[list, int]:
+        """Fill request from the candidates in order: ``take(request, rank,
+        info, free cores, free gpus, most)`` gives what one rank offers, up to most
+        slots (None: all it can), as (cores, gpus, slots). With nodes, each
+        node must give its share of slots (then, whole_nodes, all it has
+        free); without, slots are taken rank by rank. The request's maximum
+        bounds both; short of its minimum, _check_feasibility, then
+        InsufficientResources."""
         selected = []
         if request.nnodes > 0:
             per_node = request.nslots // request.nnodes
@@ -521,31 +551,25 @@ class Rv1Pool(Rv1Set, ResourcePoolImplementation):
             for rank, info, free_cores, free_gpus in candidates:
                 if most is not None and len(selected) >= most:
                     break
-                if request.exclusive:
-                    if len(free_cores) < len(info["cores"]):
-                        continue
-                    selected.append((rank, frozenset(free_cores), frozenset(free_gpus)))
-                elif len(free_cores) >= per_node * s and len(free_gpus) >= per_node * g:
-                    selected.append((rank, frozenset(sorted(free_cores)[: per_node * s]),
-                                     frozenset(sorted(free_gpus)[: per_node * g])))
-            if len(selected) < request.nnodes:
-                self._check_feasibility(request)
-                raise InsufficientResources("insufficient resources")
-            return selected, per_node * len(selected)
-        most = getattr(request, "nslots_max", request.nslots)
-        got = 0
-        for rank, _info, free_cores, free_gpus in candidates:
-            if most is not None and got >= most:
-                break
-            n = len(free_cores) // s
-            if g > 0:
-                n = min(n, len(free_gpus) // g)
-            if most is not None:
-                n = min(n, most - got)
-            if n > 0:
-                selected.append((rank, frozenset(sorted(free_cores)[: n * s]), frozenset(sorted(free_gpus)[: n * g])))
-                got += n
-        if got < request.nslots:
+                cores, gpus, n = take(request, rank, info, free_cores, free_gpus, per_node)
+                if n >= per_node:
+                    if whole_nodes:
+                        cores, gpus = frozenset(free_cores), frozenset(free_gpus)
+                    selected.append((rank, cores, gpus))
+            got = per_node * len(selected)
+            short = len(selected) < request.nnodes
+        else:
+            most = getattr(request, "nslots_max", request.nslots)
+            got = 0
+            for rank, info, free_cores, free_gpus in candidates:
+                if most is not None and got >= most:
+                    break
+                cores, gpus, n = take(request, rank, info, free_cores, free_gpus, None if most is None else most - got)
+                if n > 0:
+                    selected.append((rank, cores, gpus))
+                    got += n
+            short = got < request.nslots
+        if short:
             self._check_feasibility(request)
             raise InsufficientResources("insufficient resources")
         return selected, got

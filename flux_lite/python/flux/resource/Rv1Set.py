@@ -174,6 +174,16 @@ class Rv1Set:
     def _scheduling(self) -> Any:
         return self._rs.scheduling
 
+    @property
+    def _nslots(self) -> int:
+        """R's execution.nslots (0: not given)."""
+        return self._rs.nslots
+
+    def _matches_constraint(self, rank: int, info: Any, constraint: Any) -> bool:
+        """Whether rank satisfies an RFC 31 constraint (a dict; ValueError
+        for a bad one). info, Flux's per-rank view, is not needed here."""
+        return rank in self._rs.ranks_matching(_constraint(constraint))
+
     def copy_constraint(self, constraint: Any) -> Rv1Set:
         if isinstance(constraint, str):
             constraint = json.loads(constraint)
