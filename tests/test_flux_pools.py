@@ -590,3 +590,93 @@ def test_make_pool_selection(fr, poolmod):
         make_pool(R(), str)
     with pytest.raises(ValueError, match="must set self.impl = self during __init__"):
         make_pool(R(), fr.Rv1Pool)
+
+
+# -- TreePool ----------------------------------------------------------------------------------------
+
+NUMA2 = [{"cores": "0-3", "gpus": "0"}, {"cores": "4-7", "gpus": "1"}]
+
+
+def tree_R(ranks="0-1", children=None):
+    r = R(ranks, cores="0-7", gpus="0-1")
+    r["scheduling"] = {"writer": "TreePool", "children": children or [{"ranks": ranks, "topo": {"numa": NUMA2}}]}
+    return r
+
+
+def test_treepool_is_a_pool_class_uri(fr):
+    from flux.resource.ResourcePool import _POOL_CLASS_CACHE, _pool_class_from_uri, make_pool
+    from flux.resource.TreePool import TreePool
+
+    try:
+        assert _pool_class_from_uri("TreePool") is TreePool
+        pool = make_pool(tree_R())  # (the writer names it)
+        assert type(pool) is TreePool and pool.impl.name == "TreePool"
+    finally:
+        _POOL_CLASS_CACHE.clear()
+
+
+def test_treepool_layouts_are_renumbered_and_shared(fr):
+    from flux.resource.TreePool import TreePool
+
+    pool = TreePool(tree_R(children=[{"ranks": "10", "topo": {"numa": NUMA2}},
+                                     {"ranks": "11", "topo": {"numa": NUMA2}}]))
+    impl = pool.impl
+    assert impl._rank_type == {0: 0, 1: 0} and len(impl._type_levels) == 1
+    g0, g1 = (frozenset(range(4)), frozenset({0})), (frozenset(range(4, 8)), frozenset({1}))
+    assert impl._rank_levels(0) == [[g0, g1], [(frozenset(range(8)), frozenset({0, 1}))]]
+    assert impl.scheduling["children"] == [{"ranks": "0", "topo": {"numa": NUMA2}},
+                                           {"ranks": "1", "topo": {"numa": NUMA2}}]
+    for bad, message in [({"writer": "TreePool"}, "TreePool requires scheduling.children"),
+                         (None, "TreePool requires R.scheduling")]:
+        r = tree_R()
+        if bad is None:
+            del r["scheduling"]
+        else:
+            r["scheduling"] = bad
+        with pytest.raises(ValueError, match=message):
+            TreePool(r)
+    with pytest.raises(ValueError, match="rank count mismatch: 1 in children vs 2 in pool"):
+        TreePool(tree_R(children=[{"ranks": "0", "topo": {"numa": NUMA2}}]))
+
+
+def test_treepool_places_slots_in_groups(fr):
+    from flux.resource.TreePool import TreePool
+
+    pool = TreePool(tree_R())
+    # a gpu slot takes its cores next to its gpu; best fit keeps to the used node
+    assert alloc(pool, 1, slots(1, cores=2, gpus=1)).dumps() == "rank0/core[0-1],gpu0"
+    assert alloc(pool, 2, slots(1, cores=2, gpus=1)).dumps() == "rank0/core[4-5],gpu1"
+    # a cpu slot goes to the group with the fewest free cores (keeping rank 1's whole)
+    assert alloc(pool, 3, slots(1, cores=2)).dumps() == "rank0/core[2-3]"
+    # a slot wider than a group: the whole node's level
+    assert alloc(pool, 4, slots(1, cores=6, gpus=1)).dumps() == "rank1/core[0-5],gpu0"
+    with pytest.raises(fr.InsufficientResources):
+        alloc(pool, 5, slots(1, cores=3, gpus=1))
+    a = alloc(pool, 6, slots(1, cores=2, gpus=1))
+    assert a.dumps() == "rank1/core[6-7],gpu1"
+    # an allocation's R keeps the children of its ranks
+    assert a.to_dict()["scheduling"]["children"] == [{"ranks": "1", "topo": {"numa": NUMA2}}]
+    with pytest.raises(fr.InfeasibleRequest):
+        alloc(pool, 7, slots(1, gpus=3))
+
+
+def test_treepool_exclusive_nodes_and_containers(fr):
+    from flux.resource.TreePool import TreePool
+
+    pool = TreePool(tree_R())
+    a = alloc(pool, 1, nodes(1, cores=4, gpus=1, exclusive=True))
+    assert a.dumps() == "rank0/core[0-7],gpu[0-1]" and a.impl._nslots == 1
+    numa = [{"type": "node", "count": 1, "with": [
+        {"type": "slot", "count": 1, "with": [{"type": "numa", "count": 1, "exclusive": True}]}]}]
+    rr = pool.parse_resource_request(jobspec(numa))
+    assert rr.container_level == "numa" and rr.slot_size == 0 and rr.nnodes == 1
+    assert pool.alloc(2, rr).dumps() == "rank1/core[0-3],gpu0"
+    assert pool.alloc(3, rr).dumps() == "rank1/core[4-7],gpu1"
+    with pytest.raises(fr.InsufficientResources):
+        pool.alloc(4, rr)
+    three = [{"type": "node", "count": 1, "with": [
+        {"type": "slot", "count": 3, "with": [{"type": "numa", "count": 1, "exclusive": True}]}]}]
+    with pytest.raises(fr.InfeasibleRequest) as info:
+        pool.check_feasibility(pool.parse_resource_request(jobspec(three)))
+    assert str(info.value) == ("unsatisfiable request: need 1 node(s) with 3 exclusive 'numa' "
+                               "container(s) each, only 0 eligible")
