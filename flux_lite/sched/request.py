@@ -20,6 +20,7 @@ from flux_lite.formats.jobspec_validate import idset_values_ok
 __all__ = [
     "DiscreteCountError",
     "ResourceRequest",
+    "SlotTotals",
     "Count",
     "parse_count",
     "read_request",
@@ -29,7 +30,26 @@ __all__ = [
 ]
 
 
-class ResourceRequest:
+class SlotTotals:
+    """``ncores`` and ``ngpus`` of a request of ``nslots`` slots of
+    ``slot_size`` cores and ``gpu_per_slot`` gpus (flux-lite's request and
+    the flux package's share them)."""
+
+    __slots__ = ()
+    nslots: int
+    slot_size: int
+    gpu_per_slot: int
+
+    @property
+    def ncores(self) -> int:
+        return self.nslots * self.slot_size
+
+    @property
+    def ngpus(self) -> int:
+        return self.nslots * self.gpu_per_slot
+
+
+class ResourceRequest(SlotTotals):
     """What a job asks for (read off its jobspec by request_from_jobspec).
 
     ``nslots`` is the TOTAL slot count; with ``nnodes > 0`` each node gets
@@ -96,13 +116,6 @@ class ResourceRequest:
             return 0
         return max(1, self.nslots // self.nnodes)
 
-    @property
-    def ncores(self) -> int:
-        return self.nslots * self.slot_size
-
-    @property
-    def ngpus(self) -> int:
-        return self.nslots * self.gpu_per_slot
 
 
 def request_from_jobspec(jobspec: Any) -> ResourceRequest:

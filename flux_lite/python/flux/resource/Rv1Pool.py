@@ -45,7 +45,7 @@ from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import Rset
 from flux_lite.sched import pool as lite
 from flux_lite.sched.request import ResourceRequest as LiteRequest
-from flux_lite.sched.request import request_counts
+from flux_lite.sched.request import SlotTotals, request_counts
 
 __all__ = ["ResourceRequest", "Rv1Pool"]
 
@@ -55,7 +55,7 @@ _DISCRETE = (
 )
 
 
-class ResourceRequest:
+class ResourceRequest(SlotTotals):
     """What a job asks an Rv1Pool for (``parse_resource_request``).
 
     ``node_count``: a ResourceCount of nodes (None without a node level;
@@ -138,14 +138,6 @@ class ResourceRequest:
         if self.node_count.max is None or self.slot_count.max is None:
             return None
         return self.slot_count.max * self.node_count.max
-
-    @property
-    def ncores(self) -> int:
-        return self.nslots * self.slot_size
-
-    @property
-    def ngpus(self) -> int:
-        return self.nslots * self.gpu_per_slot
 
     def __repr__(self) -> str:
         return (
