@@ -387,7 +387,7 @@ class Rv1Pool(Rv1Set, ResourcePoolImplementation):
         plan = pool.plan(base)
         found = pool.select(plan)
         if found is None:
-            pool._check_feasible(plan)
+            pool.check_feasibility(base)
             raise InsufficientResources("insufficient resources")
         count, per_node = _units(request)
         topo = pool.topology
