@@ -314,10 +314,13 @@ def complete_housekeeping_jobids(ctx, param, incomplete):
 
 @_never_fail
 def complete_sched_modules(ctx, param, incomplete):
-    """The scheduler modules that can be loaded, removed or reloaded."""
+    """The modules that can be loaded, removed or reloaded: the scheduler
+    modules, job-exec and resource."""
     from flux_lite.sched import registry
 
-    return _items(((name, cls.description) for name, cls in registry.modules().items()), incomplete)
+    builtin = [("job-exec", "the execution system"), ("job-ingest", "job submission"),
+               ("resource", "the resource module")]
+    return _items([*builtin, *((name, cls.description) for name, cls in registry.modules().items())], incomplete)
 
 
 def _loaded_scheduler(ctx):

@@ -287,3 +287,13 @@ def test_job_killall(flux):
     r = flux("job", "killall", "-f", "-s", "SIGKILL", env={"FLUX_HANDLE_USERID": "1234"})
     assert r.stderr == "flux-lite job: Killed 1 jobs (0 errors)\n"
     assert flux.out("jobs", "-A", "-no", "{returncode}", theirs) == "137\n"
+
+
+def test_submit_wait_event_on_the_exec_eventlog(flux):
+    # flux submit --wait-event=exec.NAME waits for NAME in the job's exec eventlog
+    r = flux("submit", "--wait-event=exec.shell.init", "sleep", "inf")
+    jobid = r.stdout.strip()
+    assert flux.state(jobid) == "RUN"
+    assert "shell.init" in flux.out("job", "eventlog", "-p", "exec", jobid)
+    r = flux("submit", "--wait-event=exec.shell.start", "-N2", "hostname")
+    assert flux.state(r.stdout.strip()) in ("RUN", "INACTIVE")
