@@ -174,6 +174,29 @@ def _mask(ids: Any) -> int:
     return m
 
 
+_TOPO_SETS: dict[int, tuple[Any, list[frozenset], list[frozenset]]] = {}
+
+
+def _rank_info(pool: lite.Pool, i: int) -> dict[str, Any]:
+    """Flux's view of the rank at index i of a pool (its cores and gpus as
+    sets made once per topology: a selection hook sees every candidate)."""
+    topo = pool.topology
+    sets = _TOPO_SETS.get(id(topo))
+    if sets is None or sets[0] is not topo:
+        if len(_TOPO_SETS) > 64:
+            _TOPO_SETS.clear()
+        sets = _TOPO_SETS[id(topo)] = (topo, [_idset(m) for m in topo.core_mask], [_idset(m) for m in topo.gpu_mask])
+    ac, ag = pool.alloc_cores[i], pool.alloc_gpus[i]
+    return {
+        "hostname": topo.hosts[i],
+        "cores": sets[1][i],
+        "gpus": sets[2][i],
+        "up": pool.rank_up[i],
+        "allocated_cores": set(_idset(ac)) if ac else set(),
+        "allocated_gpus": set(_idset(ag)) if ag else set(),
+    }
+
+
 def _rset_of(R: Any) -> Rset:
     """The Rset of an R argument: a pool or set (or its wrapper), R JSON, a dict."""
     if isinstance(R, Rv1Set):
@@ -260,18 +283,7 @@ class Rv1Pool(Rv1Set, ResourcePoolImplementation):
             for info in view.values():
                 info.update(up=True, allocated_cores=set(), allocated_gpus=set())
             return view
-        topo = pool.topology
-        return {
-            rank: {
-                "hostname": topo.hosts[i],
-                "cores": _idset(topo.core_mask[i]),
-                "gpus": _idset(topo.gpu_mask[i]),
-                "up": pool.rank_up[i],
-                "allocated_cores": set(_idset(pool.alloc_cores[i])),
-                "allocated_gpus": set(_idset(pool.alloc_gpus[i])),
-            }
-            for i, rank in enumerate(topo.ranks)
-        }
+        return {rank: _rank_info(pool, i) for i, rank in enumerate(pool.topology.ranks)}
 
     @property
     def _job_state(self) -> dict[int, tuple[float, Rv1Pool]]:
@@ -472,16 +484,18 @@ class Rv1Pool(Rv1Set, ResourcePoolImplementation):
                 allowed = self._rs.ranks_matching(_constraint(cons))
             except ValueError as exc:
                 raise InfeasibleRequest(f"invalid constraint: {exc}") from None
+        pool = self._state()
+        topo = pool.topology
+        s, g = request.slot_size, request.gpu_per_slot
         out = []
-        for rank, info in self._ranks.items():
-            if not info["up"] or (allowed is not None and rank not in allowed):
+        for i, rank in enumerate(topo.ranks):
+            # (the counts the pool keeps decide before a rank's view is made)
+            if not pool.rank_up[i] or (allowed is not None and rank not in allowed) \
+                    or pool.nfree_cores[i] < (topo.ncores[i] if request.exclusive else s) \
+                    or (g > 0 and pool.nfree_gpus[i] < g):
                 continue
-            free_cores = info["cores"] - info["allocated_cores"]
-            free_gpus = info["gpus"] - info["allocated_gpus"]
-            need = len(info["cores"]) if request.exclusive else request.slot_size
-            if len(free_cores) < need or (request.gpu_per_slot > 0 and len(free_gpus) < request.gpu_per_slot):
-                continue
-            out.append((rank, info, free_cores, free_gpus))
+            info = _rank_info(pool, i)
+            out.append((rank, info, info["cores"] - info["allocated_cores"], info["gpus"] - info["allocated_gpus"]))
         return out
 
     def _alloc_custom(self, pool: lite.Pool, jobid: int, request: Any, base: LiteRequest, now: float,
