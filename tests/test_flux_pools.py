@@ -680,3 +680,23 @@ def test_treepool_exclusive_nodes_and_containers(fr):
         pool.check_feasibility(pool.parse_resource_request(jobspec(three)))
     assert str(info.value) == ("unsatisfiable request: need 1 node(s) with 3 exclusive 'numa' "
                                "container(s) each, only 0 eligible")
+
+
+def test_tree_requests_read_slots_above_nodes_and_coreless_exclusive_nodes(fr):
+    from flux.resource.TreePool import TreePool, TreeResourceRequest
+
+    above = {"version": 1, "resources": [{"type": "slot", "count": 2, "label": "task", "with": [
+        {"type": "node", "count": 1, "with": [{"type": "core", "count": 4}]}]}],
+        "attributes": {"system": {"duration": 0}}}
+    rr = TreeResourceRequest.from_jobspec(above)
+    assert (repr(rr.node_count), repr(rr.slot_count), rr.slot_size, rr.nslots) == (
+        "ResourceCount(2, 2)", "ResourceCount(1, 1)", 4, 2)
+    whole = {"version": 1, "resources": [{"type": "node", "count": 2, "exclusive": True, "with": [
+        {"type": "slot", "count": 1, "label": "task"}]}], "attributes": {"system": {"duration": 0}}}
+    pool = TreePool(tree_R())
+    rr = pool.parse_resource_request(whole)
+    assert (rr.slot_size, rr.nnodes, rr.exclusive, rr.container_level) == (0, 2, True, None)
+    assert pool.alloc(1, rr).dumps() == "rank[0-1]/core[0-7],gpu[0-1]"
+    # (Rv1Pool's reading of the same jobspec needs cores)
+    with pytest.raises(ValueError, match="Unable to determine slot size"):
+        fr.Rv1Pool(R()).parse_resource_request(whole)
