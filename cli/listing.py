@@ -51,6 +51,12 @@ def format_option(formats, help):
 def format_string(listing, fmt):
     """-o: a named format or a format string. `-o help` lists the named
     formats and ends the command (before any instance is opened)."""
+    import os
+
+    try:
+        listing = listing.configured(os.environ)  # the user's named formats
+    except ValueError as exc:
+        raise FluxLiteError(str(exc)) from None
     if fmt == "help":
         click.echo(listing.help(), nl=False)  # it ends with its last format's line
         click.get_current_context().exit(0)
@@ -63,8 +69,6 @@ def format_string(listing, fmt):
         table = f"{listing.subtable}.formats" if listing.subtable else "formats"
         click.echo(f"[{table}.{name}]\ndescription = \"{entry[0]}\"\nformat = \"{entry[1]}\"")
         click.get_current_context().exit(0)
-    import os
-
     try:
         return listing.format_string(fmt, os.environ)
     except ValueError as exc:

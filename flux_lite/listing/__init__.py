@@ -15,10 +15,23 @@ status, the workload summary counts results from the same rows, and a script
 can render a listing without click. It imports nothing heavy at load time.
 """
 
+import copy
+import glob
+import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from flux_lite import config as configmod
+from flux_lite.errors import ConfigError
 from flux_lite.formats import outputformat
+
+
+def xdg_searchpath(environ: Mapping[str, str]) -> list[str]:
+    """Flux's configuration directories in precedence order: $XDG_CONFIG_HOME
+    (~/.config), then each of $XDG_CONFIG_DIRS (/etc/xdg), each with flux/."""
+    home = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
+    dirs = [home, *(environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(":")]
+    return [os.path.join(d, "flux") for d in dirs if d]
 
 
 class AltField(str):
@@ -65,6 +78,54 @@ class Listing:
     @property
     def default(self) -> str:
         return self.formats["default"][1]
+
+    def configured(self, environ: Mapping[str, str]) -> "Listing":
+        """This listing with the named formats of the user's configuration, as
+        Flux's tools read it: NAME.toml|json|yaml (NAME: flux-jobs,
+        flux-resource...) in each XDG config directory, the system's
+        ($XDG_CONFIG_DIRS, /etc/xdg) first, $XDG_CONFIG_HOME (~/.config)
+        last and winning; a subcommand's formats in its table
+        ([list.formats.NAME]). Builtin formats cannot be overridden; a bad
+        file is a ValueError naming it."""
+        name, _, sub = self.progname.partition(" ")
+        merged: dict = {}
+        for path in reversed(xdg_searchpath(environ)):
+            for file in sorted(glob.glob(os.path.join(glob.escape(path), f"{name}.*"))):
+                ext = os.path.splitext(file)[1]
+                if ext not in (".toml", ".json", ".yaml"):
+                    continue
+                try:
+                    with open(file, encoding="utf-8") as f:
+                        text = f.read()
+                    conf = configmod.load_text(text, source=file, fmt=ext[1:], check=False)
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise ValueError(f"{file}: {exc}") from None
+                except ConfigError as exc:
+                    raise ValueError(str(exc) if str(exc).startswith(file) else f"{file}: {exc}") from None
+                table = conf.get(sub) if sub else conf
+                if isinstance(table, dict) and "formats" in table:
+                    self._check_formats(file, table["formats"])
+                configmod._merge(merged, conf)
+        table = merged.get(sub, {}) if sub else merged
+        formats = table.get("formats") if isinstance(table, dict) else None
+        if not formats:
+            return self
+        listing = copy.copy(self)
+        listing.formats = {**self.formats, **{k: (v.get("description"), v["format"]) for k, v in formats.items()}}
+        return listing
+
+    def _check_formats(self, file: str, formats: Any) -> None:
+        if not isinstance(formats, dict):
+            raise ValueError(f"{file}: the 'formats' key must be a mapping")
+        for name, entry in formats.items():
+            if name in self.formats:
+                raise ValueError(f"{file}: override of builtin format '{name}' not permitted")
+            if not isinstance(entry, dict):
+                raise ValueError(f"{file}: 'formats.{name}' must be a mapping")
+            if "format" not in entry:
+                raise ValueError(f"{file}: formats.{name}: required key 'format' missing")
+            if not isinstance(entry["format"], str):
+                raise ValueError(f"{file}: formats.{name}: 'format' key must be a string")
 
     def format_string(self, name: str, env: Mapping[str, str] | None = None) -> str:
         """-o NAME: a format string (it has a brace) or a named format;
