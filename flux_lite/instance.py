@@ -244,6 +244,7 @@ class Instance:
             inst = cls(state_dir, kvs)
             inst.log("broker", "info", f"instance created: {len(rlite_nodes(R))} nodes, clock {mode}", t=start)
             ctx = inst.context(now=start)
+            ctx.resources.replay()  # the resource module's drain state, as it starts
             if configmod.get_path(cfg, "job-manager.housekeeping") is not None:
                 ctx.housekeeping.config_loaded()
             if prepare is not None:

@@ -513,7 +513,16 @@ class KVS:
             return None
 
         kind, text = row
-        if kind != EVENTLOG:
+        if kind == JSON:
+            # a value `kvs put` stored (Flux's eventlog readers take any value
+            # whose bytes are RFC 18 lines): several lines are a JSON string,
+            # one line an object
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                value = None
+            text = value if isinstance(value, str) else text if text.endswith("\n") else text + "\n"
+        elif kind != EVENTLOG:
             raise stored.DamagedError(key, "not an eventlog")
         try:
             return eventlog.decode(text)

@@ -136,12 +136,17 @@ def targets_to_ranks(rset, text, invalid=None):
     return IDset(ranks)
 
 
+# the resource module's drain state: {rank: {"timestamp", "reason"}} (see Resources.drained)
+DRAIN_KEY = "resource.drain-state"
+
+
 class Resources:
     def __init__(self, broker):
         self.b = broker
         self._R = None
         self._rset = None
         self._drained = None
+        self._host_rank = None  # ({rank: host}, {host: first rank}) of the instance R (see _hosts)
 
     @property
     def instance_R(self):
@@ -190,22 +195,81 @@ class Resources:
 
     @property
     def drained(self):
-        """rank -> {"timestamp", "reason"} for drained ranks."""
+        """rank -> {"timestamp", "reason"} for drained ranks: the state the
+        resource module holds (DRAIN_KEY), replayed from resource.eventlog
+        when it was last loaded and kept up by every drain and undrain since,
+        so that what a client writes into the eventlog counts only at the
+        next load, as in Flux."""
         if self._drained is None:
-            self._drained = {}
-            entries = self.b.kvs.get_eventlog("resource.eventlog") or []
-            try:
-                for entry in entries:
-                    self._apply(entry)
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                raise DamagedError("resource.eventlog", f"bad drain entry: {exc}") from None
+            saved = self.b.kvs.get(DRAIN_KEY)
+            if saved is None:
+                self._replay()  # (an instance, or a restored archive, from before the key)
+            else:
+                self._drained = {int(rank): dict(info) for rank, info in saved.items()}
         return self._drained
+
+    def _replay(self):
+        self._drained = {}
+        entries = self.b.kvs.get_eventlog("resource.eventlog") or []
+        try:
+            for entry in entries:
+                self._apply(entry)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            self._drained = None
+            raise DamagedError("resource.eventlog", f"bad drain entry: {exc}") from None
+
+    def replay(self):
+        """The drain state replayed from resource.eventlog and kept (a
+        malformed entry is DamagedError and changes nothing)."""
+        self._replay()
+        self._save()
+
+    def _save(self):
+        self.b.kvs.put(DRAIN_KEY, {str(rank): info for rank, info in sorted(self._drained.items())})
+
+    def _event_ranks(self, ctx):
+        """The ranks a drain or undrain event names, as Flux's resource
+        module replays them: each rank of its idset paired with the host of
+        its nodelist in turn; where that host is no longer the rank's, the
+        first rank of that host instead (none if the instance has no such
+        host); ranks past the instance size are left out."""
+        host_of, rank_of = self._hosts()
+        nodelist = ctx.get("nodelist")
+        hosts = list(Hostlist(nodelist)) if isinstance(nodelist, str) and nodelist else []
+        size = self.size()
+        out = []
+        for i, rank in enumerate(IDset.parse(ctx["idset"])):
+            if i < len(hosts) and host_of.get(rank) != hosts[i]:
+                rank = rank_of.get(hosts[i])
+                if rank is None:
+                    continue
+            if rank < size:
+                out.append(rank)
+        return out
+
+    def _hosts(self):
+        """({rank: host}, {host: its first rank}) of the instance R."""
+        if self._host_rank is None:
+            host_of = {rank: host for rank, host, _cores, _gpus in Rset.from_dict(self.instance_R).nodes()}
+            rank_of: dict = {}
+            for rank, host in sorted(host_of.items()):
+                rank_of.setdefault(host, rank)
+            self._host_rank = (host_of, rank_of)
+        return self._host_rank
 
     def _apply(self, entry):
         ctx = entry.get("context") or {}
-        if entry["name"] == "drain":
+        if entry["name"] == "resource-init" and isinstance(ctx.get("drain"), dict):
+            # (before v0.62 a restart recorded the whole drain state here)
+            size = self.size()
+            self._drained = {}
+            for ids, info in ctx["drain"].items():
+                for rank in IDset.parse(ids):
+                    if rank < size:
+                        self._drained[rank] = {"timestamp": info["timestamp"], "reason": info.get("reason", "")}
+        elif entry["name"] == "drain":
             overwrite = ctx.get("overwrite") or 0
-            for rank in IDset.parse(ctx["idset"]):
+            for rank in self._event_ranks(ctx):
                 old = self._drained.get(rank)
                 if old is not None and old["reason"] and not overwrite:
                     continue  # a drained rank keeps its reason unless overwritten
@@ -213,7 +277,7 @@ class Resources:
                 stamp = entry["timestamp"] if old is None or overwrite == 2 else old["timestamp"]
                 self._drained[rank] = {"timestamp": stamp, "reason": ctx.get("reason", "")}
         elif entry["name"] == "undrain":
-            for rank in IDset.parse(ctx["idset"]):
+            for rank in self._event_ranks(ctx):
                 self._drained.pop(rank, None)
 
     def _post(self, name, context):
@@ -221,6 +285,7 @@ class Resources:
         self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, name, context))
         _ = self.drained  # load the replayed state before applying to it
         self._apply(entry)
+        self._save()
 
     def drain_targets(self, text):
         """TARGETS of a drain or undrain request, with the resource module's errors."""
@@ -294,11 +359,19 @@ class Resources:
         state replayed from resource.eventlog (a malformed entry fails the
         load) and resource-define posted, method "configuration" when R is
         configured, else "kvs" (resource.R reused)."""
-        self._drained = None
         self._R = None
         self._rset = None
-        _ = self.drained
+        self._host_rank = None
+        self.replay()  # a malformed entry fails the load (DamagedError)
         _ = self.rset
+        row = self.b.kvs.get_raw("resource.eventlog")
+        if row is not None and row[0] != "eventlog":
+            # a value `kvs put` stored: the module goes on appending to it as an eventlog
+            entries = self.b.kvs.get_eventlog("resource.eventlog") or []
+            self.b.kvs.delete("resource.eventlog")
+            for entry in entries:
+                self.b.kvs.append("resource.eventlog", eventlog.encode_entry(
+                    entry["timestamp"], entry["name"], entry.get("context")))
         # excluded targets may not be drained: undrained, and the event posted so that
         # they start out undrained if they are included again
         exclude = configmod.get_path(self.b.config, "resource.exclude")
@@ -342,6 +415,7 @@ class Resources:
                           eventlog.encode_entry(self.b.now, "resource-define", {"method": "reload"}))
         self._R = R
         self._rset = None
+        self._host_rank = None
 
     def down_ranks(self):
         return IDset(self.drained)

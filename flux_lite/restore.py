@@ -691,7 +691,7 @@ def _restore_drains(ctx, drain_ckpt):
             continue
         ctx.kvs.append("resource.eventlog", eventlog.encode_entry(info["timestamp"], "drain", {
             "idset": str(rank), "nodelist": res.hostlist_of([rank]), "reason": info["reason"], "overwrite": 1}))
-    res._drained = None  # re-read with the events just appended
+    res.replay()  # with the events just appended
 
 
 def _fail_running(ctx, running):

@@ -170,6 +170,14 @@ def _bool_value(v, what):
         raise ValueError(f"{what}: expected true or false")
 
 
+def check_drain_state(v):
+    _obj(v)
+    for rank, info in v.items():
+        if not rank.isdigit() or not isinstance(info, dict) or not isinstance(info.get("reason"), str) \
+                or isinstance(info.get("timestamp"), bool) or not isinstance(info.get("timestamp"), (int, float)):
+            raise ValueError(f"drain state of rank {rank}: expected {{timestamp, reason}}")
+
+
 def check_ingest_module(v):
     _obj(v)
     _bool_value(v.get("loaded"), "job-ingest loaded")
@@ -202,10 +210,15 @@ CHECKS = {
     "job-exec.debug": check_debug,
     "job-exec.unloaded": lambda v: _bool_value(v, "job-exec.unloaded"),
     "job-ingest.module": check_ingest_module,
+    "resource.drain-state": check_drain_state,
     "job-manager.quarantine": _obj,
     "job-manager.queue": check_queue_state,
 }
 JOB_CHECKS = {"R": check_R, "jobspec": check_jobspec, "J": _obj}
+
+# instance keys the owner may replace or remove as Flux's tests do (the
+# resource module checks resource.eventlog when it is loaded again)
+OWNER_WRITABLE = ("resource.eventlog",)
 
 # instance keys only flux-lite itself writes: `kvs put` refuses them, naming
 # the command that changes what they hold
@@ -218,11 +231,11 @@ MANAGED = {
     "job-manager.sched": "the job manager writes it",
     "checkpoint.job-manager": "the job manager writes it",
     "job-manager.housekeeping": "use 'flux-lite housekeeping kill'",
-    "resource.eventlog": "use 'flux-lite resource drain/undrain'",
     "job-manager.quarantine": "use 'flux-lite fsck --repair'",
     "job-manager.queue": "use 'flux-lite queue enable/disable/start/stop'",
     "job-exec.unloaded": "use 'flux-lite module load/remove job-exec'",
     "job-ingest.module": "use 'flux-lite module load/remove job-ingest'",
+    "resource.drain-state": "use 'flux-lite resource drain/undrain'",
 }
 
 
@@ -432,8 +445,8 @@ def removal_refusal(key: str) -> str | None:
     if key == "resource.R":
         return "the instance's resources"
     reason = _refusal(key)
-    if reason is None and (key in ("instance", "resource", "job")
-                           or key.startswith(("instance.", "resource.", "job."))):
+    if reason is None and key not in OWNER_WRITABLE and (
+            key in ("instance", "resource", "job") or key.startswith(("instance.", "resource.", "job."))):
         reason = "flux-lite writes it"
     return reason
 

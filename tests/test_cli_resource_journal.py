@@ -151,3 +151,36 @@ def test_module_load_undrains_excluded(flux):
     assert [(e["name"], e["context"]) for e in kvs_events(flux)[-2:]] == [
         ("undrain", {"idset": "0", "nodelist": "node0"}), ("resource-define", {"method": "kvs"})]
     assert flux.out("resource", "status", "-no", "{state} {ranks}") == "avail 1-3\nexclude 0\n"
+
+
+def test_resource_eventlog_put_by_the_owner_is_replayed_at_module_load(flux_factory, tmp_path):
+    # Flux's tests rewrite resource.eventlog (`kvs put --raw`), then load the
+    # resource module: it replays the drains, by host name when the event has one
+    flux = flux_factory("--test-size=4", "--test-hosts=fake[0-3]")
+    legacy = (
+        '{"timestamp":1713905772.5,"name":"resource-init","context":{"restart":true,"drain":{},"online":"",'
+        '"exclude":""}}\n'
+        '{"timestamp":1713906350.9,"name":"drain","context":{"idset":"2","reason":"smurfs","overwrite":0}}\n'
+        '{"timestamp":1713906369.9,"name":"resource-init","context":{"restart":true,"drain":{"2":'
+        '{"timestamp":1713906351.0,"reason":"underwear"}},"online":"","exclude":""}}\n')
+    flux("kvs", "put", "--raw", "resource.eventlog=-", input=legacy)
+    flux("module", "remove", "resource")
+    flux("module", "load", "resource", "noverify")
+    assert flux.out("resource", "drain", "-n", "-o", "{ranks} {reason}") == "2 underwear\n"
+    # hosts win over ranks; unknown ones are left out
+    remapped = ('{"timestamp":1713906350.9,"name":"drain","context":{"idset":"0-1","nodelist":"fake[1-2],fake42",'
+                '"reason":"uvula","overwrite":0}}\n')
+    flux("kvs", "put", "--raw", "resource.eventlog=-", input=remapped)
+    flux("module", "load", "resource", "noverify")
+    assert flux.out("resource", "drain", "-n", "-o", "{ranks} {nodelist} {reason}") == "1-2 fake[1-2] uvula\n"
+    # the module goes on appending to it as an eventlog
+    flux("resource", "undrain", "1")
+    assert [line.split()[1] for line in flux.out("kvs", "eventlog", "get", "resource.eventlog").splitlines()] == [
+        "drain", "resource-define", "undrain"]
+    # a malformed entry fails the load; the owner may remove the eventlog
+    flux("kvs", "put", "--raw", "resource.eventlog=-", input="{}\n")
+    assert flux.fails("module", "load", "resource", "noverify").stderr.startswith(
+        "flux-lite module: ERROR: damaged KVS key resource.eventlog")
+    flux("kvs", "unlink", "resource.eventlog")
+    flux("module", "load", "resource", "noverify")
+    assert flux.out("resource", "drain", "-n") == ""

@@ -174,16 +174,29 @@ def test_one_damaged_job_is_quarantined_after_a_rebuild(busy, damage):
 # -- kvs put of instance keys --------------------------------------------------------------
 
 @pytest.mark.parametrize("key", ["instance.meta", "instance.clock", "config", "sched.state", "sched.module",
-                                 "checkpoint.job-manager", "job-manager.sched", "resource.eventlog"])
+                                 "checkpoint.job-manager", "job-manager.sched", "resource.drain-state"])
 def test_kvs_put_of_managed_keys_is_refused(busy, key):
     state, ids = busy
-    before = raw(state, key) if key != "resource.eventlog" else None
+    before = raw(state, key) if key != "resource.drain-state" else None
     result = invoke(state, "kvs", "put", f"{key}=garbage")
     assert result.exit_code == 1
     assert result.stderr.startswith(f"flux-lite kvs: ERROR: {key}: refusing to overwrite an instance key (")
     if before is not None:
         assert raw(state, key) == before
     assert invoke(state, "submit", "sleep", "inf").exit_code == 0
+
+
+def test_a_damaged_resource_eventlog_counts_only_at_the_next_module_load(busy):
+    # as in Flux: the owner may write resource.eventlog; the loaded module
+    # keeps its drain state, and loading it again checks what was written
+    state, ids = busy
+    assert invoke(state, "resource", "drain", "1", "fan").exit_code == 0
+    assert invoke(state, "kvs", "put", "resource.eventlog=garbage").exit_code == 0
+    assert invoke(state, "submit", "sleep", "inf").exit_code == 0
+    assert invoke(state, "resource", "drain", "-no", "{ranks} {reason}").stdout == "1 fan\n"
+    result = invoke(state, "module", "load", "resource")
+    assert result.exit_code == 1 and "damaged KVS key resource.eventlog" in result.stderr
+    assert invoke(state, "resource", "drain", "-no", "{ranks} {reason}").stdout == "1 fan\n"
 
 
 def test_kvs_put_of_job_keys_is_refused(busy):

@@ -843,7 +843,9 @@ def test_restore_keeps_archive_R_properties_and_hosts(tmp_path):
     jobid = flux.submit("--requires=bigmem", "-n8", "true")
     assert flux.out("jobs", "-no", "{nodelist}", jobid).strip() in ("big0", "big1")
     status = flux.out("resource", "status")
-    assert "drained ✔      1 small1" in status  # the archive's drain of rank 3, by the new name
+    # the archive drained rank 3 as host "vm": no host of the new R has that
+    # name, so the drain is left out, as Flux's resource module replays it
+    assert "drained" not in status
 
 
 def test_failed_restore_leaves_existing_instance_alone(flux, tmp_path):

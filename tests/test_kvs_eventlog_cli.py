@@ -46,7 +46,11 @@ def test_eventlog_append_get_and_wait_event(flux):
     flux("kvs", "put", "test.val=1")
     assert as_flux(flux, "kvs", "eventlog", "append", "test.val", "x") == (
         1, "", "flux-kvs: flux_kvs_commit: Operation not supported\n")
-    assert as_flux(flux, "kvs", "eventlog", "append", "resource.eventlog", "drain")[0] == 1
+    # the owner may append to resource.eventlog, as in Flux; the resource
+    # module reads it (and fails on a drain without targets) when loaded again
+    assert as_flux(flux, "kvs", "eventlog", "append", "resource.eventlog", "drain") == (0, "", "")
+    assert as_flux(flux, "resource", "drain", "-n") == (0, "", "")
+    assert as_flux(flux, "module", "load", "resource")[0] == 1
     # a guest may not write the primary namespace
     assert as_flux(flux, "kvs", "eventlog", "append", "test.ev", "x", env=GUEST) == (
         1, "", "flux-kvs: Operation not permitted: kvs eventlog append is for the instance owner\n")
