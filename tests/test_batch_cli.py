@@ -30,6 +30,7 @@ def test_batch_jobspec_carries_the_script(flux, tmp_path):
                             "count": {"per_slot": 1}}]
     system = js["attributes"]["system"]
     assert (system["duration"], system["job"], system["environment"]) == (600.0, {"name": "myjob"}, {})
+    assert system["shell"]["options"].pop("rlimit")
     assert system["shell"]["options"] == {"output": {"stdout": {"type": "file", "path": "flux-{{id}}.out"}},
                                           "per-resource": {"type": "node"}, "mpi": "none", "exit-timeout": "none"}
     assert system["files"] == {"script": {"mode": 0o100700, "data": SCRIPT, "encoding": "utf-8"}}
