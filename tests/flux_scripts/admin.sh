@@ -1,8 +1,9 @@
 #!/bin/sh
 # A maintenance round as an admin scripts it: check the instance's R, run a
-# node for repair and read the resource and job eventlogs back. admin.expected
-# is what real Flux 0.88 printed for it (flux start --test-size=4 ./admin.sh).
+# few quick jobs (output to files named by job id), attach to them, drain a
 # node for repair and read the resource and job eventlogs back.
+# admin.expected is what real Flux 0.88 printed for it
+# (flux start --test-size=4 ./admin.sh, on a machine of 2 cores).
 # Job ids, host names and timestamps vary: they are masked.
 mask() {
     sed -e 's/ƒ[1-9A-HJ-NP-Za-km-z]\{4,\}/ID/g' -e 's/[0-9]\{10\}\.[0-9]\{1,\}/TS/g' \
