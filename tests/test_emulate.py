@@ -308,3 +308,22 @@ def test_cat_reads_run_stdin_or_the_input_file(flux, tmp_path, monkeypatch):
     assert flux("job", "attach", job).stdout == ""
     # cat of files is not emulated
     assert emulate.plan({"tasks": [{"command": ["cat", "x"]}]}, None, 1, 0) is None
+
+
+def test_a_bare_exit_fails_to_start_as_in_flux(flux):
+    """`exit` is a shell builtin, no program: Flux's job shell cannot start it
+    (a real 0.88's outputs; `sh -c 'exit 3'` is how a job exits 3)."""
+    r = flux("run", "exit", "3", check=False)
+    jobid = flux.out("job", "last").strip()
+    note = "task 0 (host node0): start failed: exit: No such file or directory"
+    assert (r.exit_code, r.stdout, r.stderr) == (127, "", (
+        f"0.000s: flux-shell[0]: FATAL: {note}\n"
+        f"0.000s: job.exception {jobid} type=exec severity=0 {note}\n"
+        "flux-lite job: task(s) exited with exit code 127\n"))
+    jobid = flux.out("job", "last").strip()
+    assert [line.split(" ", 1)[1] for line in flux.out("job", "eventlog", jobid).splitlines()][5:] == [
+        "start", f'exception type="exec" severity=0 note="{note}" userid=0', "finish status=32512",
+        'release ranks="all" final=true', "free", "clean"]
+    assert [(e["name"], e["context"]) for e in output_events(flux, jobid)][1:] == [
+        ("log", {"rank": 0, "level": 0, "message": note})]
+    assert flux("run", "sh", "-c", "exit 3", check=False).exit_code == 3

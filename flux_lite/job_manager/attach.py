@@ -33,12 +33,25 @@ def job_output(broker, jobid: int):
     return broker.kvs.get_eventlog(kvs_key(jobid, "guest.output"))
 
 
-def output_items(output, label=None):
+# the job shell's log levels as flux job attach names them
+SHELL_LOG_LEVELS = ("FATAL", "ALERT", "CRIT", "ERROR", "WARN", "NOTICE", "INFO", "DEBUG")
+
+
+def output_items(output, label=None, t0=None):
     """[(timestamp, STDOUT|STDERR, text)] of an output eventlog's data
-    events; label(rank) gives each line's prefix (--label-io)."""
+    events (and the job shell's log messages, timed from t0: the job's
+    submission; default the output's first event); label(rank) gives each
+    line's prefix (--label-io)."""
     items = []
     for entry in output or ():
         ctx = entry.get("context") or {}
+        if entry.get("name") == "log":
+            level = ctx.get("level")
+            name = SHELL_LOG_LEVELS[level] if isinstance(level, int) and 0 <= level < 8 else str(level)
+            start = t0 if t0 is not None else output[0]["timestamp"]
+            items.append((entry["timestamp"], STDERR, f"{entry['timestamp'] - start:.3f}s: "
+                          f"flux-shell[{ctx.get('rank')}]: {name}: {ctx.get('message')}\n"))
+            continue
         if entry.get("name") == "redirect":
             # where the job shell writes a stream instead, said on stderr
             items.append((entry["timestamp"], STDERR,
@@ -126,7 +139,7 @@ def attach_report(entries, jobid_f58: str, output=None, label_io: bool = False):
     if output is not None:
         label = (lambda rank: f"{rank}: ") if label_io else None
         return _merged([(ts, kind, text) for ts, (kind, text) in zip(times, lines)],
-                       output_items(output, label)), exit_code
+                       output_items(output, label, t0)), exit_code
     if start is not None:
         no_output = (LOG, "No job output found")
         if early:

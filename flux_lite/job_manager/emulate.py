@@ -60,6 +60,14 @@ class Plan(NamedTuple):
     duration: float  # when the last task ends (INF: some task runs until killed)
     status: int  # the job's wait status when every task ended by itself
     tasks: list  # the tasks (Task), in task-rank order
+    start_error: str | None = None  # why the job shell could not start the tasks
+
+
+# shell builtins that are no program: the job shell cannot start them
+# (``flux run exit 3`` fails as Flux's does; ``sh -c 'exit 3'`` is the way)
+NOT_PROGRAMS = frozenset({"exit", "cd", "export", "source", "alias", "unset", "ulimit", "umask"})
+# what the shell exits with when it cannot start a task (the shell's own 127)
+START_FAILED_STATUS = 127 << 8
 
 
 class Task(NamedTuple):
@@ -130,7 +138,7 @@ def emulated(jobspec: Any) -> bool:
     """Is the job's command one the table knows (whatever its arguments)?
     A cheap check made before anything else (no R needed)."""
     command = command_of(jobspec)
-    return command is not None and _name(command[0]) in COMMANDS
+    return command is not None and (_name(command[0]) in COMMANDS or _name(command[0]) in NOT_PROGRAMS)
 
 
 def reads_input(jobspec: Any) -> bool:
@@ -165,11 +173,15 @@ def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None
     environment: the job's (default: the jobspec's own, if it has one);
     stdin: what each task reads, a function of its task rank (default: nothing)."""
     command = command_of(jobspec)
-    if command is None or _name(command[0]) not in COMMANDS:
+    if command is None or not emulated(jobspec):
         return None
     tasks = task_layout(jobspec, R)
     if tasks is None:
         return None
+    if _name(command[0]) in NOT_PROGRAMS:
+        # the shell fails at its first task, as Flux's does when exec fails
+        error = f"task 0 (host {tasks[0].hostname}): start failed: {command[0]}: No such file or directory"
+        return Plan(len(tasks), [], 0.0, START_FAILED_STATUS, tasks, error)
     system = (jobspec.get("attributes") or {}).get("system") or {}
     cwd = system.get("cwd") if isinstance(system.get("cwd"), str) else None
     if environment is None:

@@ -242,6 +242,16 @@ class Exec:
         if test.get("mock_exception") == "run":
             self._exec_exception(job, "mock run exception generated")
             return
+        if plan is not None and plan.start_error is not None:
+            # the job shell logs its fatal error, job-exec raises it; the kill
+            # that follows ends the job with the shell's status
+            self._output_header(job, plan)
+            self.b.kvs.append(output_key(job.id), eventlog.encode_entry(self.b.now, "log", {
+                "rank": 0, "level": 0, "message": plan.start_error}))
+            # (raised by the shell itself: its note comes before the userid)
+            self.b.jm.post(job, "exception", {"type": "exec", "severity": 0, "note": plan.start_error,
+                                              "userid": self.b.instance.owner})
+            return
         if plan is not None:
             self._output_start(job, plan)
             if run_duration is not None:
@@ -260,9 +270,7 @@ class Exec:
         key = output_key(job.id)
         now = self.b.now
         append = self.b.kvs.append
-        append(key, eventlog.encode_entry(now, "header", {
-            "version": 1, "encoding": {"stdout": "UTF-8", "stderr": "UTF-8"},
-            "count": {"stdout": n, "stderr": n}, "options": {}}))
+        self._output_header(job, plan)
         files = emulate.output_files(job.jobspec)
         ranks = "0" if n == 1 else f"[0-{n - 1}]"
         for stream, (template, _label) in files.items():
@@ -275,6 +283,12 @@ class Exec:
         later = sorted({off for off, _r, _s, _d in plan.output if 0.0 < off < plan.duration})
         for off in later:
             self.b.add_timer(now + off, "exec.output", job.id, off)
+
+    def _output_header(self, job, plan):
+        n = plan.ntasks
+        self.b.kvs.append(output_key(job.id), eventlog.encode_entry(self.b.now, "header", {
+            "version": 1, "encoding": {"stdout": "UTF-8", "stderr": "UTF-8"},
+            "count": {"stdout": n, "stderr": n}, "options": {}}))
 
     def _write_output(self, job, plan, offset):
         key = output_key(job.id)
@@ -369,7 +383,9 @@ class Exec:
         self.b.cancel_timers(job.id, "exec.output")
         signum = SIGALRM if (job.end_event or {}).get("type") == "timeout" else SIGTERM
         plan = emulation(self.b, job)
-        if plan is not None:
+        if plan is not None and plan.start_error is not None:
+            status = plan.status  # the shell exited at once: nothing was left to signal
+        elif plan is not None:
             # the job shell passes the signal on to the tasks and exits as they did
             self._output_end(job, plan)
             status = emulate.killed_status(signum)
