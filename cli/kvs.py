@@ -108,12 +108,13 @@ def _value_text(raw):
 
 @kvs.command()
 @click.option("-r", "--raw", is_flag=True, help="Store VALUE as it is (KEY=- reads it from standard input).")
+@click.option("-A", "--append", is_flag=True, help="Append value(s) to key instead of overwriting.")
 @click.argument("pairs", nargs=-1, required=True, metavar="KEY=VALUE...")
-def put(raw, pairs):
+def put(raw, append, pairs):
     """Store VALUE (JSON if it parses, else a string) at KEY. Instance owner only."""
     # parsed as the put goes: a bad pair rolls back the pairs before it
-    if raw:
-        admin.kvs_put(instance(), (_raw_key_value(pair) for pair in pairs), raw=True)
+    if raw or append:
+        admin.kvs_put(instance(), (_raw_key_value(pair) for pair in pairs), raw=True, append=append)
         return
     admin.kvs_put(instance(), (_key_value(pair) for pair in pairs))
 

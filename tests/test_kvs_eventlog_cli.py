@@ -97,6 +97,22 @@ def test_get_watch_waitcreate_and_count(flux):
         1, "", "get: Option 'count' requires an integer argument\n")
 
 
+def test_put_append(flux):
+    """kvs put -A: Flux appends bytes to the value (a real 0.88's outputs)."""
+    for args in (("a=1",), ("-A", "a=2"), ("s=hi",), ("-A", "s=yo"), ("-A", "new=1"), ("-r", "-A", "r=q"),
+                 ("-A", "-r", "r=w"), ("d.x=1",)):
+        assert as_flux(flux, "kvs", "put", *args) == (0, "", "")
+    assert as_flux(flux, "kvs", "get", "a", "s", "new", "r") == (0, "12\nhiyo\n1\nqw\n", "")
+    assert as_flux(flux, "kvs", "put", "-A", "d=2") == (1, "", "flux-kvs: flux_kvs_commit: Is a directory\n")
+    flux("kvs", "eventlog", "append", "test.ev", "foo")
+    assert as_flux(flux, "kvs", "put", "-A", 'test.ev={"timestamp":1.0,"name":"bar"}') == (0, "", "")
+    assert [line.split()[1] for line in flux.out("kvs", "eventlog", "get", "test.ev").splitlines()] == [
+        "foo", "bar"]
+    assert as_flux(flux, "kvs", "put", "-A", "test.ev=notanevent") == (
+        1, "", "flux-kvs: flux_kvs_commit: Invalid argument\n")
+    assert as_flux(flux, "kvs", "put", "-A", "resource.eventlog=x")[0] == 1  # instance keys are the instance's
+
+
 def test_job_eventlogs_and_guest_namespaces(flux):
     job = flux.submit("sleep", "5")
     kvsdir = flux.out("job", "id", "--to=kvs", job).strip()
