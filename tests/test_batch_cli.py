@@ -90,3 +90,9 @@ def test_alloc_says_what_to_do_instead(flux):
     assert (code, out) == (1, "")
     assert err == ("flux-alloc: ERROR: flux-lite runs no processes, so it cannot start an interactive instance in "
                    "an allocation: submit a batch script (flux-lite batch), or a job (flux-lite submit, run)\n")
+
+
+def test_bulksubmit_empty_separator(flux):
+    # Flux's words (split's own); found by tests/test_fuzz.py as a traceback
+    assert as_flux(flux, "bulksubmit", "--sep=", "--dry-run", "echo", "{}", input="a b\n") == (
+        1, "", "flux-bulksubmit: ERROR: empty separator\n")
