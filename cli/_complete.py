@@ -314,10 +314,13 @@ def complete_housekeeping_jobids(ctx, param, incomplete):
 
 @_never_fail
 def complete_sched_modules(ctx, param, incomplete):
-    """The scheduler modules that can be loaded, removed or reloaded."""
+    """The modules that can be loaded, removed or reloaded: the scheduler
+    modules, job-exec and resource."""
     from flux_lite.sched import registry
 
-    return _items(((name, cls.description) for name, cls in registry.modules().items()), incomplete)
+    builtin = [("job-exec", "the execution system"), ("job-ingest", "job submission"),
+               ("resource", "the resource module")]
+    return _items([*builtin, *((name, cls.description) for name, cls in registry.modules().items())], incomplete)
 
 
 def _loaded_scheduler(ctx):
@@ -366,14 +369,23 @@ class PolicyChoice(click.Choice):
     completion), never fixed when the command's module is imported, so a
     policy file added later is offered and accepted like the others."""
 
-    def __init__(self) -> None:
+    def __init__(self, multiple: bool = False) -> None:
         super().__init__(())
+        self.multiple = multiple  # a comma-separated list of policies, none twice
 
     @property
     def choices(self):
         from flux_lite.sched import registry
 
         return registry.policies()
+
+    def convert(self, value, param, ctx):
+        if not self.multiple or isinstance(value, list):
+            return super().convert(value, param, ctx)
+        names = [super(PolicyChoice, self).convert(v.strip(), param, ctx) for v in value.split(",")]
+        if len(set(names)) != len(names):
+            self.fail(f"{value!r} names a policy twice", param, ctx)
+        return names
 
     @choices.setter
     def choices(self, _value):
@@ -384,8 +396,10 @@ class PolicyChoice(click.Choice):
         """Each policy with its module's description."""
         from flux_lite.sched import registry
 
-        return _items(((policy, cls.description) for cls in registry.modules().values()
-                       for policy in cls.policies), incomplete)
+        done, _, last = incomplete.rpartition(",") if self.multiple else ("", "", incomplete)
+        prefix = done + "," if done else ""
+        return _items(((prefix + policy, cls.description) for cls in registry.modules().values()
+                       for policy in cls.policies), prefix + last)
 
 
 # -- shell scripts ---------------------------------------------------------------------------

@@ -44,6 +44,7 @@ COMMANDS = {
     "env": ("env", "env", "Print the exports that make `flux` reach the instance, or run a command with them"),
     "fsck": ("fsck", "fsck", "Check the state directory; repair what can be rebuilt"),
     "replay": ("replay", "replay", "Replay a workload trace (SWF) in simulated time"),
+    "sweep": ("sweep", "sweep", "Replay a grid of policies, traces and configuration values, here or on Flux"),
     "dump": ("dump", "dump", "Dump the instance to a Flux KVS archive"),
     "restore": ("dump", "restore", "Create an instance from a Flux KVS archive"),
     "getattr": ("broker", "getattr_", "Print the value of a broker attribute"),

@@ -3,11 +3,24 @@
 from flux_lite.errors import FluxLiteError
 
 _NAMES: dict[int, str] = {}
+# the names the selected instance gives some uids before the system's (a
+# replay's trace users, "user9": their numbers are not this machine's users)
+_GIVEN: dict[int, str] = {}
+
+
+def give_names(names: dict | None) -> None:
+    """Set the names the selected instance gives uids ({uid: name}, keys may be strings)."""
+    _GIVEN.clear()
+    for uid, name in (names or {}).items():
+        if isinstance(name, str) and str(uid).isdigit():
+            _GIVEN[int(uid)] = name
 
 
 def username(uid: int) -> str:
     """The user name of uid, else the uid itself (cached: listings ask once per row)."""
-    name = _NAMES.get(uid)
+    name = _GIVEN.get(uid) if _GIVEN else None
+    if name is None:
+        name = _NAMES.get(uid)
     if name is None:
         import pwd
 
@@ -23,6 +36,9 @@ def userid(user: str) -> int | None:
     """-u USER: a uid, a user name, or "all" (None: every user)."""
     if user == "all":
         return None
+    for uid, name in _GIVEN.items():
+        if name == user:
+            return uid
     try:
         return int(user)
     except ValueError:

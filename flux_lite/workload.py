@@ -12,6 +12,7 @@ times, and the clock then runs on until every job is inactive.
 
 from __future__ import annotations
 
+import copy
 import gzip
 import io
 import math
@@ -20,12 +21,16 @@ import statistics
 from dataclasses import dataclass, field
 from math import isfinite
 
+from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite import instance as instance_mod
 from flux_lite.instance import Instance
 from flux_lite.job_manager import index
 from flux_lite.listing.jobs import make_info
+from flux_lite.formats.rset import Rset
+from flux_lite.sched import registry
+from flux_lite.workload_results import Collected, Results, user_name
 
 # SWF status field: 1 completed, 0 failed, 5 cancelled (others are partial records)
 SWF_FIELDS = 18
@@ -51,6 +56,10 @@ class TraceJob:
     req_time: float
     user: int
     wait: float
+    # SWF fields 13, 15 and 16 (-1: unknown), kept for --queue-map and --swf-out
+    group: int = -1
+    queue: int = -1
+    partition: int = -1
 
     @property
     def limit(self) -> float:
@@ -160,7 +169,7 @@ def read_trace(path: str, limit: int | None = None) -> Trace:
                     continue
                 # (num, submit, run, procs, req_time, user, wait)
                 jobs.append(TraceJob(int(nums[0]), max(nums[1], 0.0), nums[3], procs, nums[8], int(nums[11]),
-                                     nums[2]))
+                                     nums[2], int(nums[12]), int(nums[14]), int(nums[15])))
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise TraceError(f"{path}: {exc}") from None
     if not jobs:
@@ -171,10 +180,12 @@ def read_trace(path: str, limit: int | None = None) -> Trace:
 
 def fit(trace: Trace, nodes: int | None, cores_per_node: int | None) -> tuple[int, int, list[TraceJob]]:
     """The instance shape (options first, then the trace header) and the jobs that fit it."""
-    max_nodes = nodes or trace.max_nodes or trace.max_procs
+    header_nodes = trace.max_nodes or trace.max_procs
+    max_nodes = nodes or header_nodes
     if not max_nodes:
         raise TraceError("the trace header gives no MaxNodes or MaxProcs: use --nodes")
-    cores = cores_per_node or max(1, (trace.max_procs or max_nodes) // max_nodes)
+    # the header's shape, whatever --nodes says: MaxProcs / MaxNodes, else 1
+    cores = cores_per_node or max(1, trace.max_procs // header_nodes if header_nodes else 1)
     total = max_nodes * cores
     jobs = [j for j in trace.jobs if j.procs <= total]
     too_big = len(trace.jobs) - len(jobs)
@@ -228,6 +239,7 @@ def summarize(outcomes: list[Outcome], total_cores: int) -> dict:
         "wait_mean": round(statistics.fmean(waits), 3) if waits else 0.0,
         "wait_p50": pct(50),
         "wait_p90": pct(90),
+        "wait_p95": pct(95),
         "wait_p99": pct(99),
         "wait_max": waits[-1] if waits else 0.0,
         "bounded_slowdown_mean": round(statistics.fmean(slowdowns), 3) if slowdowns else 0.0,
@@ -273,20 +285,43 @@ def userid_for(job: TraceJob, owner: int) -> int:
     return job.user if 0 <= job.user < 2**31 else owner
 
 
-def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy: str = "fcfs",
-                 progress=None) -> dict:
+def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy: str | None = "fcfs",
+                 progress=None, *, config: dict | None = None, results: Results | None = None,
+                 queue_map: dict | None = None, header: dict | None = None) -> dict:
     """Replay jobs on a new virtual-clock instance at state_dir; returns the summary.
 
     progress(done, total) is called every few hundred jobs, done counting
-    the jobs that have finished.
+    the jobs that have finished. config: the instance's configuration
+    (policy, when given, replaces its sched.policy). results: where the
+    finished jobs go as they finish (workload_results.Results, whose names
+    say how the instance names the trace's users). queue_map: trace
+    queue numbers to queue names (parse_queue_map). A job the instance
+    refuses (a queue's limits) is counted as "rejected" in the summary.
     """
-    cfg = {"sched": {"policy": policy}}
-    inst = Instance.create(state_dir, config=cfg, size=nodes, cores=cores, clock="virtual")
+    cfg = copy.deepcopy(config or {})
+    if policy is not None:
+        cfg.setdefault("sched", {})["policy"] = policy
+    policy = (cfg.get("sched") or {}).get("policy") or registry.default_policy()
+    results = results if results is not None else Results()
+    prepare = None
+    if results.names == "synthetic":
+        # the instance names the trace's users userN (the names its listings show)
+        given = {str(j.user): user_name(j.user, "synthetic") for j in jobs if 0 <= j.user < 2**31}
+
+        def prepare(inst, ctx):
+            inst.meta = dict(inst.meta, usernames=given)
+            inst.kvs.put("instance.meta", inst.meta)
+    inst = Instance.create(state_dir, config=cfg, size=nodes, cores=cores, clock="virtual", prepare=prepare)
     # the collector stays off until the summary is made: the replay's
     # objects form no cycles, and scanning them would cost seconds
     with instance_mod.gc_paused():
         try:
-            summary = _run(inst, jobs, progress, nodes * cores)
+            rset = Rset.from_dict(inst.kvs.get("resource.R"))  # (the configuration's resources, if it has any)
+            nodes, total = rset.nnodes, rset.ncores
+            cores = total // nodes if nodes else cores
+            results.begin(inst.clock_now(), jobs[0].submit, nodes, cores, header or {}, policy,
+                          configmod.get_path(cfg, "policy.jobspec.defaults.system.queue"))
+            summary = _run(inst, jobs, progress, total, results, queue_map or {})
         finally:
             inst.close()
     summary["policy"] = policy
@@ -295,7 +330,27 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
     return summary
 
 
-def _run(inst, jobs, progress, total_cores):
+def parse_queue_map(text: str) -> dict[tuple[str, int], str]:
+    """--queue-map: ``N=NAME`` (trace queue N) or ``partition:N=NAME``, comma-separated."""
+    out: dict[tuple[str, int], str] = {}
+    for item in filter(None, (i.strip() for i in text.split(","))):
+        key, sep, name = item.partition("=")
+        field_, _, num = key.rpartition(":")
+        field_ = field_ or "queue"
+        if not sep or not name or field_ not in ("queue", "partition"):
+            raise FluxLiteError(f"--queue-map: expected [queue:|partition:]N=NAME, got {item!r}")
+        try:
+            out[(field_, int(num))] = name
+        except ValueError:
+            raise FluxLiteError(f"--queue-map: {num!r} is not a number") from None
+    return out
+
+
+def queue_for(job: TraceJob, queue_map: dict[tuple[str, int], str]) -> str | None:
+    return queue_map.get(("queue", job.queue)) or queue_map.get(("partition", job.partition))
+
+
+def _run(inst, jobs, progress, total_cores, results, queue_map):
     total, done = len(jobs), 0
 
     def flush():
@@ -309,10 +364,14 @@ def _run(inst, jobs, progress, total_cores):
             progress(done, total)
 
     owner = inst.owner
+    rejected = 0
+    first_refusal = ""
     with inst.session() as broker:
         # the rows' outcomes, collected as they are written (read back from
         # the index only if some job was not written that way)
-        collected = broker.jm.index.outcomes = []
+        collected = broker.jm.index.outcomes = Collected(results, lambda: broker.now)
+        if broker.queues.config.named:
+            broker.queues.start(None, True, True)  # named queues begin stopped: as `queue start --all`
         start = broker.now
         t0 = jobs[0].submit
         for i, job in enumerate(jobs, 1):
@@ -320,7 +379,18 @@ def _run(inst, jobs, progress, total_cores):
             if t > broker.now:
                 broker.advance_to(t)
             jobspec, text = submission_for(job)
-            broker.jm.submit(jobspec, userid=userid_for(job, owner), text=text)
+            queue = queue_for(job, queue_map) if queue_map else None
+            if queue is not None:
+                jobspec["attributes"]["system"]["queue"] = queue
+                text = None
+            try:
+                jobid = broker.jm.submit(jobspec, userid=userid_for(job, owner), text=text)
+            except FluxLiteError as exc:
+                rejected += 1  # (refused before the job exists: nothing to undo)
+                first_refusal = first_refusal or str(exc)
+                total -= 1
+                continue
+            results.submitted(jobid, i, job, queue, broker.now)
             if i % FLUSH_EVERY == 0:
                 flush()
         broker.run()
@@ -334,9 +404,16 @@ def _run(inst, jobs, progress, total_cores):
             if steps % FLUSH_EVERY == 0:
                 flush()
         flush()
+    if not total:
+        raise TraceError(f"the instance refused every job of the trace (the first: {first_refusal})")
     if len(collected) != total:
         collected = None
-    return summarize(_outcomes(inst, collected), total_cores)
+    summary = summarize(_outcomes(inst, collected), total_cores)
+    results.finish((start, start + summary["makespan"]))
+    summary["user_wait_mean_max"] = results.user_wait_mean_max()
+    if rejected:
+        summary["rejected"] = rejected
+    return summary
 
 
 def _outcomes(inst, collected=None) -> list[Outcome]:
@@ -347,7 +424,7 @@ def _outcomes(inst, collected=None) -> list[Outcome]:
         # consumed as the outcomes are made: a replay of 250,000 jobs holds
         # one of the two lists at a time, not both
         collected.sort(reverse=True)
-        rows = (collected.pop()[1:] for _ in range(len(collected)))
+        rows = (collected.pop()[1:6] for _ in range(len(collected)))
     else:
         rows = index.outcome_rows(inst.kvs.conn)
     return [Outcome(t_submit=t_submit, t_run=t_run or None, t_end=t_end or None, ncores=ncores or 0,
@@ -366,23 +443,31 @@ def outcomes(records) -> list[Outcome]:
     return out
 
 
-def replay_file(path: str, policy: str, nodes: int | None = None, cores_per_node: int | None = None,
-                limit: int | None = None, keep: str | None = None, progress=None) -> tuple[dict, Trace]:
+def replay_file(path: str, policy: str | None, nodes: int | None = None, cores_per_node: int | None = None,
+                limit: int | None = None, keep: str | None = None, progress=None, *, config: dict | None = None,
+                results: Results | None = None, queue_map: dict | None = None) -> tuple[dict, Trace]:
     """Read, fit and replay the trace at path (`flux-lite replay`): (summary, trace).
 
     The instance is created at keep (a new directory, kept) or in a
-    temporary directory removed afterwards."""
+    temporary directory removed afterwards. The other arguments are
+    replay_trace's."""
     import shutil
     import tempfile
 
     tr = read_trace(path, limit=limit)
     n, c, jobs = fit(tr, nodes, cores_per_node)
+    kw = dict(policy=policy, progress=progress, config=config, results=results, queue_map=queue_map,
+              header=tr.header)
     if keep is not None:
         if os.path.exists(keep):
             raise FluxLiteError(f"{keep}: already exists (--keep needs a new directory)")
-        return replay_trace(keep, jobs, n, c, policy=policy, progress=progress), tr
-    tmp = tempfile.mkdtemp(prefix="flux-lite-replay-")
-    try:
-        return replay_trace(os.path.join(tmp, "state"), jobs, n, c, policy=policy, progress=progress), tr
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        summary = replay_trace(keep, jobs, n, c, **kw)
+    else:
+        tmp = tempfile.mkdtemp(prefix="flux-lite-replay-")
+        try:
+            summary = replay_trace(os.path.join(tmp, "state"), jobs, n, c, **kw)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if "rejected" in summary:
+        tr.skipped["rejected"] = summary.pop("rejected")
+    return summary, tr

@@ -141,9 +141,18 @@ def test_policy_names_are_offered():
 
 def test_replay_options_and_policies_are_offered():
     offered = values(["flux-lite", "replay", "--"])
-    for flag in ("--policy", "--nodes", "--cores-per-node", "--limit", "--json", "--keep", "--help"):
+    for flag in ("--policy", "--nodes", "--cores-per-node", "--limit", "--json", "--keep", "--help", "--jobs-out",
+                 "--swf-out", "--series-out", "--series-step", "--users", "--config", "--queue-map", "--parallel",
+                 "--plot"):
         assert flag in offered
     assert values(["flux-lite", "replay", "--policy", ""]) == list(registry.policies())
+    # several policies, comma-separated: the last one is completed
+    assert values(["flux-lite", "replay", "--policy", "fcfs,e"]) == ["fcfs,easy"]
+    assert values(["flux-lite", "sweep", "--policy", "easy,"]) == [f"easy,{p}" for p in registry.policies()]
+    assert values(["flux-lite", "replay", "--users", ""]) == ["synthetic", "local"]
+    offered = values(["flux-lite", "sweep", "--"])
+    for flag in ("--policy", "--set", "--config", "--out-dir", "--on-flux", "--flux", "--parallel", "--json"):
+        assert flag in offered
 
 
 # -- job ids -----------------------------------------------------------------------------------
@@ -267,7 +276,8 @@ def test_housekeeping_targets_and_jobs(flux_factory):
 
 
 def test_module_names(flux):
-    assert values(["flux-lite", "module", "load", ""], flux.state_dir) == list(registry.module_names())
+    assert values(["flux-lite", "module", "load", ""], flux.state_dir) == ["job-exec", "job-ingest", "resource",
+                                                                          *registry.module_names()]
     assert values(["flux-lite", "module", "reload", "sched-b"], flux.state_dir) == [
         name for name in registry.module_names() if name.startswith("sched-b")]
     assert values(["flux-lite", "module", "stats", ""], flux.state_dir) == ["job-manager", "resource",

@@ -151,7 +151,9 @@ def test_job_attach_unknown_job(flux):
     assert r.stderr == "flux-lite job: ERROR: Failed to attach to f4ER: No such job\n"
 
 
-def test_not_emulated_commands_run_as_before(flux):
+def test_not_emulated_commands_run_as_before(flux, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "simulate").write_text("#!/usr/bin/python3\nprint(1)\n")  # not a shell script
     jobid = flux.submit("-t", "1m", "./simulate")
     flux.advance("59s")
     assert flux.state(jobid) == "RUN"
@@ -233,10 +235,16 @@ def test_job_kill_signals_the_tasks(flux):
     flux("job", "kill", "-s", "9", b)
     assert flux.out("jobs", "-no", "{returncode}", b) == "137\n"
     # Flux's words
-    r = flux.fails("job", "kill", a, test_mode)
-    assert r.stderr == f"flux-lite job: kill {a}: unknown job id\n"
+    r = flux.fails("job", "kill", a, test_mode, "f1111")
+    assert r.stderr == f"flux-lite job: kill {a}: job is inactive\nflux-lite job: kill f1111: unknown job id\n"
     r = flux.fails("job", "kill", "-s", "FOO", test_mode)
     assert r.stderr == "flux-lite job: ERROR: kill: Invalid signal FOO\n"
+    # 0 is refused before any request; a number too high by the job manager
+    assert flux.fails("job", "kill", "-s", "0", test_mode).stderr == "flux-lite job: ERROR: kill: Invalid signal 0\n"
+    r = flux.fails("job", "kill", "-s", "99", test_mode)
+    assert r.stderr == f"flux-lite job: kill {test_mode}: Invalid signal number\n"
+    assert flux.fails("job", "raiseall", "--states=", "test").stderr == \
+        "flux-lite job: ERROR: no states specified\n"
     pending = flux.submit("--urgency=hold", "true")
     r = flux.fails("job", "kill", pending)
     assert r.stderr == f"flux-lite job: kill {pending}: job is not running\n"
@@ -254,6 +262,8 @@ def test_real_clock_run_says_once_when_a_job_cannot_end_by_itself(tmp_path, monk
     monkeypatch.setattr(instance, "wall_sleep", lambda s: wall.__setitem__(0, wall[0] + 20))  # (nothing sleeps)
     flux = Flux(tmp_path / "state")
     flux("start", "--test-size=2", "--test-cores=2", "--clock=real")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "simulate").write_text("#!/usr/bin/python3\n")  # (here, but not a command flux-lite emulates)
     r = flux.fails("run", "-t", "1m", "./simulate", code=142)
     jobid = flux.out("job", "last").strip()
     assert r.stderr.splitlines()[0] == (
@@ -281,6 +291,54 @@ def test_job_killall(flux):
     r = flux("job", "killall", "-f", "-s", "SIGKILL", env={"FLUX_HANDLE_USERID": "1234"})
     assert r.stderr == "flux-lite job: Killed 1 jobs (0 errors)\n"
     assert flux.out("jobs", "-A", "-no", "{returncode}", theirs) == "137\n"
+
+
+def test_submit_wait_event_on_the_exec_eventlog(flux):
+    # flux submit --wait-event=exec.NAME waits for NAME in the job's exec eventlog
+    r = flux("submit", "--wait-event=exec.shell.init", "sleep", "inf")
+    jobid = r.stdout.strip()
+    assert flux.state(jobid) == "RUN"
+    assert "shell.init" in flux.out("job", "eventlog", "-p", "exec", jobid)
+    r = flux("submit", "--wait-event=exec.shell.start", "-N2", "hostname")
+    assert flux.state(r.stdout.strip()) in ("RUN", "INACTIVE")
+
+
+def test_a_command_this_machine_lacks_fails_to_start(flux, tmp_path, monkeypatch):
+    # as Flux's job shell on this machine: exec fails, the shell exits 127
+    monkeypatch.chdir(tmp_path)
+    r = flux.fails("run", "-n2", "nosuchcommand", code=127)
+    jobid = flux.out("job", "last").strip()
+    note = "task 0 (host node0): start failed: nosuchcommand: No such file or directory"
+    assert r.stderr == (f"0.000s: flux-shell[0]: FATAL: {note}\n"
+                        f"0.000s: job.exception {jobid} type=exec severity=0 {note}\n"
+                        "flux-lite job: task(s) exited with exit code 127\n")
+    assert flux.eventlog(jobid)[-6:] == ["start", "exception", "finish", "release", "free", "clean"]
+    exc = flux.events(jobid)[-5]["context"]
+    assert list(exc) == ["type", "severity", "note", "userid"] and exc["note"] == note
+    assert [line.split()[1] for line in flux.out("job", "eventlog", "-p", "exec", jobid).splitlines()] == [
+        "init", "starting", "shell.init", "shell-exit", "complete", "done"]
+    assert flux.out("jobs", "-no", "{result} {returncode}", jobid) == "FAILED 127\n"
+    flux.fails("run", "./missing.sh", code=127)
+    # a configured default run duration runs it for that long instead (a rehearsal of real applications)
+    cfg = tmp_path / "exec.toml"
+    cfg.write_text('[exec]\ndefault-run-duration = "1m"\n')
+    flux("config", "load", str(cfg))
+    jobid = flux.submit("lammps")
+    flux.advance("30s")
+    assert flux.state(jobid) == "RUN"
+
+
+def test_shell_scripts_run_as_their_commands(flux, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "sleepinf.sh"
+    script.write_text('#!/bin/sh\necho "job started"\nsleep inf\n')
+    jobid = flux.submit("./sleepinf.sh")
+    assert "job started" in flux.out("job", "wait-event", "-W", "-p", "guest.output", jobid, "data")
+    flux("job", "kill", jobid)
+    assert flux.out("jobs", "-no", "{result} {returncode}", jobid) == "FAILED 143\n"
+    (tmp_path / "rank.sh").write_text("#!/bin/bash\necho $FLUX_TASK_RANK\nexit 3\n")
+    r = flux.fails("run", "-n2", "./rank.sh", code=3)
+    assert r.stdout == "0\n1\n"
 
 
 def test_cat_reads_run_stdin_or_the_input_file(flux, tmp_path, monkeypatch):
@@ -325,5 +383,5 @@ def test_a_bare_exit_fails_to_start_as_in_flux(flux):
         "start", f'exception type="exec" severity=0 note="{note}" userid=0', "finish status=32512",
         'release ranks="all" final=true', "free", "clean"]
     assert [(e["name"], e["context"]) for e in output_events(flux, jobid)][1:] == [
-        ("log", {"rank": 0, "level": 0, "message": note})]
+        ("log", {"rank": 0, "level": 0, "message": note, "file": "shell.c", "line": 2036})]
     assert flux("run", "sh", "-c", "exit 3", check=False).exit_code == 3

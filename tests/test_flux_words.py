@@ -401,7 +401,9 @@ def test_default_run_duration_lets_plain_jobs_finish(flux_factory):
     assert flux.now() == now + 1
 
 
-def test_without_default_run_duration_plain_jobs_run_to_their_limit(flux):
+def test_without_default_run_duration_plain_jobs_run_to_their_limit(flux, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "simulate").write_text("#!/usr/bin/python3\n")  # a program here, not one flux-lite emulates
     jobid = flux.submit("-t", "1m", "./simulate")
     flux.advance("59s")
     assert flux.state(jobid) == "RUN"

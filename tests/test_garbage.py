@@ -56,7 +56,9 @@ def test_garbage_arguments_never_crash(state, path):
         assert "Traceback" not in result.output, where
         assert result.exception is None or isinstance(result.exception, SystemExit), (
             where, repr(result.exception))
-        assert result.exit_code in (0, 1, 2), (where, result.exit_code, result.output)
+        # (run exits with its job's code: 127 for a command this machine lacks, as Flux's)
+        assert result.exit_code in ((0, 1, 2, 127) if path == ("run",) else (0, 1, 2)), (
+            where, result.exit_code, result.output)
         if result.exit_code:
             errors = [line for line in result.stderr.splitlines() if "rror:" in line]  # (usage names --error)
             assert len(errors) <= 1, (where, result.stderr)

@@ -33,24 +33,23 @@ def job_output(broker, jobid: int):
     return broker.kvs.get_eventlog(kvs_key(jobid, "guest.output"))
 
 
-# the job shell's log levels as flux job attach names them
-SHELL_LOG_LEVELS = ("FATAL", "ALERT", "CRIT", "ERROR", "WARN", "NOTICE", "INFO", "DEBUG")
+# the job shell's log levels, as flux job attach names them
+SHELL_LEVELS = ("FATAL", "ALERT", "CRIT", "ERROR", "WARN", "NOTICE", "INFO", "DEBUG")
 
 
 def output_items(output, label=None, t0=None):
-    """[(timestamp, STDOUT|STDERR, text)] of an output eventlog's data
-    events (and the job shell's log messages, timed from t0: the job's
-    submission; default the output's first event); label(rank) gives each
-    line's prefix (--label-io)."""
+    """[(timestamp, STDOUT|STDERR|RAW, text)] of an output eventlog's data
+    events; label(rank) gives each line's prefix (--label-io). With t0 (the
+    job's submit time), the job shell's log events too, as flux job attach
+    prints them (`0.094s: flux-shell[0]: FATAL: ...`)."""
     items = []
     for entry in output or ():
         ctx = entry.get("context") or {}
-        if entry.get("name") == "log":
+        if entry.get("name") == "log" and t0 is not None:
             level = ctx.get("level")
-            name = SHELL_LOG_LEVELS[level] if isinstance(level, int) and 0 <= level < 8 else str(level)
-            start = t0 if t0 is not None else output[0]["timestamp"]
-            items.append((entry["timestamp"], STDERR, f"{entry['timestamp'] - start:.3f}s: "
-                          f"flux-shell[{ctx.get('rank')}]: {name}: {ctx.get('message')}\n"))
+            name = SHELL_LEVELS[level] if isinstance(level, int) and 0 <= level < len(SHELL_LEVELS) else str(level)
+            items.append((entry["timestamp"], RAW, f"{entry['timestamp'] - t0:.3f}s: flux-shell[{ctx.get('rank')}]: "
+                                                   f"{name}: {ctx.get('message', '')}"))
             continue
         if entry.get("name") == "redirect":
             # where the job shell writes a stream instead, said on stderr

@@ -21,6 +21,7 @@ exec system then runs it as Flux's test exec mode would (see exec.py).
 from __future__ import annotations
 
 import math
+import os
 import re
 import shlex
 from collections import deque
@@ -37,6 +38,9 @@ INF = math.inf
 _BIN_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
 # a job of more tasks than this is not emulated (its output would be that many events)
 MAX_TASKS = 4096
+# a shell script a job runs is emulated up to this size
+MAX_SCRIPT = 64 << 10
+_SHEBANG = re.compile(r"#!\s*(?:/usr)?/bin/(?:env\s+)?(?:sh|bash|dash)\s*$")
 
 
 class NotEmulated(Exception):
@@ -60,14 +64,6 @@ class Plan(NamedTuple):
     duration: float  # when the last task ends (INF: some task runs until killed)
     status: int  # the job's wait status when every task ended by itself
     tasks: list  # the tasks (Task), in task-rank order
-    start_error: str | None = None  # why the job shell could not start the tasks
-
-
-# shell builtins that are no program: the job shell cannot start them
-# (``flux run exit 3`` fails as Flux's does; ``sh -c 'exit 3'`` is the way)
-NOT_PROGRAMS = frozenset({"exit", "cd", "export", "source", "alias", "unset", "ulimit", "umask"})
-# what the shell exits with when it cannot start a task (the shell's own 127)
-START_FAILED_STATUS = 127 << 8
 
 
 class Task(NamedTuple):
@@ -135,10 +131,12 @@ def command_of(jobspec: Any) -> list[str] | None:
 
 
 def emulated(jobspec: Any) -> bool:
-    """Is the job's command one the table knows (whatever its arguments)?
-    A cheap check made before anything else (no R needed)."""
+    """Is the job's command one the table knows (whatever its arguments), or
+    a shell script? A cheap check made before anything else (no R needed)."""
     command = command_of(jobspec)
-    return command is not None and (_name(command[0]) in COMMANDS or _name(command[0]) in NOT_PROGRAMS)
+    if command is None:
+        return False
+    return _name(command[0]) in COMMANDS or script_text(command[0], _cwd(jobspec)) is not None
 
 
 def reads_input(jobspec: Any) -> bool:
@@ -164,7 +162,56 @@ def reads_environment(jobspec: Any) -> bool:
     """Does the job's command read its environment (so that the caller
     looks it up: the stored jobspec has none)?"""
     command = command_of(jobspec)
-    return command is not None and _name(command[0]) in ("printenv", "env", "sh", "bash")
+    if command is None:
+        return False
+    if _name(command[0]) in COMMANDS:
+        return _name(command[0]) in ("printenv", "env", "sh", "bash")
+    return script_text(command[0], _cwd(jobspec)) is not None
+
+
+def _cwd(jobspec: Any) -> str | None:
+    system = ((jobspec or {}).get("attributes") or {}).get("system") or {}
+    cwd = system.get("cwd") if isinstance(system, dict) else None
+    return cwd if isinstance(cwd, str) else None
+
+
+def script_text(arg0: str, cwd: str | None) -> str | None:
+    """The text of the shell script a command names: a file (named with a
+    '/', relative to the job's directory) whose first line runs sh or bash,
+    read as it is when the job starts. None otherwise."""
+    if "/" not in arg0 or _name(arg0) != arg0:
+        return None
+    path = os.path.join(cwd or "/", arg0)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SCRIPT + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_SCRIPT:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    first, _, rest = text.partition("\n")
+    return rest if _SHEBANG.match(first) else None
+
+
+def missing_command(jobspec: Any, environment: dict | None = None) -> str | None:
+    """The command the job shell cannot find on this machine (it fails to
+    start, as Flux's does), or None: neither in the table nor a file at its
+    path (a name with a '/', relative to the job's directory) nor in a
+    directory of the job's PATH (else this process's)."""
+    command = command_of(jobspec)
+    if command is None or _name(command[0]) in COMMANDS:
+        return None
+    arg0 = command[0]
+    if "/" in arg0:
+        return None if os.path.exists(os.path.join(_cwd(jobspec) or "/", arg0)) else arg0
+    search = (environment or {}).get("PATH") or os.environ.get("PATH") or os.defpath
+    if any(os.path.exists(os.path.join(d or ".", arg0)) for d in search.split(os.pathsep)):
+        return None
+    return arg0
 
 
 def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None = None,
@@ -178,10 +225,6 @@ def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None
     tasks = task_layout(jobspec, R)
     if tasks is None:
         return None
-    if _name(command[0]) in NOT_PROGRAMS:
-        # the shell fails at its first task, as Flux's does when exec fails
-        error = f"task 0 (host {tasks[0].hostname}): start failed: {command[0]}: No such file or directory"
-        return Plan(len(tasks), [], 0.0, START_FAILED_STATUS, tasks, error)
     system = (jobspec.get("attributes") or {}).get("system") or {}
     cwd = system.get("cwd") if isinstance(system.get("cwd"), str) else None
     if environment is None:
@@ -241,9 +284,12 @@ class _Context:
 
     def run(self, argv: list[str]) -> TaskRun:
         fn = COMMANDS.get(_name(argv[0]))
-        if fn is None:
+        if fn is not None:
+            return fn(self, argv[1:])
+        script = script_text(argv[0], self.cwd)
+        if script is None:
             raise NotEmulated(argv[0])
-        return fn(self, argv[1:])
+        return _run_script(self, script)
 
 
 def _out(data: str, stream: str = "stdout") -> list[tuple[float, str, str]]:

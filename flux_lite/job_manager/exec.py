@@ -22,7 +22,7 @@ Every end is a timer, so a virtual clock moves them deterministically.
 import json
 import os
 import signal
-from errno import EINVAL, EPERM
+from errno import EEXIST, EINVAL, ENOENT, EPERM
 
 from flux_lite import access, users
 from flux_lite import config as configmod
@@ -35,7 +35,11 @@ from flux_lite.job_manager.job import FLAG_DEBUG, RUN, RUNNING
 
 SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
 SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
+START_FAILED_STATUS = 127 << 8  # the job shell's exit when a task cannot start
+START_FAILED = ": start failed: "  # in the exec exception's note
 DEBUG_KEY = "job-exec.debug"
+# present (true) while `flux module remove job-exec` holds: allocated jobs wait in RUN without a start
+UNLOADED_KEY = "job-exec.unloaded"
 # the texts of the contexts of every job's finish and release
 _STATUS_TEXT = eventlog.int_context_format("status")
 _RELEASE_ALL_TEXT = eventlog.plain_context_text({"ranks": "all", "final": True})
@@ -153,6 +157,8 @@ def endless_command(broker, jobspec):
         return None
     if jobspecmod.run_duration(jobspec) is not None:
         return None  # test mode with run_duration=0s: until canceled, as asked
+    if emulate.missing_command(jobspec) is not None:
+        return None  # it fails to start at once
     command = emulate.command_of(jobspec) or ["?"]
     limit = jobspecmod.duration(jobspec) if isinstance(jobspec, dict) else 0.0
     until = f"its time limit ({fsd.format_fsd(limit)})" if limit > 0 else "its time limit"
@@ -171,9 +177,7 @@ def request_kill(broker, jobid, signum):
     shells, with Flux's checks and words (all EINVAL but the guest's EPERM)."""
     if not isinstance(signum, int) or not 0 < signum <= SIGRTMAX:
         raise FluxLiteError("Invalid signal number", errno=EINVAL)
-    job = broker.jm.index.get(jobid)
-    if job is None:
-        raise FluxLiteError("unknown job id", errno=EINVAL)
+    job = broker.jm.index.require_active(jobid, inactive_errno=EINVAL)
     access.require_job_access(broker.instance.identity, job.userid, "guests may only send signals to their own jobs")
     if job.state != RUN:
         raise FluxLiteError("job is not running", errno=EINVAL)
@@ -222,9 +226,40 @@ def _test_conf(jobspec):
 class Exec:
     def __init__(self, broker):
         self.b = broker
+        self._loaded = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the job-exec module is loaded (it is unless removed)."""
+        if self._loaded is None:
+            self._loaded = not self.b.kvs.get(UNLOADED_KEY, False)
+        return self._loaded
+
+    def module_remove(self, force=False):
+        """flux module remove job-exec: jobs allocated from now on wait in RUN
+        without a start (as Flux's job manager waits for an exec service);
+        jobs already started run on to their end."""
+        if not self.loaded:
+            if force:
+                return
+            raise FluxLiteError("job-exec: module is not loaded", errno=ENOENT)
+        self.b.kvs.put(UNLOADED_KEY, True)
+        self._loaded = False
+
+    def module_load(self):
+        """flux module load job-exec: the jobs waiting for it start."""
+        if self.loaded:
+            raise FluxLiteError("job-exec: module is already loaded", errno=EEXIST)
+        self.b.kvs.delete(UNLOADED_KEY)
+        self._loaded = True
+        for job in list(self.b.jm.index.active_in(RUNNING)):
+            if job.state == RUN and not job.started:
+                self.start(job)
 
     def start(self, job):
         jm = self.b.jm
+        if not self.loaded:
+            return  # started by module_load
         if job.flags & FLAG_DEBUG:  # the exec start request is visible
             jm.post(job, "debug.start-request")
         try:
@@ -242,16 +277,12 @@ class Exec:
         if test.get("mock_exception") == "run":
             self._exec_exception(job, "mock run exception generated")
             return
-        if plan is not None and plan.start_error is not None:
-            # the job shell logs its fatal error, job-exec raises it; the kill
-            # that follows ends the job with the shell's status
-            self._output_header(job, plan)
-            self.b.kvs.append(output_key(job.id), eventlog.encode_entry(self.b.now, "log", {
-                "rank": 0, "level": 0, "message": plan.start_error}))
-            # (raised by the shell itself: its note comes before the userid)
-            self.b.jm.post(job, "exception", {"type": "exec", "severity": 0, "note": plan.start_error,
-                                              "userid": self.b.instance.owner})
-            return
+        if plan is None and run_duration is None and "test" not in (_exec_table(job.jobspec) or {}):
+            env = _environment(self.b, job)
+            missing = emulate.missing_command(job.jobspec, env)
+            if missing is not None:
+                self._start_failed(job, missing)
+                return
         if plan is not None:
             self._output_start(job, plan)
             if run_duration is not None:
@@ -262,6 +293,29 @@ class Exec:
 
     # -- the output eventlog of an emulated job (RFC 24) -----------------------
 
+    def _header(self, job, n):
+        """The output eventlog's header, as the job shell writes it as it starts."""
+        self.b.kvs.append(output_key(job.id), eventlog.encode_entry(self.b.now, "header", {
+            "version": 1, "encoding": {"stdout": "UTF-8", "stderr": "UTF-8"},
+            "count": {"stdout": n, "stderr": n}, "options": {}}))
+
+    def _start_failed(self, job, command):
+        """The job shell cannot find the command: task 0 fails to start, the
+        shell logs it as fatal and raises the exec exception, and exits 127."""
+        tasks = emulate.task_layout(job.jobspec, job.R) or []
+        host = tasks[0].hostname if tasks else "?"
+        note = f"task 0 (host {host}): start failed: {command}: No such file or directory"
+        self._header(job, len(tasks) or 1)
+        # (shell.c:2036 is where Flux's job shell logs it, as its eventlog says)
+        self.b.kvs.append(output_key(job.id), eventlog.encode_entry(self.b.now, "log", {
+            "rank": 0, "level": 0, "message": note, "file": "shell.c", "line": 2036}))
+        jm = self.b.jm
+        # (the job shell raises this one: its note comes before the userid)
+        jm.post(job, "exception", {"type": "exec", "severity": 0, "note": note, "userid": self.b.instance.owner})
+        status = START_FAILED_STATUS
+        jm.post(job, "finish", {"status": status}, _STATUS_TEXT % status)
+        jm.post(job, "release", {"ranks": "all", "final": True}, _RELEASE_ALL_TEXT)
+
     def _output_start(self, job, plan):
         """The header the job shell writes as it starts (and a redirect event
         for each stream it writes to a file), the output its tasks write at
@@ -270,7 +324,7 @@ class Exec:
         key = output_key(job.id)
         now = self.b.now
         append = self.b.kvs.append
-        self._output_header(job, plan)
+        self._header(job, n)
         files = emulate.output_files(job.jobspec)
         ranks = "0" if n == 1 else f"[0-{n - 1}]"
         for stream, (template, _label) in files.items():
@@ -283,12 +337,6 @@ class Exec:
         later = sorted({off for off, _r, _s, _d in plan.output if 0.0 < off < plan.duration})
         for off in later:
             self.b.add_timer(now + off, "exec.output", job.id, off)
-
-    def _output_header(self, job, plan):
-        n = plan.ntasks
-        self.b.kvs.append(output_key(job.id), eventlog.encode_entry(self.b.now, "header", {
-            "version": 1, "encoding": {"stdout": "UTF-8", "stderr": "UTF-8"},
-            "count": {"stdout": n, "stderr": n}, "options": {}}))
 
     def _write_output(self, job, plan, offset):
         key = output_key(job.id)
@@ -383,9 +431,7 @@ class Exec:
         self.b.cancel_timers(job.id, "exec.output")
         signum = SIGALRM if (job.end_event or {}).get("type") == "timeout" else SIGTERM
         plan = emulation(self.b, job)
-        if plan is not None and plan.start_error is not None:
-            status = plan.status  # the shell exited at once: nothing was left to signal
-        elif plan is not None:
+        if plan is not None:
             # the job shell passes the signal on to the tasks and exits as they did
             self._output_end(job, plan)
             status = emulate.killed_status(signum)

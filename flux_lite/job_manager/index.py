@@ -846,10 +846,11 @@ def outcome_rows(conn: sqlite3.Connection) -> Iterator[tuple[float, float, float
 
 
 def _outcome(job: Job) -> tuple:
-    """(id, then outcome_rows' values) of an inactive job whose row was just
-    written (its listing fields are still cached)."""
+    """(id, then outcome_rows' values, then nnodes) of an inactive job whose
+    row was just written (its listing fields are still cached)."""
     name = (RESULT_NAMES.get(job.result, "") if job.state == INACTIVE else "") or STATE_NAMES.get(job.state, "")
-    return job.id, job.t_submit, job.t_run, job.t_cleanup, listing_fields(job)["ncores"], name
+    fields = listing_fields(job)
+    return job.id, job.t_submit, job.t_run, job.t_cleanup, fields["ncores"], name, fields["nnodes"]
 
 
 def state_of(conn: sqlite3.Connection, jobid: int) -> int | None:

@@ -13,19 +13,43 @@ from collections.abc import Sequence
 from typing import Any
 
 from flux_lite.errors import JobspecError
+from flux_lite.formats.idset import IDset
 from flux_lite.formats.jj import MAX_RESOURCE_DEPTH, is_map, job_shape
 from flux_lite.formats.jobspec_validate import idset_values_ok
 
 __all__ = [
     "DiscreteCountError",
     "ResourceRequest",
+    "SlotTotals",
+    "Count",
+    "parse_count",
     "read_request",
+    "request_counts",
     "request_from_jobspec",
     "resource_request",
 ]
 
 
-class ResourceRequest:
+class SlotTotals:
+    """``ncores`` and ``ngpus`` of a request of ``nslots`` slots of
+    ``slot_size`` cores and ``gpu_per_slot`` gpus (flux-lite's request and
+    the flux package's share them)."""
+
+    __slots__ = ()
+    nslots: int
+    slot_size: int
+    gpu_per_slot: int
+
+    @property
+    def ncores(self) -> int:
+        return self.nslots * self.slot_size
+
+    @property
+    def ngpus(self) -> int:
+        return self.nslots * self.gpu_per_slot
+
+
+class ResourceRequest(SlotTotals):
     """What a job asks for (read off its jobspec by request_from_jobspec).
 
     ``nslots`` is the TOTAL slot count; with ``nnodes > 0`` each node gets
@@ -92,13 +116,6 @@ class ResourceRequest:
             return 0
         return max(1, self.nslots // self.nnodes)
 
-    @property
-    def ncores(self) -> int:
-        return self.nslots * self.slot_size
-
-    @property
-    def ngpus(self) -> int:
-        return self.nslots * self.gpu_per_slot
 
 
 def request_from_jobspec(jobspec: Any) -> ResourceRequest:
@@ -147,11 +164,25 @@ class DiscreteCountError(JobspecError):
     ``cannot parse jobspec:`` prefix)."""
 
 
-class _Count:
-    __slots__ = ("min", "max", "discrete")
+class Count:
+    """An RFC 14 count as the general walk reads it: ``min``, ``max`` (None
+    when unbounded) and ``values``, the valid counts of a stepped range or
+    an idset (ascending), None for a plain range (every count between)."""
 
-    def __init__(self, mn, mx, discrete=False):
-        self.min, self.max, self.discrete = mn, mx, discrete
+    __slots__ = ("min", "max", "values")
+
+    def __init__(self, mn: int, mx: int | None, values: tuple[int, ...] | None = None) -> None:
+        self.min, self.max, self.values = mn, mx, values
+
+    @property
+    def discrete(self) -> bool:
+        return self.values is not None
+
+    def scaled(self, factor: int) -> Count:
+        if factor == 1:
+            return self
+        values = None if self.values is None else tuple(v * factor for v in self.values)
+        return Count(self.min * factor, None if self.max is None else self.max * factor, values)
 
 
 def _count_error(msg):
@@ -159,6 +190,7 @@ def _count_error(msg):
 
 
 def _stepped_values(mn, mx, operator, operand):
+    """The counts of a stepped range, min to max (Flux expands them)."""
     if operator not in ("+", "*", "^"):
         raise _count_error(f"operator {operator!r} is not supported")
     if operator in ("*", "^") and operand <= 1:
@@ -167,6 +199,14 @@ def _stepped_values(mn, mx, operator, operand):
         raise _count_error(f"operator '^' requires min >= 2, got {mn}")
     if operator == "+" and operand <= 0:
         raise _count_error(f"additive operator requires operand > 0, got {operand}")
+    values = []
+    v = mn
+    while v <= mx:
+        values.append(v)
+        if len(values) > 65536:
+            raise _count_error("sequence too large to expand")
+        v = v + operand if operator == "+" else v * operand if operator == "*" else v**operand
+    return tuple(values)
 
 
 def _int(text):
@@ -176,13 +216,14 @@ def _int(text):
         raise JobspecError(f"invalid literal for int() with base 10: {text!r}") from None
 
 
-def _parse_count(value):
-    """ResourceCount.from_count_spec: int, range dict, RFC 45 string, idset."""
+def parse_count(value: Any) -> Count:
+    """The Count of a jobspec ``count`` value: int, range dict, RFC 45 string
+    or idset (flux.resource.ResourceCount.from_count_spec); JobspecError."""
     if isinstance(value, int):  # (bool included, as in Flux)
         value = int(value)
         if value < 1:
             raise _count_error(f"integer count must be >= 1, got {value}")
-        return _Count(value, value)
+        return Count(value, value)
     if is_map(value):
         operator = value.get("operator", "+")
         operand = _int(value.get("operand", 1))
@@ -196,14 +237,13 @@ def _parse_count(value):
                     f"RFC 14 unbounded count with operator={operator!r} "
                     f"operand={operand} cannot be expanded to a finite set"
                 )
-            return _Count(mn, None)
+            return Count(mn, None)
         mx = _int(mx)
         if mx < mn:
             raise _count_error(f"max must be >= min, got max={mx} min={mn}")
         if operator == "+" and operand == 1:
-            return _Count(mn, mx)
-        _stepped_values(mn, mx, operator, operand)
-        return _Count(mn, mx, discrete=True)
+            return Count(mn, mx)
+        return Count(mn, mx, _stepped_values(mn, mx, operator, operand))
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("[") and text.endswith("]"):
@@ -220,7 +260,7 @@ def _parse_count(value):
                     f"RFC 45 unbounded count with operator={operator!r} "
                     f"operand={operand} cannot be expanded to a finite set"
                 )
-            return _Count(mn, None)
+            return Count(mn, None)
         if len(parts) > 1:
             lo, sep, hi = parts[0].partition("-")
             if not sep or "-" in hi:
@@ -233,16 +273,15 @@ def _parse_count(value):
             operand = _int(parts[1])
             operator = parts[2] if len(parts) > 2 else "+"
             if operator == "+" and operand == 1:
-                return _Count(mn, mx)
-            _stepped_values(mn, mx, operator, operand)
-            return _Count(mn, mx, discrete=True)
+                return Count(mn, mx)
+            return Count(mn, mx, _stepped_values(mn, mx, operator, operand))
         if "," in text:
             if not idset_values_ok(text):
                 raise JobspecError(f"invalid idset {text!r}")
-            ids = [int(x) for tok in text.split(",") if tok for x in tok.split("-")]
+            ids = tuple(IDset.parse(text))
             if ids[0] < 1:
                 raise _count_error(f"min must be >= 1, got {ids[0]}")
-            return _Count(ids[0], ids[-1], discrete=True)
+            return Count(ids[0], ids[-1], ids)
         if "-" in text:
             lo, _, hi = text.partition("-")
             mn = _int(lo)
@@ -251,12 +290,12 @@ def _parse_count(value):
             mx = _int(hi)
             if mx < mn:
                 raise _count_error(f"max must be >= min, got max={mx} min={mn}")
-            return _Count(mn, mx)
+            return Count(mn, mx)
         mn = _int(text)
         if mn < 1:
             raise _count_error(f"min must be >= 1, got {mn}")
-        return _Count(mn, mn)
-    return _Count(1, 1)
+        return Count(mn, mn)
+    return Count(1, 1)
 
 
 def _required_properties(constraint, depth=0):
@@ -285,12 +324,14 @@ def _request_walk(res_list, nodefactor, depth, state):
         if not is_map(vertex):
             raise JobspecError("resource vertex must be a mapping")
         rtype = vertex.get("type", "")
-        count = _parse_count(vertex.get("count", 1))
+        count = parse_count(vertex.get("count", 1))
         children = vertex.get("with", [])
         if children and not isinstance(children, list):
             raise JobspecError("resource with must be a list")
         if rtype == "node":
             state["nnodes"] = count
+            if state["nslots"] is not None:
+                state["slot_above_node"] = True
             state["nodefactor"] = nodefactor
             if vertex.get("exclusive", False):
                 state["exclusive"] = True
@@ -305,8 +346,86 @@ def _request_walk(res_list, nodefactor, depth, state):
                 state["slot_size"] = count.min
             elif rtype == "gpu":
                 state["gpu_per_slot"] = count.min
+            elif vertex.get("exclusive", False) and not children:
+                state["container"] = rtype  # (a topology container taken whole: TreePool's)
             if children:
                 _request_walk(children, nodefactor * count.min, depth + 1, state)
+
+
+def request_counts(js: Any, containers: bool = False) -> dict[str, Any]:
+    """The general walk of a jobspec's resources, ranges kept: ``node_count``
+    (a Count, or None without a node level; scaled by the counts above the
+    node level), ``slot_count`` (a Count: per node with a node level, the
+    total without), ``slot_size``, ``gpu_per_slot``, ``exclusive``,
+    ``duration`` and ``constraint``. An exclusive slot-only request becomes
+    one node per slot. The errors of resource_request, but for discrete counts
+    (kept as they are: Flux's Python pools refuse them when allocating).
+
+    ``containers``: read it as Flux's TreePool does: an exclusive leaf of
+    another type (``socket``, ``numa``...) is ``container_level`` (else
+    None), the unit of its slots; such a request, or an exclusive one, may
+    name no cores (``slot_size`` 0); a slot above the node level counts
+    per node; exclusive slots of containers are not nodes."""
+    if not is_map(js):
+        raise JobspecError("jobspec must be a mapping")
+    resources = js.get("resources", [])
+    if not resources:
+        raise JobspecError("jobspec has no resources")
+    if not isinstance(resources, list):
+        raise JobspecError("resources must be a list")
+    state: dict[str, Any] = {
+        "nnodes": None,
+        "nslots": None,
+        "slot_size": None,
+        "gpu_per_slot": 0,
+        "exclusive": False,
+        "nodefactor": 1,
+        "slot_above_node": False,
+        "container": None,
+    }
+
+    _request_walk(resources, 1, 0, state)
+
+    attributes = js.get("attributes", {})
+    system: Any = attributes.get("system") if is_map(attributes) else None
+    if js.get("version") == 1:
+        if system is None:
+            raise JobspecError("getting duration: Object item not found: system")
+        if not is_map(system) or system.get("duration") is None:
+            raise JobspecError("getting duration: Object item not found: duration")
+    if state["nslots"] is None:
+        raise JobspecError("Unable to determine slot count")
+    container = state["container"] if containers else None
+    if state["slot_size"] is None and not (containers and (container or state["exclusive"])):
+        raise JobspecError("Unable to determine slot size")
+
+    node_count = state["nnodes"]
+    slot_count = state["nslots"]
+    nf = state["nodefactor"]
+    if node_count is not None:
+        node_count = node_count.scaled(nf)
+        if containers and state["slot_above_node"] and nf > 1 and slot_count.min % nf == 0:
+            # (the slot count went into the node factor: per node, it is divided back out)
+            slot_count = Count(slot_count.min // nf, None if slot_count.max is None else slot_count.max // nf)
+    if state["exclusive"] and node_count is None and container is None:
+        node_count, slot_count = slot_count, Count(1, 1)
+
+    attrs = system if is_map(system) else {}
+    dur = attrs.get("duration") or 0.0
+    try:
+        dur = float(dur)
+    except (TypeError, ValueError) as exc:
+        raise JobspecError(str(exc)) from None
+    return {
+        "node_count": node_count,
+        "slot_count": slot_count,
+        "slot_size": state["slot_size"] or 0,
+        "gpu_per_slot": state["gpu_per_slot"],
+        "exclusive": state["exclusive"],
+        "duration": dur,
+        "constraint": attrs.get("constraints") or None,
+        "container_level": container,
+    }
 
 
 def resource_request(js: Any) -> dict[str, Any]:
@@ -332,56 +451,10 @@ def resource_request(js: Any) -> dict[str, Any]:
     A discrete node/slot count raises DiscreteCountError (Flux: an infeasible
     request, denied with the bare message) after all other checks.
     """
-    if not is_map(js):
-        raise JobspecError("jobspec must be a mapping")
-    resources = js.get("resources", [])
-    if not resources:
-        raise JobspecError("jobspec has no resources")
-    if not isinstance(resources, list):
-        raise JobspecError("resources must be a list")
-    state: dict[str, Any] = {
-        "nnodes": None,
-        "nslots": None,
-        "slot_size": None,
-        "gpu_per_slot": 0,
-        "exclusive": False,
-        "nodefactor": 1,
-    }
-
-    _request_walk(resources, 1, 0, state)
-
-    attributes = js.get("attributes", {})
-    system: Any = attributes.get("system") if is_map(attributes) else None
-    if js.get("version") == 1:
-        if system is None:
-            raise JobspecError("getting duration: Object item not found: system")
-        if not is_map(system) or system.get("duration") is None:
-            raise JobspecError("getting duration: Object item not found: duration")
-    if state["nslots"] is None:
-        raise JobspecError("Unable to determine slot count")
-    if state["slot_size"] is None:
-        raise JobspecError("Unable to determine slot size")
-
-    node_count = state["nnodes"]
-    slot_count = state["nslots"]
-    nf = state["nodefactor"]
-    if node_count is not None and nf != 1:
-        node_count = _Count(
-            node_count.min * nf,
-            node_count.max * nf if node_count.max is not None else None,
-            node_count.discrete,
-        )
-    if state["exclusive"] and node_count is None:
-        node_count, slot_count = slot_count, _Count(1, 1)
-
-    attrs = system if is_map(system) else {}
-    dur = attrs.get("duration") or 0.0
-    try:
-        dur = float(dur)
-    except (TypeError, ValueError) as exc:
-        raise JobspecError(str(exc)) from None
-    constraint = attrs.get("constraints") or None
-
+    counts = request_counts(js)
+    node_count = counts["node_count"]
+    slot_count = counts["slot_count"]
+    constraint = counts["constraint"]
     if node_count is not None and node_count.discrete:
         raise DiscreteCountError(_DISCRETE_MSG.format("node"))
     if slot_count.discrete:
@@ -392,10 +465,10 @@ def resource_request(js: Any) -> dict[str, Any]:
         "nnodes": nnodes,
         "slots_per_node": slot_count.min if node_count is not None else 0,
         "nslots": slot_count.min * nnodes if node_count is not None else slot_count.min,
-        "slot_size": state["slot_size"],
-        "gpu_per_slot": state["gpu_per_slot"],
-        "exclusive": state["exclusive"],
-        "duration": dur,
+        "slot_size": counts["slot_size"],
+        "gpu_per_slot": counts["gpu_per_slot"],
+        "exclusive": counts["exclusive"],
+        "duration": counts["duration"],
         "constraint": constraint,
         "constraints": _required_properties(constraint),
     }
