@@ -228,6 +228,8 @@ def bulksubmit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io,
     the job's sequence number."""
     opts["label_io"] = label_io
     sep = bytes(sep, "utf-8").decode("unicode_escape")
+    if sep == "":
+        raise FluxLiteError("empty separator")  # (Python's split refuses it; Flux says so)
     template, inputs = _inputs(list(command), None if sep.lower() == "none" else sep)
     if shuffle:
         random.shuffle(inputs)

@@ -26,32 +26,95 @@ def namespace_option(f):
 
 @kvs.command()
 @namespace_option
+@click.option("-W", "--waitcreate", is_flag=True, help="Wait for a missing KEY to be created.")
+@click.option("-w", "--watch", is_flag=True, help="Print the value again each time it changes.")
+@click.option("-u", "--uniq", is_flag=True, help="With -w: only changed values (all are).")
+@click.option("-A", "--append", is_flag=True, help="With -w: print only what was appended.")
+@click.option("-f", "--full", is_flag=True, help="With -w: accepted (every change is seen).")
+@click.option("-c", "--count", metavar="COUNT", help="With -w: stop after COUNT values.")
 @click.argument("keys", nargs=-1, required=True)
-def get(namespace, keys):
-    """Print the value of each KEY (eventlogs as their text)."""
+def get(namespace, waitcreate, watch, uniq, append, full, count, keys):
+    """Print the value of each KEY (eventlogs as their text); -w: and each
+    value it takes after, under a virtual clock until nothing is left to
+    happen or COUNT values were printed."""
     inst = instance()
-    store = inst.kvs
-    for typed in keys:
-        key = admin.namespace_key(inst, namespace, typed)[0]
-        raw = admin.kvs_get_raw(inst, key)
-        if raw is None:
-            if store.isdir(key):
-                raise FluxLiteError(f"{typed}: Is a directory")
-            raise FluxLiteError(f"{typed}: No such file or directory")
-        kind, text = raw
-        if kind == "json" and text.startswith('"'):
-            text = json.loads(text)  # strings print as they were put
-        click.echo(text, nl=not text.endswith("\n"))
+    limit = _count(count)
+    paths = [(admin.namespace_key(inst, namespace, typed)[0], typed) for typed in keys]
+    if not watch:
+        for key, typed in paths:
+            raw = _lookup(inst, key, typed)
+            if raw is None and waitcreate:
+                raw = _wait(inst, lambda b, key=key, typed=typed: _lookup(inst, key, typed), typed, "value")
+            if raw is None:
+                raise FluxLiteError(f"{typed}: No such file or directory")
+            click.echo(_value_text(raw))
+        return
+    # Flux watches every key at once and counts the values printed for all of them
+    seen: dict = {}
+    printed = [0]
+
+    def check(broker):
+        for key, typed in paths:
+            raw = _lookup(inst, key, typed)
+            if raw is None:
+                if key in seen or not waitcreate:
+                    return f"{typed}: No such file or directory"
+                continue
+            text = _value_text(raw)
+            before = seen.get(key)
+            if before == text:
+                continue  # (a rewrite of the same value is not seen: no commit history here)
+            seen[key] = text
+            if append and before is not None and text.startswith(before):
+                text = text[len(before):]
+            click.echo(text)
+            printed[0] += 1
+            if limit > 0 and printed[0] >= limit:
+                return True
+        return None
+
+    outcome = _wait(inst, check, " ".join(keys), "value")
+    if isinstance(outcome, str):
+        raise FluxLiteError(outcome)
+
+
+def _count(count):
+    """-c COUNT as liboptparse reads it (0: no limit)."""
+    if count is None:
+        return 0
+    try:
+        return int(count)
+    except ValueError:
+        click.echo("get: Option 'count' requires an integer argument", err=True)
+        raise SystemExit(1) from None
+
+
+def _lookup(inst, key, typed):
+    """(kind, text) at key, None if missing; a directory is an error."""
+    raw = admin.kvs_get_raw(inst, key)
+    if raw is None and inst.kvs.isdir(key):
+        raise FluxLiteError(f"{typed}: Is a directory")
+    return raw
+
+
+def _value_text(raw):
+    """What flux-kvs get prints of a value (before its newline): strings as
+    they were put, JSON and eventlogs as their text."""
+    kind, text = raw
+    if kind == "json" and text.startswith('"'):
+        return json.loads(text)
+    return text
 
 
 @kvs.command()
 @click.option("-r", "--raw", is_flag=True, help="Store VALUE as it is (KEY=- reads it from standard input).")
+@click.option("-A", "--append", is_flag=True, help="Append value(s) to key instead of overwriting.")
 @click.argument("pairs", nargs=-1, required=True, metavar="KEY=VALUE...")
-def put(raw, pairs):
+def put(raw, append, pairs):
     """Store VALUE (JSON if it parses, else a string) at KEY. Instance owner only."""
     # parsed as the put goes: a bad pair rolls back the pairs before it
-    if raw:
-        admin.kvs_put(instance(), (_raw_key_value(pair) for pair in pairs), raw=True)
+    if raw or append:
+        admin.kvs_put(instance(), (_raw_key_value(pair) for pair in pairs), raw=True, append=append)
         return
     admin.kvs_put(instance(), (_key_value(pair) for pair in pairs))
 
@@ -328,18 +391,12 @@ def eventlog_get(waitcreate, watch, count, unformatted, human, color, namespace,
     virtual clock until nothing is left to happen or COUNT were printed)."""
     inst = instance()
     fmt = _formatter(unformatted, human, color)
-    limit = 0
-    if count is not None:
-        try:
-            limit = int(count)
-        except ValueError:
-            click.echo("get: Option 'count' requires an integer argument", err=True)
-            raise SystemExit(1) from None
+    limit = _count(count)
     path = admin.namespace_key(inst, namespace, key)[0]
     if not watch:
         entries = _eventlog_entries(inst, path, key)
         if entries is None and waitcreate:
-            entries = _wait(inst, lambda b: _eventlog_entries(inst, path, key), key)
+            entries = _wait(inst, lambda b: _eventlog_entries(inst, path, key), key, "eventlog")
         if entries is None:
             raise FluxLiteError("flux_kvs_lookup_get: No such file or directory")
         emit(fmt.format_entries(entries))
@@ -358,17 +415,17 @@ def eventlog_get(waitcreate, watch, count, unformatted, human, color, namespace,
             printed[0] += len(new)
         return True if limit > 0 and printed[0] >= limit else None
 
-    outcome = _wait(inst, check, key)
+    outcome = _wait(inst, check, key, "eventlog")
     if isinstance(outcome, str):
         raise FluxLiteError(outcome)
 
 
-def _wait(inst, check, key):
+def _wait(inst, check, key, what):
     try:
         return inst.wait(check)
     except (WaitStalled, WaitTimeout):
         raise FluxLiteError(f"{key}: nothing left to happen under the virtual clock "
-                            "(the eventlog can change no more)") from None
+                            f"(the {what} can change no more)") from None
 
 
 @eventlog.command("wait-event")

@@ -10,7 +10,7 @@ from flux_lite.cli.interrupt import DETACHED, attach_signals
 from flux_lite.cli.output import progress
 from flux_lite.cli.words import is_flux, prog
 
-from flux_lite.errors import FluxLiteError, NoInstanceError, UsageError
+from flux_lite.errors import FluxLiteError, IdsetError, NoInstanceError, UsageError
 from flux_lite.formats import constraint, fsd, jobopts, submitopts
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.idset import IDset
@@ -143,7 +143,11 @@ def job_options(f=None, *, per_task=True):
                      help="Remove environment variables matching PATTERN (a glob, or /REGEX/) (multiple use OK)"),
         click.option("--env-file", "env_files", multiple=True, metavar="FILE", cls=_OrderedOption,
                      help="Read a set of environment rules from FILE. (multiple use OK)"),
-        click.option("--output", metavar="TEMPLATE",
+        click.option("--rlimit", "rlimits", multiple=True, metavar="RULE",
+                     help="Control how soft resource limits are propagated to the job: -NAME (a glob) does "
+                          "not propagate, NAME propagates the current limit, NAME=N|unlimited sets it "
+                          "(multiple use OK, comma-separated lists OK)."),
+        output_option := click.option("--output", metavar="TEMPLATE",
                      help="Write the job's standard output (and error, without --error) to TEMPLATE "
                           "({{id}}, {{name}}, {{taskid}}... are replaced)."),
         click.option("--error", metavar="TEMPLATE", help="Write the job's standard error to TEMPLATE."),
@@ -176,6 +180,10 @@ def job_options(f=None, *, per_task=True):
         click.option("-v", "--verbose", count=True, help="Increase verbosity on stderr (multiple use OK)"),
     ]
     if per_task:
+        # (flux batch reads its script, not an input file)
+        options.insert(options.index(output_option), click.option("--input", metavar="FILENAME",
+                                        help="Redirect job stdin from FILENAME (flux run: an IDSET of task ranks "
+                                             "that get run's standard input)."))
         options += task_options
     names = []
     for opt in reversed(options):
@@ -291,6 +299,9 @@ def build_jobspec(command, opts, extra_env=None):
             bank=opts.get("bank"),
             check=False,
         )
+    stdin = input_file(opts.get("input"))
+    if stdin is not None:
+        jobopts.set_shell_option(js, "input.stdin", {"type": "file", "path": stdin})
     add_output(js, opts.get("output"), opts.get("error"), opts.get("label_io", False))
     if opts.get("unbuffered"):
         jobopts.set_unbuffered(js)
@@ -304,6 +315,9 @@ def build_jobspec(command, opts, extra_env=None):
         jobopts.set_environment(js, env)
     if expand:
         jobopts.set_shell_option(js, "env-expand", expand)
+    if opts.get("dry_run") or opts.get("rlimits"):
+        # as the environment: kept only where asked for or shown
+        jobopts.set_shell_option(js, "rlimit", _value_error(submitopts.filtered_rlimits, opts.get("rlimits")))
     if opts.get("signal") is not None:
         jobopts.set_shell_option(js, "signal", _value_error(submitopts.signal_option, opts["signal"]))
     if opts.get("taskmap") is not None:
@@ -328,6 +342,18 @@ def build_jobspec(command, opts, extra_env=None):
         # (flux submit --dry-run prints what Python's Jobspec accepts; ingest is stricter)
         jobspecmod.validate(js)
     return js
+
+
+def input_file(value):
+    """--input: a file the job shell reads (None for no option, or for an
+    idset of task ranks, which flux run feeds from its own standard input)."""
+    if value is None:
+        return None
+    try:
+        IDset.parse(value)
+    except IdsetError:
+        return value
+    return None
 
 
 def environment_rules(opts):
@@ -517,6 +543,11 @@ def submit_all(specs, opts, quiet, wait_event, wait, watch, label_io):
 def submit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io):
     """Submit a job to run COMMAND; print its id (f58)."""
     opts["label_io"] = label_io
+    if opts.input is not None and input_file(opts.input) is None:
+        # (Flux's message, from its logger named flux)
+        click.echo(f"{'flux' if is_flux() else 'flux-lite submit'}: ERROR: per-task input not supported for submit",
+                   err=True)
+        sys.exit(1)
     parse_urgency(opts.urgency)
     parse_flags(opts.flags)
     dep_entries = dependency_entries(opts.dependencies, opts.begin_times)
@@ -579,8 +610,14 @@ def run(command, opts, label_io):
         click.echo(json.dumps(js, ensure_ascii=False))
         return
     inst = instance()
+    data = None
+    if emulate.reads_input(js) and input_file(opts.input) is None:
+        # what flux run forwards to the tasks' standard input (all, or the --input idset)
+        data = sys.stdin.read()
     with inst.session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(opts.urgency), flags=parse_flags(opts.flags))
+        if data is not None:
+            exec_.write_input(broker, jobid, data, opts.input if opts.input is not None else "all")
         endless = None if inst.virtual else exec_.endless_command(broker, js)
     if endless is not None:
         click.echo(f"{prog('run')}: {f58(jobid)}: {endless}", err=True)

@@ -229,13 +229,19 @@ def config_load(broker, cfg):
     reconfig.apply(broker, cfg)
 
 
-def kvs_put(instance, items, raw=False):
+def kvs_put(instance, items, raw=False, append=False):
     """kvs put of (key, value) pairs, in one transaction. raw: the values
     are texts stored as they are (a JSON text keeps its spelling; any other
-    text is stored as a string)."""
+    text is stored as a string). append (raw texts only): each text is
+    added to the end of the value the key holds, as it prints (Flux appends
+    bytes: 1 then 2 is 12), or of an eventlog as RFC 18 lines."""
     access.require_owner(instance.identity, "kvs put")
     with instance.kvs.transaction():
         for key, value in items:
+            if append:
+                value = _appended(instance, key, value)
+                if value is None:
+                    continue
             if not raw:
                 check_put(key, value)  # instance keys are refused or validated
                 instance.kvs.put(key, value)
@@ -250,6 +256,30 @@ def kvs_put(instance, items, raw=False):
             else:
                 check_put(key, parsed)
                 instance.kvs.put_text(key, value)
+
+
+def _appended(instance, key, text):
+    """The text a key holds after text is appended to it (None: the lines
+    were appended to an eventlog)."""
+    held = instance.kvs.get_raw(key)
+    if held is None:
+        if instance.kvs.isdir(key):
+            raise FluxLiteError("flux_kvs_commit: Is a directory", errno=errno_.EISDIR)
+        return text
+    kind, old = held
+    if kind == "eventlog":
+        check_put(key, None)  # (instance eventlogs are refused, as for put)
+        lines = text if text.endswith("\n") else text + "\n"
+        try:
+            eventlog.decode(lines)
+        except ValueError:
+            raise FluxLiteError("flux_kvs_commit: Invalid argument") from None
+        for line in lines.splitlines(keepends=True):
+            instance.kvs.append(key, line)
+        return None
+    if kind == "json" and old.startswith('"'):
+        old = json.loads(old)  # a string: its characters, as kvs get prints them
+    return old + text
 
 
 # a job's eventlog events that the job manager writes and reads back on a

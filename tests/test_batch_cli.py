@@ -30,6 +30,7 @@ def test_batch_jobspec_carries_the_script(flux, tmp_path):
                             "count": {"per_slot": 1}}]
     system = js["attributes"]["system"]
     assert (system["duration"], system["job"], system["environment"]) == (600.0, {"name": "myjob"}, {})
+    assert system["shell"]["options"].pop("rlimit")
     assert system["shell"]["options"] == {"output": {"stdout": {"type": "file", "path": "flux-{{id}}.out"}},
                                           "per-resource": {"type": "node"}, "mpi": "none", "exit-timeout": "none"}
     assert system["files"] == {"script": {"mode": 0o100700, "data": SCRIPT, "encoding": "utf-8"}}
@@ -89,3 +90,9 @@ def test_alloc_says_what_to_do_instead(flux):
     assert (code, out) == (1, "")
     assert err == ("flux-alloc: ERROR: flux-lite runs no processes, so it cannot start an interactive instance in "
                    "an allocation: submit a batch script (flux-lite batch), or a job (flux-lite submit, run)\n")
+
+
+def test_bulksubmit_empty_separator(flux):
+    # Flux's words (split's own); found by tests/test_fuzz.py as a traceback
+    assert as_flux(flux, "bulksubmit", "--sep=", "--dry-run", "echo", "{}", input="a b\n") == (
+        1, "", "flux-bulksubmit: ERROR: empty separator\n")

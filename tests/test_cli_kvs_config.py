@@ -38,7 +38,7 @@ def test_kvs_job_directory_uses_dothex_keys(flux):
     assert key == "job." + ".".join(f"{dec:016x}"[i:i + 4] for i in range(0, 16, 4))
     assert flux.out("kvs", "ls", key).split() == ["J", "R", "eventlog", "jobspec"]
     # the eventlog is the RFC 18 text, byte for byte what job eventlog -f json prints
-    assert flux.out("kvs", "get", f"{key}.eventlog") == flux.out("job", "eventlog", "-f", "json", jobid)
+    assert flux.out("kvs", "get", f"{key}.eventlog") == flux.out("job", "eventlog", "-f", "json", jobid) + "\n"
     assert flux.out("kvs", "eventlog", "get", f"{key}.eventlog") == flux.out("job", "eventlog", jobid)
     assert flux.out("kvs", "eventlog", "get", "-u", f"{key}.eventlog") == \
         flux.out("job", "eventlog", "-f", "json", jobid)

@@ -10,7 +10,7 @@ import pytest
 
 
 def kvs_events(flux):
-    return [json.loads(line) for line in flux.out("kvs", "get", "resource.eventlog").splitlines()]
+    return [json.loads(line) for line in flux.out("kvs", "get", "resource.eventlog").splitlines() if line]
 
 
 def test_undrain_modes(flux):

@@ -334,3 +334,32 @@ def test_forecast_stale_estimate_cleared_by_new_head(flux22):
     assert flux22.out("jobs", "-no", "{annotations.sched.t_estimate}|{contextual_info}", head).strip() == \
         f"{T0 + 3600}|eta:1h"
     assert flux22.out("jobs", "-no", "{annotations.sched.t_estimate}|{contextual_info}", second).strip() == "|"
+
+
+# --------------------------------------------------------- sched-fifo
+
+
+def test_sched_fifo_is_sched_simple_without_debug_hooks(flux22):
+    """flux-core's sched-fifo: the same priority FIFO and forecast (sched-simple
+    extends it), its annotation t_estimate alone, and no debug hooks."""
+    flux22("module", "remove", "sched-simple")
+    flux22("module", "load", "sched-fifo")
+    assert [line.split()[0] for line in flux22.out("module", "list").splitlines() if "sched" in line] == [
+        "sched-fifo"]
+    running = flux22.submit("-n1", "-t", "1h", "sleep", "3600")
+    head = flux22.submit("-n4", "-t", "1h", "sleep", "inf")
+    behind = flux22.submit("-n1", "-t", "1h", "sleep", "inf")   # fits, but may not pass the head
+    assert flux22.state(head) == "SCHED" and flux22.state(behind) == "SCHED"
+    fmt = "{annotations.sched.t_estimate} {annotations.sched.reason_pending}|"
+    assert flux22.out("jobs", "-no", fmt, head, behind) == f"{T0 + 3600} |\n{T0 + 7200} |\n"
+    # sched-simple's debug bits are set (module debug is the broker's) but do nothing
+    flux22("module", "debug", "--setbit", "1", "sched-fifo")
+    flux22("module", "debug", "--setbit", "2", "sched-fifo")
+    assert flux22.out("jobs", "-no", fmt, head, behind) == f"{T0 + 3600} |\n{T0 + 7200} |\n"
+    flux22("cancel", running)
+    assert flux22.state(head) == "RUN" and alloc_summary(flux22, head) == "rank[0-1]/core[0-1]"
+    # it takes no test-hello-nopartial; the policy "fifo" selects it
+    flux22("module", "remove", "sched-fifo")
+    assert flux22("module", "load", "sched-fifo", "test-hello-nopartial", check=False).exit_code != 0
+    flux22("sched", "reload", "--policy=fifo")
+    assert flux22.out("sched", "status").count("sched-fifo") >= 1

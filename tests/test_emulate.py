@@ -214,7 +214,7 @@ def test_output_files_with_templates(flux, tmp_path, monkeypatch):
         ("redirect", {"stream": "stdout", "rank": "[0-1]", "path": "o-{{taskid}}.txt"}),
         ("redirect", {"stream": "stderr", "rank": "[0-1]", "path": "e.txt"})]
     js = json.loads(flux.out("submit", "--dry-run", "-l", "--output=foo.{{id}}", "hostname"))
-    assert js["attributes"]["system"]["shell"] == {
+    assert js["attributes"]["system"]["shell"]["options"].pop("rlimit") and js["attributes"]["system"]["shell"] == {
         "options": {"output": {"stdout": {"type": "file", "path": "foo.{{id}}", "label": True}}}}
 
 
@@ -339,3 +339,49 @@ def test_shell_scripts_run_as_their_commands(flux, tmp_path, monkeypatch):
     (tmp_path / "rank.sh").write_text("#!/bin/bash\necho $FLUX_TASK_RANK\nexit 3\n")
     r = flux.fails("run", "-n2", "./rank.sh", code=3)
     assert r.stdout == "0\n1\n"
+
+
+def test_cat_reads_run_stdin_or_the_input_file(flux, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # flux run forwards its standard input to the tasks (RFC 24 input eventlog)
+    r = flux("run", "cat", input="hello\n")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "hello\n", "")
+    jobid = flux.out("job", "last").strip()
+    key = flux.out("job", "id", "--to=kvs", jobid).strip() + ".guest.input"
+    assert [json.loads(line) for line in flux.out("kvs", "get", key).splitlines() if line] == [
+        {"timestamp": T0, "name": "header", "context": {
+            "version": 1, "encoding": {"stdin": "UTF-8"}, "count": {"stdin": 1}, "options": {}}},
+        {"timestamp": T0, "name": "data", "context": {"stream": "stdin", "rank": "all", "data": "hello\n"}},
+        {"timestamp": T0, "name": "data", "context": {"stream": "stdin", "rank": "all", "eof": True}},
+    ]
+    # --input=IDSET: only those tasks get it
+    r = flux("run", "-n2", "--input=1", "-l", "cat", input="hi\n")
+    assert (r.exit_code, r.stdout) == (0, "1: hi\n")
+    # --input=FILE, relative to the job's directory; run then reads nothing of its own
+    (tmp_path / "in.txt").write_text("a\nb\n")
+    r = flux("run", "-n2", "-l", "--input=in.txt", "cat", input="ignored\n")
+    assert (r.exit_code, r.stdout) == (0, "0: a\n0: b\n1: a\n1: b\n")
+    # a submitted job reads nothing (no one attached to give it input)
+    job = flux.submit("cat")
+    assert flux("job", "attach", job).stdout == ""
+    # cat of files is not emulated
+    assert emulate.plan({"tasks": [{"command": ["cat", "x"]}]}, None, 1, 0) is None
+
+
+def test_a_bare_exit_fails_to_start_as_in_flux(flux):
+    """`exit` is a shell builtin, no program: Flux's job shell cannot start it
+    (a real 0.88's outputs; `sh -c 'exit 3'` is how a job exits 3)."""
+    r = flux("run", "exit", "3", check=False)
+    jobid = flux.out("job", "last").strip()
+    note = "task 0 (host node0): start failed: exit: No such file or directory"
+    assert (r.exit_code, r.stdout, r.stderr) == (127, "", (
+        f"0.000s: flux-shell[0]: FATAL: {note}\n"
+        f"0.000s: job.exception {jobid} type=exec severity=0 {note}\n"
+        "flux-lite job: task(s) exited with exit code 127\n"))
+    jobid = flux.out("job", "last").strip()
+    assert [line.split(" ", 1)[1] for line in flux.out("job", "eventlog", jobid).splitlines()][5:] == [
+        "start", f'exception type="exec" severity=0 note="{note}" userid=0', "finish status=32512",
+        'release ranks="all" final=true', "free", "clean"]
+    assert [(e["name"], e["context"]) for e in output_events(flux, jobid)][1:] == [
+        ("log", {"rank": 0, "level": 0, "message": note, "file": "shell.c", "line": 2036})]
+    assert flux("run", "sh", "-c", "exit 3", check=False).exit_code == 3

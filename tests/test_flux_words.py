@@ -279,7 +279,7 @@ def test_env_without_an_instance(tmp_path):
     assert r.exit_code == 1 and r.stderr.startswith("flux-lite env: ERROR: no flux-lite instance at ")
 
 
-@pytest.mark.parametrize("name", ["basics", "errors", "queues", "named-queues", "dependencies"])
+@pytest.mark.parametrize("name", ["basics", "errors", "queues", "named-queues", "dependencies", "admin"])
 def test_flux_script_runs_unchanged(tmp_path, name):
     """A Flux-style test script, run as `flux-lite start --test-size=4 ./t.sh`
     (with `-c conf` when the script comes with a NAME.conf directory)."""

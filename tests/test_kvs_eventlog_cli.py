@@ -72,6 +72,51 @@ def test_eventlog_get_watch_and_waitcreate(flux):
     assert as_flux(flux, "kvs", "eventlog", "get", "-W", "test.later")[0] == 1
 
 
+def test_get_watch_waitcreate_and_count(flux):
+    """kvs get -w/-W/-A/-c, with Flux's outputs (t1007's and a real 0.88's):
+    the value and then each change; a removed or missing key ends it."""
+    assert as_flux(flux, "kvs", "get", "-w", "nokey") == (1, "", "flux-kvs: nokey: No such file or directory\n")
+    flux("kvs", "put", "a=1")
+    assert as_flux(flux, "kvs", "get", "-w", "-c", "1", "a") == (0, "1\n", "")
+    assert as_flux(flux, "kvs", "get", "-W", "a") == (0, "1\n", "")
+    # under a virtual clock a wait nothing can satisfy fails at once, time untouched
+    stalled = "nothing left to happen under the virtual clock (the value can change no more)"
+    assert as_flux(flux, "kvs", "get", "-W", "later") == (1, "", f"flux-kvs: later: {stalled}\n")
+    assert as_flux(flux, "kvs", "get", "-w", "a") == (1, "1\n", f"flux-kvs: a: {stalled}\n")
+    assert flux.now() == T0
+    # a job's eventlog: its value once, then after each change; -A only what was appended
+    job = flux.submit("sleep", "5")
+    key = flux.out("job", "id", "--to=kvs", job).strip() + ".eventlog"
+    first = flux.out("kvs", "get", key)
+    assert first.endswith("}\n\n")  # the eventlog's text, then get's newline
+    code, out, err = as_flux(flux, "kvs", "get", "-w", "-A", "-c", "2", key)
+    assert (code, err) == (0, "")
+    assert out.startswith(first)
+    assert [e.split('"name":"')[1].split('"')[0] for e in out[len(first):].split()] == [
+        "finish", "release", "free", "clean"]
+    assert flux.now() == T0 + 5
+    code, out, _ = as_flux(flux, "kvs", "get", "-w", "-c", "1", key)
+    assert (code, out) == (0, flux.out("kvs", "get", key))
+    assert as_flux(flux, "kvs", "get", "-w", "-c", "x", "a") == (
+        1, "", "get: Option 'count' requires an integer argument\n")
+
+
+def test_put_append(flux):
+    """kvs put -A: Flux appends bytes to the value (a real 0.88's outputs)."""
+    for args in (("a=1",), ("-A", "a=2"), ("s=hi",), ("-A", "s=yo"), ("-A", "new=1"), ("-r", "-A", "r=q"),
+                 ("-A", "-r", "r=w"), ("d.x=1",)):
+        assert as_flux(flux, "kvs", "put", *args) == (0, "", "")
+    assert as_flux(flux, "kvs", "get", "a", "s", "new", "r") == (0, "12\nhiyo\n1\nqw\n", "")
+    assert as_flux(flux, "kvs", "put", "-A", "d=2") == (1, "", "flux-kvs: flux_kvs_commit: Is a directory\n")
+    flux("kvs", "eventlog", "append", "test.ev", "foo")
+    assert as_flux(flux, "kvs", "put", "-A", 'test.ev={"timestamp":1.0,"name":"bar"}') == (0, "", "")
+    assert [line.split()[1] for line in flux.out("kvs", "eventlog", "get", "test.ev").splitlines()] == [
+        "foo", "bar"]
+    assert as_flux(flux, "kvs", "put", "-A", "test.ev=notanevent") == (
+        1, "", "flux-kvs: flux_kvs_commit: Invalid argument\n")
+    assert as_flux(flux, "kvs", "put", "-A", "resource.eventlog=x")[0] == 1  # instance keys are the instance's
+
+
 def test_job_eventlogs_and_guest_namespaces(flux):
     job = flux.submit("sleep", "5")
     kvsdir = flux.out("job", "id", "--to=kvs", job).strip()
@@ -107,7 +152,8 @@ def test_job_eventlogs_and_guest_namespaces(flux):
 
 def test_put_raw_dir_and_unlink(flux):
     assert as_flux(flux, "kvs", "put", "-r", "test.raw=-", input='{"x":  1}\n') == (0, "", "")
-    assert as_flux(flux, "kvs", "get", "test.raw") == (0, '{"x":  1}\n', "")
+    # get prints the value and a newline, even after the newline it holds (as Flux does)
+    assert as_flux(flux, "kvs", "get", "test.raw") == (0, '{"x":  1}\n\n', "")
     assert as_flux(flux, "kvs", "put", "-r", "test.text=not json") == (0, "", "")
     assert as_flux(flux, "kvs", "put", "-r", "test.nokey") == (
         1, "", "flux-kvs: put: you must specify a value as key=value\n")

@@ -16,10 +16,18 @@ def as_flux(flux, *args, env=None, input=None):
     return r.exit_code, r.stdout, r.stderr
 
 
-def dry(flux, *args, env=None):
+def dry(flux, *args, env=None, rlimit=False):
+    """The jobspec --dry-run prints; without rlimit, less the limits of this
+    process it always records (shell.options.rlimit)."""
     code, out, err = as_flux(flux, "submit", "--dry-run", *args, env=env)
     assert (code, err) == (0, ""), (code, err)
-    return json.loads(out)
+    js = json.loads(out)
+    if not rlimit:
+        shell = js["attributes"]["system"]["shell"]
+        del shell["options"]["rlimit"]
+        if not shell["options"]:
+            del js["attributes"]["system"]["shell"]
+    return js
 
 
 def system(js):
@@ -159,3 +167,35 @@ def test_the_job_keeps_its_environment(flux):
     # each --cc copy has its FLUX_JOB_CC
     code, out, err = as_flux(flux, "submit", "--quiet", "--watch", "--cc=0-3", "sh", "-c", "echo $FLUX_JOB_CC")
     assert (code, sorted(out.split()), err) == (0, ["0", "1", "2", "3"], "")
+
+
+def test_rlimit_and_input_recorded_as_flux_records_them(flux, tmp_path):
+    import resource
+
+    # (Flux's dry-run of these options, t2710 and a real 0.88)
+    js = dry(flux, "--rlimit=-*,core", "--signal=USR1@60", "--output=o.txt", "--input=in.txt", "-u",
+             "--setopt=x=1", "true", rlimit=True)
+    assert json.dumps(system(js)["shell"]) == (
+        '{"options": {"input": {"stdin": {"type": "file", "path": "in.txt"}, "batch-timeout": 0.0}, '
+        '"output": {"stdout": {"type": "file", "path": "o.txt", "buffer": {"type": "none"}}, '
+        '"stderr": {"buffer": {"type": "none"}}, "batch-timeout": 0.05}, '
+        f'"rlimit": {{"core": {resource.getrlimit(resource.RLIMIT_CORE)[0]}}}, '
+        '"signal": {"signum": 10, "timeleft": 60.0}, "x": 1}}')
+    limits = system(dry(flux, "--rlimit=nofile=100,-core", "--rlimit=stack=unlimited", "true",
+                        rlimit=True))["shell"]["options"]["rlimit"]
+    assert list(limits) == ["cpu", "fsize", "data", "stack", "nofile", "as", "rss", "nproc"]
+    assert (limits["nofile"], limits["stack"]) == (100, -1)
+    # every limit is recorded with --dry-run, as Flux records it in every job
+    assert "memlock" not in system(dry(flux, "true", rlimit=True))["shell"]["options"]["rlimit"]
+    assert as_flux(flux, "submit", "--rlimit=foo=1", "true") == (1, "", 'flux-submit: ERROR: Invalid rlimit "foo"\n')
+    assert as_flux(flux, "submit", "--rlimit=nofile=abc", "true") == (
+        1, "", "flux-submit: ERROR: Invalid value in nofile=abc\n")
+    # a submitted job keeps the limits asked for, and no others when none are
+    job = flux.submit("--rlimit=-*,nofile=64", "true")
+    assert json.loads(flux.out("job", "info", job, "jobspec"))["attributes"]["system"]["shell"] == {
+        "options": {"rlimit": {"nofile": 64}}}
+    job = flux.submit("true")
+    assert "shell" not in json.loads(flux.out("job", "info", job, "jobspec"))["attributes"]["system"]
+    # an idset is per-task input, which only run takes (Flux's words, from its logger "flux")
+    assert as_flux(flux, "submit", "--input=0", "true") == (
+        1, "", "flux: ERROR: per-task input not supported for submit\n")

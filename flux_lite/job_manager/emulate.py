@@ -139,6 +139,25 @@ def emulated(jobspec: Any) -> bool:
     return _name(command[0]) in COMMANDS or script_text(command[0], _cwd(jobspec)) is not None
 
 
+def reads_input(jobspec: Any) -> bool:
+    """Does the job's command read its standard input (so that the caller
+    looks up what the job was given: an --input file, or what flux run
+    forwarded)?"""
+    command = command_of(jobspec)
+    return command is not None and _name(command[0]) == "cat"
+
+
+def input_file(jobspec: Any) -> str | None:
+    """The file --input names (shell.options.input.stdin of type file), or None."""
+    try:
+        stdin = jobspec["attributes"]["system"]["shell"]["options"]["input"]["stdin"]
+    except (KeyError, TypeError):
+        return None
+    if isinstance(stdin, dict) and stdin.get("type") == "file" and isinstance(stdin.get("path"), str):
+        return stdin["path"]
+    return None
+
+
 def reads_environment(jobspec: Any) -> bool:
     """Does the job's command read its environment (so that the caller
     looks it up: the stored jobspec has none)?"""
@@ -195,9 +214,11 @@ def missing_command(jobspec: Any, environment: dict | None = None) -> str | None
     return arg0
 
 
-def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None = None) -> Plan | None:
+def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None = None,
+         stdin: Any = None) -> Plan | None:
     """What the job's tasks do, or None when its command is not in the table.
-    environment: the job's (default: the jobspec's own, if it has one)."""
+    environment: the job's (default: the jobspec's own, if it has one);
+    stdin: what each task reads, a function of its task rank (default: nothing)."""
     command = command_of(jobspec)
     if command is None or not emulated(jobspec):
         return None
@@ -223,7 +244,7 @@ def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None
             "FLUX_TASK_LOCAL_ID": str(task.local_id),
             "FLUX_KVS_NAMESPACE": kvs_namespace(jobid),
         })
-        ctx = _Context(task, env, cwd or "/", userid)
+        ctx = _Context(task, env, cwd or "/", userid, stdin(task.rank) if stdin is not None else "")
         try:
             run = ctx.run(command)
         except NotEmulated:
@@ -254,11 +275,12 @@ def _name(arg0: str) -> str:
 class _Context:
     """One task's view: its environment, node, directory and user."""
 
-    def __init__(self, task: Task, env: dict[str, str], cwd: str, userid: int) -> None:
+    def __init__(self, task: Task, env: dict[str, str], cwd: str, userid: int, stdin: str = "") -> None:
         self.task = task
         self.env = env
         self.cwd = cwd
         self.userid = userid
+        self.stdin = stdin
 
     def run(self, argv: list[str]) -> TaskRun:
         fn = COMMANDS.get(_name(argv[0]))
@@ -363,7 +385,7 @@ def _env(ctx, args):
     if args and args[0] in ("-i", "--ignore-environment"):
         raise NotEmulated("env -i")
     if args:  # env VAR=VALUE COMMAND...: the command with that environment
-        sub = _Context(ctx.task, env, ctx.cwd, ctx.userid)
+        sub = _Context(ctx.task, env, ctx.cwd, ctx.userid, ctx.stdin)
         return sub.run(args)
     return TaskRun(_out("".join(f"{k}={v}\n" for k, v in env.items())), 0.0, 0)
 
@@ -399,6 +421,13 @@ def _id(ctx, args):
     seen = list(dict.fromkeys(groups))
     text = f"uid={user} gid={gname(gid)} groups=" + ",".join(gname(g) for g in seen) + "\n"
     return TaskRun(_out(text), 0.0, 0)
+
+
+def _cat(ctx, args):
+    """cat of its standard input (files it names are not read: not emulated)."""
+    if any(a != "-" for a in args):
+        raise NotEmulated("cat " + " ".join(args))
+    return TaskRun(_out(ctx.stdin), 0.0, 0)
 
 
 def _pwd(ctx, args):
@@ -512,6 +541,7 @@ COMMANDS = {
     "env": _env,
     "id": _id,
     "pwd": _pwd,
+    "cat": _cat,
     "flux": _flux,
     "sh": _shell,
     "bash": _shell,

@@ -27,7 +27,7 @@ from errno import EEXIST, EINVAL, ENOENT, EPERM
 from flux_lite import access, users
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, JobspecError
-from flux_lite.formats import eventlog, fsd
+from flux_lite.formats import eventlog, fsd, idset
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.jobid import f58, kvs_key
 from flux_lite.job_manager import emulate
@@ -68,7 +68,61 @@ def emulation(broker, job):
     if "test" in (_exec_table(js) or {}):
         return None
     environment = _environment(broker, job) if emulate.reads_environment(js) else None
-    return emulate.plan(js, job.R, job.id, job.userid if isinstance(job.userid, int) else 0, environment)
+    stdin = None
+    if emulate.reads_input(js):
+        stdin = _task_input(broker, job)
+        if stdin is None:
+            return None  # an --input file that cannot be read: the shell would fail, not emulated
+    return emulate.plan(js, job.R, job.id, job.userid if isinstance(job.userid, int) else 0, environment, stdin)
+
+
+def input_key(jobid):
+    return kvs_key(jobid, "guest.input")
+
+
+def write_input(broker, jobid, data, ranks="all"):
+    """The job's input eventlog (RFC 24) as flux run writes it for a job whose
+    tasks read standard input: the header, the data for the tasks in ranks
+    ("all" or an idset of task ranks), then end of file."""
+    key = input_key(jobid)
+    now = broker.now
+    broker.kvs.append(key, eventlog.encode_entry(now, "header", {
+        "version": 1, "encoding": {"stdin": "UTF-8"}, "count": {"stdin": 1}, "options": {}}))
+    if data:
+        broker.kvs.append(key, eventlog.encode_entry(now, "data", {"stream": "stdin", "rank": ranks, "data": data}))
+    broker.kvs.append(key, eventlog.encode_entry(now, "data", {"stream": "stdin", "rank": ranks, "eof": True}))
+
+
+def _task_input(broker, job):
+    """What each task reads (a function of its task rank): the --input file,
+    read as the job starts (None if it cannot be), else the data of the job's
+    input eventlog (nothing when no one wrote any)."""
+    js = job.jobspec
+    path = emulate.input_file(js)
+    if path is not None:
+        cwd = ((js.get("attributes") or {}).get("system") or {}).get("cwd")
+        if isinstance(cwd, str) and cwd and not os.path.isabs(path):
+            path = os.path.join(cwd, path)
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                text = f.read()
+        except OSError:
+            return None
+        return lambda rank: text
+    entries = broker.kvs.get_eventlog(input_key(job.id)) or []
+    chunks = [(e["context"].get("rank"), e["context"]["data"]) for e in entries
+              if e.get("name") == "data" and isinstance((e.get("context") or {}).get("data"), str)]
+
+    def task_input(rank):
+        return "".join(data for ranks, data in chunks if ranks == "all" or _in_idset(rank, ranks))
+    return task_input
+
+
+def _in_idset(rank, ranks):
+    try:
+        return rank in idset.IDset.parse(ranks)
+    except idset.IdsetError:
+        return False
 
 
 def _environment(broker, job):

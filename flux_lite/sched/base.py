@@ -278,6 +278,9 @@ class Scheduler:
 
     # a Python broker module in Flux (the broker logs the process it runs in)
     python_module = False
+    # does the module honour DEBUG_FAIL_ALLOC and DEBUG_EXPIRATION_UPDATE_DENY
+    # (sched-simple's test hooks; flux-core's sched-fifo has none)
+    debug_hooks = True
 
     def logs(self, level: str) -> bool:
         """Does the module's log level let `level` through? (Callers check
@@ -472,7 +475,7 @@ class Scheduler:
 
     def alloc(self, msg: dict) -> None:
         jobid = msg["id"]
-        if self.debug_flags & DEBUG_FAIL_ALLOC:
+        if self.debug_flags & DEBUG_FAIL_ALLOC and self.debug_hooks:
             self.respond(jobid, rfc27.DENY, note="DEBUG_FAIL_ALLOC")
             return
         try:
@@ -512,7 +515,7 @@ class Scheduler:
     def expiration(self, jobid: int, expiration: float) -> None:
         """sched.expiration: every flux-lite policy moves the job's end in its pool
         (flux-core's FIFO accepts without tracking; Fluxion answers ENOSYS)."""
-        if self.debug_flags & DEBUG_EXPIRATION_UPDATE_DENY:
+        if self.debug_flags & DEBUG_EXPIRATION_UPDATE_DENY and self.debug_hooks:
             raise rfc27.error(rfc27.EINVAL, "Rejecting expiration update for testing")
         self.job_expiration_changed(jobid, expiration)
 
