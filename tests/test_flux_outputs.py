@@ -221,7 +221,7 @@ def test_kvs_ls_columns_as_flux(flux):
     assert as_flux(flux, "kvs", "ls", "-d", "job.").stdout == "job\n"
     # values first, then each directory under a heading; errors name the key and exit 1
     r = as_flux(flux, "kvs", "ls", "sched", "config", "nosuch", "config.", "resource")
-    assert outcome(r) == (1, "config\n\nresource:\nR           eventlog\n\nsched:\nmodule    state\n",
+    assert outcome(r) == (1, "config\n\nresource:\nR              drain-state    eventlog\n\nsched:\nmodule    state\n",
                           "nosuch: No such file or directory\nconfig: Not a directory\n")
     r = as_flux(flux, "kvs", "ls", "-R", "-1", key)
     assert r.stdout == f"{key}:\nJ\nR\neventlog\njobspec\n"
