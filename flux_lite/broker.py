@@ -411,6 +411,14 @@ class Broker:
         self._sched = None
         self._sched_loaded = True
 
+    def scheduler_exited(self, sched):
+        """A module's reactor failed (see sched.hosted): it is gone, and the
+        job manager hears so, as after a removal."""
+        if self._sched is sched:
+            self._sched = None
+            self._sched_loaded = True
+            self.rpc(protocol.JM_DISCONNECT, {})
+
     def rmmod_scheduler(self):
         """Unload the scheduler: queued messages reach it first; then the job
         manager hears that it went away, as Flux's disconnect tells it."""
