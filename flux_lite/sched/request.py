@@ -13,13 +13,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from flux_lite.errors import JobspecError
+from flux_lite.formats.idset import IDset
 from flux_lite.formats.jj import MAX_RESOURCE_DEPTH, is_map, job_shape
 from flux_lite.formats.jobspec_validate import idset_values_ok
 
 __all__ = [
     "DiscreteCountError",
     "ResourceRequest",
+    "Count",
+    "parse_count",
     "read_request",
+    "request_counts",
     "request_from_jobspec",
     "resource_request",
 ]
@@ -147,11 +151,25 @@ class DiscreteCountError(JobspecError):
     ``cannot parse jobspec:`` prefix)."""
 
 
-class _Count:
-    __slots__ = ("min", "max", "discrete")
+class Count:
+    """An RFC 14 count as the general walk reads it: ``min``, ``max`` (None
+    when unbounded) and ``values``, the valid counts of a stepped range or
+    an idset (ascending), None for a plain range (every count between)."""
 
-    def __init__(self, mn, mx, discrete=False):
-        self.min, self.max, self.discrete = mn, mx, discrete
+    __slots__ = ("min", "max", "values")
+
+    def __init__(self, mn: int, mx: int | None, values: tuple[int, ...] | None = None) -> None:
+        self.min, self.max, self.values = mn, mx, values
+
+    @property
+    def discrete(self) -> bool:
+        return self.values is not None
+
+    def scaled(self, factor: int) -> Count:
+        if factor == 1:
+            return self
+        values = None if self.values is None else tuple(v * factor for v in self.values)
+        return Count(self.min * factor, None if self.max is None else self.max * factor, values)
 
 
 def _count_error(msg):
@@ -159,6 +177,7 @@ def _count_error(msg):
 
 
 def _stepped_values(mn, mx, operator, operand):
+    """The counts of a stepped range, min to max (Flux expands them)."""
     if operator not in ("+", "*", "^"):
         raise _count_error(f"operator {operator!r} is not supported")
     if operator in ("*", "^") and operand <= 1:
@@ -167,6 +186,14 @@ def _stepped_values(mn, mx, operator, operand):
         raise _count_error(f"operator '^' requires min >= 2, got {mn}")
     if operator == "+" and operand <= 0:
         raise _count_error(f"additive operator requires operand > 0, got {operand}")
+    values = []
+    v = mn
+    while v <= mx:
+        values.append(v)
+        if len(values) > 65536:
+            raise _count_error("sequence too large to expand")
+        v = v + operand if operator == "+" else v * operand if operator == "*" else v**operand
+    return tuple(values)
 
 
 def _int(text):
@@ -176,13 +203,14 @@ def _int(text):
         raise JobspecError(f"invalid literal for int() with base 10: {text!r}") from None
 
 
-def _parse_count(value):
-    """ResourceCount.from_count_spec: int, range dict, RFC 45 string, idset."""
+def parse_count(value: Any) -> Count:
+    """The Count of a jobspec ``count`` value: int, range dict, RFC 45 string
+    or idset (flux.resource.ResourceCount.from_count_spec); JobspecError."""
     if isinstance(value, int):  # (bool included, as in Flux)
         value = int(value)
         if value < 1:
             raise _count_error(f"integer count must be >= 1, got {value}")
-        return _Count(value, value)
+        return Count(value, value)
     if is_map(value):
         operator = value.get("operator", "+")
         operand = _int(value.get("operand", 1))
@@ -196,14 +224,13 @@ def _parse_count(value):
                     f"RFC 14 unbounded count with operator={operator!r} "
                     f"operand={operand} cannot be expanded to a finite set"
                 )
-            return _Count(mn, None)
+            return Count(mn, None)
         mx = _int(mx)
         if mx < mn:
             raise _count_error(f"max must be >= min, got max={mx} min={mn}")
         if operator == "+" and operand == 1:
-            return _Count(mn, mx)
-        _stepped_values(mn, mx, operator, operand)
-        return _Count(mn, mx, discrete=True)
+            return Count(mn, mx)
+        return Count(mn, mx, _stepped_values(mn, mx, operator, operand))
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("[") and text.endswith("]"):
@@ -220,7 +247,7 @@ def _parse_count(value):
                     f"RFC 45 unbounded count with operator={operator!r} "
                     f"operand={operand} cannot be expanded to a finite set"
                 )
-            return _Count(mn, None)
+            return Count(mn, None)
         if len(parts) > 1:
             lo, sep, hi = parts[0].partition("-")
             if not sep or "-" in hi:
@@ -233,16 +260,15 @@ def _parse_count(value):
             operand = _int(parts[1])
             operator = parts[2] if len(parts) > 2 else "+"
             if operator == "+" and operand == 1:
-                return _Count(mn, mx)
-            _stepped_values(mn, mx, operator, operand)
-            return _Count(mn, mx, discrete=True)
+                return Count(mn, mx)
+            return Count(mn, mx, _stepped_values(mn, mx, operator, operand))
         if "," in text:
             if not idset_values_ok(text):
                 raise JobspecError(f"invalid idset {text!r}")
-            ids = [int(x) for tok in text.split(",") if tok for x in tok.split("-")]
+            ids = tuple(IDset.parse(text))
             if ids[0] < 1:
                 raise _count_error(f"min must be >= 1, got {ids[0]}")
-            return _Count(ids[0], ids[-1], discrete=True)
+            return Count(ids[0], ids[-1], ids)
         if "-" in text:
             lo, _, hi = text.partition("-")
             mn = _int(lo)
@@ -251,12 +277,12 @@ def _parse_count(value):
             mx = _int(hi)
             if mx < mn:
                 raise _count_error(f"max must be >= min, got max={mx} min={mn}")
-            return _Count(mn, mx)
+            return Count(mn, mx)
         mn = _int(text)
         if mn < 1:
             raise _count_error(f"min must be >= 1, got {mn}")
-        return _Count(mn, mn)
-    return _Count(1, 1)
+        return Count(mn, mn)
+    return Count(1, 1)
 
 
 def _required_properties(constraint, depth=0):
@@ -285,7 +311,7 @@ def _request_walk(res_list, nodefactor, depth, state):
         if not is_map(vertex):
             raise JobspecError("resource vertex must be a mapping")
         rtype = vertex.get("type", "")
-        count = _parse_count(vertex.get("count", 1))
+        count = parse_count(vertex.get("count", 1))
         children = vertex.get("with", [])
         if children and not isinstance(children, list):
             raise JobspecError("resource with must be a list")
@@ -309,29 +335,14 @@ def _request_walk(res_list, nodefactor, depth, state):
                 _request_walk(children, nodefactor * count.min, depth + 1, state)
 
 
-def resource_request(js: Any) -> dict[str, Any]:
-    """What flux-core's Python schedulers extract from a jobspec.
-
-    Returns a dict:
-      nnodes          minimum node count (0 when there is no node level)
-      slots_per_node  slots per node (0 when there is no node level)
-      nslots          minimum total slot count
-      slot_size       cores per slot
-      gpu_per_slot    GPUs per slot
-      exclusive       whole-node allocation
-      duration        float seconds, 0.0 = unlimited
-      constraint      the RFC 31 constraint object, or None
-      constraints     property names required by it (``properties`` at the
-                      top level or inside ``and``)
-
-    Ranges count as their minimum. An exclusive slot-only request becomes
-    nslots nodes of one slot. Errors (JobspecError; Flux denies with
-    ``cannot parse jobspec: <message>``): ``jobspec has no resources``,
-    ``getting duration: Object item not found: system`` / ``...: duration``,
-    ``Unable to determine slot count``, ``Unable to determine slot size``.
-    A discrete node/slot count raises DiscreteCountError (Flux: an infeasible
-    request, denied with the bare message) after all other checks.
-    """
+def request_counts(js: Any) -> dict[str, Any]:
+    """The general walk of a jobspec's resources, ranges kept: ``node_count``
+    (a Count, or None without a node level; scaled by the counts above the
+    node level), ``slot_count`` (a Count: per node with a node level, the
+    total without), ``slot_size``, ``gpu_per_slot``, ``exclusive``,
+    ``duration`` and ``constraint``. An exclusive slot-only request becomes
+    one node per slot. The errors of resource_request, but for discrete counts
+    (kept as they are: Flux's Python pools refuse them when allocating)."""
     if not is_map(js):
         raise JobspecError("jobspec must be a mapping")
     resources = js.get("resources", [])
@@ -364,15 +375,10 @@ def resource_request(js: Any) -> dict[str, Any]:
 
     node_count = state["nnodes"]
     slot_count = state["nslots"]
-    nf = state["nodefactor"]
-    if node_count is not None and nf != 1:
-        node_count = _Count(
-            node_count.min * nf,
-            node_count.max * nf if node_count.max is not None else None,
-            node_count.discrete,
-        )
+    if node_count is not None:
+        node_count = node_count.scaled(state["nodefactor"])
     if state["exclusive"] and node_count is None:
-        node_count, slot_count = slot_count, _Count(1, 1)
+        node_count, slot_count = slot_count, Count(1, 1)
 
     attrs = system if is_map(system) else {}
     dur = attrs.get("duration") or 0.0
@@ -380,8 +386,44 @@ def resource_request(js: Any) -> dict[str, Any]:
         dur = float(dur)
     except (TypeError, ValueError) as exc:
         raise JobspecError(str(exc)) from None
-    constraint = attrs.get("constraints") or None
+    return {
+        "node_count": node_count,
+        "slot_count": slot_count,
+        "slot_size": state["slot_size"],
+        "gpu_per_slot": state["gpu_per_slot"],
+        "exclusive": state["exclusive"],
+        "duration": dur,
+        "constraint": attrs.get("constraints") or None,
+    }
 
+
+def resource_request(js: Any) -> dict[str, Any]:
+    """What flux-core's Python schedulers extract from a jobspec.
+
+    Returns a dict:
+      nnodes          minimum node count (0 when there is no node level)
+      slots_per_node  slots per node (0 when there is no node level)
+      nslots          minimum total slot count
+      slot_size       cores per slot
+      gpu_per_slot    GPUs per slot
+      exclusive       whole-node allocation
+      duration        float seconds, 0.0 = unlimited
+      constraint      the RFC 31 constraint object, or None
+      constraints     property names required by it (``properties`` at the
+                      top level or inside ``and``)
+
+    Ranges count as their minimum. An exclusive slot-only request becomes
+    nslots nodes of one slot. Errors (JobspecError; Flux denies with
+    ``cannot parse jobspec: <message>``): ``jobspec has no resources``,
+    ``getting duration: Object item not found: system`` / ``...: duration``,
+    ``Unable to determine slot count``, ``Unable to determine slot size``.
+    A discrete node/slot count raises DiscreteCountError (Flux: an infeasible
+    request, denied with the bare message) after all other checks.
+    """
+    counts = request_counts(js)
+    node_count = counts["node_count"]
+    slot_count = counts["slot_count"]
+    constraint = counts["constraint"]
     if node_count is not None and node_count.discrete:
         raise DiscreteCountError(_DISCRETE_MSG.format("node"))
     if slot_count.discrete:
@@ -392,10 +434,10 @@ def resource_request(js: Any) -> dict[str, Any]:
         "nnodes": nnodes,
         "slots_per_node": slot_count.min if node_count is not None else 0,
         "nslots": slot_count.min * nnodes if node_count is not None else slot_count.min,
-        "slot_size": state["slot_size"],
-        "gpu_per_slot": state["gpu_per_slot"],
-        "exclusive": state["exclusive"],
-        "duration": dur,
+        "slot_size": counts["slot_size"],
+        "gpu_per_slot": counts["gpu_per_slot"],
+        "exclusive": counts["exclusive"],
+        "duration": counts["duration"],
         "constraint": constraint,
         "constraints": _required_properties(constraint),
     }
