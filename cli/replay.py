@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 
 import click
 from flux_lite.cli._complete import PolicyChoice
@@ -44,11 +45,15 @@ def _text(summary, figures):
               help="Cores per node (default: MaxProcs / MaxNodes of the trace, at least 1).")
 @click.option("--limit", type=click.IntRange(1, None), default=None, metavar="N",
               help="Replay only the first N replayable jobs.")
+@click.option("--scheduler", "module", type=click.Path(dir_okay=False), default=None, metavar="PATH.py",
+              help="Schedule with this Python scheduler module file instead of a policy.")
+@click.option("--module-args", default="", metavar="ARGS",
+              help="Arguments for the --scheduler module, as `flux module load` takes them (one string).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--keep", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Create the replay's instance at DIR (must not exist) and keep it for inspection.")
 @click.argument("trace", type=click.Path(dir_okay=False, allow_dash=True))
-def replay(policy, nodes, cores_per_node, limit, as_json, keep, trace):
+def replay(policy, nodes, cores_per_node, limit, module, module_args, as_json, keep, trace):
     """Replay an SWF workload trace (plain or gzip) in simulated time.
 
     Each job is submitted when the virtual clock reaches its trace submit
@@ -56,8 +61,13 @@ def replay(policy, nodes, cores_per_node, limit, as_json, keep, trace):
     time limit and its recorded run time as exec.test.run_duration. The
     instance then runs until every job is inactive, and a summary is printed.
     """
+    if module_args and module is None:
+        raise click.UsageError("--module-args needs --scheduler")
+    if module is not None and not module.endswith(".py"):
+        raise click.UsageError(f"--scheduler: {module}: expected a Python module file (.py)")
     with progress_report("replaying") as report:
-        summary, tr = workload.replay_file(trace, policy, nodes, cores_per_node, limit, keep, progress=report)
+        summary, tr = workload.replay_file(trace, policy, nodes, cores_per_node, limit, keep, progress=report,
+                                           module=module, module_args=shlex.split(module_args))
     figures = {"trace": os.path.basename(trace) if trace != "-" else "-", "skipped": tr.skipped}
     if as_json:
         click.echo(json.dumps(dict(summary, trace=figures["trace"], skipped=tr.skipped), sort_keys=True))

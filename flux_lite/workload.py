@@ -274,13 +274,20 @@ def userid_for(job: TraceJob, owner: int) -> int:
 
 
 def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy: str = "fcfs",
-                 progress=None) -> dict:
+                 progress=None, module: str | None = None, module_args: list[str] | None = None) -> dict:
     """Replay jobs on a new virtual-clock instance at state_dir; returns the summary.
 
     progress(done, total) is called every few hundred jobs, done counting
-    the jobs that have finished.
+    the jobs that have finished. module: a scheduler module file (PATH.py,
+    given module_args) to schedule with instead of the policy; it lives for
+    the whole replay.
     """
-    cfg = {"sched": {"policy": policy}}
+    if module is not None:
+        module = os.path.abspath(module)
+        cfg: dict = {"sched": {"module": module, "module-args": list(module_args or [])}}
+        policy = os.path.basename(module)
+    else:
+        cfg = {"sched": {"policy": policy}}
     inst = Instance.create(state_dir, config=cfg, size=nodes, cores=cores, clock="virtual")
     # the collector stays off until the summary is made: the replay's
     # objects form no cycles, and scanning them would cost seconds
@@ -367,7 +374,8 @@ def outcomes(records) -> list[Outcome]:
 
 
 def replay_file(path: str, policy: str, nodes: int | None = None, cores_per_node: int | None = None,
-                limit: int | None = None, keep: str | None = None, progress=None) -> tuple[dict, Trace]:
+                limit: int | None = None, keep: str | None = None, progress=None,
+                module: str | None = None, module_args: list[str] | None = None) -> tuple[dict, Trace]:
     """Read, fit and replay the trace at path (`flux-lite replay`): (summary, trace).
 
     The instance is created at keep (a new directory, kept) or in a
@@ -380,9 +388,11 @@ def replay_file(path: str, policy: str, nodes: int | None = None, cores_per_node
     if keep is not None:
         if os.path.exists(keep):
             raise FluxLiteError(f"{keep}: already exists (--keep needs a new directory)")
-        return replay_trace(keep, jobs, n, c, policy=policy, progress=progress), tr
+        return replay_trace(keep, jobs, n, c, policy=policy, progress=progress, module=module,
+                            module_args=module_args), tr
     tmp = tempfile.mkdtemp(prefix="flux-lite-replay-")
     try:
-        return replay_trace(os.path.join(tmp, "state"), jobs, n, c, policy=policy, progress=progress), tr
+        return replay_trace(os.path.join(tmp, "state"), jobs, n, c, policy=policy, progress=progress,
+                            module=module, module_args=module_args), tr
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -81,6 +81,10 @@ def module_name(path: str) -> str:
     return os.path.basename(path)[:-3]
 
 
+# RFC 27 messages (no response) the job manager sends; the rest are requests
+_MESSAGES = (rfc27.SCHED_ALLOC, rfc27.SCHED_FREE, rfc27.SCHED_CANCEL, rfc27.SCHED_PRIORITIZE)
+
+
 class ModuleError(FluxLiteError):
     """The hosted module failed (the message is the one line the CLI prints)."""
 
@@ -283,7 +287,10 @@ class HostedScheduler:
     # -- the broker's side ----------------------------------------------------------
 
     def handle(self, topic: str, msg: dict, cred: rfc27.Cred | None = None) -> Any:
-        self.attach()
+        if not self.attached:
+            self.attach()
+            if topic in _MESSAGES:
+                return None  # addressed to the previous instance, like those attach() dropped
         if self.exited:
             raise rfc27.error(rfc27.ENOSYS, f"{topic}: service is not loaded")
         if topic == rfc27.SCHED_DEBUG:

@@ -37,10 +37,12 @@ import errno
 import functools
 import heapq
 import inspect
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from flux import resource
+from flux.constants import FLUX_RPC_STREAMING
 from flux.brokermod import BrokerLogger, BrokerModule, Message, request_handler
 from flux.job import JobID
 from flux_lite import protocol as rfc27
@@ -397,8 +399,6 @@ class Scheduler(BrokerModule):
         """A pool of R: pool_class if set, else flux.resource's default."""
         cls = self.pool_class or getattr(resource, "ResourcePool", None) or resource.Rv1Pool
         if isinstance(R, str):
-            import json
-
             R = json.loads(R)
         if not isinstance(R, Mapping):
             raise ValueError("R must be an object")
@@ -425,8 +425,6 @@ class Scheduler(BrokerModule):
         self._request_schedule()
 
     def _sched_hello(self) -> None:
-        from flux.constants import FLUX_RPC_STREAMING
-
         f = self.handle.rpc("job-manager.sched-hello", {"partial-ok": self.hello_partial_ok},
                             flags=FLUX_RPC_STREAMING)
         while True:
