@@ -17,6 +17,7 @@ import math
 from flux_lite import protocol
 from flux_lite.limits import MAX_TIME
 from flux_lite.protocol import Cred
+from flux_lite.schedstate import MODULE_KEY
 from flux_lite.stored import TIMERS, DamagedError
 
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
@@ -76,6 +77,7 @@ class Broker:
         self._jm = self._exec = self._hk = self._resources = self._deps = self._queues = None
         self._sched = None
         self._sched_loaded = None  # None = not looked up yet
+        self._module_file_checked = False  # see run(): a module file attaches before any work
         self._timers = None
         # a read-only command's broker (Instance.read_session): the instance
         # is settled, so there is no module work to run and nothing to save
@@ -152,6 +154,8 @@ class Broker:
 
     def run(self):
         """Deliver messages and run module work until everything is quiet."""
+        if not self._module_file_checked and not self.reading:
+            self._attach_module_file()
         jm_idle = False  # the job manager's work just ended with nothing left, and nothing happened since
         while True:
             if self.messages:
@@ -170,6 +174,16 @@ class Broker:
                 jm_idle = False
                 continue
             break
+
+    def _attach_module_file(self):
+        """A scheduler module file lives for one command (sched.hosted): it is
+        loaded afresh when the command starts, before the job manager works,
+        so that this command's messages all reach the same instance."""
+        self._module_file_checked = True
+        if self._sched_loaded is None:
+            rec = self.kvs.get(MODULE_KEY)
+            if rec is not None and rec.get("path"):
+                self.sched.attach()
 
     def _deliver(self, topic, payload):
         module = self._service(topic)

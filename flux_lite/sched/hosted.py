@@ -81,8 +81,8 @@ def module_name(path: str) -> str:
     return os.path.basename(path)[:-3]
 
 
-# RFC 27 messages (no response) the job manager sends; the rest are requests
-_MESSAGES = (rfc27.SCHED_ALLOC, rfc27.SCHED_FREE, rfc27.SCHED_CANCEL, rfc27.SCHED_PRIORITIZE)
+# messages about requests the job manager requeues when a module instance goes
+_REQUEUED = (rfc27.SCHED_ALLOC, rfc27.SCHED_CANCEL, rfc27.SCHED_PRIORITIZE)
 
 
 class ModuleError(FluxLiteError):
@@ -236,7 +236,8 @@ class HostedScheduler:
             return
         self.attached = True
         queue = self.b.messages
-        kept = [m for m in queue if rfc27.service_of(m[0]) not in ("sched", "feasibility")]
+        # frees stay: one for an allocation hello reports reaches the new instance (see handle)
+        kept = [m for m in queue if m[0] not in _REQUEUED]
         queue.clear()
         queue.extend(kept)
         self.b.rpc(rfc27.JM_DISCONNECT, {})
@@ -289,7 +290,7 @@ class HostedScheduler:
     def handle(self, topic: str, msg: dict, cred: rfc27.Cred | None = None) -> Any:
         if not self.attached:
             self.attach()
-            if topic in _MESSAGES:
+            if topic in _REQUEUED:
                 return None  # addressed to the previous instance, like those attach() dropped
         if self.exited:
             raise rfc27.error(rfc27.ENOSYS, f"{topic}: service is not loaded")
@@ -317,6 +318,8 @@ class HostedScheduler:
         elif topic == rfc27.SCHED_ALLOC:
             self.open.add(msg["id"])
         elif topic == rfc27.SCHED_FREE:
+            if msg["id"] not in self.allocs:
+                return None  # not an allocation this instance holds (hello did not report it)
             self._freed(msg)
         elif topic == rfc27.SCHED_CANCEL and msg["id"] not in self.open:
             return None

@@ -1,0 +1,282 @@
+"""Python scheduler modules (flux.scheduler) hosted by flux-lite's broker:
+`module load PATH.py`, each override point and response type, reload with
+partial release, a module's errors, and flux-core's own modules (taken from a
+flux-core source tree: FLUX_CORE_SRC or /work/flux-core-src; skipped without)."""
+
+import json
+import os
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+TINY = HERE / "flux_modules" / "sched-tiny.py"
+TRACE = HERE / "data" / "kth-sp2-first400.swf"
+
+
+def flux_core_module(name):
+    root = Path(os.environ.get("FLUX_CORE_SRC", "/work/flux-core-src"))
+    path = root / "src" / "modules" / f"{name}.py"
+    if not path.exists():
+        pytest.skip(f"no flux-core source tree with {name}.py (set FLUX_CORE_SRC)")
+    return path
+
+
+@pytest.fixture
+def fx(flux):
+    flux("module", "remove", "sched-simple")
+    return flux
+
+
+def write_module(tmp_path, body, name="sched-test"):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def ann(flux, jobid):
+    return json.loads(flux.out("jobs", "-no", "{annotations}", jobid) or "{}")
+
+
+def test_load_list_stats_remove(fx):
+    fx("module", "load", TINY)
+    rows = fx.out("module", "list", "-l").splitlines()
+    assert [r.split()[0] for r in rows[1:]] == ["job-exec", "job-manager", "resource", "sched-tiny"]
+    assert rows[-1].endswith(f"feasibi+ {TINY}")
+    job = fx.submit("-n2", "-t", "10s", "sleep", "5")
+    assert fx.state(job) == "RUN"
+    assert ann(fx, job) == {"sched": {"resource_summary": "rank0/core[0-1]"}}
+    stats = json.loads(fx.out("module", "stats", "sched-tiny"))
+    assert stats["pending_jobs"] == 0
+    assert "sched-tiny.info[0]: ready: queue-depth=8 log-level=info pool-class=Rv1Pool Rv1 rank[0-3]/core[0-1]" \
+        in [line.split(" ", 1)[1] for line in fx.out("dmesg").splitlines()]
+    fx("module", "remove", "sched-tiny")
+    assert "sched-tiny" not in fx.out("module", "list")
+
+
+def test_fifo_order_and_each_response_type(fx, tmp_path):
+    mod = write_module(tmp_path, """
+        import heapq
+        from flux.resource import InfeasibleRequest, InsufficientResources
+        from flux.scheduler import Scheduler
+
+        class S(Scheduler):
+            def schedule(self):
+                while self._queue:
+                    job = self._queue[0]
+                    try:
+                        alloc = self.resources.alloc(job.jobid, job.resource_request)
+                    except InsufficientResources:
+                        job.request.annotate({"sched": {"reason_pending": "insufficient resources"}})
+                        break
+                    except InfeasibleRequest as exc:
+                        job.request.deny(str(exc))
+                    else:
+                        job.request.success(alloc)
+                    heapq.heappop(self._queue)
+                    yield
+
+        def mod_main(h, *args):
+            S(h, *args).run()
+        """)
+    fx("module", "load", mod)
+    huge = fx.submit("-n9", "true")
+    assert fx.out("jobs", "-no", "{state} {result}", huge).split() == ["INACTIVE", "FAILED"]  # DENY
+    assert "alloc" in [e["context"].get("type") for e in fx.events(huge) if e["name"] == "exception"]
+    big = fx.submit("-N4", "-n8", "-t", "100s", "sleep", "50")
+    waiting = fx.submit("-n1", "-t", "10s", "true")
+    assert ann(fx, waiting) == {"sched": {"reason_pending": "insufficient resources"}}  # ANNOTATE
+    fx("cancel", waiting)  # CANCEL
+    assert fx.out("jobs", "-no", "{result}", waiting).strip() == "CANCELED"
+    fx.advance("60s")
+    assert fx.out("jobs", "-no", "{result}", big).strip() == "COMPLETED"  # SUCCESS
+    # success() clears what annotate() set
+    later = fx.submit("-N4", "-n8", "-t", "100s", "sleep", "50")
+    nxt = fx.submit("-n1", "-t", "10s", "true")
+    assert ann(fx, nxt) == {"sched": {"reason_pending": "insufficient resources"}}
+    fx.advance("60s")
+    assert fx.state(later) == "INACTIVE" and ann(fx, nxt) == {}
+
+
+def test_override_points_are_called(fx, tmp_path):
+    mod = write_module(tmp_path, """
+        import heapq
+        from flux.scheduler import Scheduler
+
+        class S(Scheduler):
+            def hello(self, jobid, priority, userid, t_submit, R):
+                self.log.info(f"hello {R.dumps()}")
+                super().hello(jobid, priority, userid, t_submit, R)
+            def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
+                self.log.info(f"alloc priority={priority}")
+                super().alloc(request, jobid, priority, userid, t_submit, jobspec)
+            def free(self, jobid, R, final=False):
+                self.log.info(f"free final={final}")
+                super().free(jobid, R, final)
+            def cancel(self, jobid):
+                self.log.info("cancel")
+                super().cancel(jobid)
+            def expiration(self, msg, jobid, expiration):
+                self.log.info(f"expiration {expiration - self.handle.reactor_now():.0f}")
+                super().expiration(msg, jobid, expiration)
+            def resource_update(self):
+                self.log.info("resource_update")
+            def forecast(self):
+                for job in sorted(self._queue):
+                    job.request.annotate({"sched": {"jobs_ahead": 0}})
+                    yield
+            def schedule(self):
+                while self._queue and self._queue[0].priority > 0:
+                    job = heapq.heappop(self._queue)
+                    alloc = self.resources.alloc(job.jobid, job.resource_request)
+                    alloc.set_starttime(self.handle.reactor_now())
+                    alloc.set_expiration(self.handle.reactor_now() + job.resource_request.duration)
+                    job.request.success(alloc)
+                    yield
+
+        def mod_main(h, *args):
+            S(h, *args).run()
+        """)
+    fx("module", "load", mod)
+    job = fx.submit("-n1", "-t", "100s", "sleep", "50")
+    fx("update", job, "duration=200s")
+    held = fx.submit("--urgency=0", "true")
+    fx("resource", "drain", "3")
+    fx("cancel", job)
+    lines = [line.split(": ", 1)[1] for line in fx.dmesg() if line.startswith("sched-test.info")]
+    assert "alloc priority=16" in lines and "expiration 200" in lines
+    assert "resource_update" in lines and "free final=True" in lines
+    assert any(line.startswith("hello rank0/core0") for line in lines)  # later commands reload
+    assert fx.state(held) == "SCHED"
+
+
+def test_debug_bits(fx):
+    fx("module", "load", flux_core_module("sched-simple"))
+    fx("module", "debug", "--setbit", "1", "sched-simple")
+    job = fx.submit("true")
+    assert fx.out("jobs", "-no", "{result}", job).strip() == "FAILED"
+    assert [e["context"]["note"] for e in fx.events(job) if e["name"] == "exception"] == ["DEBUG_FAIL_ALLOC"]
+    fx("module", "debug", "--clear", "sched-simple")
+    assert fx.state(fx.submit("true")) == "INACTIVE"
+
+
+def test_reload_with_running_and_housekeeping_partial_release(flux_factory):
+    fx = flux_factory("--test-size=4", "--test-cores=2",
+                      config="job-manager:\n  housekeeping:\n    command: ['true']\n    release-after: 0s\n")
+    fx("module", "remove", "sched-simple")
+    fx("module", "load", flux_core_module("sched-simple"), "log-level=debug")
+    run = fx.submit("-N2", "-n4", "-t", "1000s", "sleep", "500")
+    fx("module", "reload", "sched-simple", "log-level=debug")
+    text = "\n".join(fx.dmesg())
+    assert re.search(r"sched-simple.debug\[0\]: hello: id=\S+ priority=16 userid=\d+ t_submit=", text)
+    other = fx.submit("-N2", "-n4", "-t", "10s", "true")
+    assert fx.state(other) == "INACTIVE"
+    third = fx.submit("-N3", "-n6", "-t", "10s", "true")
+    assert fx.state(third) == "SCHED"
+    fx.advance("600s")
+    assert fx.state(run) == "INACTIVE" and fx.state(third) == "INACTIVE"
+
+
+def test_module_errors(fx, tmp_path):
+    bad = write_module(tmp_path, "def mod_main(h, *args:\n    pass\n", name="sched-syntax")
+    r = fx.fails("module", "load", bad)
+    assert r.stderr.count("\n") == 1 and "SyntaxError" in r.stderr
+    assert "Traceback" not in r.stderr and "sched-syntax" not in fx.out("module", "list")
+    nomain = write_module(tmp_path, "import flux.brokermod\n", name="sched-nomain")
+    r = fx.fails("module", "load", nomain)
+    assert "no mod_main() or BrokerModule subclass found" in r.stderr
+    boom = write_module(tmp_path, """
+        from flux.scheduler import Scheduler
+
+        class S(Scheduler):
+            def schedule(self):
+                raise RuntimeError("oops")
+                yield
+
+        def mod_main(h, *args):
+            S(h, *args).run()
+        """, name="sched-boom")
+    fx("module", "load", boom)
+    r = fx("submit", "true")
+    job = r.stdout.strip()
+    assert "sched-boom: schedule raised: RuntimeError: oops" in r.stderr
+    log = fx.dmesg()
+    assert "sched-boom.err[0]: Traceback (most recent call last):" in log
+    assert any(line.endswith('raise RuntimeError("oops")') for line in log)
+    assert fx.state(job) == "SCHED"  # waits for the next scheduler
+    assert "sched-boom" not in fx.out("module", "list")
+    fx("module", "load", TINY)
+    assert fx.state(job) == "INACTIVE"
+
+
+def test_bad_R_and_double_response(fx, tmp_path):
+    mod = write_module(tmp_path, """
+        import heapq
+        from flux.scheduler import Scheduler
+
+        class S(Scheduler):
+            def schedule(self):
+                while self._queue:
+                    job = heapq.heappop(self._queue)
+                    alloc = self.resources.alloc(job.jobid, job.resource_request)
+                    if "bad" in str(job.t_submit) or job.priority == 17:
+                        job.request.success({"version": 1, "execution": {"R_lite": [
+                            {"rank": "9", "children": {"core": "0"}}]}})
+                    else:
+                        job.request.success(alloc)
+                        job.request.success(alloc)
+                    yield
+
+        def mod_main(h, *args):
+            S(h, *args).run()
+        """)
+    fx("module", "load", mod)
+    job = fx.submit("-n1", "true")
+    assert fx.state(job) == "INACTIVE"
+    assert any("dropped: the request was answered already" in line for line in fx.dmesg())
+    badjob = fx.submit("--urgency=17", "true")
+    assert fx.out("jobs", "-no", "{result}", badjob).strip() == "FAILED"
+    note = [e for e in fx.events(badjob) if e["name"] == "exception"][0]["context"]["note"]
+    assert note == "scheduler module sched-test: R holds resources the instance does not have (rank9/core0)"
+
+
+def test_replay_with_module_matches_native_fcfs(flux):
+    simple = flux_core_module("sched-simple")
+    native = json.loads(flux.out("replay", "--json", "--limit", "150", TRACE))
+    hosted = json.loads(flux.out("replay", "--json", "--limit", "150", "--scheduler", simple, TRACE))
+    assert hosted.pop("policy") == "sched-simple.py" and native.pop("policy") == "fcfs"
+    assert hosted == native
+
+
+@pytest.mark.parametrize("name", ["sched-fifo", "sched-backfill"])
+def test_flux_core_modules_load_and_schedule(fx, name):
+    fx("module", "load", flux_core_module(name))
+    a = fx.submit("-N4", "-n8", "-t", "100s", "sleep", "50")
+    b = fx.submit("-N4", "-n8", "-t", "100s", "true")
+    c = fx.submit("-n1", "-t", "10s", "true")
+    assert fx.state(b) == "SCHED"
+    assert fx.state(c) == "SCHED"
+    t_est = ann(fx, b)["sched"]["t_estimate"]
+    assert t_est == pytest.approx(fx.now() + 100, abs=1)  # the virtual clock, not the wall clock
+    fx.advance("200s")
+    assert {fx.state(j) for j in (a, b, c)} == {"INACTIVE"}
+
+
+def test_readme_tutorial_runs_verbatim(tmp_path, monkeypatch, flux):
+    readme = (HERE.parent / "README.md").read_text()
+    section = readme.split("## Writing a scheduler module", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    commands = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests" / "data").mkdir(parents=True)
+    (tmp_path / "tests" / "data" / TRACE.name).write_bytes(TRACE.read_bytes())
+    (tmp_path / "sched-mine.py").write_text(code)
+    assert 25 <= len(code.splitlines()) <= 40
+    for line in commands.splitlines():
+        args = line.split()
+        assert args[0] == "flux-lite"
+        out = flux.out(*args[1:])
+    assert "jobs:             400 replayed" in out
+    assert "results:          COMPLETED 394, TIMEOUT 6" in out
