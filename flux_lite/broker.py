@@ -181,7 +181,10 @@ class Broker:
         so that this command's messages all reach the same instance."""
         self._module_file_checked = True
         if self._sched_loaded is None:
-            rec = self.kvs.get(MODULE_KEY)
+            try:
+                rec = self.kvs.get(MODULE_KEY)
+            except DamagedError:
+                return  # said when the scheduler is looked up (fsck repairs it)
             if rec is not None and rec.get("path"):
                 self.sched.attach()
 

@@ -245,7 +245,7 @@ class HostedScheduler:
             self.start()
         except ModuleError as exc:
             self.exit(str(exc))
-            notices.notice(f"{self.name}: {exc}")
+            notices.notice(f"{exc}; module exited (see flux dmesg)")
 
     # -- failures -------------------------------------------------------------------
 

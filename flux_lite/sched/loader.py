@@ -186,9 +186,29 @@ def _and_list(items):
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+def _module_file_args(args, queue_depth, reservation_depth, partial_ok):
+    """`sched reload` of a module file: its arguments, with the options as
+    Flux's module arguments (queue-depth=N, test-hello-nopartial)."""
+    if reservation_depth is not None:
+        raise UsageError("--reservation-depth applies to flux-lite's policies, not to a module file")
+    args = [a for a in args or [] if a != "test-hello-nopartial"
+            and not (queue_depth is not None and a.startswith("queue-depth="))]
+    if queue_depth is not None:
+        args.append(f"queue-depth={queue_depth}")
+    if not partial_ok:
+        args.append("test-hello-nopartial")
+    return args
+
+
 def reload_args(broker, policy=None, queue_depth=None, reservation_depth=None, partial_ok=True):
     """Module name and args for `sched reload`, starting from what is loaded now."""
     rec = broker.kvs.get(MODULE_KEY)
+    if policy is None:
+        name, args = (rec.get("path") or rec["name"], rec.get("args")) if rec else config_module(broker.config)
+        if hosted.is_module_file(name):
+            return name, _module_file_args(args, queue_depth, reservation_depth, partial_ok)
+    if rec is not None and rec.get("path"):
+        rec = None  # a module file's arguments mean nothing to a policy's module
     current = dict(rec["args"]) if rec else {}
     name = rec["name"] if rec else config_module(broker.config)[0]
     if policy is not None:
