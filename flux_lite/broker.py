@@ -20,6 +20,7 @@ from flux_lite.protocol import Cred
 from flux_lite.schedstate import MODULE_KEY
 from flux_lite.stored import TIMERS, DamagedError
 
+_LOUD = ("emerg", "alert", "crit", "err", "warning")
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
 TIMER_MODULES = ("exec", "housekeeping", "depend", "sched")  # what _fire dispatches to
 # finished jobs a catch-up holds in memory before writing them out (flush_batch)
@@ -114,7 +115,12 @@ class Broker:
 
     # -- logging ------------------------------------------------------------
 
+    # while set, only warnings and errors are logged (a module file's quiet reattachment: sched.hosted)
+    log_quiet = False
+
     def log(self, name, level, msg):
+        if self.log_quiet and level not in _LOUD:
+            return
         self.instance.log(name, level, msg, t=self.now)
 
     # -- messages and requests (RFC 27: see flux_lite.protocol) ---------------

@@ -128,6 +128,10 @@ class Endpoint:
     def rpc(self, topic: str, payload: dict) -> Any:
         """A request of the module, answered at once (FluxLiteError on error)."""
         if topic == rfc27.JM_HELLO:
+            if self.sched.reattaching:
+                # the running module would hold partly released allocations
+                # minus what was freed: ask for them whatever the module says
+                payload = dict(payload, **{"partial-ok": True})
             records = self.b.rpc(topic, payload)
             self.sched.hello_records(records)
             return records
@@ -181,6 +185,7 @@ class HostedScheduler:
         self.name = name or module_name(path)
         self.module: Any = None  # the flux package's running module (see register_host)
         self.attached = False
+        self.reattaching = False
         self.exited = False
         self.debug_flags = int((state or {}).get("debug", 0))
         self.needs_forecast = False
@@ -240,12 +245,21 @@ class HostedScheduler:
         kept = [m for m in queue if m[0] not in _REQUEUED]
         queue.clear()
         queue.extend(kept)
-        self.b.rpc(rfc27.JM_DISCONNECT, {})
+        # quiet: the log reads as if the module had run all along (its
+        # warnings and errors still show)
+        self.reattaching = self.b.log_quiet = True
         try:
+            self.b.rpc(rfc27.JM_DISCONNECT, {})
             self.start()
         except ModuleError as exc:
-            self.exit(str(exc))
-            notices.notice(f"{exc}; module exited (see flux dmesg)")
+            failure: ModuleError | None = exc
+        else:
+            failure = None
+        finally:
+            self.reattaching = self.b.log_quiet = False
+        if failure is not None:
+            self.exit(str(failure))
+            notices.notice(f"{failure}; module exited (see flux dmesg)")
 
     # -- failures -------------------------------------------------------------------
 
