@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import base64
 import collections
+import contextlib
 import errno
 import json
+import sys
 import syslog
 import time as _real_time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import flux.constants as constants
@@ -300,29 +302,60 @@ def resolve_entry_point(mod: Any) -> Callable:
     raise ValueError("no mod_main() or BrokerModule subclass found")
 
 
-def _virtual_time(clock: Callable[[], float]) -> types.ModuleType:
-    """A `time` module whose clocks read the instance's virtual clock."""
-    vt = types.ModuleType("time")
-    vt.__dict__.update({k: v for k, v in vars(_real_time).items() if not k.startswith("__")})
-    vt.time = clock  # type: ignore[attr-defined]
-    vt.monotonic = clock  # type: ignore[attr-defined]
-    vt.time_ns = lambda: int(clock() * 1e9)  # type: ignore[attr-defined]
-    return vt
+# the clocks of the hosted modules being run, innermost last (see _sim_time)
+_CLOCKS: list[Callable[[], float]] = []
 
 
-def _use_virtual_time(module: BrokerModule, clock: Callable[[], float]) -> None:
-    """The module's code (its file and the files it loaded its classes from)
-    sees the virtual clock through its `time` module: a simulation runs in
-    simulated time. The flux package's own modules are left alone."""
-    vt = _virtual_time(clock)
-    for cls in type(module).__mro__:
+def _wall_or_sim(real: Callable[[], float]) -> Callable[[], float]:
+    def now() -> float:
+        return _CLOCKS[-1]() if _CLOCKS else real()
+
+    return now
+
+
+# The `time` module a hosted module's code sees: while the broker runs the
+# module, its clocks read the instance's virtual clock; otherwise the real ones.
+_SIM_TIME = types.ModuleType("time")
+_SIM_TIME.__dict__.update({k: v for k, v in vars(_real_time).items() if not k.startswith("__")})
+_SIM_TIME.time = _wall_or_sim(_real_time.time)  # type: ignore[attr-defined]
+_SIM_TIME.monotonic = _wall_or_sim(_real_time.monotonic)  # type: ignore[attr-defined]
+_SIM_TIME.time_ns = lambda: int(_SIM_TIME.time() * 1e9)  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _sim_time(clock: Callable[[], float]) -> Iterator[None]:
+    _CLOCKS.append(clock)
+    try:
+        yield
+    finally:
+        _CLOCKS.pop()
+
+
+def _patch_time(glb: dict) -> None:
+    if glb is globals():
+        return  # (this module keeps the real clock it reads between runs)
+    for key, value in list(glb.items()):
+        if value is _real_time:
+            glb[key] = _SIM_TIME
+
+
+def _use_sim_time(module: BrokerModule) -> None:
+    """A simulation runs in simulated time: the code of the module (its file
+    and those it took its classes from), of its pool's classes, and of the
+    flux.resource pools (which stamp end times with time.time(), as Flux's
+    do) reads the virtual clock through `time` while the broker runs it."""
+    classes = list(type(module).__mro__)
+    pool = getattr(module, "_resources", None)
+    if pool is not None:
+        classes += list(type(pool).__mro__) + list(type(getattr(pool, "impl", pool)).__mro__)
+    for cls in classes:
         for func in cls.__dict__.values():
             glb = getattr(func, "__globals__", None)
-            if glb is None or str(glb.get("__name__", "")).startswith("flux"):
-                continue
-            for key, value in list(glb.items()):
-                if value is _real_time:
-                    glb[key] = vt
+            if glb is not None:
+                _patch_time(glb)
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("flux.resource.") and mod is not None:
+            _patch_time(vars(mod))
 
 
 class _Running:
@@ -342,13 +375,19 @@ class _Running:
 
     def run_pass(self) -> None:
         if self.h.module is not None:
-            self.h.module._hosted_run_pass()
+            with _sim_time(self.h.reactor_now):
+                self.h.module._hosted_run_pass()
 
     def forecast(self) -> None:
         if self.h.module is not None:
-            self.h.module._hosted_forecast()
+            with _sim_time(self.h.reactor_now):
+                self.h.module._hosted_forecast()
 
     def deliver(self, topic: str, payload: dict) -> Any:
+        with _sim_time(self.h.reactor_now):
+            return self._deliver(topic, payload)
+
+    def _deliver(self, topic: str, payload: dict) -> Any:
         if topic == "resource.acquire":  # an update of the acquired resources
             if self.h.module is not None:
                 self.h.module._hosted_acquire_update(payload)
@@ -370,9 +409,10 @@ def host_module(endpoint: Any, mod: Any, args: list[str]) -> _Running:
     entry = resolve_entry_point(mod)
     h = ModuleHandle(endpoint)
     running = _Running(h)
-    entry(h, *args)
+    with _sim_time(h.reactor_now):
+        entry(h, *args)
     if h.module is not None:
-        _use_virtual_time(h.module, h.reactor_now)
+        _use_sim_time(h.module)
     return running
 
 
