@@ -56,36 +56,13 @@ def test_load_list_stats_remove(fx):
     assert "sched-tiny" not in fx.out("module", "list")
 
 
-def test_fifo_order_and_each_response_type(fx, tmp_path):
-    mod = write_module(tmp_path, """
-        import heapq
-        from flux.resource import InfeasibleRequest, InsufficientResources
-        from flux.scheduler import Scheduler
-
-        class S(Scheduler):
-            def schedule(self):
-                while self._queue:
-                    job = self._queue[0]
-                    try:
-                        alloc = self.resources.alloc(job.jobid, job.resource_request)
-                    except InsufficientResources:
-                        job.request.annotate({"sched": {"reason_pending": "insufficient resources"}})
-                        break
-                    except InfeasibleRequest as exc:
-                        job.request.deny(str(exc))
-                    else:
-                        job.request.success(alloc)
-                    heapq.heappop(self._queue)
-                    yield
-
-        def mod_main(h, *args):
-            S(h, *args).run()
-        """)
-    fx("module", "load", mod)
+def test_fifo_order_and_each_response_type(fx):
+    fx("module", "load", TINY)
     huge = fx.submit("-n9", "true")
     assert fx.out("jobs", "-no", "{state} {result}", huge).split() == ["INACTIVE", "FAILED"]  # DENY
     assert "alloc" in [e["context"].get("type") for e in fx.events(huge) if e["name"] == "exception"]
     big = fx.submit("-N4", "-n8", "-t", "100s", "sleep", "50")
+    assert ann(fx, big) == {"sched": {"resource_summary": "rank[0-3]/core[0-1]"}}
     waiting = fx.submit("-n1", "-t", "10s", "true")
     assert ann(fx, waiting) == {"sched": {"reason_pending": "insufficient resources"}}  # ANNOTATE
     fx("cancel", waiting)  # CANCEL
@@ -97,7 +74,7 @@ def test_fifo_order_and_each_response_type(fx, tmp_path):
     nxt = fx.submit("-n1", "-t", "10s", "true")
     assert ann(fx, nxt) == {"sched": {"reason_pending": "insufficient resources"}}
     fx.advance("60s")
-    assert fx.state(later) == "INACTIVE" and ann(fx, nxt) == {}
+    assert fx.state(later) == "INACTIVE" and ann(fx, nxt) == {"sched": {"resource_summary": "rank0/core0"}}
 
 
 def test_override_points_are_called(fx, tmp_path):
@@ -163,21 +140,34 @@ def test_debug_bits(fx):
     assert fx.state(fx.submit("true")) == "INACTIVE"
 
 
-def test_reload_with_running_and_housekeeping_partial_release(flux_factory):
-    fx = flux_factory("--test-size=4", "--test-cores=2",
-                      config="job-manager:\n  housekeeping:\n    command: ['true']\n    release-after: 0s\n")
-    fx("module", "remove", "sched-simple")
-    fx("module", "load", flux_core_module("sched-simple"), "log-level=debug")
-    run = fx.submit("-N2", "-n4", "-t", "1000s", "sleep", "500")
-    fx("module", "reload", "sched-simple", "log-level=debug")
-    text = "\n".join(fx.dmesg())
-    assert re.search(r"sched-simple.debug\[0\]: hello: id=\S+ priority=16 userid=\d+ t_submit=", text)
-    other = fx.submit("-N2", "-n4", "-t", "10s", "true")
-    assert fx.state(other) == "INACTIVE"
-    third = fx.submit("-N3", "-n6", "-t", "10s", "true")
-    assert fx.state(third) == "SCHED"
-    fx.advance("600s")
-    assert fx.state(run) == "INACTIVE" and fx.state(third) == "INACTIVE"
+def test_reload_with_running_and_housekeeping_partial_release(fx):
+    """hello re-registers a running job, and a housekeeping allocation minus
+    the ranks it released already (the free idset); the final free covers
+    the rest."""
+    hk = {"command": ["hk.sh"], "release-after": "0", "rank-durations": {"3": "10s"}}
+    fx("config", "load", input=json.dumps({"job-manager": {"housekeeping": hk}}))
+    fx("module", "load", TINY)
+    done = fx.submit("-N4", "-n8", "--setattr=exec.test.run_duration=1s", "true")
+    fx.advance("1s")
+    run = fx.submit("-N1", "-n2", "-t", "100s", "sleep", "50")
+    assert fx.out("housekeeping", "list", "-no", "{id.f58} {allocated.ranks}").split() == [done, "3"]
+    fx("dmesg", "-C")
+    fx("module", "reload", "sched-tiny")
+    log = fx.dmesg()
+    assert "job-manager.debug[0]: scheduler: hello +partial-ok" in log
+    assert f"sched-tiny.info[0]: hello: {run}: rank0/core[0-1]" in log
+    assert f"sched-tiny.info[0]: hello: {done}: rank3/core[0-1]" in log
+    # ranks 1-2 are free; rank 3 once housekeeping ends (t=11), rank 0 once the job does (t=51)
+    three = fx.submit("-N3", "-n6", "-t", "10s", "true")
+    assert fx.state(three) == "SCHED"
+    fx.advance("10s")
+    assert fx.state(three) == "INACTIVE" and done not in fx.out("housekeeping", "list")
+    four = fx.submit("-N4", "-n8", "-t", "10s", "true")
+    fx.advance("20s")
+    assert fx.state(four) == "SCHED"  # rank 0 is still the running job's
+    fx.advance("20s")
+    assert fx.state(run) == "INACTIVE" and fx.state(four) == "INACTIVE"
+    assert fx("sched", "check").stdout == "sched check: ok\n"
 
 
 def test_module_errors(fx, tmp_path):

@@ -15,6 +15,7 @@ class TinyScheduler(Scheduler):
             try:
                 alloc = self.resources.alloc(job.jobid, job.resource_request)
             except InsufficientResources:
+                job.request.annotate({"sched": {"reason_pending": "insufficient resources"}})
                 break
             except InfeasibleRequest as exc:
                 job.request.deny(str(exc))

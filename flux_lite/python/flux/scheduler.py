@@ -2,25 +2,8 @@
 
 A scheduler module subclasses :class:`Scheduler`, overrides ``schedule()``
 (a generator, or a plain method) and whatever else it needs, and is entered
-through ``mod_main(h, *args)``::
-
-    class MyScheduler(Scheduler):
-        def schedule(self):
-            while self._queue:
-                job = self._queue[0]
-                try:
-                    alloc = self.resources.alloc(job.jobid, job.resource_request)
-                except InsufficientResources:
-                    break
-                except InfeasibleRequest as exc:
-                    job.request.deny(str(exc))
-                else:
-                    job.request.success(alloc)
-                heapq.heappop(self._queue)
-                yield
-
-    def mod_main(h, *args):
-        MyScheduler(h, *args).run()
+through ``mod_main(h, *args)``, which constructs it and calls ``run()``
+(README.md, "Writing a scheduler module", walks through one).
 
 The base class speaks RFC 27: it registers the ``sched`` and ``feasibility``
 services, acquires the resources (the pool is ``self.resources``), says hello
