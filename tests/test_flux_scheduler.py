@@ -202,6 +202,32 @@ def test_module_errors(fx, tmp_path):
     assert fx.state(job) == "INACTIVE"
 
 
+def test_handler_exception_and_module_without_flux(fx, tmp_path):
+    noflux = write_module(tmp_path, "def mod_main(h, *args):\n    pass\n", name="sched-noflux")
+    r = fx.fails("module", "load", noflux)
+    assert r.stderr == ("flux-lite module: ERROR: sched-noflux: the module does not use the flux package: a Python "
+                        "module is written against flux.brokermod (import flux.scheduler or flux.brokermod)\n")
+    boom = write_module(tmp_path, """
+        from flux.scheduler import Scheduler
+
+        class S(Scheduler):
+            def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
+                return {}["x"]
+
+        def mod_main(h, *args):
+            S(h, *args).run()
+        """, name="sched-allocboom")
+    fx("module", "load", boom)
+    r = fx("submit", "true")
+    assert r.stderr == ("flux-lite submit: warning: sched-allocboom: sched.alloc raised: KeyError: 'x' "
+                        "(sched-allocboom.py:6); module exited (see flux dmesg)\n")
+    log = fx.dmesg()
+    tb = log[log.index("sched-allocboom.err[0]: Traceback (most recent call last):"):]
+    assert not any("brokermod.py" in line for line in tb)
+    assert 'sched-allocboom.err[0]:     return {}["x"]' in tb
+    assert fx.state(r.stdout.strip()) == "SCHED"
+
+
 def test_bad_R_and_double_response(fx, tmp_path):
     mod = write_module(tmp_path, """
         import heapq

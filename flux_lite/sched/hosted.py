@@ -83,18 +83,27 @@ def module_name(path: str) -> str:
 
 # messages about requests the job manager requeues when a module instance goes
 _REQUEUED = (rfc27.SCHED_ALLOC, rfc27.SCHED_CANCEL, rfc27.SCHED_PRIORITIZE)
+# the messages (no response) the job manager sends; the rest are requests
+_MESSAGES = (*_REQUEUED, rfc27.SCHED_FREE)
 
 
 class ModuleError(FluxLiteError):
     """The hosted module failed (the message is the one line the CLI prints)."""
 
 
-def module_traceback(exc: BaseException) -> list[str]:
+def _module_frames(exc: BaseException) -> list[traceback.FrameSummary]:
     """exc's traceback without flux-lite's own frames: the module's code, and
     the flux package calls it made."""
-    tb = traceback.extract_tb(exc.__traceback__)
-    frames = [fr for fr in tb if not fr.filename.startswith(_LIBRARY_DIR)
-              or fr.filename.startswith(str(bindings.PATH))]
+    frames = traceback.extract_tb(exc.__traceback__)
+    host = os.path.join(str(bindings.PATH), "flux", "brokermod.py")  # the host's own calls: not the author's
+    return [fr for i, fr in enumerate(frames)
+            if (not fr.filename.startswith(_LIBRARY_DIR) or fr.filename.startswith(str(bindings.PATH)))
+            and (fr.filename != host or i == len(frames) - 1)]
+
+
+def module_traceback(exc: BaseException) -> list[str]:
+    """The lines of exc's traceback a module's author reads (_module_frames)."""
+    frames = _module_frames(exc)
     lines = ["Traceback (most recent call last):"]
     lines += [ln.rstrip("\n") for ln in traceback.format_list(frames)]
     lines += [ln.rstrip("\n") for ln in traceback.format_exception_only(type(exc), exc)]
@@ -222,8 +231,8 @@ class HostedScheduler:
         try:
             mod = self._exec_file()
             if not _HOSTS:
-                raise ModuleError(f"{self.path}: no mod_main: a Python module is written against "
-                                  "flux.brokermod (import flux.scheduler or flux.brokermod)")
+                raise ModuleError(f"{self.name}: the module does not use the flux package: a Python module "
+                                  "is written against flux.brokermod (import flux.scheduler or flux.brokermod)")
             self.module = _HOSTS[0](Endpoint(self), mod, self.args)
         except ModuleError:
             raise
@@ -336,6 +345,12 @@ class HostedScheduler:
                 return None  # not an allocation this instance holds (hello did not report it)
             self._freed(msg)
         elif topic == rfc27.SCHED_CANCEL and msg["id"] not in self.open:
+            return None
+        if topic in _MESSAGES:
+            try:
+                self._call(topic, self.module.deliver, topic, msg)
+            except FluxLiteError:
+                pass  # a message has no one to answer: the module's failure is logged
             return None
         return self._call(topic, self.module.deliver, topic, msg)
 
@@ -460,5 +475,10 @@ class HostedScheduler:
 
 
 def _one_line(exc: BaseException) -> str:
+    """The exception in one line, with where the module's own code raised it."""
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    line = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    own = [fr for fr in _module_frames(exc) if not fr.filename.startswith(str(bindings.PATH))]
+    if own and not isinstance(exc, SyntaxError):  # (a SyntaxError says where already)
+        line += f" ({os.path.basename(own[-1].filename)}:{own[-1].lineno})"
+    return line
