@@ -314,10 +314,13 @@ def complete_housekeeping_jobids(ctx, param, incomplete):
 
 @_never_fail
 def complete_sched_modules(ctx, param, incomplete):
-    """The scheduler modules that can be loaded, removed or reloaded."""
+    """The scheduler modules that can be loaded, removed or reloaded (and a
+    module file's, when one is loaded)."""
     from flux_lite.sched import registry
 
-    return _items(((name, cls.description) for name, cls in registry.modules().items()), incomplete)
+    modules = registry.modules()
+    loaded = [(name, "scheduler module file") for name, _what in _loaded_scheduler(ctx) if name not in modules]
+    return _items([(name, cls.description) for name, cls in modules.items()] + loaded, incomplete)
 
 
 def _loaded_scheduler(ctx):

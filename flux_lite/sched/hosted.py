@@ -18,12 +18,13 @@ loaded file's entry point against an Endpoint.
 The module runs synchronously: its reactor returns once it is set up, the
 broker delivers messages to its handlers and drives its ``schedule()``
 generators to completion. There is no daemon, so a module instance lives
-for one command (a replay is one command): the first time a command needs
-the scheduler, the module is loaded afresh as ``flux module reload`` would
+for one command (a replay is one command): when a command that changes the
+instance starts, the module is loaded afresh as ``flux module reload`` would
 (the job manager hears the previous instance go and requeues its outstanding
-requests; hello re-registers the allocations; ready; the job manager re-sends
-the pending requests). What a module keeps beyond that is its own business,
-as across a reload in Flux.
+requests; hello re-registers the allocations, partly released ones included;
+ready; the job manager re-sends the pending requests), quietly: only its
+warnings and errors are logged. What a module keeps beyond that is its own
+business, as across a reload in Flux.
 
 Errors a module makes end it as Flux's broker ends a module whose reactor
 failed: its traceback goes to the log under its name, the job manager hears
@@ -243,9 +244,10 @@ class HostedScheduler:
             raise ModuleError(f"{self.name}: module exited with error during load")
 
     def attach(self) -> None:
-        """The first time this command needs the scheduler: load the module
-        afresh, as a reload does. Messages queued for the previous instance
-        are dropped (the job manager re-sends what still matters)."""
+        """When the command starts (Broker.run), or else when it first needs
+        the scheduler: load the module afresh, as a reload does. Requests
+        queued for the previous instance are dropped (the job manager
+        re-sends them after ready)."""
         if self.attached:
             return
         self.attached = True
