@@ -297,3 +297,8 @@ def test_readme_tutorial_runs_verbatim(tmp_path, monkeypatch, flux):
         out = flux.out(*args[1:])
     assert "jobs:             400 replayed" in out
     assert "results:          COMPLETED 394, TIMEOUT 6" in out
+    # the same summary as the built-in fcfs (bench/sched_modules.py compares job by job)
+    mine = json.loads(flux.out("replay", "--json", "--scheduler=./sched-mine.py", TRACE))
+    native = json.loads(flux.out("replay", "--json", "--policy=fcfs", TRACE))
+    assert mine.pop("policy") == "sched-mine.py" and native.pop("policy") == "fcfs"
+    assert mine == native
