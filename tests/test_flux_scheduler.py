@@ -202,9 +202,14 @@ def test_module_errors(fx, tmp_path):
     assert fx.state(job) == "INACTIVE"
 
 
-def test_handler_exception_and_module_without_flux(fx, tmp_path):
+def test_handler_exception_and_module_without_flux(fx, tmp_path, monkeypatch):
+    from flux_lite.sched import hosted
+
+    # as in a command's own process, where nothing imported flux.brokermod before the file
+    monkeypatch.setattr(hosted, "_HOSTS", [])
     noflux = write_module(tmp_path, "def mod_main(h, *args):\n    pass\n", name="sched-noflux")
     r = fx.fails("module", "load", noflux)
+    monkeypatch.undo()
     assert r.stderr == ("flux-lite module: ERROR: sched-noflux: the module does not use the flux package: a Python "
                         "module is written against flux.brokermod (import flux.scheduler or flux.brokermod)\n")
     boom = write_module(tmp_path, """
