@@ -23,11 +23,12 @@ import subprocess
 import sys
 import time
 
-# the files issue 26 names (the API scripts use); --tests picks others
+# the files issue 26 names (the API scripts use), and issue 27's resource pools
+# (t0043 also needs flux.scheduler's Scheduler._make_pool); --tests picks others
 DEFAULT_TESTS = (
     "t0020-hostlist", "t0021-idset", "t0022-resource-set", "t0018-jobspec", "t0016-job-validate",
     "t0027-constraint-parser", "t0024-util", "t0034-queuelist", "t0013-job-list", "t0010-job",
-    "t0014-job-kvslookup", "t0017-job-utils",
+    "t0014-job-kvslookup", "t0017-job-utils", "t0039-rv1pool", "t0043-scheduler-pool", "t0044-tree-pool",
 )
 
 # files that assume a real clock (flux-core's harness broker runs in wall time)

@@ -60,14 +60,7 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
     The format follows OUTFILE's extension: .tar, .tgz, .tar.gz, .tar.bz2,
     .tar.xz, .zip, .cpio; - writes a tar to stdout.
     """
-    import os
-
-    archive.write_format(outfile)  # an unknown extension fails before anything is read
-    if outfile != "-":
-        parent = os.path.dirname(os.path.abspath(outfile))
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(outfile):
-            raise archive.ArchiveError(f"Failed to open '{outfile}'")
-
+    archive.check_output(outfile)
     progress = _Progress(prog("dump", ctx), quiet, verbose)
 
     def on_entry(entry, n):

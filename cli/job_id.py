@@ -4,10 +4,10 @@ import sys
 
 import click
 
+from flux_lite.cli.params import c_jobid
 from flux_lite.cli.words import is_flux
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import jobid
-from flux_lite.formats.jobid import decode
 
 
 @click.command("id")
@@ -42,8 +42,4 @@ def job_namespace(ids):
     """Print the guest namespace name of each job (job-<decimal id>); reads stdin lines when no ID is given."""
     # as flux job namespace: each line trimmed, each printed as it is read
     for text in ids or (line.strip() for line in sys.stdin):
-        try:
-            value = decode(text)
-        except ValueError:
-            raise FluxLiteError(f'error parsing jobid: "{text}"') from None
-        click.echo(f"job-{value}")
+        click.echo(f"job-{c_jobid(text)}")

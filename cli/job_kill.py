@@ -7,19 +7,19 @@ import click
 
 from flux_lite.cli.common import session
 from flux_lite.cli.job_list import int_option, parse_states, parse_userid
-from flux_lite.cli.params import JOBID
+from flux_lite.cli.params import JOBID_TEXT, c_jobid
 from flux_lite.cli.words import prog
 from flux_lite.errors import FluxLiteError
-from flux_lite.formats.jobid import f58
 from flux_lite.job_manager import bulk
 from flux_lite.job_manager import exec as exec_
 from flux_lite.job_manager.job import ACTIVE, INACTIVE
 
 
 def signum_of(text: str) -> int | None:
-    """A signal as flux job kill reads one: a number, or a name with or without SIG."""
+    """A signal as flux job kill reads one: a number above 0, or a name with or
+    without SIG (the job manager judges a number too high)."""
     if text.isdigit():
-        return int(text)
+        return int(text) or None
     name = text.upper()
     if not name.startswith("SIG"):
         name = "SIG" + name
@@ -29,19 +29,21 @@ def signum_of(text: str) -> int | None:
 
 @click.command("kill")
 @click.option("-s", "--signal", "sig", default="SIGTERM", metavar="SIG", help="Send signal SIG (default SIGTERM).")
-@click.argument("jobids", nargs=-1, required=True, type=JOBID)
+@click.argument("jobids", nargs=-1, required=True, type=JOBID_TEXT)
 def job_kill(sig, jobids):
     """Send a signal to running jobs (their job shells pass it on to the tasks)."""
+    ids = [(text, c_jobid(text)) for text in jobids]
     signum = signum_of(sig)
     if signum is None:
         raise FluxLiteError(f"kill: Invalid signal {sig}")
     failed = False
     with session() as broker:
-        for jobid in jobids:
+        for text, jobid in ids:
             try:
                 exec_.request_kill(broker, jobid, signum)
             except FluxLiteError as exc:
-                click.echo(f"{prog('job')}: kill {f58(jobid)}: {exc}", err=True)
+                # (Flux's words name each job as it was typed)
+                click.echo(f"{prog('job')}: kill {text}: {exc}", err=True)
                 failed = True
     if failed:
         sys.exit(1)

@@ -5,13 +5,13 @@ listing for people)."""
 import sys
 
 import click
+from flux_lite.cli.params import c_jobid
 from flux_lite.cli.common import instance, read_session
 from flux_lite.cli.words import prog
 
 from flux_lite import job_list
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import eventlog
-from flux_lite.formats.jobid import decode
 from flux_lite.instance import WaitStalled, WaitTimeout
 from flux_lite.job_manager.job import ACTIVE, INACTIVE, PENDING, RUNNING
 
@@ -61,7 +61,7 @@ def _float_option(sub, name, text):
 def parse_states(words, optname="states"):
     """flux-job's --states (a comma list, or several): the state mask."""
     mask = 0
-    for word in (w for item in words for w in item.split(",")):
+    for word in (w for item in words for w in item.split(",") if w):
         state = job_list.parse_state(word)
         if state is None and word.lower() in ("pending", "running", "active"):
             state = {"pending": PENDING, "running": RUNNING, "active": ACTIVE}[word.lower()]
@@ -166,10 +166,7 @@ def job_list_ids(wait_state, ids):
         raise FluxLiteError("flux job-list.list-id: invalid payload: invalid state specified")
     targets = []
     for text in ids:
-        try:
-            targets.append(decode(text))
-        except ValueError:
-            raise FluxLiteError(f'error parsing jobid: "{text}"') from None
+        targets.append(c_jobid(text))
     printed = set()
     lines = []
 

@@ -3,7 +3,7 @@
 
 import click
 from flux_lite.cli.common import instance, read_session, session
-from flux_lite.cli.params import FSD, JOBID, JOBID_TEXT
+from flux_lite.cli.params import FSD, JOBID, JOBID_TEXT, c_jobid
 from flux_lite.cli.words import prog
 from flux_lite.cli.output import color_option, emit, use_color
 from flux_lite.cli.submit import parse_urgency
@@ -19,8 +19,7 @@ from flux_lite.formats.jobid import decode, f58, kvs_key
 from flux_lite.instance import WaitStalled, WaitTimeout
 from flux_lite.job_info import lookup as lookup_job
 from flux_lite.job_info import lookup_keys
-from flux_lite.job_manager import waiters
-from flux_lite.job_manager.job import FLAG_NOVALIDATE, parse_flags
+from flux_lite.job_manager.job import parse_flags
 
 
 @click.command("submit")
@@ -34,8 +33,9 @@ def job_submit(urgency, flags, file):
         flagbits = parse_flags(flags)
     except ValueError as exc:
         raise FluxLiteError(f"unknown flag: {exc}") from None
-    # novalidate (instance owner only) skips ingest validation, as in Flux
-    js = jobspecmod.loads(text, check=not flagbits & FLAG_NOVALIDATE)
+    # parsed here, validated by ingest (unless novalidate, instance owner only,
+    # or job-ingest's disable-validator), as in Flux
+    js = jobspecmod.loads(text, check=False)
     with session() as broker:
         jobid = broker.jm.submit(js, urgency=parse_urgency(urgency), flags=flagbits)
     click.echo(f58(jobid))
@@ -51,12 +51,12 @@ def job_submit(urgency, flags, file):
 @click.argument("jobid", type=JOBID_TEXT)
 def job_eventlog(fmt, time_format, human, path, color, jobid):
     """Print a job's eventlog."""
-    typed, jobid = jobid, _c_jobid(jobid)
+    typed, jobid = jobid, c_jobid(jobid)
     with read_session() as broker:
         # flux job eventlog names the job as it was typed
         lookup_job(broker, jobid, not_found=f"job {typed} not found",
                      denied=EVENTLOG_ACCESS)
-        key = EVENTLOG_PATHS.get(path, path)
+        key = jobinfo.EVENTLOG_PATHS.get(path, path)
         entries = broker.kvs.get_eventlog(kvs_key(jobid, key))
         if entries is None and key == jobinfo.EXEC_EVENTLOG:
             entries = jobinfo.exec_eventlog(broker, broker.jm.load_any(jobid))
@@ -87,7 +87,7 @@ def _print_events(entries, fmt, time_format, human, color, t0=None):
 @click.argument("keys", nargs=-1, required=True)
 def job_info(original, jobid, keys):
     """Print job KEYS: jobspec, R, eventlog, J (current values: updates applied)."""
-    jobid = _c_jobid(jobid)
+    jobid = c_jobid(jobid)
     with read_session() as broker:
         values = lookup_keys(broker, jobid, list(keys), original=original)
     out = [values[key].rstrip("\n") for key in keys]
@@ -113,14 +113,15 @@ def job_info(original, jobid, keys):
 def job_wait_event(timeout, match, count, fmt, time_format, human, color, path, waitcreate, quiet, verbose,
                    jobid, name):
     """Wait for event NAME in a job's eventlog (the virtual clock advances while waiting)."""
-    typed, jobid = jobid, _c_jobid(jobid)  # the id is parsed first, as in Flux
+    typed, jobid = jobid, c_jobid(jobid)  # the id is parsed first, as in Flux
     if count <= 0:
         raise FluxLiteError("count must be > 0")
     if match is not None and "=" not in match:
         raise FluxLiteError("must specify a context test as key=value")
-    key = EVENTLOG_PATHS.get(path, path)
+    key = jobinfo.EVENTLOG_PATHS.get(path, path)
     try:
-        found = instance().wait(lambda b: path_event_matcher(b, jobid, typed, key, name, match, count, waitcreate),
+        found = instance().wait(lambda b: jobinfo.path_event_matcher(b, jobid, typed, key, name, match, count,
+                                                                     waitcreate),
                                 timeout=timeout)
     except WaitTimeout:
         raise FluxLiteError(f"wait-event timeout on event '{name}'") from None
@@ -134,53 +135,6 @@ def job_wait_event(timeout, match, count, fmt, time_format, human, color, path, 
         return
     # offsets count from the eventlog's first event, printed or not (as Flux's formatter)
     _print_events(entries if verbose else [entry], fmt, time_format, human, color, t0=entries[0]["timestamp"])
-
-
-# flux job's short names of a job's eventlogs
-EVENTLOG_PATHS = {"exec": "guest.exec.eventlog", "output": "guest.output", "input": "guest.input"}
-
-
-def path_event_matcher(broker, jobid, typed, path, name, match, count, waitcreate):
-    """As job-info's eventlog watch serves flux job wait-event -p PATH: the
-    main eventlog ends at clean; a guest eventlog (guest.*) exists once the
-    job has started, and ends with the job; any other eventlog under the
-    job's directory never ends. None while waiting; (entries, entry) once
-    found; the error text if it never can be."""
-    main = waiters.readable_eventlog(broker, jobid)
-    if main is None:
-        return f"job {typed} not found"
-    ended = bool(main) and main[-1]["name"] == "clean"
-    if path == "eventlog":
-        entries = main
-    else:
-        entries = broker.kvs.get_eventlog(kvs_key(jobid, path)) if _valid_path(path) else None
-        if entries is None and path == jobinfo.EXEC_EVENTLOG:
-            entries = jobinfo.exec_eventlog(broker, broker.jm.load_any(jobid), main)
-    if entries is None:
-        if path.startswith("guest."):
-            started = any(e["name"] == "start" for e in main)
-            if not started:
-                # the guest namespace comes with the start: wait for it, or for the end
-                return f"event '{name}' never received" if ended else None
-            if waitcreate and not ended:
-                return None
-        elif waitcreate:
-            return None
-        return f"eventlog path {path} not found"
-    seen = 0
-    for i, entry in enumerate(entries):
-        if entry["name"] == name and (match is None or eventlog.context_value_matches(
-                entry.get("context") or {}, *match.split("=", 1))):
-            seen += 1
-            if seen == count:
-                return entries[: i + 1], entry
-    if ended and (path == "eventlog" or path.startswith("guest.")):
-        return f"event '{name}' never received"
-    return None
-
-
-def _valid_path(path):
-    return bool(path) and not path.startswith(".") and not path.endswith(".") and ".." not in path
 
 
 def _complete_urgency(ctx, param, incomplete):
@@ -200,21 +154,13 @@ def job_urgency(verbose, jobid, urgency):
     value = _c_urgency(urgency)
     with session() as broker:
         try:
-            old = broker.jm.set_urgency(_c_jobid(jobid), value)
+            old = broker.jm.set_urgency(c_jobid(jobid), value)
         except FluxLiteError as exc:
             # flux job echoes the id as it was typed
             raise FluxLiteError(f"{jobid}: {exc}") from None
     if verbose:
         names = {0: "job held", 31: "job expedited"}
         click.echo(f"old urgency: {names.get(old, old)}", err=True)
-
-
-def _c_jobid(text):
-    """A job id argument of Flux's C tools: `error parsing jobid: "X"`."""
-    try:
-        return decode(text)
-    except ValueError:
-        raise FluxLiteError(f'error parsing jobid: "{text}"') from None
 
 
 def _c_urgency(text):
@@ -246,7 +192,7 @@ def job_raise(severity, etype, message, jobid, note):
     if words[:1] == ["--"]:
         words = words[1:]
     text = message if message is not None else " ".join(words)
-    typed, jobid = jobid, _c_jobid(jobid)
+    typed, jobid = jobid, c_jobid(jobid)
     with session() as broker:
         try:
             broker.jm.request_raise(jobid, severity, etype, text)

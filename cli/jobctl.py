@@ -5,12 +5,13 @@ import sys
 from errno import ECHILD
 
 import click
+from flux_lite.cli.params import c_jobid
 from flux_lite.cli.common import instance, read_session, session
 from flux_lite.cli.words import error_line, prog
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import fsd
-from flux_lite.formats.jobid import decode, f58, kvs_key
+from flux_lite.formats.jobid import f58, kvs_key
 from flux_lite.instance import WaitStalled, WaitTimeout
 from flux_lite.job_manager import attach, history, purge, stats, wait
 
@@ -30,13 +31,6 @@ def _complete_jobids(ctx, param, incomplete):
     from flux_lite.cli._complete import complete_jobids
 
     return complete_jobids(ctx, incomplete)
-
-
-def _parse_jobid(text):
-    try:
-        return decode(text)
-    except ValueError:
-        raise FluxLiteError(f'error parsing jobid: "{text}"') from None
 
 
 # -- job last -------------------------------------------------------------------------
@@ -98,7 +92,7 @@ def job_wait(all_, verbose, jobid):
     job succeeded, 1 if it failed, 2 if there is nothing (left) to wait for.
     Each job can be waited on once. Under a virtual clock the clock advances.
     """
-    target = _parse_jobid(jobid) if jobid is not None else None
+    target = c_jobid(jobid) if jobid is not None else None
     if target is not None and all_:
         raise FluxLiteError("jobid not supported with --all: No such file or directory")
     inst = instance()
@@ -159,7 +153,7 @@ def job_purge(age_limit, num_limit, force, batch, ids):
     age = _option_value("age-limit", age_limit, _fsd) if age_limit is not None else purge.UNLIMITED
     num = _option_value("num-limit", num_limit, int) if num_limit is not None else purge.UNLIMITED
     size = _option_value("batch", batch, int) if batch is not None else 50
-    targets = [_parse_jobid(i) for i in ids]
+    targets = [c_jobid(i) for i in ids]
     try:
         with session() as broker:
             if targets:
@@ -201,7 +195,7 @@ def job_status(verbose, exception_code, as_json, ids):
     if not ids:
         click.echo(f"Usage: {_prog('status')} [OPTIONS...] ID [ID...]", err=True)
         sys.exit(1)
-    targets = [(text, _parse_jobid(text)) for text in ids]
+    targets = [(text, c_jobid(text)) for text in ids]
     inst = instance()
     if verbose and len(targets) > 1:
         _log(f"fetching status for {len(targets)} jobs")

@@ -26,6 +26,10 @@ def module():
     """Load, remove, reload and list modules; stats and debug flags."""
 
 
+# flux-lite's own modules that load and remove (beside the scheduler's)
+BUILTIN = ("resource", "job-exec", "job-ingest")
+
+
 def _check(name, broker=None):
     """name is a scheduler module, a module file, or (given the broker) the
     name of the module file that is loaded."""
@@ -42,8 +46,8 @@ def _check(name, broker=None):
 @click.argument("args", nargs=-1, shell_complete=complete_module_args)
 def load(name, args):
     """Load scheduler module NAME with Flux's ARGS (queue-depth=N, mode=..., test-hello-nopartial)."""
-    if name == "resource":
-        return _resource("load", args)
+    if name in BUILTIN:
+        return _builtin("load", name, args)
     _check(name)
     with session() as broker:
         with _flux_words("load", name, errno.EINVAL):
@@ -59,8 +63,8 @@ def load(name, args):
 @click.argument("name", shell_complete=complete_sched_modules)
 def remove(force, name):
     """Remove scheduler module NAME (its state is discarded)."""
-    if name == "resource":
-        return _resource("remove", ())
+    if name in BUILTIN:
+        return _builtin("remove", name, (), force)
     with session() as broker:
         _check(name, broker)
         with _flux_words("remove", name, errno.ENOENT):
@@ -78,8 +82,8 @@ module.add_command(click.Command("unload", callback=remove.callback, params=remo
 @click.argument("args", nargs=-1, shell_complete=complete_module_args)
 def reload(force, name, args):
     """Remove and load scheduler module NAME again (hello replays the allocations)."""
-    if name == "resource":
-        return _resource("load", args)
+    if name in BUILTIN:
+        return _builtin("reload", name, args, force)
     with session() as broker, progress_report("hello") as report:
         _check(name, broker)
         # as in Flux, a failed load still removes the old module
@@ -96,7 +100,9 @@ def list_(long_):
     with session() as broker:
         name = loader.loaded_name(broker)
         path = loader.loaded_path(broker)
-    rows = _modules(name, path)
+        exec_loaded = broker.exec.loaded
+        ingest_loaded = broker.jm.submission.ingest_module["loaded"]
+    rows = _modules(name, exec_loaded, ingest_loaded, path)
     if long_:
         click.echo(f"{'Module':<25.25} {'Idle':>4}  S Sendq Recvq {'Service':<8} Path")
     else:
@@ -113,18 +119,21 @@ def list_(long_):
             click.echo(f"{head} {','.join(services)}")
 
 
-def _modules(sched_name, sched_path=None):
+def _modules(sched_name, exec_loaded=True, ingest_loaded=True, sched_path=None):
     """(name, services besides its own, source path) of each module flux-lite runs
-    (sched_path: the file of a module loaded from one)."""
+    (sched_path: the file of a scheduler loaded from one)."""
     import importlib.util
 
     def path(module):
         spec = importlib.util.find_spec(module)
         return spec.origin if spec is not None and spec.origin else ""
 
-    rows = [("job-exec", [], path("flux_lite.job_manager.exec")),
-            ("job-manager", [], path("flux_lite.job_manager")),
+    rows = [("job-manager", [], path("flux_lite.job_manager")),
             ("resource", [], path("flux_lite.resources"))]
+    if exec_loaded:
+        rows.append(("job-exec", [], path("flux_lite.job_manager.exec")))
+    if ingest_loaded:
+        rows.append(("job-ingest", [], path("flux_lite.job_manager.submit")))
     if sched_path:
         rows.append((sched_name, ["feasibility", "sched"], sched_path))
     elif sched_name:
@@ -201,14 +210,33 @@ def debug(clear_all, set_, setbit, clearbit, name):
     click.echo(f"0x{flags:x}")
 
 
-def _resource(verb, args):
-    """module load/reload/remove resource (see admin.resource_module_load)."""
+def _builtin(verb, name, args, force=False):
+    """module load/reload/remove of flux-lite's resource, job-exec and
+    job-ingest modules (see admin.resource_module_load, exec_module_load,
+    ingest_module_load). As in Flux, a reload whose load fails leaves the
+    module removed (the removal is kept, the load's error reported)."""
+    failure = None
     with session() as broker:
-        with _flux_words(verb, "resource", errno.EINVAL):
-            if verb == "remove":
-                admin.resource_module_remove(broker)
-            else:
-                admin.resource_module_load(broker, args)
+        if name == "resource":
+            with _flux_words(verb, name, errno.EINVAL):
+                if verb == "remove":
+                    admin.resource_module_remove(broker)
+                else:
+                    admin.resource_module_load(broker, args)
+            return
+        load, remove = {"job-exec": (admin.exec_module_load, admin.exec_module_remove),
+                        "job-ingest": (admin.ingest_module_load, admin.ingest_module_remove)}[name]
+        if verb in ("remove", "reload"):
+            with _flux_words("remove", name, errno.ENOENT):
+                remove(broker, force=force or verb == "reload")
+        if verb in ("load", "reload"):
+            try:
+                load(broker, args)
+            except FluxLiteError as exc:
+                failure = exc  # raised once the removal (and the log line) is committed
+    if failure is not None:
+        with _flux_words("load", name, errno.EINVAL):
+            raise failure
 
 
 @contextlib.contextmanager

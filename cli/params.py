@@ -6,6 +6,7 @@ does not import the instance to declare its arguments.
 
 import click
 
+from flux_lite.errors import FluxLiteError
 from flux_lite.formats import fsd, jobid
 
 
@@ -57,6 +58,15 @@ class JobIDTextType(click.ParamType):
 
 
 JOBID_TEXT = JobIDTextType()
+
+
+def c_jobid(text):
+    """A JOBID_TEXT argument decoded as Flux's C tools do: `error parsing
+    jobid: "X"` (exit 1) for a bad one."""
+    try:
+        return jobid.decode(text)
+    except ValueError:
+        raise FluxLiteError(f'error parsing jobid: "{text}"') from None
 
 
 def complete_queues(ctx, param, incomplete):

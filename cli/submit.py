@@ -17,6 +17,7 @@ from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.instance import WaitStalled, WaitTimeout
 from flux_lite.cli.job_attach import attach_job, emit
+from flux_lite import job_info
 from flux_lite.job_manager import attach, dependency, emulate, job
 from flux_lite.job_manager import exec as exec_
 
@@ -546,7 +547,7 @@ def _wait_all(inst, ids, name, watch=False, label_io=False):
     with attach_signals(prog("submit"), ids) as intr:
         for jobid in ids:
             try:
-                entries = inst.wait(lambda b, j=jobid: intr.check(b) or attach.watched(b, j, name))
+                entries = inst.wait(lambda b, j=jobid: intr.check(b) or job_info.watched(b, j, name))
             except (WaitTimeout, WaitStalled):
                 raise FluxLiteError(f"wait-event: event '{name}' cannot arrive under the virtual clock") from None
             if entries is DETACHED:

@@ -149,6 +149,32 @@ def resource_reload(broker, path, xml=False, force=False):
 RESOURCE_MODULE_ARGS = ("monitor-force-up", "noverify", "notruncate")
 
 
+def exec_module_load(broker, args=()):
+    """flux module load job-exec: the jobs allocated while it was removed start."""
+    _require_owner(broker, "module load")
+    if args:
+        raise FluxLiteError(f"job-exec: unknown option: {args[0]}", errno=errno_.EINVAL)
+    broker.exec.module_load()
+
+
+def exec_module_remove(broker, force=False):
+    """flux module remove job-exec: jobs allocated from now on wait in RUN, not started."""
+    _require_owner(broker, "module remove")
+    broker.exec.module_remove(force=force)
+
+
+def ingest_module_load(broker, args=()):
+    """flux module load job-ingest ARGS (Flux's; an unknown one fails the load)."""
+    _require_owner(broker, "module load")
+    broker.jm.submission.ingest_module_load(args)
+
+
+def ingest_module_remove(broker, force=False):
+    """flux module remove job-ingest: submissions fail until it is loaded again."""
+    _require_owner(broker, "module remove")
+    broker.jm.submission.ingest_module_remove(force=force)
+
+
 def resource_module_load(broker, args=()):
     """flux module load (or reload) resource ARGS: the module reads its
     state again (see Resources.module_load); an argument it does not know

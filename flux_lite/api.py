@@ -10,9 +10,11 @@ importable from any Python that has flux-lite installed::
     inst = api.start("/tmp/rehearsal", size=16, cores=8)   # virtual clock
     api.advance(inst, 3600)                                 # one simulated hour
     summary = api.replay("tests/data/kth-sp2-first400.swf", policy="easy")
+    api.dump(inst, "/tmp/rehearsal.tgz")                    # a Flux KVS archive
+    copy = api.restore("/tmp/rehearsal.tgz", "/tmp/copy")   # a new instance from it
 
 Every call is what the command of the same name does (flux-lite start,
-clock advance, replay), with its checks, and raises FluxLiteError (a
+clock advance, replay, dump, restore), with its checks, and raises FluxLiteError (a
 ValueError for malformed input) with the command's message on failure.
 """
 
@@ -23,8 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from flux_lite import archive, restore as restoremod, workload
 from flux_lite import config as configmod
-from flux_lite import workload
+from flux_lite.dump import entries as dump_entries
 from flux_lite.instance import Instance
 from flux_lite.sched import registry
 
@@ -72,3 +75,36 @@ def replay(trace: str | os.PathLike[str], *, policy: str | None = None, nodes: i
                                        cores_per_node, limit, None if keep is None else os.fspath(keep),
                                        progress=progress)
     return dict(summary, skipped=tr.skipped)
+
+
+def dump(instance: Instance, path: str | os.PathLike[str], *, checkpoint: bool = False,
+         progress: Progress | None = None) -> int:
+    """Write the instance to a Flux KVS archive at path (as `flux-lite dump`;
+    the format follows the extension: .tar, .tgz, .tar.gz, .tar.bz2,
+    .tar.xz, .zip, .cpio), a batch of jobs at a time; returns the number of
+    keys written. checkpoint: a shutdown dump (with checkpoint/job-manager and
+    checkpoint/resource). progress(keys, 0) is called as keys are written.
+    The archive appears whole or not at all."""
+    out = os.fspath(path)
+    archive.check_output(out)
+    with instance.read_session() as broker:
+        return archive.write(out, dump_entries(broker, checkpoint=checkpoint),
+                             on_entry=None if progress is None else (lambda _entry, n: progress(n, 0)))
+
+
+def restore(path: str | os.PathLike[str], state_dir: str | os.PathLike[str], *, force: bool = False,
+            clock: str | None = None, config: dict[str, Any] | str | os.PathLike[str] | None = None,
+            max_size: int | None = None, progress: Progress | None = None) -> Instance:
+    """Create an instance at state_dir from a Flux KVS archive, as `flux-lite
+    restore` does: one written by flux-lite or by a real `flux dump`, read as
+    a stream. force replaces an instance already there; clock: "virtual" or
+    "real" (default: the archive's, else real); config as for start;
+    max_size: what the archive may decompress to (default: 200 times its
+    size, at least 512 MiB). progress(keys, blobs) is called as keys are
+    restored. Returns the instance, open."""
+    src = os.fspath(path)
+    cfg = configmod.load_file(os.fspath(config)) if isinstance(config, (str, os.PathLike)) else config
+    done = restoremod.restore(Path(state_dir), archive.entries(src, max_size=max_size), force=force,
+                              clock=clock, config=cfg, source=src,
+                              on_entry=None if progress is None else (lambda _entry, k, b: progress(k, b)))
+    return done.instance

@@ -297,6 +297,18 @@ def _write_cpio(out, entries, uid, gid, on_entry):
     return n
 
 
+def check_output(path: str) -> None:
+    """Refuse, before anything is read, an output path that cannot be
+    written: an unknown extension, a missing or read-only directory, a
+    directory named as the file ('-' is stdout)."""
+    write_format(path)
+    if path == "-":
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(path):
+        raise ArchiveError(f"Failed to open '{path}'")
+
+
 def write(path: str, entries: Iterable[Entry], stdout=None,
           on_entry: Callable[[Entry, int], None] | None = None) -> int:
     """Write entries to path in the format its extension names ('-': stdout),

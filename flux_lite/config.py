@@ -281,18 +281,6 @@ def _posint(value, key, allow_unlimited=False):
     return value
 
 
-def _json_type(value):
-    """A value's JSON type as jansson names it in its errors."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    for kind, name in ((int, "integer"), (float, "real"), (str, "string"), (list, "array"), (dict, "object")):
-        if isinstance(value, kind):
-            return name
-    return type(value).__name__
-
-
 def _bool(value, key):
     if not isinstance(value, bool):
         raise ConfigError(f"{key}: expected true or false, got {value!r}")
@@ -334,7 +322,7 @@ def validate(cfg):
             if not isinstance(res["exclude"], str):
                 # Flux's unpack of the [resource] table
                 raise ConfigError("error parsing [resource] configuration: "
-                                  f"Expected string, got {_json_type(res['exclude'])}")
+                                  f"Expected string, got {rsetmod.jansson_type(res['exclude'])}")
             try:
                 if res.get("config"):  # else no R maps hosts yet: the resource module's check says so
                     _targets(res["exclude"], "resource.exclude")
@@ -418,7 +406,8 @@ def _resource_options(res):
         value = res[key]
         if not isinstance(value, kind) or (kind == (int,) and isinstance(value, bool)):
             want = {str: "string", int: "integer", bool: "true or false"}[kind[0]]
-            raise ConfigError(f"error parsing [resource] configuration: Expected {want}, got {_json_type(value)}")
+            got = rsetmod.jansson_type(value)
+            raise ConfigError(f"error parsing [resource] configuration: Expected {want}, got {got}")
     if "history" in res:
         try:
             fsd.parse_config(res["history"])
@@ -474,7 +463,7 @@ def validate_housekeeping(hk, imp=None):
     for key, want in (("release-after", str), ("use-systemd-unit", bool), ("exit-on-first-error", bool)):
         if key in hk and not isinstance(hk[key], want):
             expected = "string" if want is str else "true or false"
-            raise ConfigError(f"{prefix}: Expected {expected}, got {_json_type(hk[key])}")
+            raise ConfigError(f"{prefix}: Expected {expected}, got {rsetmod.jansson_type(hk[key])}")
     unknown = [key for key in hk if key not in HOUSEKEEPING_KEYS]
     if unknown:
         raise ConfigError(f"{prefix}: {len(unknown)} object item(s) left unpacked: {', '.join(unknown)}")
@@ -639,7 +628,7 @@ def _table_error(where, msg):
 def _unpack(where, table, allowed):
     """jansson's ``{s?o ... !}``: an object holding only the allowed keys."""
     if not isinstance(table, dict):
-        raise _table_error(where, f"Expected object, got {_json_type(table)}")
+        raise _table_error(where, f"Expected object, got {rsetmod.jansson_type(table)}")
     extra = [k for k in table if k not in allowed]
     if extra:
         raise _table_error(where, f"{len(extra)} object item(s) left unpacked: {', '.join(extra)}")
@@ -668,7 +657,7 @@ def _validate_job_size(where, size):
     _unpack(where, size, ("nnodes", "ncores", "ngpus"))
     for key in ("nnodes", "ncores", "ngpus"):  # jansson checks keys in format order
         if key in size and (isinstance(size[key], bool) or not isinstance(size[key], int)):
-            raise _table_error(where, f"Expected integer, got {_json_type(size[key])}")
+            raise _table_error(where, f"Expected integer, got {rsetmod.jansson_type(size[key])}")
     if any(v < -1 for v in size.values()):
         raise _table_error(where, "values must be >= -1")
 

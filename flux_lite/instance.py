@@ -132,6 +132,24 @@ class Instance:
         notice(READ_ONLY_NOTICE.format(state_dir))
         return inst
 
+    @staticmethod
+    def settings(config, R, clock, start, **resources):
+        """What a new instance is made of: (validated config, R, clock mode,
+        clock start), R built from the config or the resources (size,
+        hosts, cores, gpus) unless given, start from the config unless given."""
+        cfg = configmod.validate(dict(config or {}))
+        if R is None:
+            R = build_instance_R(cfg, **resources)
+        mode = clock or configmod.get_path(cfg, "clock.mode") or "real"
+        if mode not in ("real", "virtual"):
+            raise ConfigError(f"clock: expected 'real' or 'virtual', got {mode!r}")
+        if mode == "virtual":
+            if start is None:
+                start = float(configmod.get_path(cfg, "clock.start", VIRTUAL_START))
+        else:
+            start = wall_time()
+        return cfg, R, mode, start
+
     @classmethod
     def create(cls, state_dir, config=None, size=1, hosts=None, cores=4, gpus=0, clock=None, force=False,
                R=None, start=None, prepare=None, populate=None):
@@ -142,18 +160,9 @@ class Instance:
         starts exactly one wins, and a loser removes only its own files.
         """
         state_dir = Path(state_dir)
-        cfg = configmod.validate(dict(config or {}))
+        cfg, R, mode, start = cls.settings(config, R, clock, start, size=size, hosts=hosts, cores=cores,
+                                           gpus=gpus)
         path = state_dir / DB_NAME
-        if R is None:
-            R = build_instance_R(cfg, size=size, hosts=hosts, cores=cores, gpus=gpus)
-        mode = clock or configmod.get_path(cfg, "clock.mode") or "real"
-        if mode not in ("real", "virtual"):
-            raise ConfigError(f"clock: expected 'real' or 'virtual', got {mode!r}")
-        if mode == "virtual":
-            if start is None:
-                start = float(configmod.get_path(cfg, "clock.start", VIRTUAL_START))
-        else:
-            start = wall_time()
         made_dir = make_private_dir(state_dir)
         published = False
         tmp = None

@@ -17,7 +17,8 @@ from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import f58, kvs_key
 from flux_lite.formats.rset import Rset
 from flux_lite.formats.taskmap import Taskmap
-from flux_lite.job_manager import emulate
+from flux_lite.job_manager import attach, emulate
+from flux_lite.job_manager.waiters import readable_eventlog
 from flux_lite.formats.signed import sign_none, unwrap_J
 
 
@@ -103,6 +104,23 @@ def exec_eventlog(broker: Any, job: Any, entries: list | None = None) -> list | 
     return out
 
 
+def watched(broker: Any, jobid: int, stop: str = "clean") -> list | None:
+    """The job's eventlog up to its first `stop` event (all of it once the
+    job is inactive without one), or None while it has not got there, as
+    flux submit's --wait-event watches; ``exec.NAME`` is NAME in the exec
+    eventlog (the job's eventlog is then given up to its start)."""
+    if not stop.startswith("exec."):
+        return attach.watched(broker, jobid, stop)
+    entries = readable_eventlog(broker, jobid)
+    if not entries:
+        return None
+    job = broker.jm.index.load_any(jobid)
+    name = stop[len("exec."):]
+    if job is not None and any(e["name"] == name for e in exec_eventlog(broker, job, entries) or ()):
+        return next((entries[: i + 1] for i, e in enumerate(entries) if e["name"] == "start"), entries)
+    return entries if entries[-1]["name"] == "clean" else None
+
+
 def job_taskmap(job: Any) -> Taskmap | None:
     """The job's task map as its job shell lays the tasks out (the block
     map: each node's tasks numbered in turn), None without R."""
@@ -117,3 +135,55 @@ def job_taskmap(job: Any) -> Taskmap | None:
     for task in tasks:
         counts[nodeid[task.broker_rank]] += 1
     return Taskmap.from_counts(counts)
+
+
+# flux job's short names of a job's eventlogs
+EVENTLOG_PATHS = {"exec": "guest.exec.eventlog", "output": "guest.output", "input": "guest.input"}
+
+
+def path_event_matcher(broker: Any, jobid: int, typed: str, path: str, name: str, match: str | None, count: int,
+                       waitcreate: bool) -> Any:
+    """As job-info's eventlog watch serves flux job wait-event -p PATH: the
+    main eventlog ends at clean; a guest eventlog (guest.*) exists once the
+    job has started, and ends with the job; any other eventlog under the
+    job's directory never ends. None while waiting; (entries, entry) once
+    found; the error text if it never can be."""
+    main = readable_eventlog(broker, jobid)
+    if main is None:
+        return f"job {typed} not found"
+    # the main eventlog ends at clean: what is appended after it is not seen
+    end = next((i for i, e in enumerate(main) if e["name"] == "clean"), None)
+    ended = end is not None
+    if end is not None:
+        main = main[: end + 1]
+    if path == "eventlog":
+        entries = main
+    else:
+        entries = broker.kvs.get_eventlog(kvs_key(jobid, path)) if _valid_path(path) else None
+        if entries is None and path == EXEC_EVENTLOG:
+            entries = exec_eventlog(broker, broker.jm.load_any(jobid), main)
+    if entries is None:
+        if path.startswith("guest."):
+            started = any(e["name"] == "start" for e in main)
+            if not started:
+                # the guest namespace comes with the start: wait for it, or for the end
+                return f"event '{name}' never received" if ended else None
+            if waitcreate and not ended:
+                return None
+        elif waitcreate:
+            return None
+        return f"eventlog path {path} not found"
+    seen = 0
+    for i, entry in enumerate(entries):
+        if entry["name"] == name and (match is None or eventlog.context_value_matches(
+                entry.get("context") or {}, *match.split("=", 1))):
+            seen += 1
+            if seen == count:
+                return entries[: i + 1], entry
+    if ended and (path == "eventlog" or path.startswith("guest.")):
+        return f"event '{name}' never received"
+    return None
+
+
+def _valid_path(path: str) -> bool:
+    return bool(path) and not path.startswith(".") and not path.endswith(".") and ".." not in path

@@ -38,17 +38,15 @@ from flux_lite import __version__
 from flux_lite import config as configmod
 from flux_lite.archive import ArchiveError, Entry
 from flux_lite.dump import FOREIGN, PREFIX, ContentDigest, content_digest, flux_path, is_job_dir
-from flux_lite.errors import ConfigError
 from flux_lite.formats.signed import unwrap_J
 from flux_lite.formats import eventlog
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58, jobid_of_key
 from flux_lite.formats.rset import Rset
-from flux_lite.instance import VIRTUAL_START, Instance, wall_time
+from flux_lite.instance import Instance
 from flux_lite.job_manager.job import CLEANUP, DEPEND, PRIORITY, RUN, SCHED
 from flux_lite.job_manager.queues import STATE_KEY
 from flux_lite.rebuild import rebuild
-from flux_lite.resources import build_instance_R
 from flux_lite.schema import DERIVED_VERSION, TABLES
 
 # values shorter than this are stored inline in a Flux KVS directory entry;
@@ -477,17 +475,7 @@ def _finish_flux(state_dir, kvs, st, clock, config, resources, source):
         # a virtual clock starts just after the last thing the archive records
         start = float(math.floor(latest) + 1) if latest else None
     # what Instance.create works out of its arguments, for the database at hand
-    cfg = configmod.validate(dict(config or {}))
-    if R is None:
-        R = build_instance_R(cfg, **kwargs)
-    mode = clock or configmod.get_path(cfg, "clock.mode") or "real"
-    if mode not in ("real", "virtual"):
-        raise ConfigError(f"clock: expected 'real' or 'virtual', got {mode!r}")
-    if mode == "virtual":
-        if start is None:
-            start = float(configmod.get_path(cfg, "clock.start", VIRTUAL_START))
-    else:
-        start = wall_time()
+    cfg, R, mode, start = Instance.settings(config, R, clock, start, **kwargs)
     Instance._populate(state_dir, kvs, cfg, R, mode, start,
                        prepare=lambda inst, ctx: _prepare_flux(inst, ctx, st, source))
 

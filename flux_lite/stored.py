@@ -168,6 +168,18 @@ def check_queue_state(v):
                 raise ValueError(f"{key} must be a string")
 
 
+def _bool_value(v, what):
+    if not isinstance(v, bool):
+        raise ValueError(f"{what}: expected true or false")
+
+
+def check_ingest_module(v):
+    _obj(v)
+    _bool_value(v.get("loaded"), "job-ingest loaded")
+    if not isinstance(v.get("args"), list) or not all(isinstance(a, str) for a in v["args"]):
+        raise ValueError("job-ingest args: expected a list of strings")
+
+
 def check_debug(v):
     _int(v, "debug flags", 0, 0xFFFFFFFF)
 
@@ -191,6 +203,8 @@ CHECKS = {
     "checkpoint.job-manager": check_checkpoint,
     "job-manager.housekeeping": check_housekeeping,
     "job-exec.debug": check_debug,
+    "job-exec.unloaded": lambda v: _bool_value(v, "job-exec.unloaded"),
+    "job-ingest.module": check_ingest_module,
     "job-manager.quarantine": _obj,
     "job-manager.queue": check_queue_state,
 }
@@ -210,6 +224,8 @@ MANAGED = {
     "resource.eventlog": "use 'flux-lite resource drain/undrain'",
     "job-manager.quarantine": "use 'flux-lite fsck --repair'",
     "job-manager.queue": "use 'flux-lite queue enable/disable/start/stop'",
+    "job-exec.unloaded": "use 'flux-lite module load/remove job-exec'",
+    "job-ingest.module": "use 'flux-lite module load/remove job-ingest'",
 }
 
 

@@ -79,4 +79,51 @@ def test_the_readme_example_runs(tmp_path, capsys, monkeypatch):
     exec(compile(block.replace("/tmp/rehearsal", str(tmp_path / "r")), "README", "exec"), {})
     utilization, wait = capsys.readouterr().out.split()
     assert 0 < float(utilization) <= 1 and float(wait) >= 0
-    assert (tmp_path / "r").is_dir()
+    assert (tmp_path / "r").is_dir() and (tmp_path / "r.tgz").is_file()
+    with api.open(tmp_path / "r-copy") as copy:
+        assert api.now(copy) == VIRTUAL_START + 3600
+
+
+def test_dump_and_restore_round_trip_as_the_commands_do(tmp_path):
+    from tests.conftest import Flux
+
+    flux = Flux(tmp_path / "a")
+    flux("start", "--test-size=2", "--clock=virtual")
+    done = flux.submit("-n1", "-S", "exec.test.run_duration=1s", "true")
+    running = flux.submit("-N1", "-S", "exec.test.run_duration=1h", "sleep", "3600")
+    flux.advance("10s")
+    seen = []
+    with api.open(tmp_path / "a") as inst:
+        n = api.dump(inst, tmp_path / "a.tgz", progress=lambda keys, blobs: seen.append(keys))
+    assert n > 0 and (tmp_path / "a.tgz").exists()
+    # the command's own archive of the same state has the same keys
+    flux("dump", "-q", str(tmp_path / "cmd.tgz"))
+    import tarfile
+
+    def names(path):
+        with tarfile.open(path) as tar:
+            return sorted(tar.getnames())
+
+    assert names(tmp_path / "a.tgz") == names(tmp_path / "cmd.tgz")
+
+    restored = []
+    inst = api.restore(tmp_path / "a.tgz", tmp_path / "b", progress=lambda k, b: restored.append(k))
+    inst.close()
+    copy = Flux(tmp_path / "b")
+    assert copy.state(done) == "INACTIVE" and copy.state(running) == "RUN"
+    assert copy.out("job", "eventlog", done) == flux.out("job", "eventlog", done)
+    assert copy.now() == flux.now()
+    with pytest.raises(FluxLiteError, match="already exists"):
+        api.restore(tmp_path / "a.tgz", tmp_path / "b")
+    api.restore(tmp_path / "a.tgz", tmp_path / "b", force=True).close()
+
+
+def test_dump_refuses_an_output_it_cannot_write_before_reading(tmp_path):
+    inst = api.start(tmp_path / "s")
+    try:
+        with pytest.raises(FluxLiteError, match="No such format 'x.rar'"):
+            api.dump(inst, "x.rar")
+        with pytest.raises(FluxLiteError, match="Failed to open"):
+            api.dump(inst, tmp_path / "nodir" / "x.tgz")
+    finally:
+        inst.close()

@@ -95,3 +95,54 @@ def test_config_reload_reads_flux_conf_dir(flux, tmp_path):
     assert as_flux(flux, "config", "reload", env={"FLUX_CONF_DIR": ""}) == (
         1, "", "flux-config: reload: no configuration path: flux-lite keeps none from start "
                "(set FLUX_CONF_DIR, or use config load PATH)\n")
+
+
+def test_module_remove_and_load_job_exec(flux):
+    # without job-exec, allocated jobs wait in RUN with no start (as Flux's
+    # job manager waits for an exec service); loading it starts them
+    assert as_flux(flux, "module", "remove", "job-exec") == (0, "", "")
+    job = flux.submit("-N1", "sleep", "1")
+    assert flux.state(job) == "RUN" and flux.eventlog(job)[-1] == "alloc"
+    flux.advance("10s")
+    assert flux.eventlog(job)[-1] == "alloc"
+    assert "job-exec" not in as_flux(flux, "module", "list")[1]
+    assert as_flux(flux, "module", "remove", "job-exec") == (
+        1, "", "flux-module: remove job-exec: No such file or directory\n")
+    assert as_flux(flux, "module", "remove", "-f", "job-exec") == (0, "", "")
+    # canceled before it started: no finish, no release; freed at once
+    other = flux.submit("-N1", "sleep", "10")
+    flux("cancel", other)
+    assert flux.eventlog(other)[-3:] == ["exception", "free", "clean"]
+    assert as_flux(flux, "module", "load", "job-exec") == (0, "", "")
+    assert flux.eventlog(job)[-1] == "start"
+    assert as_flux(flux, "module", "load", "job-exec") == (1, "", "flux-module: load job-exec: File exists\n")
+    assert "job-exec" in as_flux(flux, "module", "list")[1]
+    flux.advance("1s")
+    assert flux.state(job) == "INACTIVE"
+    assert as_flux(flux, "module", "reload", "job-exec") == (0, "", "")
+
+
+def test_module_remove_and_reload_job_ingest(flux, tmp_path):
+    import json
+
+    js = json.loads(flux.out("run", "--dry-run", "true"))
+    js["attributes"]["foo"] = 1  # the validator refuses it
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(js))
+    assert as_flux(flux, "job", "submit", bad) == (1, "", "flux-job: Extraneous key (foo)\n")
+    # disable-validator: every job is ingested as one with the novalidate flag
+    assert as_flux(flux, "module", "reload", "-f", "job-ingest", "disable-validator") == (0, "", "")
+    code, out, err = as_flux(flux, "job", "submit", bad)
+    assert (code, err) == (0, "") and flux.state(out.strip()) in ("RUN", "INACTIVE")
+    # an unknown argument fails the load, and (a reload) leaves the module removed
+    assert as_flux(flux, "module", "reload", "job-ingest", "foo=bar") == (
+        1, "", "flux-module: load job-ingest: Invalid argument\n")
+    assert "job-ingest.err[0]: Invalid option: foo=bar" in flux.out("dmesg")
+    assert "job-ingest" not in as_flux(flux, "module", "list")[1]
+    assert as_flux(flux, "module", "remove", "job-ingest") == (
+        1, "", "flux-module: remove job-ingest: No such file or directory\n")
+    assert as_flux(flux, "submit", "true") == (
+        1, "", "[Errno 38] No service matching job-ingest.submit is registered\n")
+    assert as_flux(flux, "module", "load", "job-ingest") == (0, "", "")
+    assert as_flux(flux, "module", "load", "job-ingest") == (1, "", "flux-module: load job-ingest: File exists\n")
+    assert as_flux(flux, "job", "submit", bad)[0] == 1  # validated again

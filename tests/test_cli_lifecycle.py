@@ -1010,3 +1010,17 @@ def test_same_commands_same_ids_and_eventlogs(flux_factory):
     assert a.out("jobs", "-a") == b.out("jobs", "-a")
     assert a.out("resource", "list") == b.out("resource", "list")
     assert a.now() == b.now()
+
+
+def test_wait_event_sees_nothing_after_clean(flux):
+    # job-info's watch ends at clean: an event appended after it is never
+    # received, and a context test that fails on the whole eventlog fails at once
+    jobid = flux.submit("true")
+    flux.advance("1s")
+    kvsdir = flux.out("job", "id", "--to=kvs", jobid).strip()
+    flux("kvs", "eventlog", "append", f"{kvsdir}.eventlog", "foobar")
+    assert err(flux.fails("job", "wait-event", jobid, "foobar")).endswith("event 'foobar' never received")
+    assert err(flux.fails("job", "wait-event", "--match-context=foo=bar", jobid, "submit")).endswith(
+        "event 'submit' never received")
+    r = flux.fails("job", "wait-event", "--waitcreate", "-p", "guest.invalid", jobid, "foobar")
+    assert err(r).endswith("eventlog path guest.invalid not found")

@@ -233,10 +233,16 @@ def test_job_kill_signals_the_tasks(flux):
     flux("job", "kill", "-s", "9", b)
     assert flux.out("jobs", "-no", "{returncode}", b) == "137\n"
     # Flux's words
-    r = flux.fails("job", "kill", a, test_mode)
-    assert r.stderr == f"flux-lite job: kill {a}: unknown job id\n"
+    r = flux.fails("job", "kill", a, test_mode, "f1111")
+    assert r.stderr == f"flux-lite job: kill {a}: job is inactive\nflux-lite job: kill f1111: unknown job id\n"
     r = flux.fails("job", "kill", "-s", "FOO", test_mode)
     assert r.stderr == "flux-lite job: ERROR: kill: Invalid signal FOO\n"
+    # 0 is refused before any request; a number too high by the job manager
+    assert flux.fails("job", "kill", "-s", "0", test_mode).stderr == "flux-lite job: ERROR: kill: Invalid signal 0\n"
+    r = flux.fails("job", "kill", "-s", "99", test_mode)
+    assert r.stderr == f"flux-lite job: kill {test_mode}: Invalid signal number\n"
+    assert flux.fails("job", "raiseall", "--states=", "test").stderr == \
+        "flux-lite job: ERROR: no states specified\n"
     pending = flux.submit("--urgency=hold", "true")
     r = flux.fails("job", "kill", pending)
     assert r.stderr == f"flux-lite job: kill {pending}: job is not running\n"
@@ -281,3 +287,13 @@ def test_job_killall(flux):
     r = flux("job", "killall", "-f", "-s", "SIGKILL", env={"FLUX_HANDLE_USERID": "1234"})
     assert r.stderr == "flux-lite job: Killed 1 jobs (0 errors)\n"
     assert flux.out("jobs", "-A", "-no", "{returncode}", theirs) == "137\n"
+
+
+def test_submit_wait_event_on_the_exec_eventlog(flux):
+    # flux submit --wait-event=exec.NAME waits for NAME in the job's exec eventlog
+    r = flux("submit", "--wait-event=exec.shell.init", "sleep", "inf")
+    jobid = r.stdout.strip()
+    assert flux.state(jobid) == "RUN"
+    assert "shell.init" in flux.out("job", "eventlog", "-p", "exec", jobid)
+    r = flux("submit", "--wait-event=exec.shell.start", "-N2", "hostname")
+    assert flux.state(r.stdout.strip()) in ("RUN", "INACTIVE")

@@ -91,3 +91,36 @@ def test_resource_list_status_and_queue_list(pyflux, flux):
     assert (q.limits.duration, q.limits.max.nnodes, q.limits.min.nnodes, q.defaults.duration) == (
         math.inf, math.inf, 0, math.inf)
     assert (q.resources.all.nnodes, q.resources.free.nnodes) == (4, 1)
+
+
+def test_monitor_waitup_answers_for_the_online_count(pyflux, flux):
+    import errno
+
+    h = pyflux.Flux()
+    assert h.rpc("resource.monitor-waitup", {"up": 4}).get() is None
+    with pytest.raises(OSError) as exc:
+        h.rpc("resource.monitor-waitup", {"up": 2}).get()
+    assert exc.value.errno == errno.ETIMEDOUT and "can never be" in exc.value.strerror
+    for bad in ({"up": 5}, {"up": -1}):
+        with pytest.raises(OSError) as exc:
+            h.rpc("resource.monitor-waitup", bad).get()
+        assert (exc.value.errno, exc.value.strerror) == (errno.EPROTO, "up value is out of range")
+
+
+def test_drain_and_undrain_requests(pyflux, flux):
+    import errno
+
+    h = pyflux.Flux()
+    assert h.rpc("resource.drain", {"targets": "1-2", "reason": "fan"}).get() is None
+    assert flux.out("resource", "status", "-no", "{state} {ranks} {reason}", "-s", "drained") == "drained 1-2 fan\n"
+    with pytest.raises(OSError) as exc:
+        h.rpc("resource.undrain", {"targets": "0", "mode": "foo"}).get()
+    assert (exc.value.errno, exc.value.strerror) == (errno.EINVAL, "invalid undrain mode 'foo' specified")
+    with pytest.raises(OSError) as exc:
+        h.rpc("resource.undrain", {"targets": "0"}).get()
+    assert exc.value.strerror == "rank 0 not drained"
+    assert h.rpc("resource.undrain", {"targets": "1"}).get() is None
+    assert flux.out("resource", "status", "-no", "{ranks}", "-s", "drained") == "2\n"
+    with pytest.raises(OSError) as exc:
+        h.rpc("resource.drain", {"targets": 3}).get()
+    assert exc.value.errno == errno.EPROTO

@@ -1,6 +1,5 @@
 import json
 import random
-import time
 
 import pytest
 
@@ -520,38 +519,30 @@ def test_matches_reference_model(seed):
         assert pool.nfree_up_cores == pool.free_counts()[0]
 
 
-def test_performance_large_fragmented_pool():
-    rs = Rset.build([(f"node{i}", 32, 0) for i in range(4096)])
+def test_large_fragmented_pool_allocates_refuses_and_copies():
+    # (timed in bench/pool_ops.py: tests are not timed)
+    rs = Rset.build([(f"node{i}", 32, 0) for i in range(256)])
     pool = Pool(rs)
     rng = random.Random(7)
     jid = 0
-    for _ in range(10000):
+    for _ in range(1000):
         jid += 1
         pool.alloc(jid, RR(nslots=rng.randint(1, 3), slot_size=rng.randint(1, 4)), 0.0)
     jobs = list(pool.allocations())
     rng.shuffle(jobs)
-    for j in jobs[:5000]:
+    for j in jobs[:500]:
         pool.free(j)
-    reqs = [RR(nslots=1, slot_size=rng.randint(1, 4)) for _ in range(1000)]
-    t0 = time.perf_counter()
-    for req in reqs:
+    before = pool.free_counts()
+    with pytest.raises(InsufficientResources):
+        pool.alloc(0, RR(nslots=8000, slot_size=1), 0.0)  # fits the machine, not what is free
+    assert pool.free_counts() == before  # a refusal changes nothing
+    for _ in range(100):
         jid += 1
-        pool.alloc(jid, req, 0.0)
-    per_alloc = (time.perf_counter() - t0) / len(reqs)
-    t0 = time.perf_counter()
-    for _ in range(200):
-        try:
-            pool.alloc(0, RR(nslots=65000, slot_size=2), 0.0)
-        except InsufficientResources:
-            pass
-    per_fail = (time.perf_counter() - t0) / 200
-    t0 = time.perf_counter()
+        pool.alloc(jid, RR(nslots=1, slot_size=rng.randint(1, 4)), 0.0)
     sim = pool.copy()
-    per_copy = time.perf_counter() - t0
-    assert per_alloc < 0.001, per_alloc
-    assert per_fail < 0.001, per_fail
-    assert per_copy < 0.05, per_copy
-    assert len(sim) == len(pool)
+    assert len(sim) == len(pool) and sim.free_counts() == pool.free_counts()
+    sim.free(jid)
+    assert sim.free_counts() != pool.free_counts()  # the copy is independent
 
 
 def test_compact_R_of_the_schedulers_R():

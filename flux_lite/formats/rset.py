@@ -1057,7 +1057,8 @@ VERIFY_MODES = ("strict", "allow-extra", "allow-missing", "ignore")
 VERIFY_TYPES = ("default", "hostname", "core", "gpu")
 
 
-def _jansson_type(value: Any) -> str:
+def jansson_type(value: Any) -> str:
+    """A value's JSON type as jansson names it in its errors (null, true, integer...)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -1074,7 +1075,7 @@ def _need(obj: dict, key: str, kind: Any, what: str) -> Any:
         raise RsetError(f"Object item not present: {key}")
     value = obj[key]
     if not _is(value, kind):
-        raise RsetError(f"Expected {what}, got {_jansson_type(value)}")
+        raise RsetError(f"Expected {what}, got {jansson_type(value)}")
     return value
 
 
@@ -1091,19 +1092,19 @@ def rlist_from_dict(obj: Any) -> Rset:
     with jansson's and librlist's words). Resource types other than core
     and gpu are ignored: no flux-lite resource has them."""
     if not isinstance(obj, dict):
-        raise RsetError(f"Expected object, got {_jansson_type(obj)}")
+        raise RsetError(f"Expected object, got {jansson_type(obj)}")
     version = _need(obj, "version", int, "integer")
     execution = _need(obj, "execution", dict, "object")
     R_lite = _need(execution, "R_lite", object, "")
     for key, kind, what in (("nslots", int, "integer"), ("starttime", float, "real"), ("expiration", float, "real")):
         if key in execution and not _is(execution[key], kind):
-            raise RsetError(f"Expected {what}, got {_jansson_type(execution[key])}")
+            raise RsetError(f"Expected {what}, got {jansson_type(execution[key])}")
     if version != 1:
         raise RsetError(f"invalid version={version}")
     raw: dict[int, tuple[IDset, IDset]] = {}
     for entry in R_lite if isinstance(R_lite, list) else ():
         if not isinstance(entry, dict):
-            raise RsetError(f"Expected object, got {_jansson_type(entry)}")
+            raise RsetError(f"Expected object, got {jansson_type(entry)}")
         rank = _need(entry, "rank", str, "string")
         children = _need(entry, "children", dict, "object")
         try:
@@ -1368,12 +1369,12 @@ def rlist_from_config(entries: Any) -> Rset:
     hosts: dict[str, list] = {}  # host -> [cores, gpus, properties]
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
-            raise RsetError(f"config[{i}]: Expected object, got {_jansson_type(entry)}")
+            raise RsetError(f"config[{i}]: Expected object, got {jansson_type(entry)}")
         try:
             _need(entry, "hosts", str, "string")
             for key in ("cores", "gpus"):
                 if key in entry and not isinstance(entry[key], str):
-                    raise RsetError(f"Expected string, got {_jansson_type(entry[key])}")
+                    raise RsetError(f"Expected string, got {jansson_type(entry[key])}")
         except RsetError as exc:
             raise RsetError(f"config[{i}]: {exc}") from None
         extra = [k for k in entry if k not in ("hosts", "cores", "gpus", "properties")]

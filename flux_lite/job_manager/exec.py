@@ -22,7 +22,7 @@ Every end is a timer, so a virtual clock moves them deterministically.
 import json
 import os
 import signal
-from errno import EINVAL, EPERM
+from errno import EEXIST, EINVAL, ENOENT, EPERM
 
 from flux_lite import access, users
 from flux_lite import config as configmod
@@ -36,6 +36,8 @@ from flux_lite.job_manager.job import FLAG_DEBUG, RUN, RUNNING
 SIGTERM = 15  # cancel: Flux's job-exec kills with SIGTERM (finish status=15)
 SIGALRM = 14  # time limit: job-exec sends SIGALRM (flux run then exits 142)
 DEBUG_KEY = "job-exec.debug"
+# present (true) while `flux module remove job-exec` holds: allocated jobs wait in RUN without a start
+UNLOADED_KEY = "job-exec.unloaded"
 # the texts of the contexts of every job's finish and release
 _STATUS_TEXT = eventlog.int_context_format("status")
 _RELEASE_ALL_TEXT = eventlog.plain_context_text({"ranks": "all", "final": True})
@@ -117,9 +119,7 @@ def request_kill(broker, jobid, signum):
     shells, with Flux's checks and words (all EINVAL but the guest's EPERM)."""
     if not isinstance(signum, int) or not 0 < signum <= SIGRTMAX:
         raise FluxLiteError("Invalid signal number", errno=EINVAL)
-    job = broker.jm.index.get(jobid)
-    if job is None:
-        raise FluxLiteError("unknown job id", errno=EINVAL)
+    job = broker.jm.index.require_active(jobid, inactive_errno=EINVAL)
     access.require_job_access(broker.instance.identity, job.userid, "guests may only send signals to their own jobs")
     if job.state != RUN:
         raise FluxLiteError("job is not running", errno=EINVAL)
@@ -168,9 +168,40 @@ def _test_conf(jobspec):
 class Exec:
     def __init__(self, broker):
         self.b = broker
+        self._loaded = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the job-exec module is loaded (it is unless removed)."""
+        if self._loaded is None:
+            self._loaded = not self.b.kvs.get(UNLOADED_KEY, False)
+        return self._loaded
+
+    def module_remove(self, force=False):
+        """flux module remove job-exec: jobs allocated from now on wait in RUN
+        without a start (as Flux's job manager waits for an exec service);
+        jobs already started run on to their end."""
+        if not self.loaded:
+            if force:
+                return
+            raise FluxLiteError("job-exec: module is not loaded", errno=ENOENT)
+        self.b.kvs.put(UNLOADED_KEY, True)
+        self._loaded = False
+
+    def module_load(self):
+        """flux module load job-exec: the jobs waiting for it start."""
+        if self.loaded:
+            raise FluxLiteError("job-exec: module is already loaded", errno=EEXIST)
+        self.b.kvs.delete(UNLOADED_KEY)
+        self._loaded = True
+        for job in list(self.b.jm.index.active_in(RUNNING)):
+            if job.state == RUN and not job.started:
+                self.start(job)
 
     def start(self, job):
         jm = self.b.jm
+        if not self.loaded:
+            return  # started by module_load
         if job.flags & FLAG_DEBUG:  # the exec start request is visible
             jm.post(job, "debug.start-request")
         try:

@@ -6,7 +6,7 @@ by the instance so that ids never repeat even after a state rollback.
 """
 
 import json
-from errno import EINVAL, EOVERFLOW, EPROTO
+from errno import EEXIST, EINVAL, ENOENT, ENOSYS, EOVERFLOW, EPROTO
 
 from flux_lite import access
 from flux_lite.errors import FluxLiteError
@@ -16,6 +16,13 @@ from flux_lite.job_manager import validate, wait
 from flux_lite.job_manager.job import FLAG_DEBUG, FLAG_NOVALIDATE, FLAG_WAITABLE, Job
 
 CHECKPOINT_KEY = "checkpoint.job-manager"
+# job-ingest's module state while it is not the default (loaded, no arguments):
+# {"loaded": bool, "args": [...]}
+INGEST_KEY = "job-ingest.module"
+# the arguments Flux's job-ingest takes (prefixes end in '='); only
+# disable-validator changes what flux-lite does
+INGEST_ARGS = ("validator-args=", "validator-plugins=", "disable-validator", "batch-count=", "buffer-size=",
+               "max-fluid-generator-id=", "allow-root-jobs")
 _SUBMIT_TEXT = eventlog.int_context_format("userid", "urgency", "flags", "version")
 # distinct jobspecs remembered per command (a trace replay submits thousands)
 SHARED_SPECS = 256
@@ -32,6 +39,7 @@ class Submit:
         self._dirty = False
         self._specs = {}  # JSON text -> (jobspec, text) validated in this command
         self._count = 0  # jobs submitted this command
+        self._ingest = None  # job-ingest's module state, read when first needed
 
     @property
     def max_jobid(self):
@@ -70,6 +78,37 @@ class Submit:
         self._dirty = True
         return jobid
 
+    @property
+    def ingest_module(self) -> dict:
+        """job-ingest's state: {"loaded": bool, "args": [...]}."""
+        if self._ingest is None:
+            self._ingest = self.kvs.get(INGEST_KEY) or {"loaded": True, "args": []}
+        return self._ingest
+
+    def ingest_module_remove(self, force=False):
+        """flux module remove job-ingest: submissions fail (ENOSYS) until it is loaded."""
+        if not self.ingest_module["loaded"]:
+            if force:
+                return
+            raise FluxLiteError("job-ingest: module is not loaded", errno=ENOENT)
+        self._ingest = {"loaded": False, "args": []}
+        self.kvs.put(INGEST_KEY, self._ingest)
+
+    def ingest_module_load(self, args):
+        """flux module load job-ingest ARGS (disable-validator: every job is
+        ingested as one submitted with the novalidate flag)."""
+        if self.ingest_module["loaded"]:
+            raise FluxLiteError("job-ingest: module is already loaded", errno=EEXIST)
+        for arg in args:
+            if not any(arg == known or (known.endswith("=") and arg.startswith(known)) for known in INGEST_ARGS):
+                self.b.log("job-ingest", "err", f"Invalid option: {arg}")
+                raise FluxLiteError(f"job-ingest: Invalid option: {arg}", errno=EINVAL)
+        self._ingest = {"loaded": True, "args": list(args)}
+        if args:
+            self.kvs.put(INGEST_KEY, self._ingest)
+        else:
+            self.kvs.delete(INGEST_KEY)
+
     def submit(self, jobspec, urgency=16, flags=0, original=None, userid=None, text=None):
         """Validate and ingest one job; returns its id. userid: the owner
         submits on behalf of that user (a trace replay). text: the jobspec's
@@ -78,10 +117,14 @@ class Submit:
         b = self.b
         jm = self.jm
         ident = b.instance.identity
+        module = self.ingest_module
+        if not module["loaded"]:
+            raise FluxLiteError("No service matching job-ingest.submit is registered", errno=ENOSYS)
         if not isinstance(urgency, int) or not 0 <= urgency <= 31:
             raise FluxLiteError("urgency range is [0:31]", errno=EINVAL)
         novalidate = bool(flags & FLAG_NOVALIDATE)
         access.check_submit(ident, urgency, novalidate, waitable=bool(flags & FLAG_WAITABLE))
+        novalidate = novalidate or "disable-validator" in module["args"]
         if userid is None:
             userid = ident.userid
         elif userid != ident.userid:

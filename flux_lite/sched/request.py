@@ -20,6 +20,7 @@ from flux_lite.formats.jobspec_validate import idset_values_ok
 __all__ = [
     "DiscreteCountError",
     "ResourceRequest",
+    "SlotTotals",
     "Count",
     "parse_count",
     "read_request",
@@ -29,7 +30,26 @@ __all__ = [
 ]
 
 
-class ResourceRequest:
+class SlotTotals:
+    """``ncores`` and ``ngpus`` of a request of ``nslots`` slots of
+    ``slot_size`` cores and ``gpu_per_slot`` gpus (flux-lite's request and
+    the flux package's share them)."""
+
+    __slots__ = ()
+    nslots: int
+    slot_size: int
+    gpu_per_slot: int
+
+    @property
+    def ncores(self) -> int:
+        return self.nslots * self.slot_size
+
+    @property
+    def ngpus(self) -> int:
+        return self.nslots * self.gpu_per_slot
+
+
+class ResourceRequest(SlotTotals):
     """What a job asks for (read off its jobspec by request_from_jobspec).
 
     ``nslots`` is the TOTAL slot count; with ``nnodes > 0`` each node gets
@@ -96,13 +116,6 @@ class ResourceRequest:
             return 0
         return max(1, self.nslots // self.nnodes)
 
-    @property
-    def ncores(self) -> int:
-        return self.nslots * self.slot_size
-
-    @property
-    def ngpus(self) -> int:
-        return self.nslots * self.gpu_per_slot
 
 
 def request_from_jobspec(jobspec: Any) -> ResourceRequest:
@@ -317,6 +330,8 @@ def _request_walk(res_list, nodefactor, depth, state):
             raise JobspecError("resource with must be a list")
         if rtype == "node":
             state["nnodes"] = count
+            if state["nslots"] is not None:
+                state["slot_above_node"] = True
             state["nodefactor"] = nodefactor
             if vertex.get("exclusive", False):
                 state["exclusive"] = True
@@ -331,18 +346,26 @@ def _request_walk(res_list, nodefactor, depth, state):
                 state["slot_size"] = count.min
             elif rtype == "gpu":
                 state["gpu_per_slot"] = count.min
+            elif vertex.get("exclusive", False) and not children:
+                state["container"] = rtype  # (a topology container taken whole: TreePool's)
             if children:
                 _request_walk(children, nodefactor * count.min, depth + 1, state)
 
 
-def request_counts(js: Any) -> dict[str, Any]:
+def request_counts(js: Any, containers: bool = False) -> dict[str, Any]:
     """The general walk of a jobspec's resources, ranges kept: ``node_count``
     (a Count, or None without a node level; scaled by the counts above the
     node level), ``slot_count`` (a Count: per node with a node level, the
     total without), ``slot_size``, ``gpu_per_slot``, ``exclusive``,
     ``duration`` and ``constraint``. An exclusive slot-only request becomes
     one node per slot. The errors of resource_request, but for discrete counts
-    (kept as they are: Flux's Python pools refuse them when allocating)."""
+    (kept as they are: Flux's Python pools refuse them when allocating).
+
+    ``containers``: read it as Flux's TreePool does: an exclusive leaf of
+    another type (``socket``, ``numa``...) is ``container_level`` (else
+    None), the unit of its slots; such a request, or an exclusive one, may
+    name no cores (``slot_size`` 0); a slot above the node level counts
+    per node; exclusive slots of containers are not nodes."""
     if not is_map(js):
         raise JobspecError("jobspec must be a mapping")
     resources = js.get("resources", [])
@@ -357,6 +380,8 @@ def request_counts(js: Any) -> dict[str, Any]:
         "gpu_per_slot": 0,
         "exclusive": False,
         "nodefactor": 1,
+        "slot_above_node": False,
+        "container": None,
     }
 
     _request_walk(resources, 1, 0, state)
@@ -370,14 +395,19 @@ def request_counts(js: Any) -> dict[str, Any]:
             raise JobspecError("getting duration: Object item not found: duration")
     if state["nslots"] is None:
         raise JobspecError("Unable to determine slot count")
-    if state["slot_size"] is None:
+    container = state["container"] if containers else None
+    if state["slot_size"] is None and not (containers and (container or state["exclusive"])):
         raise JobspecError("Unable to determine slot size")
 
     node_count = state["nnodes"]
     slot_count = state["nslots"]
+    nf = state["nodefactor"]
     if node_count is not None:
-        node_count = node_count.scaled(state["nodefactor"])
-    if state["exclusive"] and node_count is None:
+        node_count = node_count.scaled(nf)
+        if containers and state["slot_above_node"] and nf > 1 and slot_count.min % nf == 0:
+            # (the slot count went into the node factor: per node, it is divided back out)
+            slot_count = Count(slot_count.min // nf, None if slot_count.max is None else slot_count.max // nf)
+    if state["exclusive"] and node_count is None and container is None:
         node_count, slot_count = slot_count, Count(1, 1)
 
     attrs = system if is_map(system) else {}
@@ -389,11 +419,12 @@ def request_counts(js: Any) -> dict[str, Any]:
     return {
         "node_count": node_count,
         "slot_count": slot_count,
-        "slot_size": state["slot_size"],
+        "slot_size": state["slot_size"] or 0,
         "gpu_per_slot": state["gpu_per_slot"],
         "exclusive": state["exclusive"],
         "duration": dur,
         "constraint": attrs.get("constraints") or None,
+        "container_level": container,
     }
 
 

@@ -9,9 +9,14 @@ R, the drain reasons and times, and the online/offline/exclude/torpid idsets.
 
 from __future__ import annotations
 
+import errno
+
+from flux_lite import admin
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats.idset import IDset
 from flux_lite.instance import Instance
 from flux_lite.resources import module_status, resource_status
-from flux_lite.services.table import Payload, Service, service
+from flux_lite.services.table import Payload, Service, field, service
 
 SERVICES: list[Service] = []
 
@@ -38,3 +43,47 @@ def sched_resource_status(instance: Instance, payload: Payload) -> Payload:
 def status(instance: Instance, payload: Payload) -> Payload:
     with instance.read_session() as broker:
         return module_status(broker)
+
+
+@service(SERVICES, "resource.monitor-waitup")
+def monitor_waitup(instance: Instance, payload: Payload) -> Payload | None:
+    """Answers once `up` ranks are online (Flux's tests wait so for the
+    brokers). flux-lite's ranks are all online from the start and stay so:
+    any other count can never come, and says so instead of waiting."""
+    up = field(payload, "up", int)
+    with instance.read_session() as broker:
+        online = len(IDset(module_status(broker)["online"]))
+        size = broker.resources.size()
+    if not 0 <= up <= size:
+        raise FluxLiteError("up value is out of range", errno=errno.EPROTO)
+    if up != online:
+        raise FluxLiteError(f"{online} ranks are online and stay so under flux-lite: {up} can never be",
+                            errno=errno.ETIMEDOUT)
+    return None  # an empty response, as Flux's
+
+
+def _drain_args(payload: Payload) -> tuple:
+    targets = field(payload, "targets", str)
+    reason = payload.get("reason")
+    mode = payload.get("mode")
+    if (reason is not None and not isinstance(reason, str)) or (mode is not None and not isinstance(mode, str)):
+        raise FluxLiteError("Protocol error", errno=errno.EPROTO)
+    return targets, reason, mode
+
+
+@service(SERVICES, "resource.drain")
+def drain(instance: Instance, payload: Payload) -> Payload | None:
+    """{targets, reason?, mode?}: as `flux resource drain` (owner only)."""
+    targets, reason, mode = _drain_args(payload)
+    with instance.session() as broker:
+        admin.drain(broker, targets, reason, mode=mode)
+    return None
+
+
+@service(SERVICES, "resource.undrain")
+def undrain(instance: Instance, payload: Payload) -> Payload | None:
+    """{targets, reason?, mode?}: as `flux resource undrain` (owner only)."""
+    targets, reason, mode = _drain_args(payload)
+    with instance.session() as broker:
+        admin.undrain(broker, targets, reason, mode=mode)
+    return None

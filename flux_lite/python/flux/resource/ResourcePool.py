@@ -18,7 +18,7 @@ from flux.resource.ResourcePoolImplementation import (
 from flux.resource.ResourceSet import ResourceSet
 from flux.resource.Rv1Pool import Rv1Pool
 
-__all__ = ["ResourcePool"]
+__all__ = ["ResourcePool", "make_pool"]
 
 #: URI -> pool class, for the URIs that resolved (a failed import is tried
 #: again next time: the module may be on the path later)
@@ -47,6 +47,38 @@ def _pool_class_from_uri(uri: str) -> Any:
     if cls is not None:
         _POOL_CLASS_CACHE[uri] = cls
     return cls
+
+
+def make_pool(R: Any, pool_class: Any = None, pool_kwargs: Mapping[str, Any] | None = None,
+              log: Any = None) -> Any:
+    """The pool a scheduler builds of an R (dict or JSON string): what
+    ``flux.scheduler.Scheduler._make_pool`` does with its ``pool_class``,
+    ``pool_kwargs`` and ``log``. In order: pool_class (a ResourcePool or
+    ResourcePoolImplementation subclass; an implementation must set
+    ``self.impl = self``, ValueError otherwise); the class R's
+    ``scheduling.writer`` URI names (``fluxion`` when scheduling has no
+    writer), if it resolves; ResourcePool (by R's version). The keyword
+    arguments go to whichever class is chosen."""
+    kwargs = dict(pool_kwargs or {})
+    if pool_class is not None:
+        if not (isinstance(pool_class, type) and issubclass(pool_class, (ResourcePool, ResourcePoolImplementation))):
+            raise ValueError(
+                f"pool_class must be a ResourcePool or ResourcePoolImplementation subclass, got {pool_class!r}"
+            )
+        pool = pool_class(R, log=log, **kwargs)
+        if not isinstance(pool, ResourcePool) and not hasattr(pool, "impl"):
+            raise ValueError(f"{pool_class!r} must set self.impl = self during __init__")
+        return pool
+    if isinstance(R, str):
+        R = json.loads(R)
+    if isinstance(R, Mapping):
+        scheduling = R.get("scheduling")
+        if scheduling is not None:
+            writer = scheduling.get("writer", "fluxion") if isinstance(scheduling, Mapping) else "fluxion"
+            cls = _pool_class_from_uri(writer)
+            if cls is not None:
+                return cls(R, log=log, **kwargs)
+    return ResourcePool(R, log=log, **kwargs)
 
 
 def _impl_of(R: Any) -> Any:

@@ -156,6 +156,34 @@ class Rv1Set:
     def scheduling(self, value: Any) -> None:
         self._rs = self._rs.with_scheduling(value)
 
+    @property
+    def _ranks(self) -> dict[int, dict[str, Any]]:
+        """Flux's per-rank view: rank -> hostname, cores and gpus (frozensets
+        of ids), made when asked (custom pools and their tests read it)."""
+        return {
+            rank: {"hostname": host, "cores": frozenset(cores), "gpus": frozenset(gpus)}
+            for rank, host, cores, gpus in self._rs.nodes()
+        }
+
+    @property
+    def _properties(self) -> dict[str, set[int]]:
+        """Flux's property view: name -> set of ranks (a copy)."""
+        return {name: set(ids) for name, ids in self._rs.properties.items()}
+
+    @property
+    def _scheduling(self) -> Any:
+        return self._rs.scheduling
+
+    @property
+    def _nslots(self) -> int:
+        """R's execution.nslots (0: not given)."""
+        return self._rs.nslots
+
+    def _matches_constraint(self, rank: int, info: Any, constraint: Any) -> bool:
+        """Whether rank satisfies an RFC 31 constraint (a dict; ValueError
+        for a bad one). info, Flux's per-rank view, is not needed here."""
+        return rank in self._rs.ranks_matching(_constraint(constraint))
+
     def copy_constraint(self, constraint: Any) -> Rv1Set:
         if isinstance(constraint, str):
             constraint = json.loads(constraint)

@@ -1,0 +1,302 @@
+"""flux.resource.TreePool: an Rv1Pool that places slots inside a node's
+topology, read from R's ``scheduling.children``.
+
+``children`` is a list of ``{"ranks": IDSET, "topo": OBJECT}``: the ranks
+sharing a layout, and that layout, a tree of named levels (``socket``,
+``numa``...: lists of objects) whose leaves hold ``cores`` and ``gpus``
+idsets of node-local ids. A node's *levels* are its groups of resources
+from the leaves up to the whole node (level 0 the finest; a level equal to
+the one below is dropped). Nodes of one layout share their levels.
+
+Selection (Flux's TreePool): candidates are taken best fit (fewest free
+cores first). A slot with gpus takes its cores and gpus from one group, the
+finest that has them (a coarser one, up to the whole node, only when no
+finer group can); a slot without gpus goes to the finest level where some
+group has its cores, to the group with the fewest free cores first (which
+keeps whole groups for gpu jobs); an exclusive node is checked that way,
+then taken whole. A request whose leaf is an exclusive container
+(``numa``, ``socket``...) takes whole free containers of that name as its
+slots. The ranks of ``children`` are renumbered to the pool's (0 to N-1) and
+an allocation's R keeps the children of its own ranks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from flux.resource.ResourcePool import ResourcePool
+from flux.resource.ResourcePoolImplementation import InfeasibleRequest, ResourcePoolImplementation
+from flux.resource.Rv1Pool import ResourceRequest, Rv1Pool
+from flux.resource.Rv1Set import _constraint
+from flux_lite.formats.idset import IDset
+from flux_lite.sched.request import request_counts
+
+__all__ = ["TreePool", "TreeResourceRequest", "pool_class"]
+
+Group = tuple[frozenset, frozenset]  # (cores, gpus)
+
+
+def _ids(topo: Mapping, key: str) -> frozenset:
+    return frozenset(IDset.parse(topo[key])) if key in topo else frozenset()
+
+
+def _children_of(topo: Mapping) -> list[Mapping]:
+    """The objects of a topology object's levels (its list values)."""
+    return [item for value in topo.values() if isinstance(value, list) for item in value if isinstance(item, Mapping)]
+
+
+def _whole(topo: Mapping) -> Group:
+    """Every core and gpu under a topology object."""
+    cores, gpus = _ids(topo, "cores"), _ids(topo, "gpus")
+    for child in _children_of(topo):
+        c, g = _whole(child)
+        cores, gpus = cores | c, gpus | g
+    return cores, gpus
+
+
+def _containers(topo: Mapping, name: str) -> list[Group]:
+    """The groups of every object of level `name`, at the first depth it
+    appears (across all the branches there)."""
+    found = topo.get(name)
+    if isinstance(found, list):
+        return [_whole(item) for item in found if isinstance(item, Mapping)]
+    out: list[Group] = []
+    for child in _children_of(topo):
+        out.extend(_containers(child, name))
+    return out
+
+
+def _levels(topo: Mapping) -> list[list[Group]]:
+    """A layout's groups by level, finest first, the whole node last."""
+    if "cores" in topo:
+        return [[(_ids(topo, "cores"), _ids(topo, "gpus"))]]
+    levels: list[list[Group]] = []
+    for child in _children_of(topo):
+        for depth, groups in enumerate(_levels(child)):
+            if depth == len(levels):
+                levels.append([])
+            levels[depth].extend(groups)
+    whole = _whole(topo)
+    if whole[0] and not (levels and set(levels[-1]) == {whole}):
+        levels.append([whole])
+    return levels
+
+
+class TreeResourceRequest(ResourceRequest):
+    """A ResourceRequest that may name a container: ``container_level``
+    (``numa``, ``socket``...; None) when its leaf is an exclusive vertex of
+    that type, whose slots are then whole containers (``slot_size`` 0)."""
+
+    __slots__ = ("container_level",)
+
+    def __init__(self, *args: Any, container_level: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.container_level = container_level
+
+    @classmethod
+    def from_jobspec(cls, jobspec: dict) -> TreeResourceRequest:
+        counts = request_counts(jobspec, containers=True)
+        return cls._from_counts(counts, jobspec, container_level=counts["container_level"])
+
+
+class _TreePoolV1(Rv1Pool):
+    """TreePool's implementation over R version 1."""
+
+    name = "TreePool"  # type: ignore[assignment]
+
+    def __init__(self, R: Any = None, log: Any = None, **kwargs: Any) -> None:
+        super().__init__(R, log=log, **kwargs)
+        scheduling = self.scheduling
+        if not isinstance(scheduling, Mapping):
+            raise ValueError("TreePool requires R.scheduling")
+        children = scheduling.get("children")
+        if not children:
+            raise ValueError("TreePool requires scheduling.children")
+        layouts = {}  # rank as children names it -> its topology
+        for entry in children:
+            if entry.get("ranks") and entry.get("topo"):
+                for rank in IDset.parse(entry["ranks"]):
+                    layouts[rank] = entry["topo"]
+        if not layouts:
+            raise ValueError("TreePool: children contains no groups")
+        ranks = sorted(self._rs.ranks)
+        if len(layouts) != len(ranks):
+            raise ValueError(f"TreePool: rank count mismatch: {len(layouts)} in children vs {len(ranks)} in pool")
+        if ranks != list(range(len(ranks))):
+            # (children may number the enclosing instance's ranks; they are
+            # renumbered to the pool's, which the resource module gives from 0)
+            raise ValueError(f"TreePool: pool ranks {ranks} are not the zero-origin range "
+                             "required for topology remapping")
+        renumber = {old: new for new, old in enumerate(sorted(layouts))}
+        self._type_levels: list[list[list[Group]]] = []
+        self._type_topo: list[Mapping] = []
+        self._rank_type: dict[int, int] = {}
+        kinds: dict[Any, int] = {}
+        for old, topo in layouts.items():
+            levels = _levels(topo)
+            key = tuple(tuple(level) for level in levels)
+            kind = kinds.get(key)
+            if kind is None:
+                kind = kinds[key] = len(self._type_levels)
+                self._type_levels.append(levels)
+                self._type_topo.append(topo)
+            self._rank_type[renumber[old]] = kind
+        renumbered = []
+        for entry in children:
+            new = [renumber[r] for r in IDset.parse(entry.get("ranks", "")) if r in renumber]
+            if new:
+                renumbered.append(dict(entry, ranks=str(IDset(new))))
+        self.scheduling = dict(scheduling, children=renumbered)
+
+    def _init_from_state(self, source: Any) -> None:
+        # (the layouts never change: copies and allocations share them)
+        self._type_levels = source._type_levels
+        self._type_topo = source._type_topo
+        self._rank_type = source._rank_type
+
+    def parse_resource_request(self, jobspec: dict) -> TreeResourceRequest:
+        return TreeResourceRequest.from_jobspec(jobspec)
+
+    def _rank_levels(self, rank: int) -> list[list[Group]]:
+        return self._type_levels[self._rank_type[rank]] if self._type_levels else []
+
+    def _rank_topo(self, rank: int) -> Mapping:
+        return self._type_topo[self._rank_type[rank]] if self._type_topo else {}
+
+    def alloc(self, jobid: int, request: Any) -> Any:
+        result = super().alloc(jobid, request)
+        scheduling = result.scheduling
+        if isinstance(scheduling, Mapping) and "children" in scheduling:
+            held = result._rs.ranks
+            kept = []
+            for entry in scheduling["children"]:
+                mine = IDset.parse(entry.get("ranks", "")) & held
+                if mine:
+                    kept.append(dict(entry, ranks=str(mine)))
+            result.scheduling = dict(scheduling, children=kept)
+        return result
+
+    # -- selection ---------------------------------------------------------------
+
+    def _sort_candidates(self, candidates: list) -> list:
+        """Best fit: the fewest free cores (then gpus) first."""
+        return sorted(candidates, key=lambda c: (len(c[2]), len(c[3])))
+
+    def _select_resources(self, candidates: list, request: Any) -> tuple[list, int]:
+        if not self._type_levels:
+            return super()._select_resources(candidates, request)
+        if getattr(request, "container_level", None) is not None:
+            return self._pack(candidates, request, self._take_containers, False)
+        take = self._take_cpu_slots if request.gpu_per_slot == 0 else self._take_gpu_slots
+        return self._pack(candidates, request, take, bool(request.exclusive))
+
+    def _take_containers(self, request: Any, rank: int, info: dict, free_cores: frozenset, free_gpus: frozenset,
+                         most: int | None) -> tuple[frozenset, frozenset, int]:
+        """Whole free containers of the request's level, in topology order."""
+        free = [(c, g) for c, g in _containers(self._rank_topo(rank), request.container_level)
+                if c <= free_cores and g <= free_gpus]
+        if most is not None:
+            free = free[:most]
+        cores = frozenset().union(*(c for c, _ in free))
+        gpus = frozenset().union(*(g for _, g in free))
+        return cores, gpus, len(free)
+
+    def _take_gpu_slots(self, request: Any, rank: int, info: dict, free_cores: frozenset, free_gpus: frozenset,
+                        most: int | None) -> tuple[frozenset, frozenset, int]:
+        """Slots whose cores and gpus share a group, finest groups first."""
+        s, g = request.slot_size, request.gpu_per_slot
+        if s == 0:
+            return frozenset(), frozenset(), 1  # (an exclusive node: taken whole)
+        left_c, left_g = set(free_cores), set(free_gpus)
+        took_c: set = set()
+        took_g: set = set()
+        n = 0
+        for level in self._rank_levels(rank):
+            for group_cores, group_gpus in level:
+                avail_c, avail_g = left_c & group_cores, left_g & group_gpus
+                while len(avail_c) >= s and len(avail_g) >= g:
+                    if most is not None and n >= most:
+                        return frozenset(took_c), frozenset(took_g), n
+                    c = set(sorted(avail_c)[:s])
+                    gg = set(sorted(avail_g)[:g])
+                    avail_c -= c
+                    avail_g -= gg
+                    left_c -= c
+                    left_g -= gg
+                    took_c |= c
+                    took_g |= gg
+                    n += 1
+        return frozenset(took_c), frozenset(took_g), n
+
+    def _take_cpu_slots(self, request: Any, rank: int, info: dict, free_cores: frozenset, free_gpus: frozenset,
+                        most: int | None) -> tuple[frozenset, frozenset, int]:
+        """Slots of cores alone, at the finest level where a group has one,
+        from its groups with the fewest free cores first."""
+        s = request.slot_size
+        if s == 0:
+            return frozenset(), frozenset(), 1
+        left = set(free_cores)
+        level = next((lv for lv in self._rank_levels(rank) if any(len(left & c) >= s for c, _ in lv)), None)
+        if level is None:
+            return frozenset(), frozenset(), 0
+        took: set = set()
+        n = 0
+        for group_cores in sorted((c for c, _ in level), key=lambda c: len(left & c)):
+            avail = left & group_cores
+            while len(avail) >= s:
+                if most is not None and n >= most:
+                    return frozenset(took), frozenset(), n
+                c = set(sorted(avail)[:s])
+                avail -= c
+                left -= c
+                took |= c
+                n += 1
+        return frozenset(took), frozenset(), n
+
+    def _check_feasibility(self, request: Any) -> None:
+        level = getattr(request, "container_level", None)
+        if level is None:
+            super()._check_feasibility(request)
+            return
+        constraint = request.constraint
+        if isinstance(constraint, str):
+            constraint = json.loads(constraint)
+        allowed = self._rs.ranks if not constraint else self._rs.ranks_matching(_constraint(constraint))
+        counts = [len(_containers(self._rank_topo(rank), level)) for rank in self._rs.ranks if rank in allowed]
+        if request.nnodes > 0:
+            per_node = request.nslots // request.nnodes
+            eligible = sum(1 for n in counts if n >= per_node)
+            if eligible < request.nnodes:
+                raise InfeasibleRequest(
+                    f"unsatisfiable request: need {request.nnodes} node(s) with {per_node} exclusive "
+                    f"'{level}' container(s) each, only {eligible} eligible"
+                )
+        elif sum(counts) < request.nslots:
+            raise InfeasibleRequest(
+                f"unsatisfiable request: need {request.nslots} exclusive '{level}' container(s), "
+                f"only {sum(counts)} available"
+            )
+
+
+class TreePool(ResourcePool):
+    """A ResourcePool whose implementation places slots in node topology
+    (``pool_class = TreePool``, or the module argument ``pool-class=TreePool``)."""
+
+    _impl_map = {1: _TreePoolV1}
+
+    def __init__(self, R: Any, log: Any = None, **kwargs: Any) -> None:
+        if not isinstance(R, ResourcePoolImplementation):
+            if isinstance(R, str):
+                R = json.loads(R)
+            version = R.get("version", 1) if isinstance(R, Mapping) else 1
+            impl = self._impl_map.get(version)
+            if impl is None:
+                raise ValueError(f"R version {version} not supported by TreePool")
+            R = impl(R, log=log, **kwargs)
+        super().__init__(R)
+
+
+#: what the pool-class URI ``TreePool`` (a module of flux.resource) names
+pool_class = TreePool
