@@ -26,6 +26,7 @@ from flux_lite import instance as instance_mod
 from flux_lite.instance import Instance
 from flux_lite.job_manager import index
 from flux_lite.listing.jobs import make_info
+from flux_lite.schedstate import MODULE_KEY
 
 # SWF status field: 1 completed, 0 failed, 5 cancelled (others are partial records)
 SWF_FIELDS = 18
@@ -294,6 +295,9 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
     with instance_mod.gc_paused():
         try:
             summary = _run(inst, jobs, progress, nodes * cores)
+            if module is not None and inst.kvs.get(MODULE_KEY) is None:
+                raise FluxLiteError(f"{policy}: the scheduler module exited during the replay (its traceback is "
+                                    "in the instance's log: replay with --keep=DIR, then flux-lite dmesg)")
         finally:
             inst.close()
     summary["policy"] = policy

@@ -307,3 +307,40 @@ def test_readme_tutorial_runs_verbatim(tmp_path, monkeypatch, flux):
     native = json.loads(flux.out("replay", "--json", "--policy=fcfs", TRACE))
     assert mine.pop("policy") == "sched-mine.py" and native.pop("policy") == "fcfs"
     assert mine == native
+
+
+def test_config_sched_module(flux_factory):
+    fx = flux_factory("--test-size=2", "--test-cores=2",
+                      config=f"sched:\n  module: {TINY}\n  module-args: ['queue-depth=unlimited']\n")
+    assert fx.out("module", "list").splitlines()[-1].split()[0] == "sched-tiny"
+    assert "sched-tiny.info[0]: ready: queue-depth=unlimited log-level=info pool-class=Rv1Pool Rv1 " \
+           "rank[0-1]/core[0-1]" in fx.dmesg()
+    job = fx.submit("-n1", "true")
+    assert fx.state(job) == "INACTIVE"
+    fx("module", "reload", "sched-tiny")  # the file again, with no arguments
+    assert "sched-tiny.info[0]: ready: queue-depth=8 log-level=info pool-class=Rv1Pool Rv1 " \
+           "rank[0-1]/core[0-1]" in fx.dmesg()
+
+
+def test_replay_options_and_a_module_that_exits(flux, tmp_path):
+    out = json.loads(flux.out("replay", "--json", "--limit", "20", "--scheduler", TINY,
+                              "--module-args", "queue-depth=unlimited log-level=debug", TRACE))
+    assert out["policy"] == "sched-tiny.py" and out["results"] == {"COMPLETED": 20}
+    r = flux.fails("replay", "--module-args", "x", TRACE, code=2)
+    assert r.stderr.endswith("flux-lite replay: error: --module-args needs --scheduler\n")
+    boom = write_module(tmp_path, """
+        from flux.scheduler import Scheduler
+
+        class S(Scheduler):
+            def schedule(self):
+                raise RuntimeError("oops")
+
+        def mod_main(h, *args):
+            S(h, *args).run()
+        """, name="sched-boom")
+    r = flux.fails("replay", "--limit", "5", "--scheduler", boom, TRACE)
+    assert r.stderr.splitlines() == [
+        "flux-lite replay: warning: sched-boom: schedule raised: RuntimeError: oops (sched-boom.py:6); "
+        "module exited (see flux dmesg)",
+        "flux-lite replay: ERROR: sched-boom.py: the scheduler module exited during the replay (its traceback "
+        "is in the instance's log: replay with --keep=DIR, then flux-lite dmesg)"]
