@@ -344,3 +344,39 @@ def test_replay_options_and_a_module_that_exits(flux, tmp_path):
         "module exited (see flux dmesg)",
         "flux-lite replay: ERROR: sched-boom.py: the scheduler module exited during the replay (its traceback "
         "is in the instance's log: replay with --keep=DIR, then flux-lite dmesg)"]
+
+
+def test_handle_calls_kvs_and_job_raise(fx, tmp_path):
+    mod = write_module(tmp_path, """
+        import heapq
+
+        import flux.kvs
+        from flux.job import JobID, job_raise
+        from flux.scheduler import Scheduler
+
+        class S(Scheduler):
+            def schedule(self):
+                while self._queue:
+                    job = heapq.heappop(self._queue)
+                    if job.priority == 20:
+                        job_raise(self.handle, job.jobid, "policy", 0, "not today")
+                        continue
+                    alloc = self.resources.alloc(job.jobid, job.resource_request)
+                    job.request.success(alloc)
+                    txn = flux.kvs.KVSTxn(self.handle)
+                    txn.put("test.last", {"id": JobID(job.jobid).f58})
+                    txn.commit()
+                    R = flux.kvs.get(self.handle, JobID(job.jobid).kvs + ".R")
+                    self.log.info(f"R of {JobID(job.jobid).f58}: {R['execution']['R_lite']}")
+                    yield
+
+        def mod_main(h, *args):
+            S(h, *args).run()
+        """)
+    fx("module", "load", mod)
+    job = fx.submit("-n1", "true")
+    assert fx.out("kvs", "get", "test.last").strip() == json.dumps({"id": job}, separators=(",", ":"))
+    assert f"sched-test.info[0]: R of {job}: [{{'rank': '0', 'children': {{'core': '0'}}}}]" in fx.dmesg()
+    refused = fx.submit("--urgency=20", "true")
+    exc = [e["context"] for e in fx.events(refused) if e["name"] == "exception"]
+    assert exc == [{"type": "policy", "severity": 0, "note": "not today", "userid": exc[0]["userid"]}]

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import flux.constants as constants
+import flux.kvs
 from flux.core.handle import Flux
 from flux.future import Future
 from flux.rpc import _payload
@@ -163,8 +164,7 @@ class ModuleHandle(Flux):
     def _call(self, topic: str, payload: dict) -> Any:
         if topic == "kvs.lookup":  # the R of a job, and the like: plain values
             value = self._endpoint.kvs_get(payload["key"])
-            data = base64.b64encode(json.dumps(value).encode()).decode()
-            return {"key": payload["key"], "val": {"ver": 1, "type": "val", "data": data}}
+            return {"key": payload["key"], "val": flux.kvs._val(json.dumps(value).encode())}
         if topic == "kvs.commit":
             for op in payload.get("ops", []):
                 dirent = op.get("dirent") or {}
