@@ -243,9 +243,9 @@ def test_bad_R_and_double_response(fx, tmp_path):
                 while self._queue:
                     job = heapq.heappop(self._queue)
                     alloc = self.resources.alloc(job.jobid, job.resource_request)
-                    if "bad" in str(job.t_submit) or job.priority == 17:
+                    if job.priority in (17, 18):  # a rank the instance lacks; a core another job holds
                         job.request.success({"version": 1, "execution": {"R_lite": [
-                            {"rank": "9", "children": {"core": "0"}}]}})
+                            {"rank": "9" if job.priority == 17 else "0", "children": {"core": "0"}}]}})
                     else:
                         job.request.success(alloc)
                         job.request.success(alloc)
@@ -262,6 +262,12 @@ def test_bad_R_and_double_response(fx, tmp_path):
     assert fx.out("jobs", "-no", "{result}", badjob).strip() == "FAILED"
     note = [e for e in fx.events(badjob) if e["name"] == "exception"][0]["context"]["note"]
     assert note == "scheduler module sched-test: R holds resources the instance does not have (rank9/core0)"
+    running = fx.submit("-n1", "sleep", "100")
+    assert fx.state(running) == "RUN"
+    clash = fx.submit("--urgency=18", "true")
+    note = [e for e in fx.events(clash) if e["name"] == "exception"][0]["context"]["note"]
+    assert note == "scheduler module sched-test: R holds resources allocated to other jobs (rank0/core0)"
+    assert fx("sched", "check").stdout == "sched check: ok\n"
 
 
 def test_replay_with_module_matches_native_fcfs(flux):

@@ -202,6 +202,7 @@ class HostedScheduler:
         self.dirty = state is None
         self.passes = 0
         self.allocs: dict[int, Rset] = {}  # what the module's answers and hello hold
+        self._taken: dict[int, tuple[int, int]] = {}  # see _hold
         self.open: set[int] = set()  # alloc requests delivered, not yet answered
 
     # -- loading --------------------------------------------------------------
@@ -409,6 +410,7 @@ class HostedScheduler:
 
     def hello_records(self, records: list[dict]) -> None:
         self.allocs.clear()
+        self._taken.clear()
         for rec in records:
             R = rec.get("R") or self.b.kvs.get(kvs_key(rec["id"], "R"))
             if R is None:
@@ -416,7 +418,22 @@ class HostedScheduler:
             rset = Rset.from_dict(R)
             if rec.get("free"):
                 rset = rset.remove_ranks(IDset.parse(rec["free"]))
-            self.allocs[rec["id"]] = rset
+            self._hold(rec["id"], rset)
+
+    # what the allocations hold, rank -> (core mask, gpu mask): an R is
+    # checked against it without building sets (one check per SUCCESS)
+    def _hold(self, jobid: int, rset: Rset) -> None:
+        self.allocs[jobid] = rset
+        taken = self._taken
+        for rank, _host, cores, gpus in rset.nodes():
+            cm, gm = taken.get(rank, (0, 0))
+            taken[rank] = (cm | cores.as_mask(), gm | gpus.as_mask())
+
+    def _release(self, rset: Rset) -> None:
+        taken = self._taken
+        for rank, _host, cores, gpus in rset.nodes():
+            cm, gm = taken.get(rank, (0, 0))
+            taken[rank] = (cm & ~cores.as_mask(), gm & ~gpus.as_mask())
 
     def _freed(self, msg: dict) -> None:
         jobid = msg["id"]
@@ -425,9 +442,11 @@ class HostedScheduler:
             return
         if msg.get("final"):
             del self.allocs[jobid]
+            self._release(held)
         else:
-            left = held.difference(Rset.from_dict(msg["R"]))
-            self.allocs[jobid] = left
+            gone = held.intersection(Rset.from_dict(msg["R"]))
+            self.allocs[jobid] = held.difference(gone)
+            self._release(gone)
 
     def allocated(self) -> Rset:
         out = Rset()
@@ -448,32 +467,40 @@ class HostedScheduler:
             return
         self.open.discard(jobid)
         if rtype == rfc27.SUCCESS:
-            problem = self._bad_R(jobid, response.get("R"))
-            if problem is not None:
+            rset, problem = self._check_R(response.get("R"))
+            if rset is None:
                 self.b.log(self.name, "err", f"alloc: job {f58(jobid)}: {problem}: request denied")
                 notices.notice(f"{self.name}: job {f58(jobid)}: {problem}")
                 response = rfc27.alloc_response(jobid, rfc27.DENY,
                                                 note=f"scheduler module {self.name}: {problem}")
             else:
-                self.allocs[jobid] = Rset.from_dict(response["R"])
+                self._hold(jobid, rset)
         self.b.send(rfc27.JM_ALLOC_RESPONSE, response)
 
-    def _bad_R(self, jobid: int, R: Any) -> str | None:
-        """Why R cannot be the job's allocation (None if it can)."""
+    def _check_R(self, R: Any) -> tuple[Rset | None, str]:
+        """(R as an Rset, "") if R can be a job's allocation: resources of
+        the instance that no other allocation holds; else (None, why not)."""
         try:
             rset = Rset.from_dict(R)
         except Exception as exc:
-            return f"invalid R: {_one_line(exc)}"
+            return None, f"invalid R: {_one_line(exc)}"
         if rset.is_empty():
-            return "invalid R: no resources"
+            return None, "invalid R: no resources"
         whole = self.b.resources.rset
-        outside = rset.difference(whole)
-        if not outside.is_empty():
-            return f"R holds resources the instance does not have ({outside.summary()})"
-        taken = rset.intersection(self.allocated())
-        if not taken.is_empty():
-            return f"R holds resources allocated to other jobs ({taken.summary()})"
-        return None
+        taken = self._taken
+        outside = clash = False
+        for rank, _host, cores, gpus in rset.nodes():
+            cm, gm = cores.as_mask(), gpus.as_mask()
+            if rank not in whole or cm & ~whole.cores(rank).as_mask() or gm & ~whole.gpus(rank).as_mask():
+                outside = True
+            held = taken.get(rank)
+            if held is not None and (cm & held[0] or gm & held[1]):
+                clash = True
+        if outside:
+            return None, f"R holds resources the instance does not have ({rset.difference(whole).summary()})"
+        if clash:
+            return None, f"R holds resources allocated to other jobs ({rset.intersection(self.allocated()).summary()})"
+        return rset, ""
 
 
 def _one_line(exc: BaseException) -> str:
