@@ -386,3 +386,54 @@ def test_handle_calls_kvs_and_job_raise(fx, tmp_path):
     refused = fx.submit("--urgency=20", "true")
     exc = [e["context"] for e in fx.events(refused) if e["name"] == "exception"]
     assert exc == [{"type": "policy", "severity": 0, "note": "not today", "userid": exc[0]["userid"]}]
+
+
+def test_prioritize_and_cancel_override_points(fx, tmp_path):
+    """sched.prioritize has no sender in flux-lite (see CONTRIBUTING, "The
+    protocol"): sent here as a priority plugin would, through the broker."""
+    from flux_lite import protocol
+    from flux_lite.formats.jobid import decode
+    from flux_lite.instance import Instance
+
+    mod = write_module(tmp_path, """
+        from flux.scheduler import Scheduler
+
+        class S(Scheduler):
+            def prioritize(self, jobs):
+                self.log.info(f"prioritize {[p for _id, p in jobs]}")
+                super().prioritize(jobs)
+            def cancel(self, jobid):
+                self.log.info("cancel")
+                super().cancel(jobid)
+            def schedule(self):
+                if self._queue:
+                    job = self._queue[0]
+                    try:
+                        alloc = self.resources.alloc(job.jobid, job.resource_request)
+                    except Exception:
+                        return
+                    self._queue.remove(job)
+                    job.request.success(alloc)
+
+        def mod_main(h, *args):
+            S(h, *args).run()
+        """)
+    fx("module", "load", mod)
+    big = fx.submit("-N4", "-n8", "-t", "100s", "sleep", "10")
+    first = fx.submit("-N4", "-n8", "-t", "100s", "sleep", "10")
+    second = fx.submit("-N4", "-n8", "-t", "100s", "sleep", "10")
+    third = fx.submit("-n1", "true")
+    fx("cancel", third)
+    inst = Instance.open(fx.state_dir)
+    try:
+        with inst.session() as broker:
+            # (within one command: the job manager's own priorities come back with the next one)
+            broker.send(protocol.SCHED_PRIORITIZE, protocol.prioritize_request([(int(decode(second)), 99)]))
+            broker.advance_to(broker.now + 10)
+    finally:
+        inst.close()
+    lines = [line.split(": ", 1)[1] for line in fx.dmesg() if line.startswith("sched-test.info")]
+    assert "prioritize [99]" in lines and "cancel" in lines
+    assert fx.out("jobs", "-no", "{result}", third).strip() == "CANCELED"
+    assert fx.state(big) == "INACTIVE"
+    assert (fx.state(second), fx.state(first)) == ("RUN", "SCHED")  # the higher priority went first
