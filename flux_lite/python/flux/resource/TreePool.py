@@ -104,7 +104,7 @@ class TreeResourceRequest(ResourceRequest):
 class _TreePoolV1(Rv1Pool):
     """TreePool's implementation over R version 1."""
 
-    name = "TreePool"  # type: ignore[assignment]
+    name = "TreePool"
 
     def __init__(self, R: Any = None, log: Any = None, **kwargs: Any) -> None:
         super().__init__(R, log=log, **kwargs)
