@@ -20,14 +20,13 @@ import errno
 import functools
 import heapq
 import inspect
-import json
-from collections.abc import Mapping
 from typing import Any
 
 from flux import resource
 from flux.constants import FLUX_RPC_STREAMING
 from flux.brokermod import BrokerLogger, BrokerModule, Message, request_handler
 from flux.job import JobID
+from flux.resource.ResourcePool import _pool_class_from_uri, make_pool
 from flux_lite import protocol as rfc27
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import kvs_key
@@ -185,8 +184,8 @@ class Scheduler(BrokerModule):
                     raise ValueError(f"log-level={value.lower()!r} is invalid: expected one of "
                                      f"{', '.join(BrokerLogger.LEVEL_NAMES)}") from None
             elif key == "pool-class" and eq:
-                cls = getattr(resource, value, None)
-                if not isinstance(cls, type):
+                cls = _pool_class_from_uri(value)
+                if cls is None:
                     raise ValueError(f"pool-class={value!r}: could not load pool class")
                 self.pool_class = cls
             else:
@@ -379,17 +378,18 @@ class Scheduler(BrokerModule):
     # -- start-up ------------------------------------------------------------------
 
     def _make_pool(self, R: Any) -> Any:
-        """A pool of R: pool_class if set, else flux.resource's default."""
-        cls = self.pool_class or getattr(resource, "ResourcePool", None) or resource.Rv1Pool
-        if isinstance(R, str):
-            R = json.loads(R)
-        if not isinstance(R, Mapping):
-            raise ValueError("R must be an object")
-        return cls(R, log=self.log, **self.pool_kwargs)
+        """A pool of R, as Flux's scheduler chooses it (pool_class, else R's
+        scheduling writer, else by R's version), given pool_kwargs."""
+        return make_pool(R, self.pool_class, self.pool_kwargs, log=self.log)
 
     def _acquire_resources(self) -> None:
         data = self.handle.rpc("resource.acquire", {}).get()
         self._resources = self._make_pool(data["resources"])
+        # options the pool does not know are said once, then dropped (hello makes pools too)
+        known = getattr(getattr(self._resources, "impl", self._resources), "known_options", frozenset())
+        for key in [k for k in self.pool_kwargs if k not in known]:
+            self.log.warning(f"pool: ignoring unknown option {key!r}")
+            del self.pool_kwargs[key]
         self._resources.mark_down("all")
         self._apply_resource_update(data)
 
