@@ -443,8 +443,8 @@ def test_pool_class_argument(fx):
     r = fx.fails("module", "load", TINY, "pool-class=NoSuchPool")
     assert r.stderr == ("flux-lite module: ERROR: sched-tiny: ValueError: pool-class='NoSuchPool': could not load "
                         "pool class (sched-tiny.py:30)\n")
-    fx("module", "load", TINY, "pool-class=TreePool", "log-level=debug")
-    assert any(line.startswith("sched-tiny.info[0]: ready: queue-depth=8 log-level=debug pool-class=TreePool ")
+    fx("module", "load", TINY, "pool-class=Rv1Pool", "log-level=debug")
+    assert any(line.startswith("sched-tiny.info[0]: ready: queue-depth=8 log-level=debug pool-class=Rv1Pool ")
                for line in fx.dmesg())
     job = fx.submit("-n2", "true")
     assert fx.state(job) == "INACTIVE"
