@@ -443,7 +443,7 @@ def test_pool_class_argument(fx):
     r = fx.fails("module", "load", TINY, "pool-class=NoSuchPool")
     assert r.stderr == ("flux-lite module: ERROR: sched-tiny: ValueError: pool-class='NoSuchPool': could not load "
                         "pool class (sched-tiny.py:30)\n")
-    fx("module", "load", TINY, "pool-class=flux.resource.Rv1Pool:Rv1Pool", "log-level=debug")
+    fx("module", "load", TINY, "pool-class=flux.resource.ResourcePool:ResourcePool", "log-level=debug")
     assert any(line.startswith("sched-tiny.info[0]: ready: queue-depth=8 log-level=debug pool-class=Rv1Pool ")
                for line in fx.dmesg())
     job = fx.submit("-n2", "true")
