@@ -439,7 +439,11 @@ def test_prioritize_and_cancel_override_points(fx, tmp_path):
     assert (fx.state(second), fx.state(first)) == ("RUN", "SCHED")  # the higher priority went first
 
 
-def test_pool_class_argument(fx):
+def test_pool_class_argument(fx, pyflux, monkeypatch):
+    import importlib
+
+    # (the URIs this test resolves stay out of the process's cache: test_flux_pools reads it)
+    monkeypatch.setattr(importlib.import_module("flux.resource.ResourcePool"), "_POOL_CLASS_CACHE", {})
     r = fx.fails("module", "load", TINY, "pool-class=NoSuchPool")
     assert r.stderr == ("flux-lite module: ERROR: sched-tiny: ValueError: pool-class='NoSuchPool': could not load "
                         "pool class (sched-tiny.py:30)\n")

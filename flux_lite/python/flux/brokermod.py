@@ -306,20 +306,23 @@ def resolve_entry_point(mod: Any) -> Callable:
 _CLOCKS: list[Callable[[], float]] = []
 
 
-def _wall_or_sim(real: Callable[[], float]) -> Callable[[], float]:
-    def now() -> float:
-        return _CLOCKS[-1]() if _CLOCKS else real()
+def _now() -> float:
+    return _CLOCKS[-1]() if _CLOCKS else _real_time.time()
 
-    return now
+
+def _monotonic() -> float:
+    return _CLOCKS[-1]() if _CLOCKS else _real_time.monotonic()
 
 
 # The `time` module a hosted module's code sees: while the broker runs the
-# module, its clocks read the instance's virtual clock; otherwise the real ones.
-_SIM_TIME = types.ModuleType("time")
-_SIM_TIME.__dict__.update({k: v for k, v in vars(_real_time).items() if not k.startswith("__")})
-_SIM_TIME.time = _wall_or_sim(_real_time.time)  # type: ignore[attr-defined]
-_SIM_TIME.monotonic = _wall_or_sim(_real_time.monotonic)  # type: ignore[attr-defined]
-_SIM_TIME.time_ns = lambda: int(_SIM_TIME.time() * 1e9)  # type: ignore[attr-defined]
+# module, its clocks read the instance's virtual clock; otherwise, and for
+# every other name, the real module's (looked up when used, so that a test
+# patching time.time is seen too).
+_SIM_TIME = types.ModuleType("time", "time, on the instance's virtual clock while a hosted module runs")
+_SIM_TIME.time = _now  # type: ignore[attr-defined]
+_SIM_TIME.monotonic = _monotonic  # type: ignore[attr-defined]
+_SIM_TIME.time_ns = lambda: int(_now() * 1e9)  # type: ignore[attr-defined]
+_SIM_TIME.__getattr__ = lambda name: getattr(_real_time, name)  # type: ignore[attr-defined]
 
 
 @contextlib.contextmanager
