@@ -315,12 +315,15 @@ def complete_housekeeping_jobids(ctx, param, incomplete):
 @_never_fail
 def complete_sched_modules(ctx, param, incomplete):
     """The modules that can be loaded, removed or reloaded: the scheduler
-    modules, job-exec and resource."""
+    modules, job-exec, job-ingest and resource (and a module file's name, when
+    one is loaded)."""
     from flux_lite.sched import registry
 
     builtin = [("job-exec", "the execution system"), ("job-ingest", "job submission"),
                ("resource", "the resource module")]
-    return _items([*builtin, *((name, cls.description) for name, cls in registry.modules().items())], incomplete)
+    modules = registry.modules()
+    loaded = [(name, "scheduler module file") for name, _what in _loaded_scheduler(ctx) if name not in modules]
+    return _items([*builtin, *((name, cls.description) for name, cls in modules.items()), *loaded], incomplete)
 
 
 def _loaded_scheduler(ctx):

@@ -18,7 +18,7 @@ from flux_lite.cli.words import is_flux
 
 from flux_lite import admin, protocol
 from flux_lite.errors import FluxLiteError
-from flux_lite.sched import loader, registry
+from flux_lite.sched import hosted, loader, registry
 
 
 @click.group()
@@ -30,7 +30,12 @@ def module():
 BUILTIN = ("resource", "job-exec", "job-ingest")
 
 
-def _check(name):
+def _check(name, broker=None):
+    """name is a scheduler module, a module file, or (given the broker) the
+    name of the module file that is loaded."""
+    if hosted.is_module_file(name) or (broker is not None and loader.loaded_path(broker)
+                                        and loader.loaded_name(broker) == name):
+        return
     names = registry.module_names()
     if name not in names:
         raise FluxLiteError(f"{name}: only the scheduler modules ({', '.join(names)}) can be managed")
@@ -46,7 +51,11 @@ def load(name, args):
     _check(name)
     with session() as broker:
         with _flux_words("load", name, errno.EINVAL):
-            admin.module_load(broker, name, args)
+            # a module file that fails to load leaves its traceback in the log (committed)
+            failure = admin.module_load(broker, name, args)
+    if failure is not None:
+        with _flux_words("load", name, errno.EINVAL):
+            raise failure
 
 
 @module.command("remove")
@@ -56,8 +65,8 @@ def remove(force, name):
     """Remove scheduler module NAME (its state is discarded)."""
     if name in BUILTIN:
         return _builtin("remove", name, (), force)
-    _check(name)
     with session() as broker:
+        _check(name, broker)
         with _flux_words("remove", name, errno.ENOENT):
             admin.module_remove(broker, name, force=force)
 
@@ -75,8 +84,8 @@ def reload(force, name, args):
     """Remove and load scheduler module NAME again (hello replays the allocations)."""
     if name in BUILTIN:
         return _builtin("reload", name, args, force)
-    _check(name)
     with session() as broker, progress_report("hello") as report:
+        _check(name, broker)
         # as in Flux, a failed load still removes the old module
         failure = admin.module_reload(broker, name, args, progress=report)
     if failure is not None:
@@ -90,9 +99,10 @@ def list_(long_):
     """List loaded modules (Flux's columns: Module, Idle, S, Sendq, Recvq, Service)."""
     with session() as broker:
         name = loader.loaded_name(broker)
+        path = loader.loaded_path(broker)
         exec_loaded = broker.exec.loaded
         ingest_loaded = broker.jm.submission.ingest_module["loaded"]
-    rows = _modules(name, exec_loaded, ingest_loaded)
+    rows = _modules(name, exec_loaded, ingest_loaded, path)
     if long_:
         click.echo(f"{'Module':<25.25} {'Idle':>4}  S Sendq Recvq {'Service':<8} Path")
     else:
@@ -109,8 +119,9 @@ def list_(long_):
             click.echo(f"{head} {','.join(services)}")
 
 
-def _modules(sched_name, exec_loaded=True, ingest_loaded=True):
-    """(name, services besides its own, source path) of each module flux-lite runs."""
+def _modules(sched_name, exec_loaded=True, ingest_loaded=True, sched_path=None):
+    """(name, services besides its own, source path) of each module flux-lite runs
+    (sched_path: the file of a scheduler loaded from one)."""
     import importlib.util
 
     def path(module):
@@ -123,7 +134,9 @@ def _modules(sched_name, exec_loaded=True, ingest_loaded=True):
         rows.append(("job-exec", [], path("flux_lite.job_manager.exec")))
     if ingest_loaded:
         rows.append(("job-ingest", [], path("flux_lite.job_manager.submit")))
-    if sched_name:
+    if sched_path:
+        rows.append((sched_name, ["feasibility", "sched"], sched_path))
+    elif sched_name:
         cls = registry.module_class(sched_name)
         rows.append((sched_name, ["feasibility", "sched"], path(cls.__module__)))
     return sorted(rows)

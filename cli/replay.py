@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 
 import click
 from flux_lite.cli._complete import PolicyChoice
@@ -100,12 +101,16 @@ def study_options(f):
               help="Cores per node (default: MaxProcs / MaxNodes of the trace, at least 1).")
 @click.option("--limit", type=click.IntRange(1, None), default=None, metavar="N",
               help="Replay only the first N replayable jobs.")
+@click.option("--scheduler", "module", type=click.Path(dir_okay=False), default=None, metavar="PATH.py",
+              help="Schedule with this Python scheduler module file instead of a policy.")
+@click.option("--module-args", default="", metavar="ARGS",
+              help="Arguments for the --scheduler module, as `flux module load` takes them (one string).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--keep", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Create the replay's instance at DIR (must not exist) and keep it for inspection.")
 @study_options
 @click.argument("trace", type=click.Path(dir_okay=False, allow_dash=True))
-def replay(policy, nodes, cores_per_node, limit, as_json, keep, trace, **opts):
+def replay(policy, nodes, cores_per_node, limit, module, module_args, as_json, keep, trace, **opts):
     """Replay an SWF workload trace (plain or gzip) in simulated time.
 
     Each job is submitted when the virtual clock reaches its trace submit
@@ -113,6 +118,12 @@ def replay(policy, nodes, cores_per_node, limit, as_json, keep, trace, **opts):
     time limit and its recorded run time as exec.test.run_duration. The
     instance then runs until every job is inactive, and a summary is printed.
     """
+    if module_args and module is None:
+        raise click.UsageError("--module-args needs --scheduler")
+    if module is not None and not module.endswith(".py"):
+        raise click.UsageError(f"--scheduler: {module}: expected a Python module file (.py)")
+    if module is not None and policy:
+        raise click.UsageError("--scheduler replays with the module: give no --policy")
     policies = policy or [None]
     several = len(policies) > 1
     if several and keep:
@@ -126,7 +137,8 @@ def replay(policy, nodes, cores_per_node, limit, as_json, keep, trace, **opts):
     common = dict(nodes=nodes, cores_per_node=cores_per_node, limit=limit, series_step=opts["series_step"],
                   config=configmod.load_file(opts["config_file"]) if opts["config_file"] else None,
                   queue_map=workload.parse_queue_map(opts["queue_map"]) if opts["queue_map"] else None,
-                  plot=bool(opts["plot"]), names=opts["users"])
+                  plot=bool(opts["plot"]), names=opts["users"], module=module,
+                  module_args=shlex.split(module_args) if module_args else None)
     outs = ("jobs_out", "swf_out", "series_out")
     name = os.path.basename(trace) if trace != "-" else "-"
     if not several:

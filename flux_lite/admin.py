@@ -21,7 +21,7 @@ from flux_lite.formats.jobid import jobid_of_key, kvs_key
 from flux_lite.job_manager import reconfig
 from flux_lite.listing.resources import drained_rows
 from flux_lite.resources import targets_to_ranks
-from flux_lite.sched import loader
+from flux_lite.sched import hosted, loader
 from flux_lite.stored import check_put
 
 
@@ -33,9 +33,16 @@ def _require_owner(broker, operation):
 
 
 def module_load(broker, name, args=(), progress=None):
-    """flux module load NAME ARGS... (args as typed: "queue-depth=8", ...)."""
+    """flux module load NAME ARGS... (args as typed: "queue-depth=8", ...).
+
+    A module file (PATH.py) that fails to load is returned, not raised: its
+    traceback is in the log, which the caller commits (nothing is loaded)."""
     _require_owner(broker, "module load")
-    return loader.module_load(broker, name, loader.parse_module_args(name, args), progress=progress)
+    try:
+        loader.module_load(broker, name, loader.parse_module_args(name, args), progress=progress)
+    except hosted.ModuleError as exc:
+        return exc
+    return None
 
 
 def module_remove(broker, name, force=False):
@@ -56,7 +63,10 @@ def module_reload(broker, name, args=(), progress=None):
     """
     _require_owner(broker, "module reload")
     if loader.loaded_name(broker) is not None:
+        path = loader.loaded_path(broker)
         loader.module_remove(broker)
+        if path is not None and name == hosted.module_name(path):
+            name = path  # `module reload NAME` of a module file loads the file again
     try:
         loader.module_load(broker, name, loader.parse_module_args(name, args), progress=progress)
     except FluxLiteError as exc:

@@ -17,8 +17,10 @@ import math
 from flux_lite import protocol
 from flux_lite.limits import MAX_TIME
 from flux_lite.protocol import Cred
+from flux_lite.schedstate import MODULE_KEY
 from flux_lite.stored import TIMERS, DamagedError
 
+_LOUD = ("emerg", "alert", "crit", "err", "warning")
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
 TIMER_MODULES = ("exec", "housekeeping", "depend", "sched")  # what _fire dispatches to
 # finished jobs a catch-up holds in memory before writing them out (flush_batch)
@@ -76,6 +78,7 @@ class Broker:
         self._jm = self._exec = self._hk = self._resources = self._deps = self._queues = None
         self._sched = None
         self._sched_loaded = None  # None = not looked up yet
+        self._module_file_checked = False  # see run(): a module file attaches before any work
         self._timers = None
         # a read-only command's broker (Instance.read_session): the instance
         # is settled, so there is no module work to run and nothing to save
@@ -112,7 +115,12 @@ class Broker:
 
     # -- logging ------------------------------------------------------------
 
+    # while set, only warnings and errors are logged (a module file's quiet reattachment: sched.hosted)
+    log_quiet = False
+
     def log(self, name, level, msg):
+        if self.log_quiet and level not in _LOUD:
+            return
         self.instance.log(name, level, msg, t=self.now)
 
     # -- messages and requests (RFC 27: see flux_lite.protocol) ---------------
@@ -152,6 +160,8 @@ class Broker:
 
     def run(self):
         """Deliver messages and run module work until everything is quiet."""
+        if not self._module_file_checked and not self.reading:
+            self._attach_module_file()
         jm_idle = False  # the job manager's work just ended with nothing left, and nothing happened since
         while True:
             if self.messages:
@@ -170,6 +180,19 @@ class Broker:
                 jm_idle = False
                 continue
             break
+
+    def _attach_module_file(self):
+        """A scheduler module file lives for one command (sched.hosted): it is
+        loaded afresh when the command starts, before the job manager works,
+        so that this command's messages all reach the same instance."""
+        self._module_file_checked = True
+        if self._sched_loaded is None:
+            try:
+                rec = self.kvs.get(MODULE_KEY)
+            except DamagedError:
+                return  # said when the scheduler is looked up (fsck repairs it)
+            if rec is not None and rec.get("path"):
+                self.sched.attach()
 
     def _deliver(self, topic, payload):
         module = self._service(topic)
@@ -410,6 +433,14 @@ class Broker:
         state is being discarded (fsck --repair reloads it afresh)."""
         self._sched = None
         self._sched_loaded = True
+
+    def scheduler_exited(self, sched):
+        """A module's reactor failed (see sched.hosted): it is gone, and the
+        job manager hears so, as after a removal."""
+        if self._sched is sched:
+            self._sched = None
+            self._sched_loaded = True
+            self.rpc(protocol.JM_DISCONNECT, {})
 
     def rmmod_scheduler(self):
         """Unload the scheduler: queued messages reach it first; then the job

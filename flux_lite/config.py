@@ -360,8 +360,14 @@ def validate(cfg):
         ud = _section(jm, "update-duration", ("owner-allow-any",), "job-manager.")
         if ud is not None and "owner-allow-any" in ud:
             _bool(ud["owner-allow-any"], "job-manager.update-duration.owner-allow-any")
-    sch = _section(cfg, "sched", ("policy", "queue-depth", "reservation-depth", "partial-ok"))
+    sch = _section(cfg, "sched", ("policy", "queue-depth", "reservation-depth", "partial-ok", "module",
+                                  "module-args"))
     if sch is not None:
+        if "module" in sch and not (isinstance(sch["module"], str) and sch["module"].endswith(".py")):
+            raise ConfigError(f"sched.module: expected the path of a Python module file (.py), got {sch['module']!r}")
+        if "module-args" in sch and not (isinstance(sch["module-args"], list)
+                                         and all(isinstance(a, str) for a in sch["module-args"])):
+            raise ConfigError("sched.module-args: expected a list of strings")
         if "policy" in sch:
             check = _VALUE_CHECKS.get("sched.policy")
             if check is not None:

@@ -365,7 +365,9 @@ def _rebuild(ctx, reload_sched):
         if kvs.get_raw("job-manager.sched") is None:
             kvs.put("job-manager.sched", {"online": False, "mode": None, "limit": 0})
         ctx.drop_scheduler()
-        name, args = (rec["name"], rec.get("args") or {}) if rec else loader.config_module(ctx.config)
+        # (a module file is loaded from its file again)
+        name, args = (rec.get("path") or rec["name"], rec.get("args") or {}) if rec \
+            else loader.config_module(ctx.config)
         rebuild(ctx)
         loader.module_load(ctx, name, args)
     else:

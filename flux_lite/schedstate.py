@@ -55,6 +55,12 @@ def create(conn: sqlite3.Connection) -> None:
             conn.execute(stmt)
 
 
+def discard(kvs: Any) -> None:
+    """Forget the scheduler's persisted state (key and rows): the module was removed."""
+    kvs.delete(STATE_KEY)
+    clear(kvs.conn)
+
+
 def clear(conn: sqlite3.Connection) -> None:
     """Forget the scheduler's rows (module removed, or its state is rebuilt)."""
     if present(conn):

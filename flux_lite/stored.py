@@ -117,7 +117,10 @@ def check_sched_module(v):
     _obj(v)
     if not isinstance(v.get("name"), str):
         raise ValueError("name must be a string")
-    if v.get("args") is not None:
+    if v.get("path") is not None:  # a module file: its args as typed
+        if not isinstance(v["path"], str) or not isinstance(v.get("args", []), list):
+            raise ValueError("a module file's path must be a string and its args a list")
+    elif v.get("args") is not None:
         _obj(v["args"], "args")
 
 

@@ -33,7 +33,8 @@ def replay_point(trace: str, policy: str | None, *, nodes: int | None = None, co
                  limit: int | None = None, config: dict | None = None, queue_map: dict | None = None,
                  jobs_out: str | None = None, swf_out: str | None = None, series_out: str | None = None,
                  series_step: float | None = None, plot: bool = False, names: str = "synthetic",
-                 keep: str | None = None, progress=None) -> dict[str, Any]:
+                 keep: str | None = None, progress=None, module: str | None = None,
+                 module_args: list[str] | None = None) -> dict[str, Any]:
     """One replay with its outputs: {"policy", "summary", "skipped", "plot"}
     (plot: what plot() draws of it, when asked). The output files are
     removed if the replay fails."""
@@ -41,7 +42,8 @@ def replay_point(trace: str, policy: str | None, *, nodes: int | None = None, co
     ok = False
     try:
         summary, tr = workload.replay_file(trace, policy, nodes, cores_per_node, limit, keep, progress,
-                                           config=config, results=results, queue_map=queue_map)
+                                           config=config, results=results, queue_map=queue_map, module=module,
+                                           module_args=module_args)
         ok = True
     finally:
         results.close(ok)

@@ -30,6 +30,7 @@ from flux_lite.job_manager import index
 from flux_lite.listing.jobs import make_info
 from flux_lite.formats.rset import Rset
 from flux_lite.sched import registry
+from flux_lite.schedstate import MODULE_KEY
 from flux_lite.workload_results import Collected, Results, user_name
 
 # SWF status field: 1 completed, 0 failed, 5 cancelled (others are partial records)
@@ -287,7 +288,8 @@ def userid_for(job: TraceJob, owner: int) -> int:
 
 def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy: str | None = "fcfs",
                  progress=None, *, config: dict | None = None, results: Results | None = None,
-                 queue_map: dict | None = None, header: dict | None = None) -> dict:
+                 queue_map: dict | None = None, header: dict | None = None, module: str | None = None,
+                 module_args: list[str] | None = None) -> dict:
     """Replay jobs on a new virtual-clock instance at state_dir; returns the summary.
 
     progress(done, total) is called every few hundred jobs, done counting
@@ -297,11 +299,20 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
     say how the instance names the trace's users). queue_map: trace
     queue numbers to queue names (parse_queue_map). A job the instance
     refuses (a queue's limits) is counted as "rejected" in the summary.
+    module: a scheduler module file (PATH.py, given module_args) to
+    schedule with instead of the policy; it lives for the whole replay.
     """
     cfg = copy.deepcopy(config or {})
-    if policy is not None:
-        cfg.setdefault("sched", {})["policy"] = policy
-    policy = (cfg.get("sched") or {}).get("policy") or registry.default_policy()
+    if module is not None:
+        module = os.path.abspath(module)
+        sched = cfg.setdefault("sched", {})
+        sched.pop("policy", None)
+        sched.update({"module": module, "module-args": list(module_args or [])})
+        policy = os.path.basename(module)
+    else:
+        if policy is not None:
+            cfg.setdefault("sched", {})["policy"] = policy
+        policy = (cfg.get("sched") or {}).get("policy") or registry.default_policy()
     results = results if results is not None else Results()
     prepare = None
     if results.names == "synthetic":
@@ -322,6 +333,9 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
             results.begin(inst.clock_now(), jobs[0].submit, nodes, cores, header or {}, policy,
                           configmod.get_path(cfg, "policy.jobspec.defaults.system.queue"))
             summary = _run(inst, jobs, progress, total, results, queue_map or {})
+            if module is not None and inst.kvs.get(MODULE_KEY) is None:
+                raise FluxLiteError(f"{policy}: the scheduler module exited during the replay (its traceback is "
+                                    "in the instance's log: replay with --keep=DIR, then flux-lite dmesg)")
         finally:
             inst.close()
     summary["policy"] = policy
@@ -445,7 +459,8 @@ def outcomes(records) -> list[Outcome]:
 
 def replay_file(path: str, policy: str | None, nodes: int | None = None, cores_per_node: int | None = None,
                 limit: int | None = None, keep: str | None = None, progress=None, *, config: dict | None = None,
-                results: Results | None = None, queue_map: dict | None = None) -> tuple[dict, Trace]:
+                results: Results | None = None, queue_map: dict | None = None, module: str | None = None,
+                module_args: list[str] | None = None) -> tuple[dict, Trace]:
     """Read, fit and replay the trace at path (`flux-lite replay`): (summary, trace).
 
     The instance is created at keep (a new directory, kept) or in a
@@ -457,7 +472,7 @@ def replay_file(path: str, policy: str | None, nodes: int | None = None, cores_p
     tr = read_trace(path, limit=limit)
     n, c, jobs = fit(tr, nodes, cores_per_node)
     kw = dict(policy=policy, progress=progress, config=config, results=results, queue_map=queue_map,
-              header=tr.header)
+              header=tr.header, module=module, module_args=module_args)
     if keep is not None:
         if os.path.exists(keep):
             raise FluxLiteError(f"{keep}: already exists (--keep needs a new directory)")

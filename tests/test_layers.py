@@ -283,3 +283,19 @@ def test_type_only_imports_may_name_a_higher_layer(tmp_path):
     files = {"pkg.low": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.top import T\n",
              "pkg.top": "import pkg.low\n"}
     assert check(tmp_path, files) == []
+
+
+def test_the_plugin_point_is_registered_from_above():
+    """CONTRIBUTING's one plugin point: layer 3b (sched.hosted) runs what the
+    flux package registered with register_host. Only the flux package
+    registers, and nothing below layer 7 reaches the flux package by name
+    (importlib) instead of importing it."""
+    modules = project_modules()
+    callers = sorted(name for name, path in modules.items()
+                     if "register_host(" in path.read_text() and name != "flux_lite.sched.hosted")
+    assert callers == ["flux.brokermod"]
+    layers = assign(modules, layer_map())
+    for name, path in modules.items():
+        if rank(layers[name]) < 7:
+            text = path.read_text()
+            assert not re.search(r"""import_module\(\s*f?["'](_?flux)[."']""", text), name

@@ -7,12 +7,13 @@ and its state is discarded. The chosen module and its arguments persist in
 ``sched.module``.
 """
 
+import os
 from errno import EEXIST, ENOENT
 
 from flux_lite import config as configmod
 from flux_lite import schedstate
 from flux_lite.errors import FluxLiteError, UsageError
-from flux_lite.sched import registry
+from flux_lite.sched import hosted, registry
 from flux_lite.sched.base import parse_depth
 from flux_lite.schedstate import MODULE_KEY, STATE_KEY
 from flux_lite.stored import DamagedError
@@ -27,7 +28,10 @@ def scheduler_class(name):
 
 def parse_module_args(name, argv):
     """Flux's module arguments, as the module declares them (queue-depth=,
-    mode=, log-level=, ...). A bad argument makes the load fail (exit 1), as in Flux."""
+    mode=, log-level=, ...). A bad argument makes the load fail (exit 1), as in Flux.
+    A module file takes its arguments as they are typed (its own code reads them)."""
+    if hosted.is_module_file(name):
+        return list(argv)
     try:
         return _parse_module_args(name, argv)
     except UsageError as exc:
@@ -54,6 +58,10 @@ def load_persisted(broker):
     rec = broker.kvs.get(MODULE_KEY)
     if rec is None:
         return None
+    if rec.get("path"):
+        # a module file: loaded afresh when this command first needs it (see sched.hosted)
+        return hosted.HostedScheduler(broker, rec["path"], rec.get("args") or [], rec["name"],
+                                      state=broker.kvs.get(STATE_KEY) or {})
     cls = scheduler_class(rec["name"])
     state = broker.kvs.get(STATE_KEY) or {}
     try:
@@ -64,15 +72,15 @@ def load_persisted(broker):
         raise DamagedError(STATE_KEY, f"the scheduler cannot load it: {exc}") from None
 
 
-def discard_state(kvs):
-    """Forget the scheduler's persisted state (key and rows)."""
-
-    kvs.delete(STATE_KEY)
-    schedstate.clear(kvs.conn)
+discard_state = schedstate.discard
 
 
 def config_module(cfg):
-    """The module and args the instance config asks for."""
+    """The module and args the instance config asks for (sched.module: a
+    module file, with sched.module-args; else sched.policy's module)."""
+    path = configmod.get_path(cfg, "sched.module")
+    if path is not None:
+        return path, list(configmod.get_path(cfg, "sched.module-args", []))
     policy = configmod.get_path(cfg, "sched.policy", registry.default_policy())
     cls = registry.policy_module(policy)
     args = {}
@@ -96,28 +104,52 @@ def loaded_name(broker):
     return None if rec is None else rec["name"]
 
 
+def loaded_path(broker):
+    """The file of the loaded module, when it was loaded from one (else None)."""
+    rec = broker.kvs.get(MODULE_KEY)
+    return None if rec is None else rec.get("path")
+
+
 def loaded_args(broker):
     rec = broker.kvs.get(MODULE_KEY)
     return {} if rec is None else rec.get("args", {})
 
 
 def module_load(broker, name, args, progress=None):
-    """Instantiate scheduler module NAME and hand it to the broker; it then
-    synchronises with the job manager itself (hello, ready)."""
+    """Instantiate scheduler module NAME (or load the module file NAME) and
+    hand it to the broker; it then synchronises with the job manager itself
+    (hello, ready)."""
     if broker.kvs.get(MODULE_KEY) is not None:
         current = broker.kvs.get(MODULE_KEY)["name"]
         raise FluxLiteError(f"{name}: a scheduler is already loaded ({current}): service sched is already registered",
                             errno=EEXIST)
+    if hosted.is_module_file(name):
+        return _module_file_load(broker, name, args)
     cls = scheduler_class(name)
     broker.log("broker", "debug", f"insmod {name}")
     if cls.python_module:
-        import os
-
         # Flux runs its Python modules in a process of their own
         broker.log("broker", "debug", f"module-python-exec {name} pid={os.getpid()}")
     sched = cls(broker, args, state=None)
     broker.kvs.put(MODULE_KEY, {"name": name, "args": args})
     broker.insmod_scheduler(sched, progress=progress)
+    return sched
+
+
+def _module_file_load(broker, path, args):
+    """Load a module file (see sched.hosted). A module that fails to load has
+    said why in the log; nothing is left loaded."""
+    path = os.path.abspath(path)
+    name = hosted.module_name(path)
+    broker.log("broker", "debug", f"insmod {name}")
+    broker.log("broker", "debug", f"module-python-exec {name} pid={os.getpid()}")
+    sched = hosted.HostedScheduler(broker, path, args, name)
+    broker.kvs.put(MODULE_KEY, {"name": name, "args": list(args), "path": path})
+    try:
+        broker.insmod_scheduler(sched)
+    except hosted.ModuleError as exc:
+        sched.exit(str(exc))
+        raise
     return sched
 
 
@@ -142,6 +174,8 @@ def module_reload(broker, name=None, args=None, progress=None):
         name = rec["name"]
     if args is None:
         args = rec["args"] if rec is not None and rec["name"] == name else {}
+        if rec is not None and rec.get("path") and rec["name"] == name:
+            name = rec["path"]  # reloading a module file: the file again
     if rec is not None:
         module_remove(broker)
     return module_load(broker, name, args, progress=progress)
@@ -152,9 +186,29 @@ def _and_list(items):
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+def _module_file_args(args, queue_depth, reservation_depth, partial_ok):
+    """`sched reload` of a module file: its arguments, with the options as
+    Flux's module arguments (queue-depth=N, test-hello-nopartial)."""
+    if reservation_depth is not None:
+        raise UsageError("--reservation-depth applies to flux-lite's policies, not to a module file")
+    args = [a for a in args or [] if a != "test-hello-nopartial"
+            and not (queue_depth is not None and a.startswith("queue-depth="))]
+    if queue_depth is not None:
+        args.append(f"queue-depth={queue_depth}")
+    if not partial_ok:
+        args.append("test-hello-nopartial")
+    return args
+
+
 def reload_args(broker, policy=None, queue_depth=None, reservation_depth=None, partial_ok=True):
     """Module name and args for `sched reload`, starting from what is loaded now."""
     rec = broker.kvs.get(MODULE_KEY)
+    if policy is None:
+        name, args = (rec.get("path") or rec["name"], rec.get("args")) if rec else config_module(broker.config)
+        if hosted.is_module_file(name):
+            return name, _module_file_args(args, queue_depth, reservation_depth, partial_ok)
+    if rec is not None and rec.get("path"):
+        rec = None  # a module file's arguments mean nothing to a policy's module
     current = dict(rec["args"]) if rec else {}
     name = rec["name"] if rec else config_module(broker.config)[0]
     if policy is not None:

@@ -159,6 +159,8 @@ def _check_policy(policy: object) -> None:
 
 
 def _check_module_key(value: dict) -> None:
+    if value.get("path") is not None:  # a module file (sched.hosted): stored.check_sched_module checks it
+        return
     if module_class(value["name"]) is None:
         raise ValueError(f"name must be one of {', '.join(module_names())}")
 
