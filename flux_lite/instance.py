@@ -376,7 +376,12 @@ class Instance:
             else:
                 ctx.now = ctx.step_target
             yield ctx
-            ctx.run()
+            if self.readonly:
+                ctx.run()
+            else:
+                # what the command made due at once (a job whose command ends
+                # as it starts) happens in this command: it leaves the instance settled
+                ctx.advance_to(ctx.now)
 
     @contextmanager
     def read_session(self):

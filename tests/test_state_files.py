@@ -228,7 +228,7 @@ def test_read_only_state_dir_as_a_plain_user():
         shutil.rmtree(root)
     assert made[0] == 0
     jobid = made[1].strip()
-    assert jobs == [0, f"{jobid} nobody RUN\n",
+    assert jobs == [0, f"{jobid} nobody INACTIVE\n",
                     f"flux-lite jobs: warning: {state} is read-only: showing the last committed state "
                     "(nothing is saved)\n", None]
     assert submit == [1, "", "flux-lite submit: ERROR: the state directory is read-only: "
