@@ -1,9 +1,10 @@
 """flux-lite job submit/eventlog/info/wait-event/urgency/raise/cancel/timeleft: one job at a time."""
 
+import sys
 
 import click
 from flux_lite.cli.common import instance, read_session, session
-from flux_lite.cli.params import FSD, JOBID, JOBID_TEXT, c_jobid
+from flux_lite.cli.params import FSD, JOBID, JOBID_TEXT, c_jobid, jobids_and_note
 from flux_lite.cli.words import prog
 from flux_lite.cli.output import color_option, emit, use_color
 from flux_lite.cli.submit import parse_urgency
@@ -184,20 +185,24 @@ def _c_urgency(text):
 @click.option("-s", "--severity", type=int, default=0, show_default=True, help="0 (fatal) to 7.")
 @click.option("-t", "--type", "etype", default="cancel", show_default=True, help="Exception type.")
 @click.option("-m", "--message", default=None, metavar="NOTE", help="Exception note.")
-@click.argument("jobid", type=JOBID_TEXT)
-@click.argument("note", nargs=-1)
-def job_raise(severity, etype, message, jobid, note):
-    """Raise an exception on a job; words after JOBID are the note (options end at JOBID)."""
-    words = list(note)
-    if words[:1] == ["--"]:
-        words = words[1:]
-    text = message if message is not None else " ".join(words)
-    typed, jobid = jobid, c_jobid(jobid)
+@click.argument("words", nargs=-1, required=True, metavar="JOBID... [NOTE...]")
+def job_raise(severity, etype, message, words):
+    """Raise an exception on jobs; the words after the job ids are the note (options end at the first id)."""
+    ids, note = jobids_and_note(words)
+    if note is not None and message is not None:
+        raise FluxLiteError("Do not set note on command line and with --message")
+    text = message if message is not None else note or ""
+    failed = False
     with session() as broker:
-        try:
-            broker.jm.request_raise(jobid, severity, etype, text)
-        except FluxLiteError as exc:
-            raise FluxLiteError(f"raise {typed}: {exc}") from None
+        for typed, jobid in ids:
+            try:
+                broker.jm.request_raise(jobid, severity, etype, text)
+            except FluxLiteError as exc:
+                # (as flux-job: each job's error on its line, the others raised)
+                click.echo(f"{prog('job')}: raise {typed}: {exc}", err=True)
+                failed = True
+    if failed:
+        sys.exit(1)
 
 
 @click.command("cancel")

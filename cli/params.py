@@ -75,3 +75,25 @@ def complete_queues(ctx, param, incomplete):
     from flux_lite.cli._complete import complete_queues as complete
 
     return complete(ctx, incomplete)
+
+
+def jobids_and_note(words, note=True):
+    """flux-job's leading job ids, then (note=True) the rest as the note:
+    ([(typed, id)], note or None). The ids end at the first word that is not
+    one ("--" may end them); a command without a note takes only ids
+    (`invalid jobid: X`)."""
+    ids = []
+    words = list(words)
+    while words:
+        try:
+            ids.append((words[0], jobid.decode(words[0])))
+        except ValueError:
+            break
+        words.pop(0)
+    if not words:
+        return ids, None
+    if not note:
+        raise FluxLiteError(f"invalid jobid: {words[0]}")
+    if words[0] == "--":
+        words.pop(0)
+    return ids, " ".join(words)

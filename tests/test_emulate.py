@@ -385,3 +385,25 @@ def test_a_bare_exit_fails_to_start_as_in_flux(flux):
     assert [(e["name"], e["context"]) for e in output_events(flux, jobid)][1:] == [
         ("log", {"rank": 0, "level": 0, "message": note, "file": "shell.c", "line": 2036})]
     assert flux("run", "sh", "-c", "exit 3", check=False).exit_code == 3
+
+
+def test_flux_job_timeleft_in_a_task(flux):
+    # the task measures its time left a moment after the job starts, as in Flux
+    assert flux.out("run", "flux", "job", "timeleft") == "4294967295\n"
+    assert flux.out("run", "flux", "job", "timeleft", "-H") == "infinity\n"
+    assert flux.out("run", "-t", "1m", "flux", "job", "timeleft") == "59\n"
+    assert flux.out("run", "-t", "1m", "flux", "job", "timeleft", "-H") == "59.999s\n"
+    assert flux.out("run", "-n2", "-t", "2h", "flux", "job", "timeleft") == "7199\n7199\n"
+    assert flux.out("run", "-t", "1m", "sh", "-c", "sleep 10; flux job timeleft") == "49\n"
+
+
+def test_job_raise_takes_several_jobs_then_the_note(flux):
+    ids = flux.out("submit", "--cc=1-3", "sleep", "600").split()
+    flux("job", "raise", *ids, "raise", "multiple", "jobs")
+    for jobid in ids:
+        exc = [e for e in flux.events(jobid) if e["name"] == "exception"]
+        assert exc[0]["context"]["note"] == "raise multiple jobs" and exc[0]["context"]["type"] == "cancel"
+    r = flux.fails("job", "raise", ids[0], "f1111")
+    assert r.stderr == f"flux-lite job: raise {ids[0]}: job is inactive\nflux-lite job: raise f1111: unknown job id\n"
+    r = flux.fails("job", "raise", "-m", "x", ids[0], "note")
+    assert r.stderr == "flux-lite job: ERROR: Do not set note on command line and with --message\n"

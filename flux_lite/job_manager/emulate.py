@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from flux_lite import users
 from flux_lite.errors import JobIDError, JobspecError
-from flux_lite.formats import jj
+from flux_lite.formats import fsd, jj
 from flux_lite.formats.jobid import encode, f58, kvs_namespace
 from flux_lite.formats.rset import Rset, RsetError
 
@@ -244,7 +244,7 @@ def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None
             "FLUX_TASK_LOCAL_ID": str(task.local_id),
             "FLUX_KVS_NAMESPACE": kvs_namespace(jobid),
         })
-        ctx = _Context(task, env, cwd or "/", userid, stdin(task.rank) if stdin is not None else "")
+        ctx = _Context(task, env, cwd or "/", userid, stdin(task.rank) if stdin is not None else "", R)
         try:
             run = ctx.run(command)
         except NotEmulated:
@@ -275,12 +275,15 @@ def _name(arg0: str) -> str:
 class _Context:
     """One task's view: its environment, node, directory and user."""
 
-    def __init__(self, task: Task, env: dict[str, str], cwd: str, userid: int, stdin: str = "") -> None:
+    def __init__(self, task: Task, env: dict[str, str], cwd: str, userid: int, stdin: str = "",
+                 R: Any = None) -> None:
         self.task = task
         self.env = env
         self.cwd = cwd
         self.userid = userid
         self.stdin = stdin
+        self.R = R  # the job's R (its expiration, for flux job timeleft)
+        self.t = 0.0  # the time since the task started (a script's commands run in turn)
 
     def run(self, argv: list[str]) -> TaskRun:
         fn = COMMANDS.get(_name(argv[0]))
@@ -437,7 +440,25 @@ def _pwd(ctx, args):
 def _flux(ctx, args):
     if args == ["getattr", "rank"]:
         return TaskRun(_out(f"{ctx.task.broker_rank}\n"), 0.0, 0)
+    if args[:2] == ["job", "timeleft"] and args[2:] in ([], ["-H"], ["--human"]):
+        return TaskRun(_out(_timeleft(ctx, human=bool(args[2:]))), 0.0, 0)
     raise NotEmulated("flux " + " ".join(args))
+
+
+# a task runs a moment after its job starts (Flux's job shell takes a few
+# milliseconds): what it measures of its time left is that much less
+TASK_START_DELAY = 0.001
+
+
+def _timeleft(ctx, human: bool) -> str:
+    """flux job timeleft in a task: whole seconds to the job's expiration
+    (UINT_MAX, or "infinity" with -H, for a job without a time limit)."""
+    execution = (ctx.R or {}).get("execution") or {}
+    expiration = execution.get("expiration") or 0.0
+    if not expiration:
+        return "infinity\n" if human else "4294967295\n"
+    left = max(expiration - (execution.get("starttime") or 0.0) - ctx.t - TASK_START_DELAY, 0.0)
+    return f"{fsd.format_c(left, 6)}\n" if human else f"{int(left)}\n"
 
 
 def _shell(ctx, args):
@@ -469,6 +490,7 @@ def _run_script(ctx, script: str) -> TaskRun:
             if command[0] == ":":
                 sub = TaskRun([], 0.0, 0)
             else:
+                ctx.t = t
                 sub = ctx.run(command)
             output.extend((t + off, stream, data) for off, stream, data in sub.output)
             t += sub.duration
