@@ -1,7 +1,11 @@
 """Helpers shared by the command modules: this command's instance (argument types: params.py)."""
 
-import click
+import os
 
+import click
+from flux_lite.cli.words import is_c_command, is_flux, top_command
+
+from flux_lite.errors import FluxLiteError
 from flux_lite.instance import Instance
 
 
@@ -17,6 +21,7 @@ def instance(ctx=None):
     root = ctx.find_root()
     inst = root.meta.get(_INSTANCE)
     if inst is None:
+        _check_flux_uri(ctx)
         inst = Instance.open(state_dir(ctx))
         root.meta[_INSTANCE] = inst
         root.call_on_close(inst.close)
@@ -24,6 +29,18 @@ def instance(ctx=None):
 
 
 _INSTANCE = "flux_lite.instance"
+
+
+def _check_flux_uri(ctx):
+    """Under Flux's program name, a FLUX_URI that is no URI (no scheme://)
+    fails to connect as Flux's tools fail (its tests check it); a real
+    one (local://..., an enclosing Flux's) does not change the instance."""
+    uri = os.environ.get("FLUX_URI")
+    if not uri or "://" in uri or not is_flux(ctx):
+        return
+    if is_c_command(top_command(ctx)):
+        raise FluxLiteError("flux_open: No such file or directory")
+    raise FluxLiteError(f"Unable to connect to Flux: Unable to find connector name '{uri}'")
 
 
 def session(ctx=None):

@@ -549,3 +549,16 @@ def test_housekeeping_list_include_unknown_host(flux):
     assert outcome(as_flux(flux, "housekeeping", "list", "-i", "nosuchhost")) == (
         1, "", "flux-housekeeping: ERROR: host 'nosuchhost' not found\n")
     assert flux.out("housekeeping", "list", "-i", "node[0-1]", "-n") == ""
+
+
+def test_a_flux_uri_that_is_no_uri_fails_to_connect(flux):
+    # Flux's tests set FLUX_URI=/wrong and expect every command that connects to fail
+    env = {"FLUX_URI": "/wrong"}
+    assert outcome(as_flux(flux, "job", "raise", "f1", env=env)) == (
+        1, "", "flux-job: flux_open: No such file or directory\n")
+    assert outcome(as_flux(flux, "jobs", env=env)) == (
+        1, "", "flux-jobs: ERROR: Unable to connect to Flux: Unable to find connector name '/wrong'\n")
+    assert outcome(as_flux(flux, "job", "id", "f1", env=env))[0] == 0  # it connects to nothing
+    # a real URI (an enclosing Flux's) changes nothing, and flux-lite's own name ignores it
+    assert outcome(as_flux(flux, "jobs", env={"FLUX_URI": "local:///run/flux/local"}))[0] == 0
+    assert flux("jobs", env=env).exit_code == 0
