@@ -209,6 +209,7 @@ class Resources:
         return self._drained
 
     def _replay(self):
+        """The drain state replayed from resource.eventlog; returns its entries."""
         self._drained = {}
         entries = self.b.kvs.get_eventlog("resource.eventlog") or []
         try:
@@ -217,12 +218,15 @@ class Resources:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             self._drained = None
             raise DamagedError("resource.eventlog", f"bad drain entry: {exc}") from None
+        return entries
 
     def replay(self):
         """The drain state replayed from resource.eventlog and kept (a
-        malformed entry is DamagedError and changes nothing)."""
-        self._replay()
+        malformed entry is DamagedError and changes nothing); returns the
+        eventlog's entries."""
+        entries = self._replay()
         self._save()
+        return entries
 
     def _save(self):
         self.b.kvs.put(DRAIN_KEY, {str(rank): info for rank, info in sorted(self._drained.items())})
@@ -362,12 +366,11 @@ class Resources:
         self._R = None
         self._rset = None
         self._host_rank = None
-        self.replay()  # a malformed entry fails the load (DamagedError)
+        entries = self.replay()  # a malformed entry fails the load (DamagedError)
         _ = self.rset
         row = self.b.kvs.get_raw("resource.eventlog")
         if row is not None and row[0] != "eventlog":
             # a value `kvs put` stored: the module goes on appending to it as an eventlog
-            entries = self.b.kvs.get_eventlog("resource.eventlog") or []
             self.b.kvs.delete("resource.eventlog")
             for entry in entries:
                 self.b.kvs.append("resource.eventlog", eventlog.encode_entry(

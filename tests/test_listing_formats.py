@@ -2,7 +2,7 @@
 
 import pytest
 
-from flux_lite.listing import xdg_searchpath
+from flux_lite.formats.submitopts import xdg_searchpath
 from flux_lite.listing.jobs import JOBS
 from flux_lite.listing.resources import RESOURCE_LIST
 

@@ -41,6 +41,7 @@ __all__ = [
     "dict_merge",
     "get_treedict",
     "conf_update",
+    "xdg_searchpath",
 ]
 
 
@@ -347,10 +348,17 @@ def _toml_errors() -> tuple:
     return (_tomllib().TOMLDecodeError,)
 
 
+def xdg_searchpath(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Flux's configuration directories in precedence order: $XDG_CONFIG_HOME
+    (~/.config), then each of $XDG_CONFIG_DIRS (/etc/xdg), each with flux/."""
+    environ = os.environ if environ is None else environ
+    home = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
+    dirs = [home, *(environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(":")]
+    return [os.path.join(d, "flux") for d in dirs if d]
+
+
 def _config_dirs() -> list[str]:
-    home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    dirs = [home] + (os.environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(":")
-    return [os.path.join(d, "flux", "config") for d in dirs if d]
+    return [os.path.join(d, "config") for d in xdg_searchpath()]
 
 
 def _conf_file(path: str, ext: str) -> dict:

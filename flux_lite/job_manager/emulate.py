@@ -226,7 +226,7 @@ def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None
     if tasks is None:
         return None
     system = (jobspec.get("attributes") or {}).get("system") or {}
-    cwd = system.get("cwd") if isinstance(system.get("cwd"), str) else None
+    cwd = _cwd(jobspec)
     if environment is None:
         environment = system.get("environment")
     env_base = environment if isinstance(environment, dict) else {}

@@ -24,14 +24,7 @@ from typing import Any
 from flux_lite import config as configmod
 from flux_lite.errors import ConfigError
 from flux_lite.formats import outputformat
-
-
-def xdg_searchpath(environ: Mapping[str, str]) -> list[str]:
-    """Flux's configuration directories in precedence order: $XDG_CONFIG_HOME
-    (~/.config), then each of $XDG_CONFIG_DIRS (/etc/xdg), each with flux/."""
-    home = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
-    dirs = [home, *(environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(":")]
-    return [os.path.join(d, "flux") for d in dirs if d]
+from flux_lite.formats.submitopts import dict_merge, xdg_searchpath
 
 
 class AltField(str):
@@ -105,7 +98,7 @@ class Listing:
                 table = conf.get(sub) if sub else conf
                 if isinstance(table, dict) and "formats" in table:
                     self._check_formats(file, table["formats"])
-                configmod._merge(merged, conf)
+                merged = dict_merge(merged, conf)
         table = merged.get(sub, {}) if sub else merged
         formats = table.get("formats") if isinstance(table, dict) else None
         if not formats:
