@@ -1,6 +1,8 @@
 """flux-lite jobs: list jobs in Flux's formats."""
 
 import json
+import sys
+import time
 
 import click
 from flux_lite.cli import listing
@@ -14,7 +16,7 @@ from flux_lite.cli.words import warning
 
 from flux_lite import job_list, users
 from flux_lite.config import with_virtual
-from flux_lite.errors import FluxLiteError
+from flux_lite.errors import FluxLiteError, NoInstanceError
 from flux_lite.job_manager import stats as statsmod
 from flux_lite.listing import jobs as jobs_listing
 
@@ -38,9 +40,11 @@ from flux_lite.listing import jobs as jobs_listing
 @click.option("--stats-only", is_flag=True,
               help="Print job statistics only; exit 1 if no job is active.")
 @color_option()
+@click.option("--from-stdin", is_flag=True, hidden=True,
+              help="List the job-list objects read from stdin, one per line (filters ignored).")
 @click.argument("jobids", nargs=-1, type=JOBID_TEXT)
 def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, since, job_name,
-         queues, stats, stats_only, color, jobids):
+         queues, stats, stats_only, color, from_stdin, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
     if as_json and (stats or stats_only):
         raise FluxLiteError("--json incompatible with --stats or --stats-only")
@@ -69,6 +73,9 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
 
     # a large listing shows a bar on a terminal (stderr) while it reads,
     # builds and renders; everything is printed once the bar is gone
+    if from_stdin:
+        _list_stdin(fmt, no_header, as_json)
+        return
     with staged_progress("listing jobs", 3, minimum=output.JOBS_PROGRESS_MIN) as stage:
         with read_session() as broker:
             ident = broker.instance.identity
@@ -120,6 +127,33 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         # flux-jobs colors each inactive job's line by its result; not the header
         colors = [""] * (len(lines) - len(items)) + [RESULT_COLORS.get(i["result"], "") for i in items]
     emit(lines, colors)
+
+
+def _list_stdin(fmt, no_header, as_json):
+    """--from-stdin, flux-jobs' testing input: Flux's job objects listed as
+    read, filters ignored. Times are against the instance's clock, the wall
+    clock when there is no instance (flux-jobs needs no broker for this)."""
+    records = _stdin_records()
+    try:
+        with read_session() as broker:
+            now = broker.now
+    except NoInstanceError:
+        now = time.time()
+    items = _infos(records, now, users.username, None)
+    if as_json:
+        click.echo(json.dumps({"jobs": [jobs_listing.to_json(info) for info in items]}))
+        return
+    emit(listing.render(jobs_listing.JOBS, fmt, items, no_header=no_header), None)
+
+
+def _stdin_records():
+    records = []
+    for lineno, line in enumerate(sys.stdin, 1):
+        try:
+            records.append(job_list.record_from_attrs(json.loads(line)))
+        except ValueError as err:
+            raise FluxLiteError(f"JSON input error: line {lineno}: {err}") from None
+    return records
 
 
 def _infos(records, now, username, progress):

@@ -60,6 +60,8 @@ def result_of(rec):
     """The job's result bit (COMPLETED, FAILED, CANCELED, TIMEOUT), None while active."""
     if rec["state"] != INACTIVE:
         return None
+    if "result" in rec:  # a record made from job-list's object (record_from_attrs) states it
+        return rec["result"]
     exc = rec.get("exception")
     fatal = exc is not None and exc["severity"] == 0
     if rec.get("finished") and rec.get("waitstatus") == 0 and not fatal:
@@ -267,6 +269,40 @@ def job_attrs(rec: dict) -> dict:
         # job-list keeps the list once a dependency was added, empty when all are resolved
         out["dependencies"] = list(deps or ())
     return out
+
+
+def record_from_attrs(obj) -> dict:
+    """The record whose job_attrs() is obj, a job as job-list answers it
+    (what `flux job list` prints, one per line, and `flux jobs --from-stdin`
+    reads): the fields a listing computes from the jobspec (queue, duration,
+    cwd...), R (expiration) and the exception go back where a record keeps
+    them; the result is kept as stated, since an object need not carry what
+    it was derived from (a job may complete on a signal). ValueError when obj
+    is no job object."""
+    if not isinstance(obj, dict):
+        raise ValueError("job object is not a JSON object")
+    for key, kind in (("id", int), ("state", int)):
+        if type(obj.get(key)) is not kind:
+            raise ValueError(f"job object has no integer {key}")
+    rec = {key: value for key, value in obj.items()
+           if key not in ("cwd", "queue", "project", "bank", "duration", "expiration", "success", "result")
+           and not key.startswith("exception_")}
+    rec.setdefault("userid", USERID_UNKNOWN)
+    rec.setdefault("urgency", 16)
+    rec.setdefault("t_submit", 0.0)
+    system = {key: obj[key] for key in ("cwd", "queue", "project", "bank", "duration") if key in obj}
+    rec["jobspec"] = {"attributes": {"system": system}}
+    if obj.get("expiration"):
+        rec["R"] = {"execution": {"expiration": obj["expiration"]}}
+    if obj.get("exception_occurred"):
+        rec["exception"] = {"type": obj.get("exception_type", ""), "severity": obj.get("exception_severity", 0),
+                            "note": obj.get("exception_note", "")}
+    rec["finished"] = type(obj.get("waitstatus")) is int
+    if isinstance(rec.get("ranks"), str):
+        rec["ranks"] = rec["ranks"].strip("[]")  # the listing brackets a set again
+    if obj["state"] == INACTIVE:
+        rec["result"] = obj.get("result") if type(obj.get("result")) is int else None
+    return rec
 
 
 # -- job-list.list / list-id as requests (flux.job.job_list) -------------------

@@ -207,3 +207,64 @@ def test_list_commands_are_hidden_as_in_flux(flux):
     names = [line.split()[0] for line in err.splitlines() if line.startswith("   ")]
     assert code == 1 and "raiseall" in names and "taskmap" in names
     assert not {"list", "list-inactive", "list-ids"} & set(names)
+
+
+# -- flux jobs --from-stdin: job-list's objects listed as read ------------------
+
+ROUND_TRIP_FORMAT = ("{id.f58} {userid} {username} {urgency} {priority} {state} {name} {queue} {ntasks} {nnodes}"
+                     " {ranks} {nodelist} {duration} {expiration} {t_submit} {t_run} {t_inactive} {runtime}"
+                     " {result} {status} {success} {returncode} {waitstatus} {exception.occurred}"
+                     " {exception.type} {exception.note} {inactive_reason} {contextual_info}"
+                     " {dependencies} {sched.t_estimate}")
+
+
+def test_jobs_from_stdin_lists_job_list_objects_as_the_instance_lists_its_jobs(flux):
+    run, pend, held = scenario(flux)
+    flux.out("cancel", held)
+    failing = flux.submit("false")
+    flux.advance("20s")
+    objects = flux.out("job", "list", "-a")
+    assert len(objects.splitlines()) == 4
+    listed = flux.out("jobs", "-a", "-no", ROUND_TRIP_FORMAT)
+    assert flux.out("jobs", "-no", ROUND_TRIP_FORMAT, "--from-stdin", input=objects) == listed
+    # every state and result: pending, timeout, canceled before running, failed
+    assert sorted(line.split()[0] for line in listed.splitlines()) == sorted([run, pend, held, failing])
+
+
+def test_jobs_from_stdin_keeps_the_stated_result_and_wait_status():
+    # an object need not agree with what it was derived from: completed on a
+    # signal (returncode -15), canceled before running (-128), still running ("")
+    lines = [
+        {"id": 1, "userid": 0, "urgency": 16, "t_submit": 1.0, "state": 16, "name": "sleep", "ntasks": 1},
+        {"id": 2, "userid": 0, "urgency": 16, "t_submit": 1.0, "state": 64, "name": "sleep", "ntasks": 1,
+         "success": True, "exception_occurred": False, "result": 1, "waitstatus": 15},
+        {"id": 3, "userid": 0, "urgency": 16, "t_submit": 1.0, "state": 64, "name": "sleep", "ntasks": 1,
+         "success": False, "exception_occurred": True, "exception_severity": 0, "exception_type": "cancel",
+         "exception_note": "interrupted by ctrl-C", "result": 4},
+        {"id": 4, "userid": 0, "urgency": 16, "t_submit": 1.0, "state": 64, "name": "x", "ntasks": 1,
+         "success": False, "exception_occurred": False, "result": 2, "waitstatus": 10752},
+    ]
+    text = "".join(json.dumps(o) + "\n" for o in lines)
+    # no instance is needed (flux-jobs reads no broker for this)
+    r = CliRunner().invoke(cli, ["jobs", "-n", "--from-stdin", "--format={returncode:h} {result:h} {inactive_reason:h}"],
+                           input=text, env={"FLUX_LITE_STATE_DIR": "/nonexistent/state"}, prog_name="flux")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines() == ["- - -", "-15 COMPLETED Exit -15",
+                                     "-128 CANCELED Canceled: interrupted by ctrl-C", "42 FAILED Exit 42"]
+
+
+def test_jobs_from_stdin_bad_input_is_one_error_line():
+    r = CliRunner().invoke(cli, ["jobs", "--from-stdin"], input='{"id": 1, "state": 8}\nfoo\n',
+                           env={"FLUX_LITE_STATE_DIR": "/nonexistent/state"}, prog_name="flux")
+    assert (r.exit_code, r.stdout) == (1, "")
+    assert r.stderr == "flux-jobs: ERROR: JSON input error: line 2: Expecting value: line 1 column 1 (char 0)\n"
+    r = CliRunner().invoke(cli, ["jobs", "--from-stdin"], input='[1]\n',
+                           env={"FLUX_LITE_STATE_DIR": "/nonexistent/state"}, prog_name="flux")
+    assert r.exit_code == 1
+    assert r.stderr == "flux-jobs: ERROR: JSON input error: line 1: job object is not a JSON object\n"
+
+
+def test_jobs_from_stdin_without_input_prints_the_heading():
+    r = CliRunner().invoke(cli, ["jobs", "--from-stdin"], input="",
+                           env={"FLUX_LITE_STATE_DIR": "/nonexistent/state"}, prog_name="flux")
+    assert (r.exit_code, r.stdout) == (0, "       JOBID USER     NAME       ST NTASKS NNODES     TIME INFO\n")
