@@ -186,7 +186,9 @@ def job_list_ids(wait_state, ids):
         return True if len(printed) == len(set(targets)) else None
 
     try:
-        outcome = instance().wait(check)
+        # job-list's idsync: the ids not yet listed in the state are waited on
+        outcome = instance().wait(check, watches=lambda: [{"service": "job-list", "jobid": jobid}
+                                                          for jobid in targets if jobid not in printed])
     except (WaitStalled, WaitTimeout):
         outcome = "a job cannot reach the state under the virtual clock (advance it or cancel the job)"
     if lines:

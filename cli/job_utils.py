@@ -123,7 +123,8 @@ def job_wait_event(timeout, match, count, fmt, time_format, human, color, path, 
     try:
         found = instance().wait(lambda b: jobinfo.path_event_matcher(b, jobid, typed, key, name, match, count,
                                                                      waitcreate),
-                                timeout=timeout)
+                                timeout=timeout,
+                                watches=[{"service": "job-info", "jobid": jobid, "guest": key.startswith("guest.")}])
     except WaitTimeout:
         raise FluxLiteError(f"wait-event timeout on event '{name}'") from None
     except WaitStalled:

@@ -44,7 +44,8 @@ def get(namespace, waitcreate, watch, uniq, append, full, count, keys):
         for key, typed in paths:
             raw = _lookup(inst, key, typed)
             if raw is None and waitcreate:
-                raw = _wait(inst, lambda b, key=key, typed=typed: _lookup(inst, key, typed), typed, "value")
+                raw = _wait(inst, lambda b, key=key, typed=typed: _lookup(inst, key, typed), typed, "value",
+                            _watches(namespace))
             if raw is None:
                 raise FluxLiteError(f"{typed}: No such file or directory")
             click.echo(_value_text(raw))
@@ -73,7 +74,7 @@ def get(namespace, waitcreate, watch, uniq, append, full, count, keys):
                 return True
         return None
 
-    outcome = _wait(inst, check, " ".join(keys), "value")
+    outcome = _wait(inst, check, " ".join(keys), "value", _watches(namespace, len(keys)))
     if isinstance(outcome, str):
         raise FluxLiteError(outcome)
 
@@ -396,7 +397,8 @@ def eventlog_get(waitcreate, watch, count, unformatted, human, color, namespace,
     if not watch:
         entries = _eventlog_entries(inst, path, key)
         if entries is None and waitcreate:
-            entries = _wait(inst, lambda b: _eventlog_entries(inst, path, key), key, "eventlog")
+            entries = _wait(inst, lambda b: _eventlog_entries(inst, path, key), key, "eventlog",
+                            _watches(namespace))
         if entries is None:
             raise FluxLiteError("flux_kvs_lookup_get: No such file or directory")
         emit(fmt.format_entries(entries))
@@ -415,14 +417,19 @@ def eventlog_get(waitcreate, watch, count, unformatted, human, color, namespace,
             printed[0] += len(new)
         return True if limit > 0 and printed[0] >= limit else None
 
-    outcome = _wait(inst, check, key, "eventlog")
+    outcome = _wait(inst, check, key, "eventlog", _watches(namespace))
     if isinstance(outcome, str):
         raise FluxLiteError(outcome)
 
 
-def _wait(inst, check, key, what):
+def _watches(namespace, keys=1):
+    """What a watch of keys in namespace is to kvs-watch (its module stats)."""
+    return [{"service": "kvs-watch", "namespace": namespace or "primary"}] * keys
+
+
+def _wait(inst, check, key, what, watches):
     try:
-        return inst.wait(check)
+        return inst.wait(check, watches=watches)
     except (WaitStalled, WaitTimeout):
         raise FluxLiteError(f"{key}: nothing left to happen under the virtual clock "
                             f"(the {what} can change no more)") from None
@@ -455,7 +462,7 @@ def eventlog_wait_event(waitcreate, timeout, unformatted, quiet, verbose, human,
         return None
 
     try:
-        found = inst.wait(check, timeout=timeout)
+        found = inst.wait(check, timeout=timeout, watches=_watches(namespace))
     except WaitTimeout:
         raise FluxLiteError(f"wait-event timeout on event '{name}'") from None
     except WaitStalled:

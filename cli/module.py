@@ -16,7 +16,7 @@ from flux_lite.cli.common import session
 from flux_lite.cli.output import progress_report
 from flux_lite.cli.words import is_flux
 
-from flux_lite import admin, protocol
+from flux_lite import admin, job_info, job_list, protocol
 from flux_lite.errors import FluxLiteError
 from flux_lite.sched import hosted, loader, registry
 
@@ -142,6 +142,11 @@ def _modules(sched_name, exec_loaded=True, ingest_loaded=True, sched_path=None):
     return sorted(rows)
 
 
+# modules whose stats are the watches in progress (flux_lite.watchers)
+WATCHING = {"job-info": job_info.module_stats, "kvs-watch": job_info.kvs_watch_stats,
+            "job-list": job_list.module_stats}
+
+
 @module.command("stats")
 @click.option("-p", "--parse", "objname", metavar="OBJNAME", help="Print only the value at period-delimited OBJNAME.")
 @click.argument("name", shell_complete=complete_loaded_modules)
@@ -150,6 +155,8 @@ def stats(objname, name):
     with session() as broker:
         if name == "job-manager":
             out = broker.rpc(protocol.JM_STATS, {})
+        elif name in WATCHING:
+            out = WATCHING[name](broker)
         elif name == loader.loaded_name(broker):
             out = broker.rpc(protocol.SCHED_STATS, {})
         else:

@@ -6,6 +6,7 @@ entry in time order (job run ends, expirations, housekeeping), applies its own
 change, and commits. Everything a command does lands together or not at all.
 """
 
+import contextlib
 import gc
 import json
 import os
@@ -13,7 +14,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from flux_lite import access, log, users
+from flux_lite import access, log, users, watchers
 from flux_lite import config as configmod
 from flux_lite.access import Identity
 from flux_lite.broker import Broker
@@ -476,15 +477,23 @@ class Instance:
         rebuild(ctx)
         self.kvs.conn.execute(f"PRAGMA user_version = {DERIVED_VERSION}")
 
-    def wait(self, check, timeout=None, poll=0.02):
+    def wait(self, check, timeout=None, poll=0.02, watches=None):
         """Wait until check(broker) returns something other than None.
 
         Under a virtual clock waiting *is* letting simulated time pass: the
         clock advances from one timed event to the next until check succeeds,
         the timeout (in simulated seconds) runs out, or nothing is left that
-        could happen. Under a real clock it polls in wall time.
+        could happen. Under a real clock it polls in wall time, and while it
+        does, the watches (a list, or a function giving one when the wait
+        starts polling: see flux_lite.watchers) are announced for `flux
+        module stats`.
         """
+        with contextlib.ExitStack() as stack:
+            return self._wait(check, timeout, poll, watches, stack)
+
+    def _wait(self, check, timeout, poll, watches, stack):
         deadline = None
+        announced = False
         while True:
             outcome = None
             start = None
@@ -523,6 +532,11 @@ class Instance:
                 return result
             if deadline is not None and wall_time() >= deadline:
                 raise WaitTimeout("timeout")
+            if watches is not None and not announced:
+                # only a wait that has to poll is seen by others
+                announced = True
+                listed = watches() if callable(watches) else watches
+                stack.enter_context(watchers.announced(self.state_dir, listed))
             ctx = None  # the poll's broker is garbage from here
             _collect_step_garbage()
             wall_sleep(poll)

@@ -11,7 +11,7 @@ import errno
 import json
 from typing import Any
 
-from flux_lite import access
+from flux_lite import access, watchers
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import f58, kvs_key
@@ -19,6 +19,7 @@ from flux_lite.formats.rset import Rset
 from flux_lite.formats.taskmap import Taskmap
 from flux_lite.job_manager import attach, emulate
 from flux_lite.job_manager.exec import START_FAILED
+from flux_lite.job_manager.job import CLEANUP, RUN
 from flux_lite.job_manager.waiters import readable_eventlog
 from flux_lite.formats.signed import sign_none, unwrap_J
 
@@ -194,3 +195,47 @@ def path_event_matcher(broker: Any, jobid: int, typed: str, path: str, name: str
 
 def _valid_path(path: str) -> bool:
     return bool(path) and not path.startswith(".") and not path.endswith(".") and ".." not in path
+
+
+# -- module stats: the watches in progress (flux_lite.watchers) ---------------------
+
+def _started(broker: Any, jobid: int) -> bool:
+    """Whether a job's guest namespace exists: started, not yet inactive."""
+    job = broker.jm.lookup(jobid)
+    return job is not None and job.state in (RUN, CLEANUP)
+
+
+def module_stats(broker: Any) -> dict:
+    """job-info's `flux module stats`: its eventlog watches (guest_watchers:
+    those of a guest.* path, which a pending job's also counts while it
+    waits for the job to start)."""
+    ws = [w for w in watchers.live(broker.instance.state_dir) if w.get("service") == "job-info"]
+    return {"lookups": 0, "watchers": len(ws), "guest_watchers": sum(1 for w in ws if w.get("guest")),
+            "update_lookups": 0, "update_watchers": 0}
+
+
+def kvs_watch_stats(broker: Any) -> dict:
+    """kvs-watch's `flux module stats`: the namespaces watched and the
+    watches of each. A job-info watch is one of kvs-watch too: of the
+    primary namespace, or of the job's guest namespace once it exists.
+    flux-lite's KVS has no root sequence: each namespace shows what Flux
+    shows before it has seen a commit (rootseq -1, rootref "(null)")."""
+    counts: dict[str, int] = {}
+    owners: dict[str, int] = {}
+    for w in watchers.live(broker.instance.state_dir):
+        if w.get("service") == "kvs-watch" and isinstance(w.get("namespace"), str):
+            ns = w["namespace"]
+        elif w.get("service") == "job-info" and isinstance(w.get("jobid"), int):
+            ns = f"job-{w['jobid']}" if w.get("guest") and _started(broker, w["jobid"]) else "primary"
+        else:
+            continue
+        counts[ns] = counts.get(ns, 0) + 1
+    for ns in counts:
+        owner = broker.instance.identity.owner if ns == "primary" else None
+        if owner is None and ns.startswith("job-") and ns[4:].isdigit():
+            job = broker.jm.load_any(int(ns[4:]))
+            owner = getattr(job, "userid", None)
+        owners[ns] = owner if isinstance(owner, int) else -1
+    namespaces = {ns: {"owner": owners[ns], "rootseq": -1, "rootref": "(null)", "watchers": n}
+                  for ns, n in counts.items()}
+    return {"watchers": sum(counts.values()), "namespace-count": len(namespaces), "namespaces": namespaces}

@@ -8,6 +8,7 @@ makes of them (columns, formats) is flux_lite.listing.jobs.
 from collections.abc import Callable
 from errno import EINVAL, ENOENT, EPROTO
 
+from flux_lite import watchers
 from flux_lite.config import queue_of
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import when
@@ -481,3 +482,17 @@ def list_id(broker, jobid: int, attrs=("all",)) -> dict:
     if rec is None:
         raise FluxLiteError(f"JobID {f58(jobid)} unknown", errno=ENOENT)
     return select_attrs(job_attrs(rec), attrs)
+
+
+def module_stats(broker) -> dict:
+    """job-list's `flux module stats`: its jobs by list (pending: not yet
+    running; running: RUN and CLEANUP), and idsync's waits, the jobs that
+    `flux job list-ids` callers are waiting on (flux_lite.watchers)."""
+    conn = broker.kvs.conn
+    counts = dict(conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall())
+    waits = {w["jobid"] for w in watchers.live(broker.instance.state_dir)
+             if w.get("service") == "job-list" and isinstance(w.get("jobid"), int)}
+    return {"jobs": {"pending": sum(n for s, n in counts.items() if s & PENDING),
+                     "running": sum(n for s, n in counts.items() if s & RUNNING),
+                     "inactive": counts.get(INACTIVE, 0)},
+            "idsync": {"lookups": 0, "waits": len(waits)}, "stats_watchers": 0}
