@@ -339,8 +339,9 @@ def _loaded_scheduler(ctx):
 
 @_never_fail
 def complete_loaded_modules(ctx, param, incomplete):
-    """Modules that are loaded: job-manager, resource and the scheduler, if any."""
-    pairs = [("job-manager", "job manager"), ("resource", "resource module")]
+    """Modules that are loaded: job-manager, resource, the watch services and the scheduler, if any."""
+    pairs = [("job-manager", "job manager"), ("resource", "resource module"), ("job-info", "job eventlog watches"),
+             ("kvs-watch", "KVS watches"), ("job-list", "job listings and id waits")]
     return _items(pairs + _loaded_scheduler(ctx), incomplete)
 
 
