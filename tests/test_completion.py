@@ -280,9 +280,10 @@ def test_module_names(flux):
                                                                           *registry.module_names()]
     assert values(["flux-lite", "module", "reload", "sched-b"], flux.state_dir) == [
         name for name in registry.module_names() if name.startswith("sched-b")]
-    assert values(["flux-lite", "module", "stats", ""], flux.state_dir) == ["job-manager", "resource",
+    watching = ["job-info", "kvs-watch", "job-list"]
+    assert values(["flux-lite", "module", "stats", ""], flux.state_dir) == ["job-manager", "resource", *watching,
                                                                             "sched-simple"]
-    assert values(["flux-lite", "module", "stats", ""], "/nonexistent") == ["job-manager", "resource"]
+    assert values(["flux-lite", "module", "stats", ""], "/nonexistent") == ["job-manager", "resource", *watching]
     assert values(["flux-lite", "module", "debug", ""], flux.state_dir) == ["sched-simple", "job-exec"]
     assert values(["flux-lite", "module", "debug", "-S", "4", "j"], flux.state_dir) == ["job-exec"]
 
