@@ -2,6 +2,8 @@
 JSON object a line (as flux job prints them for scripts; flux-jobs is the
 listing for people)."""
 
+import contextlib
+import errno
 import sys
 
 import click
@@ -88,6 +90,17 @@ def parse_userid(text):
     return int(text)
 
 
+@contextlib.contextmanager
+def _request(topic):
+    """flux-job's words for a request that found no service: `flux TOPIC: error`."""
+    try:
+        yield
+    except FluxLiteError as exc:
+        if exc.errno != errno.ENOSYS:
+            raise
+        raise FluxLiteError(f"flux {topic}: {exc}", errno=exc.errno) from None
+
+
 def _emit(records, max_entries):
     if max_entries < 0:
         raise FluxLiteError("flux job-list.list: invalid payload: max_entries < 0 not allowed")
@@ -124,7 +137,8 @@ def job_list_cmd(count, states, user, all_user, all_, extra):
             userid = broker.instance.identity.userid
         if max_entries < 0:
             _emit((), max_entries)
-        records = job_list.query(broker, userid=userid, states=mask, max_entries=max_entries)
+        with _request("job-list.list"):
+            records = job_list.query(broker, userid=userid, states=mask, max_entries=max_entries)
     _emit(records, max_entries)
 
 
@@ -145,7 +159,8 @@ def job_list_inactive(count, since, extra):
     if since_t < 0:
         raise FluxLiteError("flux job-list.list: invalid payload: since < 0.0 not allowed")
     with read_session() as broker:
-        records = job_list.query(broker, userid=None, states=INACTIVE, max_entries=max_entries, since=since_t)
+        with _request("job-list.list"):
+            records = job_list.query(broker, userid=None, states=INACTIVE, max_entries=max_entries, since=since_t)
     _emit(records, max_entries)
 
 
@@ -185,6 +200,8 @@ def job_list_ids(wait_state, ids):
                 lines.append(dumps(job_list.job_attrs(rec)))
         return True if len(printed) == len(set(targets)) else None
 
+    with _request("job-list.list-d"), read_session() as broker:  # (sic: flux-job's word)
+        job_list.require_service(broker, "job-list.list-id")
     try:
         # job-list's idsync: the ids not yet listed in the state are waited on
         outcome = instance().wait(check, watches=lambda: [{"service": "job-list", "jobid": jobid}

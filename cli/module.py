@@ -27,7 +27,7 @@ def module():
 
 
 # flux-lite's own modules that load and remove (beside the scheduler's)
-BUILTIN = ("resource", "job-exec", "job-ingest")
+BUILTIN = ("resource", "job-exec", "job-ingest", "job-list")
 
 
 def _check(name, broker=None):
@@ -156,7 +156,12 @@ def stats(objname, name):
         if name == "job-manager":
             out = broker.rpc(protocol.JM_STATS, {})
         elif name in WATCHING:
-            out = WATCHING[name](broker)
+            try:
+                out = WATCHING[name](broker)
+            except FluxLiteError as exc:
+                if exc.errno != errno.ENOSYS:
+                    raise
+                raise FluxLiteError(f"{name}.stats-get: {exc}") from None
         elif name == loader.loaded_name(broker):
             out = broker.rpc(protocol.SCHED_STATS, {})
         else:
@@ -232,7 +237,8 @@ def _builtin(verb, name, args, force=False):
                     admin.resource_module_load(broker, args)
             return
         load, remove = {"job-exec": (admin.exec_module_load, admin.exec_module_remove),
-                        "job-ingest": (admin.ingest_module_load, admin.ingest_module_remove)}[name]
+                        "job-ingest": (admin.ingest_module_load, admin.ingest_module_remove),
+                        "job-list": (admin.joblist_module_load, admin.joblist_module_remove)}[name]
         if verb in ("remove", "reload"):
             with _flux_words("remove", name, errno.ENOENT):
                 remove(broker, force=force or verb == "reload")

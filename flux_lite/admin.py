@@ -13,7 +13,7 @@ import json
 import os
 import re
 
-from flux_lite import access, protocol, stored
+from flux_lite import access, job_list, protocol, stored
 from flux_lite.errors import FluxLiteError, FormatError
 from flux_lite.formats import rset
 from flux_lite.formats import eventlog
@@ -173,6 +173,18 @@ def ingest_module_remove(broker, force=False):
     """flux module remove job-ingest: submissions fail until it is loaded again."""
     _require_owner(broker, "module remove")
     broker.jm.submission.ingest_module_remove(force=force)
+
+
+def joblist_module_load(broker, args=()):
+    """flux module load job-list: listings are served again."""
+    _require_owner(broker, "module load")
+    job_list.module_load(broker, args)
+
+
+def joblist_module_remove(broker, force=False):
+    """flux module remove job-list: listings fail (ENOSYS) until it is loaded."""
+    _require_owner(broker, "module remove")
+    job_list.module_remove(broker, force=force)
 
 
 def resource_module_load(broker, args=()):

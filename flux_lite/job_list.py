@@ -6,7 +6,7 @@ makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
 from collections.abc import Callable
-from errno import EINVAL, ENOENT, EPROTO
+from errno import EEXIST, EINVAL, ENOENT, ENOSYS, EPROTO
 
 from flux_lite import watchers
 from flux_lite.config import queue_of
@@ -74,6 +74,34 @@ def result_of(rec):
     return FAILED
 
 
+# job-list's module state while it is removed (`flux module remove job-list`):
+# its requests find no service until it is loaded again
+MODULE_KEY = "job-list.module"
+
+
+def require_service(broker, topic: str) -> None:
+    """ENOSYS, in Flux's words, while the job-list module is removed."""
+    if broker.kvs.get(MODULE_KEY) is not None:
+        raise FluxLiteError(f"No service matching {topic} is registered", errno=ENOSYS)
+
+
+def module_remove(broker, force: bool = False) -> None:
+    """flux module remove job-list: listings fail until it is loaded again
+    (the jobs are not touched: the module rebuilds its lists at load)."""
+    if broker.kvs.get(MODULE_KEY) is not None:
+        if force:
+            return
+        raise FluxLiteError("job-list: module is not loaded", errno=ENOENT)
+    broker.kvs.put(MODULE_KEY, {"loaded": False})
+
+
+def module_load(broker, args=()) -> None:
+    """flux module load job-list (Flux's takes no arguments and ignores any)."""
+    if broker.kvs.get(MODULE_KEY) is None:
+        raise FluxLiteError("job-list: module is already loaded", errno=EEXIST)
+    broker.kvs.delete(MODULE_KEY)
+
+
 class _Rows(list):
     truncated = False
 
@@ -94,6 +122,7 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     name and queue filters may end the list early).
     """
     if ids:
+        require_service(broker, "job-list.list-id")
         broker.flush()  # this command's own changes must be visible
         conn = broker.kvs.conn
         found = {}
@@ -136,6 +165,7 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
     only as far as the caller reads (pgrep stops at its first matches).
     Each holds what a listing shows of the job (the index's listing column,
     index.listing_record), not the whole record."""
+    require_service(broker, "job-list.list")
     broker.flush()  # this command's own changes must be visible
     conn = broker.kvs.conn
     active_mask = states & ACTIVE
@@ -476,6 +506,7 @@ def list_jobs(broker, attrs=("all",), max_entries=DEFAULT_MAX, since=0.0, constr
 
 def list_id(broker, jobid: int, attrs=("all",)) -> dict:
     """job-list.list-id: one job (ENOENT when there is no such job)."""
+    require_service(broker, "job-list.list-id")
     check_attrs(attrs)
     broker.flush()
     rec = index.listed_record(broker.kvs.conn, jobid)
@@ -488,6 +519,7 @@ def module_stats(broker) -> dict:
     """job-list's `flux module stats`: its jobs by list (pending: not yet
     running; running: RUN and CLEANUP), and idsync's waits, the jobs that
     `flux job list-ids` callers are waiting on (flux_lite.watchers)."""
+    require_service(broker, "job-list.stats-get")
     conn = broker.kvs.conn
     counts = dict(conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall())
     waits = {w["jobid"] for w in watchers.live(broker.instance.state_dir)

@@ -268,3 +268,34 @@ def test_jobs_from_stdin_without_input_prints_the_heading():
     r = CliRunner().invoke(cli, ["jobs", "--from-stdin"], input="",
                            env={"FLUX_LITE_STATE_DIR": "/nonexistent/state"}, prog_name="flux")
     assert (r.exit_code, r.stdout) == (0, "       JOBID USER     NAME       ST NTASKS NNODES     TIME INFO\n")
+
+
+def test_module_remove_job_list_leaves_listings_without_a_service(flux):
+    jobid = flux.submit("true")
+    assert as_flux(flux, "module", "remove", "job-list") == (0, "", "")
+    # Flux 0.88's words, command by command
+    assert as_flux(flux, "jobs") == (1, "", "flux-jobs: ERROR: No service matching job-list.list is registered\n")
+    assert as_flux(flux, "job", "list") == (
+        1, "", "flux-job: flux job-list.list: No service matching job-list.list is registered\n")
+    assert as_flux(flux, "job", "list-ids", jobid) == (
+        1, "", "flux-job: flux job-list.list-d: No service matching job-list.list-id is registered\n")
+    assert as_flux(flux, "module", "stats", "job-list") == (
+        1, "", "flux-module: job-list.stats-get: No service matching job-list.stats-get is registered\n")
+    assert as_flux(flux, "pgrep", "true")[2] == "flux-pgrep: ERROR: No service matching job-list.list is registered\n"
+    assert as_flux(flux, "module", "remove", "job-list") == (
+        1, "", "flux-module: remove job-list: No such file or directory\n")
+    assert as_flux(flux, "module", "remove", "-f", "job-list")[0] == 0
+    # jobs go on meanwhile; the module lists them all once loaded again
+    flux.advance("1s")
+    assert as_flux(flux, "module", "load", "job-list") == (0, "", "")
+    assert as_flux(flux, "module", "load", "job-list") == (1, "", "flux-module: load job-list: File exists\n")
+    assert as_flux(flux, "module", "reload", "job-list")[0] == 0
+    assert flux.out("jobs", "-a", "-no", "{id.f58} {status}") == f"{jobid} COMPLETED\n"
+    stats = json.loads(flux.out("module", "stats", "job-list"))
+    assert stats["jobs"] == {"pending": 0, "running": 0, "inactive": 1}
+
+
+def test_module_remove_job_list_is_the_owners(flux):
+    assert as_flux(flux, "module", "remove", "job-list", env={"FLUX_HANDLE_ROLEMASK": "0x2"}) == (
+        1, "", "flux-module: remove job-list: Operation not permitted\n")
+    assert as_flux(flux, "module", "stats", "--parse", "idsync.waits", "job-list") == (0, "0\n", "")
