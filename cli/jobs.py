@@ -40,11 +40,15 @@ from flux_lite.listing import jobs as jobs_listing
 @click.option("--stats-only", is_flag=True,
               help="Print job statistics only; exit 1 if no job is active.")
 @color_option()
+@click.option("--sort", metavar="KEY,...", default="",
+              help="Sort by these fields (a leading - reverses one); overrides a format's sort:.")
+@click.option("-w", "--width", type=int, default=-1, is_flag=False, flag_value=0, metavar="N",
+              help="Truncate lines at N columns (N omitted or 0: the terminal's width, on a terminal).")
 @click.option("--from-stdin", is_flag=True, hidden=True,
               help="List the job-list objects read from stdin, one per line (filters ignored).")
 @click.argument("jobids", nargs=-1, type=JOBID_TEXT)
 def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, since, job_name,
-         queues, stats, stats_only, color, from_stdin, jobids):
+         queues, stats, stats_only, color, sort, width, from_stdin, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
     if as_json and (stats or stats_only):
         raise FluxLiteError("--json incompatible with --stats or --stats-only")
@@ -73,8 +77,9 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
 
     # a large listing shows a bar on a terminal (stderr) while it reads,
     # builds and renders; everything is printed once the bar is gone
+    width = listing.terminal_width(width)
     if from_stdin:
-        _list_stdin(fmt, no_header, as_json)
+        _list_stdin(fmt, no_header, as_json, sort, width)
         return
     with staged_progress("listing jobs", 3, minimum=output.JOBS_PROGRESS_MIN) as stage:
         with read_session() as broker:
@@ -95,7 +100,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         lines = None
         if not as_json and not (jobids and not records):
             lines = listing.render(jobs_listing.JOBS, fmt, items, no_header=no_header,
-                                   progress=stage(2) if stage else None)
+                                   progress=stage(2) if stage else None, sort=sort, width=width)
     missing = set(getattr(records, "missing", ()))
     for jobid, text in typed:
         if jobid in missing:
@@ -129,7 +134,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
     emit(lines, colors)
 
 
-def _list_stdin(fmt, no_header, as_json):
+def _list_stdin(fmt, no_header, as_json, sort, width):
     """--from-stdin, flux-jobs' testing input: Flux's job objects listed as
     read, filters ignored. Times are against the instance's clock, the wall
     clock when there is no instance (flux-jobs needs no broker for this)."""
@@ -143,7 +148,7 @@ def _list_stdin(fmt, no_header, as_json):
     if as_json:
         click.echo(json.dumps({"jobs": [jobs_listing.to_json(info) for info in items]}))
         return
-    emit(listing.render(jobs_listing.JOBS, fmt, items, no_header=no_header), None)
+    emit(listing.render(jobs_listing.JOBS, fmt, items, no_header=no_header, sort=sort, width=width), None)
 
 
 def _stdin_records():

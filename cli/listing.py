@@ -11,6 +11,7 @@ import click
 from flux_lite.cli.output import emit as emit_lines
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats.outputformat import SortKeyError
 
 
 def listing_options(json_help=None, format_help="Output format, or a named format ('help' lists them).",
@@ -75,14 +76,28 @@ def format_string(listing, fmt):
         raise FluxLiteError(str(exc)) from None
 
 
-def render(listing, fmt, rows, no_header=False, merge=None, progress=None):
+def render(listing, fmt, rows, no_header=False, merge=None, progress=None, sort=None, width=-1):
     """The listing's lines; a bad format is one error line, as in Flux."""
     try:
-        return listing.lines(fmt, rows, no_header=no_header, merge=merge, progress=progress)
+        return listing.lines(fmt, rows, no_header=no_header, merge=merge, progress=progress, sort=sort,
+                             width=width)
+    except SortKeyError as exc:
+        raise FluxLiteError(str(exc)) from None
     except ValueError as exc:
         if not listing.user_format_errors:
             raise FluxLiteError(str(exc)) from None
         raise FluxLiteError(f"Error in user format: {exc}") from None
+
+
+def terminal_width(width):
+    """-w N: N; -w alone (0): the terminal's width when stdout is one, else
+    no limit (-1), as Flux's formatters take it."""
+    if width == 0:
+        import shutil
+        import sys
+
+        return shutil.get_terminal_size().columns if sys.stdout.isatty() else -1
+    return width
 
 
 def emit(listing, fmt, rows, no_header=False):

@@ -246,8 +246,9 @@ def test_jobs_from_stdin_keeps_the_stated_result_and_wait_status():
     ]
     text = "".join(json.dumps(o) + "\n" for o in lines)
     # no instance is needed (flux-jobs reads no broker for this)
-    r = CliRunner().invoke(cli, ["jobs", "-n", "--from-stdin", "--format={returncode:h} {result:h} {inactive_reason:h}"],
-                           input=text, env={"FLUX_LITE_STATE_DIR": "/nonexistent/state"}, prog_name="flux")
+    fmt = "--format={returncode:h} {result:h} {inactive_reason:h}"
+    r = CliRunner().invoke(cli, ["jobs", "-n", "--from-stdin", fmt], input=text,
+                           env={"FLUX_LITE_STATE_DIR": "/nonexistent/state"}, prog_name="flux")
     assert r.exit_code == 0, r.stderr
     assert r.stdout.splitlines() == ["- - -", "-15 COMPLETED Exit -15",
                                      "-128 CANCELED Canceled: interrupted by ctrl-C", "42 FAILED Exit 42"]
@@ -299,3 +300,18 @@ def test_module_remove_job_list_is_the_owners(flux):
     assert as_flux(flux, "module", "remove", "job-list", env={"FLUX_HANDLE_ROLEMASK": "0x2"}) == (
         1, "", "flux-module: remove job-list: Operation not permitted\n")
     assert as_flux(flux, "module", "stats", "--parse", "idsync.waits", "job-list") == (0, "0\n", "")
+
+
+def test_jobs_sort_and_width(flux):
+    ids = [flux.submit(f"-n{n}", "true") for n in (2, 1, 2)]
+    flux.advance("1s")
+    # ntasks ascending, then newest first; --sort replaces the format's sort:
+    expected = [f"1 {ids[1]}", f"2 {ids[2]}", f"2 {ids[0]}"]
+    assert flux.out("jobs", "-an", "--sort=ntasks,-t_submit", "-o", "{ntasks} {id.f58}").splitlines() == expected
+    assert flux.out("jobs", "-an", "--sort=ntasks,-t_submit", "-o", "sort:t_submit {ntasks} {id.f58}"
+                    ).splitlines() == expected
+    assert as_flux(flux, "jobs", "-a", "--sort=foo") == (1, "", "flux-jobs: ERROR: Invalid sort key: foo\n")
+    lines = flux.out("jobs", "-a", "-w", "10").splitlines()
+    assert lines[0] == "       JO+" and all(len(line) <= 10 and line.endswith("+") for line in lines)
+    # -w without N: the terminal's width, and no limit when the output is no terminal
+    assert flux.out("jobs", "-a", "-w", "--color=never") == flux.out("jobs", "-a", "--color=never")

@@ -49,6 +49,10 @@ _SENTINEL_TYPE = {"?:": "filter", "+:": "maxwidth", "?+:": "both"}
 _SORT_PREFIX_RE = re.compile(r"sort:([^{\s]+)")
 
 
+class SortKeyError(FormatError):
+    """A sort key that is no field (Flux reports it as it is, not as a format error)."""
+
+
 def fsd(secs):
     """Format seconds the way flux.util.fsd() does (used by ``!F``).
 
@@ -501,7 +505,7 @@ class OutputFormat:
             if reverse:
                 key = key[1:]
             if key not in self.headings:
-                raise FormatError("Invalid sort key: " + key)
+                raise SortKeyError("Invalid sort key: " + key)
             self.sort_keys.append((key, reverse))
 
     def sort_items(self, items):

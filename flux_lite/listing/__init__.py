@@ -144,15 +144,20 @@ class Listing:
 
     def lines(self, fmt: str, rows: Iterable, no_header: bool = False,
               merge: Callable[[Any, list], Iterable] | None = None,
-              progress: Callable[[int, int], None] | None = None) -> list[str]:
+              progress: Callable[[int, int], None] | None = None, sort: str | None = None,
+              width: int = -1) -> list[str]:
         """The output lines of rows in format fmt (header first unless no_header).
 
         merge(rows, fields), when given, may combine rows once the format's
         fields are known (housekeeping list merges rows that print alike).
         A bad format raises FormatError (a ValueError). progress(done, total)
-        is called every few hundred rows.
+        is called every few hundred rows. sort (``key,-key``) replaces the
+        format's ``sort:`` keys; a line longer than width (> 0) is cut to
+        width - 1 characters and a ``+``.
         """
         formatter = outputformat.OutputFormat(fmt, self.headings, heading_fallback=self.heading_fallback)
+        if sort:
+            formatter.set_sort_keys(sort)
         if merge is not None:
             rows = merge(rows, formatter.fields)
-        return formatter.lines(rows, no_header=no_header, progress=progress)
+        return formatter.lines(rows, no_header=no_header, progress=progress, width=width)
