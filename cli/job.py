@@ -17,6 +17,7 @@ COMMANDS = {
     "info": ("job_utils", "job_info", "Print job KEYS: jobspec, R, eventlog, J"),
     "wait-event": ("job_utils", "job_wait_event", "Wait for an event in a job's eventlog"),
     "urgency": ("job_utils", "job_urgency", "Set a pending job's urgency"),
+    "memo": ("job_utils", "job_memo", "Post an RFC 21 memo to a job"),
     "raise": ("job_utils", "job_raise", "Raise an exception on a job"),
     "cancel": ("job_utils", "job_cancel", "Cancel one job"),
     "attach": ("job_attach", "job_attach", "Wait for a job to end; print its output and exit with its exit code"),

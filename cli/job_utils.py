@@ -1,5 +1,6 @@
 """flux-lite job submit/eventlog/info/wait-event/urgency/raise/cancel/timeleft: one job at a time."""
 
+import json
 import sys
 
 import click
@@ -163,6 +164,47 @@ def job_urgency(verbose, jobid, urgency):
     if verbose:
         names = {0: "job held", 31: "job expedited"}
         click.echo(f"old urgency: {names.get(old, old)}", err=True)
+
+
+@click.command("memo")
+@click.option("--volatile", is_flag=True, help="Memo will not appear in eventlog (will be lost on restart)")
+@click.argument("jobid", type=JOBID_TEXT, required=False)
+@click.argument("memos", nargs=-1, metavar="KEY=VALUE...")
+def job_memo(volatile, jobid, memos):
+    """Post a memo to an active job: each KEY (a.b for nested keys) set to
+    VALUE, JSON if it parses as JSON, else a string (- reads it from stdin);
+    null removes a key. Memos are the job's user annotations ({user.KEY})."""
+    if jobid is None or not memos:
+        click.echo(f"Usage: {prog('job', sub='memo')} [--volatile] id key=value [key=value, ...]", err=True)
+        raise SystemExit(1)
+    jobid = c_jobid(jobid)
+    memo: dict = {}
+    for item in memos:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise FluxLiteError(f"memo: no value for key={item}")
+        if value == "-":
+            value = sys.stdin.read()
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = value  # not JSON: a string, as flux job memo takes it
+        _jpath_set(memo, key, parsed)
+    with session() as broker:
+        try:
+            broker.jm.memo(jobid, memo, volatile=volatile)
+        except FluxLiteError as exc:
+            raise FluxLiteError(f"memo: {exc}") from None
+
+
+def _jpath_set(obj, path, value):
+    """Set obj's key path a.b.c to value, making (or replacing) the objects on the way."""
+    *parents, last = path.split(".")
+    for part in parents:
+        if not isinstance(obj.get(part), dict):
+            obj[part] = {}
+        obj = obj[part]
+    obj[last] = value
 
 
 def _c_urgency(text):

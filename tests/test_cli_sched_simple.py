@@ -312,7 +312,7 @@ def test_sched_annotations_follow_the_request(flux22):
     def info(jobid):
         return flux22.out("jobs", "-no", "{annotations}|{contextual_info}", jobid).strip()
 
-    eta = f'{{"sched":{{"t_estimate":{T0 + 3600}}}}}|eta:1h'
+    eta = f'{{"sched": {{"t_estimate": {T0 + 3600}}}}}|eta:1h'  # json.dumps' spacing, as flux-jobs prints it
     assert info(a) == eta and info(b) == eta
     flux22("job", "urgency", a, "hold")
     assert info(a) == "|held"

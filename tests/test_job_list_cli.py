@@ -315,3 +315,23 @@ def test_jobs_sort_and_width(flux):
     assert lines[0] == "       JO+" and all(len(line) <= 10 and line.endswith("+") for line in lines)
     # -w without N: the terminal's width, and no limit when the output is no terminal
     assert flux.out("jobs", "-a", "-w", "--color=never") == flux.out("jobs", "-a", "--color=never")
+
+
+def test_job_memo_sets_the_user_annotations(flux):
+    jobid = flux.submit("--urgency=hold", "true")
+    assert as_flux(flux, "job", "memo", jobid, "a.b=1", "c=xyz", "d") == (
+        1, "", "flux-job: memo: no value for key=d\n")
+    assert as_flux(flux, "job", "memo", jobid, "a.b=1", "c=xyz", "d=[1,2]") == (0, "", "")
+    assert as_flux(flux, "job", "memo", "--volatile", jobid, "c=null", "a.x=2") == (0, "", "")
+    memos = [e for e in flux.events(jobid) if e["name"] == "memo"]
+    assert [e["context"] for e in memos] == [{"a": {"b": 1}, "c": "xyz", "d": [1, 2]}]
+    # as flux-jobs prints them: json.dumps' spacing, nested objects as JSON
+    assert flux.out("jobs", "-no", "{user}|{user.a.b}|{user.a}|{annotations}", jobid) == (
+        '{"a": {"b": 1, "x": 2}, "d": [1, 2]}|1|{"b": 1, "x": 2}|{"user": {"a": {"b": 1, "x": 2}, "d": [1, 2]}}\n')
+    code, _, err = as_flux(flux, "job", "memo", jobid, "e=1", env={"FLUX_HANDLE_USERID": "4242"})
+    assert (code, err) == (1, "flux-job: memo: guests can only add a memo to their own jobs\n")
+    assert as_flux(flux, "job", "memo", "f1", "a=1") == (1, "", "flux-job: memo: unknown job id\n")
+    flux("cancel", jobid)
+    assert as_flux(flux, "job", "memo", jobid, "a=1") == (1, "", "flux-job: memo: job is inactive\n")
+    assert as_flux(flux, "job", "memo")[2] == (
+        "Usage: flux-job memo [--volatile] id key=value [key=value, ...]\n")

@@ -12,7 +12,7 @@ scheduler drives. The interface state (online, mode, limit) persists under
 import heapq
 
 from flux_lite import protocol as rfc27
-from flux_lite.job_manager.job import CLEANUP, FLAG_DEBUG, PRIORITY, SCHED
+from flux_lite.job_manager.job import CLEANUP, FLAG_DEBUG, PRIORITY, SCHED, merge_annotations
 
 STATE_KEY = "job-manager.sched"
 
@@ -322,21 +322,3 @@ class SchedInterface:
             if job.state == SCHED and job.priority:
                 self.enqueue(job)
         return {}
-
-
-def merge_annotations(dst, src):
-    """RFC 27 annotation merge: recursive, null deletes a key."""
-    for key, value in src.items():
-        if value is None:
-            dst.pop(key, None)
-        elif isinstance(value, dict):
-            sub = dst.get(key)
-            if not isinstance(sub, dict):
-                sub = {}
-            merge_annotations(sub, value)
-            if sub:
-                dst[key] = sub
-            else:
-                dst.pop(key, None)
-        else:
-            dst[key] = value

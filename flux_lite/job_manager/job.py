@@ -157,6 +157,8 @@ class Job:
             self.t_inactive = ts
             self.alloc_pending = False
         # (the events every job has come first; the rest are rarer)
+        elif name == "memo":
+            merge_annotations(self.annotations, {"user": ctx})  # RFC 21: memos are the user annotations
         elif name == "dependency-add":
             desc = ctx.get("description")
             if isinstance(desc, str) and desc not in self.dependencies:
@@ -274,3 +276,21 @@ class Job:
         if not self.R:
             return 0.0
         return self.R.get("execution", {}).get("starttime", 0.0)
+
+
+def merge_annotations(dst, src):
+    """RFC 27 annotation merge: recursive, null deletes a key."""
+    for key, value in src.items():
+        if value is None:
+            dst.pop(key, None)
+        elif isinstance(value, dict):
+            sub = dst.get(key)
+            if not isinstance(sub, dict):
+                sub = {}
+            merge_annotations(sub, value)
+            if sub:
+                dst[key] = sub
+            else:
+                dst.pop(key, None)
+        else:
+            dst[key] = value

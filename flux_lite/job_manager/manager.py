@@ -20,7 +20,9 @@ scheduler reaches the job manager only through the messages and requests of
 
 from flux_lite import protocol as rfc27
 from flux_lite.job_manager import housekeeping
-from flux_lite.job_manager.alloc import SchedInterface, merge_annotations  # noqa: F401 (re-exported)
+from flux_lite import access
+from flux_lite.job_manager.alloc import SchedInterface
+from flux_lite.job_manager.job import merge_annotations
 from flux_lite.job_manager.event import Events
 from flux_lite.job_manager.index import JobIndex
 from flux_lite.job_manager.job import INACTIVE
@@ -112,6 +114,19 @@ class JobManager:
     def request_raise(self, jobid, severity, etype, note=None):
         """job-manager.raise, with Flux's checks and messages."""
         self.raise_.request_raise(jobid, severity, etype, note)
+
+    def memo(self, jobid, memo, volatile=False):
+        """job-manager.memo (RFC 21): memo (an object) merged into the job's
+        user annotations; posted to its eventlog unless volatile (then it
+        is in the job's annotations only, as Flux keeps it in memory)."""
+        job = self.require_active(jobid)
+        access.require_job_access(self.b.instance.identity, job.userid,
+                                  "guests can only add a memo to their own jobs")
+        if volatile:
+            merge_annotations(job.annotations, {"user": memo})
+            self.index.changed(job.id)
+        else:
+            self.post(job, "memo", memo)
 
     def set_urgency(self, jobid, urgency):
         return self.urgency.set_urgency(jobid, urgency)

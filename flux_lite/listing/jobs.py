@@ -197,7 +197,7 @@ _FIELDS = {
     "id": lambda info: JobID(info.rec["id"]),
     "userid": _plain_field("userid"),
     "username": lambda info: info.username_of(info.rec["userid"]),
-    "user": lambda info: info["username"],
+    "user": lambda info: _AnnotationDict((info.rec.get("annotations") or {}).get("user", {})),
     "urgency": _plain_field("urgency"),
     "priority": _nullable_field("priority"),
     "state": lambda info: STATE_NAMES.get(info.rec["state"], ""),
@@ -387,8 +387,17 @@ def _dependency_text(desc, now):
 
 
 class _AnnotationDict(Row):
+    """An annotation object: printed as JSON (json.dumps' spacing, as
+    flux-jobs prints it), and so are the objects within it."""
+
+    __slots__ = ()
+
+    def get(self, key, default=None):
+        value = super().get(key, default)
+        return _AnnotationDict(value) if type(value) is dict else value
+
     def __format__(self, spec):
-        return format(json.dumps(self, separators=(",", ":")) if self else "", spec)
+        return format(json.dumps(self) if self else "", spec)
 
 
 # flux-core's JobInfo emoji: states while active, results once inactive
