@@ -171,3 +171,13 @@ def jobtap_list(all_):
 def jobtap_load(plugin, conf):
     """Load a jobtap plugin: flux-lite loads none (the job manager is flux-lite's own)."""
     raise FluxLiteError(f"{plugin}: flux-lite cannot load jobtap plugins (its job manager has the builtins only)")
+
+
+@jobtap.command("remove")
+@click.argument("plugin", metavar="plugin")
+def jobtap_remove(plugin):
+    """Remove jobtap plugin PLUGIN, or every loaded plugin (all): flux-lite
+    loads none beside the builtins, which are part of its job manager."""
+    error = brokerinfo.jobtap_remove_refusal(plugin)
+    if error:
+        raise FluxLiteError(error)

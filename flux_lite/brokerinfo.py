@@ -71,3 +71,15 @@ def uptime(broker: Any) -> dict:
         "submit_disabled": all(not s["enable"] for s in statuses),
         "sched_stopped": all(not s["start"] for s in statuses),
     }
+
+
+def jobtap_remove_refusal(plugin: str) -> str | None:
+    """What `flux jobtap remove PLUGIN` answers: nothing for "all" (Flux's
+    removes the plugins loaded beside the builtins, and flux-lite loads
+    none), Flux's "not found" for a name that is not loaded, and a refusal
+    for a builtin (flux-lite's job manager has them built in)."""
+    if plugin == "all":
+        return None
+    if plugin in JOBTAP_BUILTINS:
+        return f"{plugin}: flux-lite cannot remove a builtin plugin (its job manager has them built in)"
+    return f"{plugin} not found"

@@ -80,6 +80,17 @@ def test_jobtap_list(flux):
     assert as_flux(flux, "jobtap", "load", "foo.so")[0] == 1
 
 
+def test_jobtap_remove(flux):
+    # all: every plugin loaded beside the builtins (none); Flux's words otherwise
+    assert as_flux(flux, "jobtap", "remove", "all") == (0, "", "")
+    assert as_flux(flux, "jobtap", "remove", "foo.so") == (1, "", "flux-jobtap: ERROR: foo.so not found\n")
+    assert as_flux(flux, "jobtap", "remove", ".history")[0] == 1
+    assert ".history" in as_flux(flux, "jobtap", "list", "-a")[1].split()
+    assert as_flux(flux, "jobtap", "remove") == (2, "", "usage: flux-jobtap remove [-h] plugin\n"
+                                                 "flux-jobtap remove: error: the following arguments are required:"
+                                                 " plugin\n")
+
+
 def test_module_unload_is_remove(flux):
     assert as_flux(flux, "module", "unload", "sched-simple") == (0, "", "")
     assert "sched-simple" not in flux.out("module", "list")
