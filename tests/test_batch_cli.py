@@ -96,3 +96,12 @@ def test_bulksubmit_empty_separator(flux):
     # Flux's words (split's own); found by tests/test_fuzz.py as a traceback
     assert as_flux(flux, "bulksubmit", "--sep=", "--dry-run", "echo", "{}", input="a b\n") == (
         1, "", "flux-bulksubmit: ERROR: empty separator\n")
+
+
+def test_bulksubmit_bad_replacement_is_one_error_line(flux):
+    # str.format's own words, as flux-bulksubmit reports them (it was a traceback)
+    for args in (["--job-name={", "true"], ["true", "{"], ["true", "{0!z}"]):
+        code, out, err = as_flux(flux, "bulksubmit", "--dry-run", *args, input="x\n")
+        assert (code, out) == (1, "")
+        assert err in ("flux-bulksubmit: ERROR: Single '{' encountered in format string\n",
+                       "flux-bulksubmit: ERROR: Unknown conversion specifier z\n")
