@@ -233,6 +233,10 @@ class Instance:
                 "start": start,
                 "fluid_epoch": start - FLUID_EPOCH_OFFSET,
                 "uuid": os.urandom(16).hex(),
+                # the nodes' own resources (their hwloc topology in Flux): what
+                # the resource module verifies resource.R against when it loads
+                "hardware": {"version": 1, "execution": {k: R["execution"][k] for k in ("R_lite", "nodelist")
+                                                         if k in R["execution"]}},
             }
             kvs.put("instance.meta", meta)
             kvs.put("instance.clock", {"now": start})

@@ -15,7 +15,7 @@ from flux_lite.errors import ConfigError, FluxLiteError, FormatError
 from flux_lite.formats import eventlog
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
-from flux_lite.formats.rset import Rset, rlist_from_dict, rlite_nodes
+from flux_lite.formats.rset import Rset, rlist_from_dict, rlist_verify, rlite_nodes, verify_modes
 from flux_lite.schedstate import allocated_parts
 from flux_lite.stored import DamagedError
 
@@ -358,11 +358,14 @@ class Resources:
         self._post("undrain", ctx)
         self._notify()
 
-    def module_load(self):
+    def module_load(self, noverify=False):
         """The resource module (re)loaded, as Flux's does it: the drain
         state replayed from resource.eventlog (a malformed entry fails the
         load) and resource-define posted, method "configuration" when R is
-        configured, else "kvs" (resource.R reused)."""
+        configured, else "kvs" (resource.R reused); then rank 0, where
+        `module load` loads it, verifies its own resources against R's
+        (see verify_self) unless noverify (the module argument) or
+        [resource] noverify."""
         self._R = None
         self._rset = None
         self._host_rank = None
@@ -383,8 +386,50 @@ class Resources:
                           if r in self.drained)
             if ranks:
                 self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks)})
+        if not noverify and not configmod.get_path(self.b.config, "resource.noverify", False):
+            self.verify_self(0)  # (in Flux the node's check drains before the module defines R)
         method = "configuration" if configmod.get_path(self.b.config, "resource.config") else "kvs"
         self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, "resource-define", {"method": method}))
+
+    def verify_modes(self):
+        """[resource.verify] as a mode per hostname, core and gpu; without
+        the table, the resource module's defaults (cores may be more than R
+        says, gpus are not checked, the host name must match)."""
+        verify = configmod.get_path(self.b.config, "resource.verify")
+        if verify is None:
+            return {"hostname": "strict", "core": "allow-extra", "gpu": "ignore"}
+        return verify_modes(verify)
+
+    def verify_self(self, rank):
+        """The check a rank's resource module makes of its node when it
+        loads (Flux's topo_verify): the node's own resources (recorded when
+        the instance was created: flux-lite's nodes are simulated) against
+        what R expects of the rank, under [resource.verify]; a mismatch
+        drains the rank with librlist's message as the reason. Returns the
+        message, or None when the rank verifies (or the node's resources
+        are unknown: an instance from before they were recorded)."""
+        hardware = self.b.instance.meta.get("hardware")
+        if not isinstance(hardware, dict):
+            return None
+        try:
+            own = rlist_from_dict(hardware)
+            expected = rlist_from_dict(self.instance_R)
+        except FormatError:
+            return None
+        if rank not in own.ranks:
+            return None
+        rc, message = rlist_verify(expected, own.remove_ranks(own.ranks - IDset([rank])), self.verify_modes())
+        if rc == 0:
+            return None
+        self.b.log("resource", "err", f"draining: {message}")
+        # Flux's drain_rank: posted even when the rank is drained already
+        # (whose reason then stays), with no overwrite flag
+        ranks = IDset([rank])
+        nodelist = self.hostlist_of(ranks)
+        self._post("drain", {"idset": str(ranks), "nodelist": nodelist, "reason": message})
+        self.b.log("resource", "info", f"drain idset={rank} nodelist={nodelist} overwrite=0 reason={message}")
+        self._notify()
+        return message
 
     def size(self):
         """The instance's number of brokers (ranks): those of the R it

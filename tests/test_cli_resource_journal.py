@@ -144,6 +144,68 @@ def test_resource_verify_config_loads(flux):
     assert flux.out("resource", "status", "-no", "{state} {ranks}") == "avail 0-3\n"
 
 
+def _reason(flux):
+    return flux.out("resource", "drain", "-no", "{ranks} {reason}")
+
+
+@pytest.mark.parametrize("toml, reason", [
+    # without [resource.verify]: cores may be more than R says, gpus unchecked, hostname strict
+    ("", "0 rank 0 (node0) missing resources: core[2-1047]\n"),
+    ('[resource.verify]\ncore = "allow-missing"\ngpu = "ignore"\n', ""),
+    ("[resource]\nverify = true\n", "0 rank 0 (node0) missing resources: core[2-1047],gpu[0-127]\n"),
+    ("[resource.verify]\n", "0 rank 0 (node0) missing resources: core[2-1047],gpu[0-127]\n"),
+    ("[resource]\nverify = false\n", ""),
+    ('[resource]\nnoverify = true\n[resource.verify]\ndefault = "strict"\n', ""),
+    ('[resource.verify]\ndefault = "ignore"\ngpu = "strict"\n', "0 rank 0 (node0) missing resources: gpu[0-127]\n"),
+    ('[resource.verify]\ncore = "allow-extra"\ngpu = "allow-missing"\n',
+     "0 rank 0 (node0) missing resources: core[2-1047]\n"),
+])
+def test_module_load_verifies_rank0_against_R(flux, toml, reason):
+    # Flux's resource module checks its node's resources against R when it
+    # loads and drains itself on a mismatch (t2318); flux-lite's nodes have
+    # the resources the instance was created with (here 2 cores, no gpu)
+    R = flux.out("R", "encode", "-r", "0-3", "-c", "0-1047", "-g", "0-127", "-H", "node[0-3]")
+    flux("kvs", "put", f"resource.R={R}")
+    flux("config", "load", input=toml)
+    flux("module", "reload", "-f", "resource")
+    assert _reason(flux) == reason
+    if reason:
+        # the drain is posted before the module defines R; the log says why
+        assert [e["name"] for e in kvs_events(flux)[-2:]] == ["drain", "resource-define"]
+        assert kvs_events(flux)[-2]["context"] == {"idset": "0", "nodelist": "node0", "reason": reason[2:-1]}
+        assert f"resource.err[0]: draining: {reason[2:-1]}" in flux.out("dmesg")
+    # the module argument noverify skips the check
+    flux("resource", "undrain", "-f", "0")
+    flux("module", "reload", "-f", "resource", "noverify")
+    assert _reason(flux) == ""
+
+
+def test_module_load_verify_hostname_and_extra(flux):
+    R = json.loads(flux.out("kvs", "get", "resource.R"))
+    R["execution"]["nodelist"] = ["wronghost,node[1-3]"]
+    flux("kvs", "put", f"resource.R={json.dumps(R)}")
+    flux("module", "reload", "resource")
+    assert _reason(flux) == "0 rank 0 got hostname 'node0', expected 'wronghost'\n"
+    # a rank drained already keeps its reason, the event is posted all the same
+    flux("config", "load", input='[resource.verify]\nhostname = "strict"\ncore = "strict"\n')
+    flux("module", "reload", "resource")
+    assert [e["name"] for e in kvs_events(flux)[-2:]] == ["drain", "resource-define"]
+    assert _reason(flux) == "0 rank 0 got hostname 'node0', expected 'wronghost'\n"
+    flux("resource", "undrain", "0")
+    flux("config", "load", input='[resource.verify]\nhostname = "ignore"\n')
+    flux("module", "reload", "resource")
+    assert _reason(flux) == ""
+    # fewer cores in R than the node has: extra resources, drained only when strict or allow-missing
+    R = flux.out("R", "encode", "-r", "0-3", "-c", "0", "-H", "node[0-3]")
+    flux("kvs", "put", f"resource.R={R}")
+    for mode, reason in (("strict", "0 rank 0 (node0) has extra resources: core1\n"), ("allow-extra", ""),
+                         ("allow-missing", "0 rank 0 (node0) has extra resources: core1\n"), ("ignore", "")):
+        flux("config", "load", input=f'[resource.verify]\ncore = "{mode}"\n')
+        flux("module", "reload", "resource")
+        assert _reason(flux) == reason, mode
+        flux("resource", "undrain", "-f", "0")
+
+
 def test_module_load_undrains_excluded(flux):
     flux("resource", "drain", "0", "bad")
     flux("config", "load", input='[resource]\nexclude = "0"\n')
