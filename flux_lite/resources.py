@@ -7,12 +7,13 @@ drained set is what replaying them yields. The scheduler learns of drains as
 """
 
 import json
+import math
 from errno import EEXIST, EINVAL, ENOENT, ENOSYS
 
 from flux_lite import config as configmod
 from flux_lite import protocol
 from flux_lite.errors import ConfigError, FluxLiteError, FormatError
-from flux_lite.formats import eventlog
+from flux_lite.formats import eventlog, fsd
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.rset import Rset, rlist_from_dict, rlist_verify, rlite_nodes, verify_modes
@@ -138,6 +139,8 @@ def targets_to_ranks(rset, text, invalid=None):
 
 # the resource module's drain state: {rank: {"timestamp", "reason"}} (see Resources.drained)
 DRAIN_KEY = "resource.drain-state"
+# where the resource module checkpoints its drain state when unloaded, as Flux's
+CHECKPOINT_KEY = "checkpoint.resource"
 
 
 class Resources:
@@ -358,10 +361,71 @@ class Resources:
         self._post("undrain", ctx)
         self._notify()
 
-    def module_load(self, noverify=False):
+    def module_remove(self):
+        """The resource module unloaded: as Flux's, it checkpoints its drain
+        state (CHECKPOINT_KEY) so that the next load need not replay the
+        eventlog from its start (see module_load)."""
+        groups: dict = {}
+        for rank, info in sorted(self.drained.items()):
+            # Flux's drainset: ranks with the same (whole second) time and reason together
+            groups.setdefault((float(round(info["timestamp"])), info.get("reason") or ""), []).append(rank)
+        state = {}
+        for (stamp, reason), ranks in groups.items():
+            ids = IDset(ranks)
+            state[str(ids)] = {"timestamp": stamp, "reason": reason, "nodelist": self.hostlist_of(ids)}
+        self.b.kvs.put(CHECKPOINT_KEY, {"timestamp": self.b.now, "drain_state": state})
+
+    def _restore_checkpoint(self):
+        """The drain state of the last checkpoint (none: nothing drained) and
+        its time (0 without one); DamagedError when it is malformed (the
+        load fails, as Flux's does)."""
+        self._drained = {}
+        ckpt = self.b.kvs.get(CHECKPOINT_KEY)
+        if ckpt is None:
+            return 0.0
+        try:
+            stamp = ckpt["timestamp"]
+            state = ckpt["drain_state"]
+            if not isinstance(stamp, (int, float)) or isinstance(stamp, bool) or not isinstance(state, dict):
+                raise TypeError("timestamp or drain_state")
+            for ids, info in state.items():
+                if not all(isinstance(info.get(k), str) for k in ("nodelist", "reason")) \
+                        or not isinstance(info.get("timestamp"), (int, float)):
+                    raise TypeError(ids)
+                self._apply({"timestamp": info["timestamp"], "name": "drain",
+                             "context": {"idset": ids, "nodelist": info["nodelist"], "reason": info["reason"]}})
+        except (KeyError, TypeError, ValueError, AttributeError, FormatError):
+            self._drained = None
+            self.b.log("resource", "err", f"{CHECKPOINT_KEY}: invalid drain state entry")
+            raise DamagedError(CHECKPOINT_KEY, "invalid drain state entry") from None
+        return float(stamp)
+
+    def _truncate(self, checkpoint):
+        """[resource] history: the eventlog's entries from before the last
+        checkpoint dropped (their drains are in it), those within `history`
+        of now kept (Flux's truncate_eventlog; default 90 days, "inf" keeps all)."""
+        history = fsd.parse_config(configmod.get_path(self.b.config, "resource.history", "90d"))
+        if math.isinf(history):
+            return
+        if history:
+            keep_from = self.b.now - history
+            if 0 < keep_from < checkpoint:
+                checkpoint = keep_from
+        entries = self.b.kvs.get_eventlog("resource.eventlog") or []
+        kept = [e for e in entries if e["timestamp"] >= checkpoint]
+        if len(kept) == len(entries):
+            return
+        self.b.kvs.delete("resource.eventlog")
+        for entry in kept:
+            self.b.kvs.append("resource.eventlog", eventlog.encode_entry(
+                entry["timestamp"], entry["name"], entry.get("context")))
+
+    def module_load(self, noverify=False, notruncate=False):
         """The resource module (re)loaded, as Flux's does it: the drain
-        state replayed from resource.eventlog (a malformed entry fails the
-        load) and resource-define posted, method "configuration" when R is
+        state of the last checkpoint, then the resource.eventlog entries
+        since replayed (a malformed entry fails the load), the eventlog
+        truncated to [resource] history (unless notruncate) and
+        resource-define posted, method "configuration" when R is
         configured, else "kvs" (resource.R reused); then rank 0, where
         `module load` loads it, verifies its own resources against R's
         (see verify_self) unless noverify (the module argument) or
@@ -369,7 +433,16 @@ class Resources:
         self._R = None
         self._rset = None
         self._host_rank = None
-        entries = self.replay()  # a malformed entry fails the load (DamagedError)
+        checkpoint = self._restore_checkpoint()
+        entries = self.b.kvs.get_eventlog("resource.eventlog") or []
+        try:
+            for entry in entries:
+                if entry["timestamp"] >= checkpoint:
+                    self._apply(entry)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            self._drained = None
+            raise DamagedError("resource.eventlog", f"bad drain entry: {exc}") from None
+        self._save()
         _ = self.rset
         row = self.b.kvs.get_raw("resource.eventlog")
         if row is not None and row[0] != "eventlog":
@@ -386,6 +459,8 @@ class Resources:
                           if r in self.drained)
             if ranks:
                 self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks)})
+        if not notruncate:
+            self._truncate(checkpoint)
         if not noverify and not configmod.get_path(self.b.config, "resource.noverify", False):
             self.verify_self(0)  # (in Flux the node's check drains before the module defines R)
         method = "configuration" if configmod.get_path(self.b.config, "resource.config") else "kvs"
