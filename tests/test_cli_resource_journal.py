@@ -249,3 +249,64 @@ def test_resource_eventlog_put_by_the_owner_is_replayed_at_module_load(flux_fact
     flux("kvs", "unlink", "resource.eventlog")
     flux("module", "load", "resource", "noverify")
     assert flux.out("resource", "drain", "-n") == ""
+
+
+def test_module_remove_checkpoints_drain_state(flux):
+    # Flux's resource module writes checkpoint.resource when it unloads:
+    # ranks grouped by (whole second) drain time and reason, "" for no reason
+    flux("resource", "drain", "1", "r1")
+    flux("resource", "drain", "2-3", "r23")
+    flux("resource", "drain", "0")
+    flux.advance("10s")
+    flux("module", "remove", "resource")
+    ckpt = json.loads(flux.out("kvs", "get", "checkpoint.resource"))
+    now = ckpt["timestamp"]
+    stamp = float(round(now - 10))
+    assert ckpt["drain_state"] == {
+        "0": {"timestamp": stamp, "reason": "", "nodelist": "node0"},
+        "1": {"timestamp": stamp, "reason": "r1", "nodelist": "node1"},
+        "2-3": {"timestamp": stamp, "reason": "r23", "nodelist": "node[2-3]"}}
+    flux("module", "load", "resource", "noverify")
+    assert flux.out("resource", "drain", "-no", "{ranks} {reason}") == "0 \n1 r1\n2-3 r23\n"
+    # the default history (90 days) keeps the drain events
+    assert [e["name"] for e in kvs_events(flux)].count("drain") == 3
+
+
+@pytest.mark.parametrize("history, args, drains", [
+    ('"0"', (), 0), ('"inf"', (), 3), ('"0"', ("notruncate",), 3), ('"5s"', (), 1)])
+def test_module_load_truncates_to_history(flux, history, args, drains):
+    flux("resource", "drain", "1-2", "old")
+    flux.advance("10s")
+    flux("resource", "drain", "3", "recent")
+    flux.advance("1s")
+    flux("config", "load", input=f"[resource]\nhistory = {history}\n")
+    flux("module", "reload", "resource", "noverify", *args)
+    flux.advance("1s")
+    flux("module", "reload", "resource", "noverify", *args)
+    # the state survives, the eventlog keeps what is newer than the checkpoint or within history
+    assert flux.out("resource", "drain", "-no", "{ranks} {reason}") == "1-2 old\n3 recent\n"
+    assert [e["name"] for e in kvs_events(flux)].count("drain") == {0: 0, 3: 2, 1: 1}[drains]
+
+
+def test_module_load_replays_eventlog_after_checkpoint(flux_factory):
+    flux = flux_factory("--test-size=4", "--test-hosts=fake[0-3]")
+    flux("resource", "drain", "1", "test_reason_1")
+    flux("module", "remove", "resource")
+    # events newer than the checkpoint are replayed, hosts before ranks; unknown hosts left out
+    flux("kvs", "put", "--raw", "resource.eventlog=-", input=(
+        '{"timestamp":4000000000.0,"name":"drain","context":{"idset":"0","nodelist":"fake2",'
+        '"reason":"test_reason_2","overwrite":0}}\n'
+        '{"timestamp":4000000001.0,"name":"drain","context":{"idset":"0","nodelist":"fake13",'
+        '"reason":"test_reason_13","overwrite":0}}\n'
+        '{"timestamp":1.0,"name":"drain","context":{"idset":"3","nodelist":"fake3","reason":"old","overwrite":0}}\n'))
+    flux("module", "load", "resource", "noverify")
+    assert flux.out("resource", "drain", "-no", "{nodelist},{reason}") == "fake1,test_reason_1\nfake2,test_reason_2\n"
+    flux("module", "remove", "resource")
+    # a checkpoint that is not one fails the load; the owner may remove it
+    flux("kvs", "put", "checkpoint.resource={\"timestamp\": 1}")
+    assert flux.fails("module", "load", "resource", "noverify").stderr.startswith(
+        "flux-lite module: ERROR: damaged KVS key checkpoint.resource")
+    flux("kvs", "unlink", "checkpoint.resource")
+    flux("kvs", "unlink", "resource.eventlog")
+    flux("module", "load", "resource", "noverify")
+    assert flux.out("resource", "drain", "-n") == ""
