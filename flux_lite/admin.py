@@ -183,7 +183,8 @@ def resource_module_load(broker, args=()):
     for arg in args:
         if arg not in RESOURCE_MODULE_ARGS:
             raise FluxLiteError(f"resource: unknown option: {arg}", errno=errno_.EINVAL)
-    broker.resources.module_load(noverify="noverify" in args, notruncate="notruncate" in args)
+    broker.resources.module_load(noverify="noverify" in args, notruncate="notruncate" in args,
+                                 monitor_force_up="monitor-force-up" in args)
 
 
 def resource_module_remove(broker):

@@ -141,6 +141,26 @@ def targets_to_ranks(rset, text, invalid=None):
 DRAIN_KEY = "resource.drain-state"
 # where the resource module checkpoints its drain state when unloaded, as Flux's
 CHECKPOINT_KEY = "checkpoint.resource"
+# the resource module's arguments of its last load that outlast it: {"monitor-force-up": true}
+MODULE_KEY = "resource.module"
+
+
+def _journal_truncated(entries, limit):
+    """entries as Flux's reslog keeps them under journal-max=limit: each
+    entry added in turn, and when there are more than limit, the oldest
+    dropped down to limit - 1 and a "truncate" event with the time of the
+    last dropped put in front."""
+    if len(entries) <= limit:
+        return entries
+    if limit < 2:
+        return [{"timestamp": entries[-1]["timestamp"], "name": "truncate"}]
+    # the first overflow leaves limit - 1 entries and a truncate event; each
+    # entry after it drops the truncate event and the oldest, adding one again
+    # (so the journal ends with the last limit - 1 entries, after a truncate
+    # event stamped with the entry just before them)
+    kept = entries[-(limit - 1):]
+    stamp = entries[-limit]["timestamp"]
+    return [{"timestamp": stamp, "name": "truncate"}] + kept
 
 
 class Resources:
@@ -420,7 +440,7 @@ class Resources:
             self.b.kvs.append("resource.eventlog", eventlog.encode_entry(
                 entry["timestamp"], entry["name"], entry.get("context")))
 
-    def module_load(self, noverify=False, notruncate=False):
+    def module_load(self, noverify=False, notruncate=False, monitor_force_up=False):
         """The resource module (re)loaded, as Flux's does it: the drain
         state of the last checkpoint, then the resource.eventlog entries
         since replayed (a malformed entry fails the load), the eventlog
@@ -443,6 +463,10 @@ class Resources:
             self._drained = None
             raise DamagedError("resource.eventlog", f"bad drain entry: {exc}") from None
         self._save()
+        if monitor_force_up:
+            self.b.kvs.put(MODULE_KEY, {"monitor-force-up": True})
+        elif self.b.kvs.get(MODULE_KEY) is not None:
+            self.b.kvs.delete(MODULE_KEY)
         _ = self.rset
         row = self.b.kvs.get_raw("resource.eventlog")
         if row is not None and row[0] != "eventlog":
@@ -547,23 +571,34 @@ class Resources:
 
     def journal(self):
         """resource.journal as Flux's resource module streams it: the
-        entries of resource.eventlog, with the module's "restart" event
-        (ranks, online, nodelist: the instance's brokers) where it was last
-        loaded (before the resource-define it posted) and the "online"
-        event of every broker after that resource-define (flux-lite's
-        brokers are all up). restart and online are not in the KVS, as in Flux."""
+        entries of resource.eventlog (but the resource-define events of
+        earlier loads: "historical resource-define events are not
+        helpful"), with the module's "restart" event (ranks, online,
+        nodelist: the instance's brokers) where it was last loaded (before
+        the resource-define it posted) and the "online" event of every
+        broker after that resource-define (flux-lite's brokers are all up;
+        with the module argument monitor-force-up the restart event says
+        so instead). restart and online are not in the KVS, as in Flux.
+        [resource] journal-max bounds it as Flux's reslog does: the oldest
+        entries dropped for a "truncate" event in front (with the time of
+        the last one dropped)."""
         entries = self.b.kvs.get_eventlog("resource.eventlog") or []
         full = Rset.from_dict(self.instance_R)
         size = self.size()
         ranks = str(IDset.range(0, size - 1)) if size else ""
         last = max((i for i, e in enumerate(entries) if e.get("name") == "resource-define"), default=None)
         t0 = entries[last]["timestamp"] if last is not None else self.b.now
+        forced = bool((self.b.kvs.get(MODULE_KEY) or {}).get("monitor-force-up"))
         restart = {"timestamp": t0, "name": "restart",
-                   "context": {"ranks": ranks, "online": "", "nodelist": full.nodelist_text()}}
+                   "context": {"ranks": ranks, "online": ranks if forced else "", "nodelist": full.nodelist_text()}}
         if last is None:
-            return [restart] + entries
-        online = [{"timestamp": t0, "name": "online", "context": {"idset": ranks}}] if ranks else []
-        return entries[:last] + [restart, entries[last]] + online + entries[last + 1:]
+            out = [restart] + entries
+        else:
+            online = [{"timestamp": t0, "name": "online", "context": {"idset": ranks}}] if ranks and not forced else []
+            earlier = [e for e in entries[:last] if e.get("name") != "resource-define"]
+            out = earlier + [restart, entries[last]] + online + entries[last + 1:]
+        limit = configmod.get_path(self.b.config, "resource.journal-max", 100000)
+        return _journal_truncated(out, limit)
 
     def journal_targets(self, text):
         """-i/--include of resource eventlog: (ranks, hosts) of TARGETS,

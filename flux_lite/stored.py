@@ -240,6 +240,7 @@ MANAGED = {
     "job-exec.unloaded": "use 'flux-lite module load/remove job-exec'",
     "job-ingest.module": "use 'flux-lite module load/remove job-ingest'",
     "resource.drain-state": "use 'flux-lite resource drain/undrain'",
+    "resource.module": "use 'flux-lite module load resource'",
 }
 
 

@@ -113,8 +113,9 @@ def test_module_reload_resource(flux):
     # the reloaded module keeps the drain state and posts resource-define method=kvs
     assert [e["name"] for e in kvs_events(flux)] == ["resource-define", "drain", "resource-define"]
     assert kvs_events(flux)[-1]["context"] == {"method": "kvs"}
+    # the journal leaves out the resource-define events of earlier loads, as Flux's reslog does
     assert [line.split()[1] for line in flux.out("resource", "eventlog").splitlines()] == [
-        "resource-define", "drain", "restart", "resource-define", "online"]
+        "drain", "restart", "resource-define", "online"]
     assert flux.out("resource", "status", "-no", "{state} {ranks}", "-s", "drain") == "draining \ndrained 0\n"
     result = flux.fails("module", "reload", "resource", "badoption")
     assert result.stderr == "flux-lite module: ERROR: resource: unknown option: badoption\n"
@@ -310,3 +311,25 @@ def test_module_load_replays_eventlog_after_checkpoint(flux_factory):
     flux("kvs", "unlink", "resource.eventlog")
     flux("module", "load", "resource", "noverify")
     assert flux.out("resource", "drain", "-n") == ""
+
+
+def test_journal_monitor_force_up_and_journal_max(flux):
+    flux("module", "reload", "resource", "monitor-force-up", "notruncate")
+    events = [json.loads(line) for line in flux.out("resource", "eventlog", "-f", "json").splitlines()]
+    assert [(e["name"], e["context"]) for e in events] == [
+        ("restart", {"ranks": "0-3", "online": "0-3", "nodelist": "node[0-3]"}),
+        ("resource-define", {"method": "kvs"})]
+    flux("resource", "drain", "0")
+    flux("resource", "undrain", "0")
+    flux.advance("1s")
+    flux("resource", "drain", "1")
+    # journal-max: the oldest entries give way to a truncate event stamped as the last of them
+    full = [json.loads(line) for line in flux.out("resource", "eventlog", "-f", "json").splitlines()]
+    assert len(full) == 5
+    flux("config", "load", input="resource.journal-max=3\n")
+    events = [json.loads(line) for line in flux.out("resource", "eventlog", "-f", "json").splitlines()]
+    assert events == [{"timestamp": full[2]["timestamp"], "name": "truncate"}] + full[3:]
+    flux("module", "reload", "resource")
+    events = [json.loads(line) for line in flux.out("resource", "eventlog", "-f", "json").splitlines()]
+    assert [e["name"] for e in events] == ["truncate", "resource-define", "online"]
+    assert events[1]["timestamp"] == events[0]["timestamp"]
