@@ -21,8 +21,80 @@ from flux_lite.schedstate import allocated_parts
 from flux_lite.stored import DamagedError
 
 
+def _load_json_file(path, what):
+    """A JSON file's value for the resource module's config (jansson's
+    json_load_file words: "unable to open PATH: ...", line -1)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise ConfigError(f"{what}unable to open {path}: {exc.strerror} on line -1") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{what}unable to decode byte as UTF-8 on line 1") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{what}{exc.msg} on line {exc.lineno}") from None
+
+
+def _path_R(cfg):
+    """R from [resource] path (when there is no resource.config), checked
+    as Flux's resource module reads it (ConfigError with its words), or None."""
+    path = configmod.get_path(cfg, "resource.path")
+    if path is None or configmod.get_path(cfg, "resource.config"):
+        return None
+    R = _load_json_file(str(path), "")
+    try:
+        Rset.from_dict(R)
+    except (FormatError, ValueError, TypeError, KeyError, AttributeError):
+        # what librlist reads (a rank with gpus and no cores...), stored as flux-lite reads R
+        try:
+            R = rlist_from_dict(R).to_dict()
+        except FormatError as exc:
+            raise ConfigError(f"error parsing R: {exc}") from None
+    return R
+
+
+def _with_scheduling(cfg, R, configured):
+    """R amended with the JSON of the file [resource] scheduling names
+    (Flux: only with resource.path or [resource.config])."""
+    path = configmod.get_path(cfg, "resource.scheduling")
+    if path is None:
+        return R
+    if not configured:
+        raise ConfigError("resource.scheduling requires resource.path or [resource.config]")
+    R = dict(R)
+    R["scheduling"] = _load_json_file(str(path), "error loading resource.scheduling: ")
+    return R
+
+
 def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
-    """R for a new instance: from resource.config, else from the --test-* options."""
+    """R for a new instance: from resource.config, else from the file
+    resource.path names, else from the --test-* options; resource.scheduling
+    added to a configured R."""
+    R = _path_R(cfg)
+    if R is not None:
+        return _with_scheduling(cfg, R, True)
+    R = nodes_R(cfg, size=size, hosts=hosts, cores=cores, gpus=gpus)
+    return _with_scheduling(cfg, R, bool(configmod.get_path(cfg, "resource.config")))
+
+
+def configured_R(cfg):
+    """Whether the config gives R (resource.config or resource.path)."""
+    return bool(configmod.get_path(cfg, "resource.config") or configmod.get_path(cfg, "resource.path"))
+
+
+def hardware_R(cfg, size=1, hosts=None, cores=4, gpus=0):
+    """The nodes' own resources when R is read from resource.path: those
+    of the --test-* options, which the resource module verifies R against
+    when the instance starts (None otherwise: the nodes are what R says)."""
+    if configmod.get_path(cfg, "resource.path") is None or configmod.get_path(cfg, "resource.config"):
+        return None
+    return nodes_R({}, size=size, hosts=hosts, cores=cores, gpus=gpus)
+
+
+def nodes_R(cfg, size=1, hosts=None, cores=4, gpus=0):
+    """R of the instance's nodes: from resource.config, else from the --test-* options."""
     nodes = []
     entries = configmod.get_path(cfg, "resource.config")
     if entries:
@@ -212,7 +284,22 @@ class Resources:
         rset = self.rset
         if any(r not in rset.ranks for r in ranks):
             rset = Rset.from_dict(self.instance_R)  # excluded ranks have names too
+            if any(r not in rset.ranks for r in ranks):
+                # a broker R has no resources for: its own name
+                brokers = self._broker_hosts()
+                return str(Hostlist([rset.hostname(r) if r in rset.ranks else brokers.get(r, f"rank{r}")
+                                     for r in ranks]))
         return str(Hostlist([rset.hostname(r) for r in ranks]))
+
+    def _broker_hosts(self):
+        """{rank: host} of the instance's brokers, as recorded when it was
+        created ({} for an instance from before they were)."""
+        hardware = self.b.instance.meta.get("hardware")
+        try:
+            own = rlist_from_dict(hardware)
+        except FormatError:
+            return {}
+        return {rank: own.hostname(rank) for rank in own.ranks} if own.has_nodelist else {}
 
     # -- drain --------------------------------------------------------------
 
@@ -277,7 +364,8 @@ class Resources:
     def _hosts(self):
         """({rank: host}, {host: its first rank}) of the instance R."""
         if self._host_rank is None:
-            host_of = {rank: host for rank, host, _cores, _gpus in Rset.from_dict(self.instance_R).nodes()}
+            host_of = self._broker_hosts()
+            host_of.update((rank, host) for rank, host, _cores, _gpus in Rset.from_dict(self.instance_R).nodes())
             rank_of: dict = {}
             for rank, host in sorted(host_of.items()):
                 rank_of.setdefault(host, rank)
@@ -487,7 +575,7 @@ class Resources:
             self._truncate(checkpoint)
         if not noverify and not configmod.get_path(self.b.config, "resource.noverify", False):
             self.verify_self(0)  # (in Flux the node's check drains before the module defines R)
-        method = "configuration" if configmod.get_path(self.b.config, "resource.config") else "kvs"
+        method = "configuration" if configured_R(self.b.config) else "kvs"
         self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, "resource-define", {"method": method}))
 
     def verify_modes(self):
@@ -525,7 +613,10 @@ class Resources:
         # (whose reason then stays), with no overwrite flag
         ranks = IDset([rank])
         nodelist = self.hostlist_of(ranks)
-        self._post("drain", {"idset": str(ranks), "nodelist": nodelist, "reason": message})
+        ctx = {"idset": str(ranks), "nodelist": nodelist, "reason": message}
+        if rank != 0:
+            ctx["overwrite"] = 0  # (another rank asks rank 0's module, mode "update")
+        self._post("drain", ctx)
         self.b.log("resource", "info", f"drain idset={rank} nodelist={nodelist} overwrite=0 reason={message}")
         self._notify()
         return message

@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from conftest import Flux
+
 
 def kvs_events(flux):
     return [json.loads(line) for line in flux.out("kvs", "get", "resource.eventlog").splitlines() if line]
@@ -333,3 +335,42 @@ def test_journal_monitor_force_up_and_journal_max(flux):
     events = [json.loads(line) for line in flux.out("resource", "eventlog", "-f", "json").splitlines()]
     assert [e["name"] for e in events] == ["truncate", "resource-define", "online"]
     assert events[1]["timestamp"] == events[0]["timestamp"]
+
+
+def test_start_with_resource_path_verifies_every_rank(flux_factory, tmp_path):
+    # [resource] path: R as the file has it (t2315); each broker's resource
+    # module checks its node (here the --test-* options) against it at start
+    R = tmp_path / "R.json"
+    R.write_text('{"version": 1, "execution": {"R_lite": [{"rank": "0-1", "children": {"core": "0-1048"}}], '
+                 '"starttime": 0.0, "expiration": 0.0, "nodelist": ["node[0-1]"]}}')
+    sched = tmp_path / "sched.json"
+    sched.write_text('{"test": 1}')
+    flux = flux_factory("--test-size=3", "--test-cores=2",
+                        config=f"resource:\n  path: {R}\n  scheduling: {sched}\n", name="a")
+    assert json.loads(flux.out("kvs", "get", "resource.R")) == {
+        "version": 1, "execution": {"R_lite": [{"rank": "0-1", "children": {"core": "0-1048"}}],
+                                    "starttime": 0.0, "expiration": 0.0, "nodelist": ["node[0-1]"]},
+        "scheduling": {"test": 1}}
+    assert flux.out("resource", "drain", "-no", "{ranks} {reason}") == (
+        "0 rank 0 (node0) missing resources: core[2-1048]\n"
+        "1 rank 1 (node1) missing resources: core[2-1048]\n")
+    # rank 2 is drained too (R has nothing of it to list), under its broker's name
+    assert kvs_events(flux)[-1]["context"] == {"idset": "2", "nodelist": "node2",
+                                               "reason": "rank 2 not found in expected ranks", "overwrite": 0}
+    assert kvs_events(flux)[0] == {"timestamp": kvs_events(flux)[0]["timestamp"], "name": "resource-define",
+                                   "context": {"method": "configuration"}}
+    # noverify: nothing drained; a file that is not there fails the start with Flux's words
+    flux = flux_factory("--test-size=2", config=f"resource:\n  path: {R}\n  noverify: true\n", name="b")
+    assert flux.out("resource", "drain", "-n") == ""
+    for conf, message in ((f"resource:\n  path: {R}\n  scheduling: {tmp_path}/nosuch\n",
+                           f"error loading resource.scheduling: unable to open {tmp_path}/nosuch: "
+                           "No such file or directory on line -1"),
+                          (f"resource:\n  scheduling: {sched}\n",
+                           "resource.scheduling requires resource.path or [resource.config]")):
+        (tmp_path / "c.yaml").write_text(conf)
+        result = Flux(tmp_path / "c").fails("start", "--clock=virtual", "--config", tmp_path / "c.yaml")
+        assert result.stderr.endswith(f"{message}\n"), result.stderr
+    (tmp_path / "bad.json").write_text('{"version": 42, "execution": {"R_lite": []}}')
+    (tmp_path / "c.yaml").write_text(f"resource:\n  path: {tmp_path}/bad.json\n")
+    result = Flux(tmp_path / "c").fails("start", "--clock=virtual", "--config", tmp_path / "c.yaml")
+    assert result.stderr.endswith("error parsing R: invalid version=42\n"), result.stderr
