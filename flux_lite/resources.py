@@ -74,6 +74,9 @@ def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
     added to a configured R."""
     R = _path_R(cfg)
     if R is not None:
+        exclude = configmod.get_path(cfg, "resource.exclude")
+        if exclude is not None:
+            exclude_ranks(Rset.from_dict(R), str(exclude))  # checked now, with Flux's words
         return _with_scheduling(cfg, R, True)
     R = nodes_R(cfg, size=size, hosts=hosts, cores=cores, gpus=gpus)
     return _with_scheduling(cfg, R, bool(configmod.get_path(cfg, "resource.config")))

@@ -374,3 +374,9 @@ def test_start_with_resource_path_verifies_every_rank(flux_factory, tmp_path):
     (tmp_path / "c.yaml").write_text(f"resource:\n  path: {tmp_path}/bad.json\n")
     result = Flux(tmp_path / "c").fails("start", "--clock=virtual", "--config", tmp_path / "c.yaml")
     assert result.stderr.endswith("error parsing R: invalid version=42\n"), result.stderr
+    for exclude, message in (("0-4", "exclude set 0-4 is out of range"),
+                             ("nosuchhost", "error decoding exclude set nosuchhost: invalid targets: "
+                                            "invalid hosts: nosuchhost")):
+        (tmp_path / "c.yaml").write_text(f"resource:\n  path: {R}\n  exclude: {exclude}\n")
+        result = Flux(tmp_path / "c").fails("start", "--clock=virtual", "--config", tmp_path / "c.yaml")
+        assert result.stderr.endswith(f"{message}\n"), result.stderr
