@@ -472,19 +472,23 @@ class Resources:
         self._post("undrain", ctx)
         self._notify()
 
-    def module_remove(self):
-        """The resource module unloaded: as Flux's, it checkpoints its drain
-        state (CHECKPOINT_KEY) so that the next load need not replay the
-        eventlog from its start (see module_load)."""
+    def checkpoint(self):
+        """The drain state as Flux's resource module checkpoints it: ranks
+        with the same reason and (whole-second) time grouped into one idset."""
         groups: dict = {}
         for rank, info in sorted(self.drained.items()):
-            # Flux's drainset: ranks with the same (whole second) time and reason together
             groups.setdefault((float(round(info["timestamp"])), info.get("reason") or ""), []).append(rank)
         state = {}
         for (stamp, reason), ranks in groups.items():
             ids = IDset(ranks)
             state[str(ids)] = {"timestamp": stamp, "reason": reason, "nodelist": self.hostlist_of(ids)}
-        self.b.kvs.put(CHECKPOINT_KEY, {"timestamp": self.b.now, "drain_state": state})
+        return {"timestamp": self.b.now, "drain_state": state}
+
+    def module_remove(self):
+        """The resource module unloaded: as Flux's, it checkpoints its drain
+        state (CHECKPOINT_KEY) so that the next load need not replay the
+        eventlog from its start (see module_load)."""
+        self.b.kvs.put(CHECKPOINT_KEY, self.checkpoint())
 
     def _restore_checkpoint(self):
         """The drain state of the last checkpoint (none: nothing drained) and
