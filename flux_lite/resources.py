@@ -322,24 +322,28 @@ class Resources:
         return self._drained
 
     def _replay(self):
-        """The drain state replayed from resource.eventlog; returns its entries."""
-        self._drained = {}
+        """The drain state as Flux's resource module recovers it: its last
+        checkpoint's (CHECKPOINT_KEY; none: nothing drained), then the
+        resource.eventlog entries since replayed on it. Returns the time of
+        the checkpoint (0 without one)."""
+        checkpoint = self._restore_checkpoint()
         entries = self.b.kvs.get_eventlog("resource.eventlog") or []
         try:
             for entry in entries:
-                self._apply(entry)
+                if entry["timestamp"] >= checkpoint:
+                    self._apply(entry)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             self._drained = None
             raise DamagedError("resource.eventlog", f"bad drain entry: {exc}") from None
-        return entries
+        return checkpoint
 
     def replay(self):
-        """The drain state replayed from resource.eventlog and kept (a
-        malformed entry is DamagedError and changes nothing); returns the
-        eventlog's entries."""
-        entries = self._replay()
+        """The drain state recovered (see _replay) and kept (a malformed
+        entry is DamagedError and changes nothing); returns the time of the
+        checkpoint it started from (0 without one)."""
+        checkpoint = self._replay()
         self._save()
-        return entries
+        return checkpoint
 
     def _save(self):
         self.b.kvs.put(DRAIN_KEY, {str(rank): info for rank, info in sorted(self._drained.items())})
@@ -548,16 +552,7 @@ class Resources:
         self._R = None
         self._rset = None
         self._host_rank = None
-        checkpoint = self._restore_checkpoint()
-        entries = self.b.kvs.get_eventlog("resource.eventlog") or []
-        try:
-            for entry in entries:
-                if entry["timestamp"] >= checkpoint:
-                    self._apply(entry)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            self._drained = None
-            raise DamagedError("resource.eventlog", f"bad drain entry: {exc}") from None
-        self._save()
+        checkpoint = self.replay()  # a malformed entry fails the load (DamagedError)
         if monitor_force_up:
             self.b.kvs.put(MODULE_KEY, {"monitor-force-up": True})
         elif self.b.kvs.get(MODULE_KEY) is not None:
@@ -566,6 +561,7 @@ class Resources:
         row = self.b.kvs.get_raw("resource.eventlog")
         if row is not None and row[0] != "eventlog":
             # a value `kvs put` stored: the module goes on appending to it as an eventlog
+            entries = self.b.kvs.get_eventlog("resource.eventlog") or []
             self.b.kvs.delete("resource.eventlog")
             for entry in entries:
                 self.b.kvs.append("resource.eventlog", eventlog.encode_entry(
