@@ -71,7 +71,16 @@ def _with_scheduling(cfg, R, configured):
 def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
     """R for a new instance: from resource.config, else from the file
     resource.path names, else from the --test-* options; resource.scheduling
-    added to a configured R."""
+    added to a configured R. A ConfigError says it is the resource module's
+    (log_name "resource": where Flux logs it)."""
+    try:
+        return _build_instance_R(cfg, size=size, hosts=hosts, cores=cores, gpus=gpus)
+    except ConfigError as exc:
+        exc.log_name = "resource"
+        raise
+
+
+def _build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
     R = _path_R(cfg)
     if R is not None:
         exclude = configmod.get_path(cfg, "resource.exclude")

@@ -5,6 +5,7 @@ inventory.c, monitor.c) and t2311/t2355/t2310.
 """
 
 import json
+import re
 
 import pytest
 
@@ -380,3 +381,28 @@ def test_start_with_resource_path_verifies_every_rank(flux_factory, tmp_path):
         (tmp_path / "c.yaml").write_text(f"resource:\n  path: {R}\n  exclude: {exclude}\n")
         result = Flux(tmp_path / "c").fails("start", "--clock=virtual", "--config", tmp_path / "c.yaml")
         assert result.stderr.endswith(f"{message}\n"), result.stderr
+
+
+def test_start_log_filename(tmp_path):
+    # -S log-filename=FILE: the instance log in the broker's log-filename form; a
+    # creation the resource module refuses is logged there as its error
+    R = tmp_path / "R.json"
+    R.write_text('{"version": 1, "execution": {"R_lite": [{"rank": "0-1", "children": {"core": "0-1048"}}], '
+                 '"nodelist": ["node[0-1]"]}}')
+    (tmp_path / "c.yaml").write_text(f"resource:\n  path: {R}\n")
+    log = tmp_path / "logfile"
+    Flux(tmp_path / "a")("start", "--clock=virtual", "--test-size=3", "--config", tmp_path / "c.yaml",
+                         f"-Slog-filename={log}")
+    lines = log.read_text().splitlines()
+    assert [line.split(" ", 5)[5] for line in lines if "draining" in line] == [
+        "resource.err[0]: draining: rank 0 (node0) missing resources: core[4-1048]",
+        "resource.err[0]: draining: rank 1 (node1) missing resources: core[4-1048]",
+        "resource.err[0]: draining: rank 2 not found in expected ranks"]
+    assert re.fullmatch(r"[A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d\.\d{6} \S+ \d{4} \S+\.\w+\[0\]: .*", lines[0])
+    (tmp_path / "bad.json").write_text('{"version": 42, "execution": {"R_lite": []}}')
+    (tmp_path / "c.yaml").write_text(f"resource:\n  path: {tmp_path}/bad.json\n")
+    Flux(tmp_path / "b").fails("start", "--clock=virtual", "--config", tmp_path / "c.yaml", f"-Slog-filename={log}")
+    assert log.read_text().splitlines()[-1].split(" ", 5)[5] == "resource.err[0]: error parsing R: invalid version=42"
+    result = Flux(tmp_path / "c").fails("start", "-Sfoo=1")
+    assert result.stderr == ("flux-lite start: ERROR: -S foo=1: the only broker attribute flux-lite sets "
+                             "is log-filename=FILE\n")
