@@ -65,6 +65,25 @@ class LineFormatter:
                 f"{self._c(SEVERITY_COLORS.get(level, ''))}{msg}{self._reset()}")
 
 
+def write_log(path, rows):
+    """The instance log (rows of (t, name, level, msg)) written to path as
+    the Flux broker writes its log-filename: one line per entry, local time
+    ("Dec 02 17:51:03.729976 UTC 2026 resource.err[0]: ...")."""
+    import datetime
+
+    lines = []
+    for t, name, level, msg in rows:
+        local = datetime.datetime.fromtimestamp(t).astimezone()
+        stamp = f"{MONTHS[local.month - 1]} {local.day:02d} {local.strftime('%H:%M:%S')}.{local.microsecond:06d} " \
+                f"{local.strftime('%Z')} {local.year}"
+        lines.append(f"{stamp} {name}.{level}[0]: {escape_controls(msg)}\n")
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.writelines(lines)
+    except OSError as exc:
+        raise FluxLiteError(f"{path}: {exc.strerror}") from None
+
+
 @click.command()
 @click.option("-C", "--clear", is_flag=True, help="Clear the ring buffer.")
 @click.option("-c", "--read-clear", is_flag=True, help="Clear the ring buffer contents after printing.")

@@ -231,9 +231,9 @@ def _builtin(verb, name, args, force=False):
     with session() as broker:
         if name == "resource":
             with _flux_words(verb, name, errno.EINVAL):
-                if verb == "remove":
+                if verb in ("remove", "reload"):
                     admin.resource_module_remove(broker)
-                else:
+                if verb in ("load", "reload"):
                     admin.resource_module_load(broker, args)
             return
         load, remove = {"job-exec": (admin.exec_module_load, admin.exec_module_remove),

@@ -5,13 +5,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import click
 from flux_lite.cli.common import state_dir
+from flux_lite.cli.dmesg import write_log
 from flux_lite.cli.dump import max_size_option, restore_archive
 from flux_lite.cli.words import flux_environment, prog
 
 from flux_lite import config as configmod
+from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.instance import Instance, resolve_state_dir
 
@@ -34,10 +37,12 @@ MAX_PER_NODE = 4096
 @click.option("-f", "--force", is_flag=True, help="Replace an existing instance.")
 @click.option("--restore", "restore", metavar="ARCHIVE", type=click.Path(dir_okay=False, allow_dash=True),
               help="Start from a Flux KVS archive (flux dump or flux-lite dump; - for stdin).")
+@click.option("-S", "--setattr", "attrs", metavar="ATTR=VAL", multiple=True,
+              help="Set a broker attribute: log-filename=FILE (write the instance log to FILE at exit).")
 @max_size_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock, force, restore, max_size,
+def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock, force, restore, attrs, max_size,
           command):
     """Create a persistent instance, or run COMMAND in a temporary one.
 
@@ -47,6 +52,12 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
     speaking as Flux) first on PATH, the instance is removed afterwards
     and flux-lite exits with COMMAND's status.
     """
+    log_filename = None
+    for attr in attrs:
+        name, eq, value = attr.partition("=")
+        if name != "log-filename" or not eq or not value:
+            raise UsageError(f"-S {attr}: the only broker attribute flux-lite sets is log-filename=FILE")
+        log_filename = value
     cfg = configmod.load_file(config_file) if config_file else {}
     size = test_size
     if size is None:
@@ -58,6 +69,15 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
     kwargs = dict(config=cfg, size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus, clock=clock)
 
     def create(path, force=False):
+        try:
+            return _create(path, force)
+        except FluxLiteError as exc:
+            # as the broker's log: the failing module's error, then start fails
+            if log_filename is not None:
+                write_log(log_filename, [(time.time(), getattr(exc, "log_name", "broker"), "err", str(exc))])
+            raise
+
+    def _create(path, force):
         if restore is None:
             return Instance.create(path, force=force, **kwargs)
 
@@ -71,7 +91,10 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
 
     if not command:
         path = resolve_state_dir(state_dir(ctx))
-        create(path, force=force).close()
+        inst = create(path, force=force)
+        if log_filename is not None:
+            write_log(log_filename, inst.read_log())
+        inst.close()
         return
     tmp = tempfile.mkdtemp(prefix="flux-lite-")
     try:
@@ -83,6 +106,12 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
         except OSError as exc:
             click.echo(f"{prog('start')}: {command[0]}: {exc.strerror}", err=True)
             rc = 127
+        if log_filename is not None:
+            inst = Instance.open(tmp)
+            try:
+                write_log(log_filename, inst.read_log())
+            finally:
+                inst.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(rc if rc >= 0 else 128 - rc)

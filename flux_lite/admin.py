@@ -195,13 +195,16 @@ def resource_module_load(broker, args=()):
     for arg in args:
         if arg not in RESOURCE_MODULE_ARGS:
             raise FluxLiteError(f"resource: unknown option: {arg}", errno=errno_.EINVAL)
-    broker.resources.module_load()
+    broker.resources.module_load(noverify="noverify" in args, notruncate="notruncate" in args,
+                                 monitor_force_up="monitor-force-up" in args)
 
 
 def resource_module_remove(broker):
     """flux module remove resource: flux-lite's resource module is the
-    state every command reads, so nothing stops; the next load reads it again."""
+    state every command reads, so nothing stops; it checkpoints its drain
+    state as Flux's does, and the next load reads it again."""
     _require_owner(broker, "module remove")
+    broker.resources.module_remove()
 
 
 def _R_from_xml_dir(path, current):

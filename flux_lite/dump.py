@@ -28,7 +28,6 @@ from collections.abc import Iterator
 from flux_lite import __version__, access
 from flux_lite.archive import Entry
 from flux_lite.formats import eventlog
-from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import kvs_key, kvs_namespace
 from flux_lite.formats.signed import sign_none
 from flux_lite.job_manager import index
@@ -430,13 +429,5 @@ def job_manager_checkpoint(broker) -> dict:
 
 
 def resource_checkpoint(broker) -> dict:
-    """Drain state as Flux's resource module checkpoints it: ranks with the
-    same reason and (whole-second) time grouped into one idset."""
-    res = broker.resources
-    groups: dict[tuple[float, str], list[int]] = {}
-    for rank, info in sorted(res.drained.items()):
-        groups.setdefault((float(round(info["timestamp"])), info.get("reason") or ""), []).append(rank)
-    state: dict[str, dict] = {}
-    for (ts, reason), ranks in groups.items():
-        state[str(IDset(ranks))] = {"timestamp": ts, "reason": reason, "nodelist": res.hostlist_of(ranks)}
-    return {"timestamp": broker.now, "drain_state": state}
+    """Drain state as Flux's resource module checkpoints it (Resources.checkpoint)."""
+    return broker.resources.checkpoint()

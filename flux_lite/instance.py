@@ -21,12 +21,12 @@ from flux_lite.broker import Broker
 from flux_lite.errors import ConfigError, FluxLiteError, NoInstanceError
 from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import encode
-from flux_lite.formats.rset import rlite_nodes
+from flux_lite.formats.rset import Rset, rlite_nodes
 from flux_lite.job_manager import index as jobindex
 from flux_lite.kvs import KVS, SideFile
 from flux_lite.limits import MAX_TIME
 from flux_lite.notices import READ_ONLY_NOTICE, notice
-from flux_lite.resources import build_instance_R
+from flux_lite.resources import build_instance_R, configured_R, hardware_R
 
 # the registry installs the checks of sched.policy and sched.module, which
 # config and stored values get wherever an instance reads them
@@ -162,6 +162,8 @@ class Instance:
         starts exactly one wins, and a loser removes only its own files.
         """
         state_dir = Path(state_dir)
+        hardware = None if R is not None else hardware_R(configmod.validate(dict(config or {})), size=size,
+                                                           hosts=hosts, cores=cores, gpus=gpus)
         cfg, R, mode, start = cls.settings(config, R, clock, start, size=size, hosts=hosts, cores=cores,
                                            gpus=gpus)
         path = state_dir / DB_NAME
@@ -183,7 +185,7 @@ class Instance:
                 if populate is not None:
                     populate(state_dir, kvs)  # a restore writes the whole state itself
                 else:
-                    cls._populate(state_dir, kvs, cfg, R, mode, start, prepare)
+                    cls._populate(state_dir, kvs, cfg, R, mode, start, prepare, hardware=hardware)
                 kvs.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 kvs.close()
@@ -215,7 +217,7 @@ class Instance:
         return cls.open(state_dir)
 
     @classmethod
-    def _populate(cls, state_dir, kvs, cfg, R, mode, start, prepare=None):
+    def _populate(cls, state_dir, kvs, cfg, R, mode, start, prepare=None, hardware=None):
         with kvs.transaction():
             for stmt in TABLES.split(";"):
                 if stmt.strip():
@@ -225,8 +227,14 @@ class Instance:
             exp = configmod.get_path(cfg, "instance.expiration")
             if exp is not None:
                 expiration = start + configmod._fsd(exp, "instance.expiration")
-            R["execution"]["starttime"] = start
-            R["execution"]["expiration"] = expiration
+            if hardware is None:
+                R["execution"]["starttime"] = start
+                R["execution"]["expiration"] = expiration
+            else:
+                # R read from resource.path is kept as the file has it, as Flux keeps it
+                R["execution"].setdefault("starttime", 0.0)
+                R["execution"]["expiration"] = expiration or R["execution"].get("expiration", 0.0)
+            own = hardware or R
             meta = {
                 "version": 1,
                 "owner": os.getuid(),
@@ -234,18 +242,26 @@ class Instance:
                 "start": start,
                 "fluid_epoch": start - FLUID_EPOCH_OFFSET,
                 "uuid": os.urandom(16).hex(),
+                # the nodes' own resources (their hwloc topology in Flux): what
+                # the resource module verifies resource.R against when it loads
+                "hardware": {"version": 1, "execution": {k: own["execution"][k] for k in ("R_lite", "nodelist")
+                                                         if k in own["execution"]}},
             }
             kvs.put("instance.meta", meta)
             kvs.put("instance.clock", {"now": start})
             kvs.put("config", cfg)
             kvs.put_text("resource.R", json.dumps(R))
             # the resource module defines the instance's resources first thing
-            method = "configuration" if configmod.get_path(cfg, "resource.config") else "dynamic-discovery"
+            method = "configuration" if configured_R(cfg) else "dynamic-discovery"
             kvs.append("resource.eventlog", eventlog.encode_entry(start, "resource-define", {"method": method}))
             inst = cls(state_dir, kvs)
             inst.log("broker", "info", f"instance created: {len(rlite_nodes(R))} nodes, clock {mode}", t=start)
             ctx = inst.context(now=start)
             ctx.resources.replay()  # the resource module's drain state, as it starts
+            if hardware is not None and not configmod.get_path(cfg, "resource.noverify", False):
+                # each broker's resource module checks its node against R as it starts
+                for rank in Rset.from_dict(hardware).ranks:
+                    ctx.resources.verify_self(rank)
             if configmod.get_path(cfg, "job-manager.housekeeping") is not None:
                 ctx.housekeeping.config_loaded()
             if prepare is not None:

@@ -7,21 +7,106 @@ drained set is what replaying them yields. The scheduler learns of drains as
 """
 
 import json
+import math
 from errno import EEXIST, EINVAL, ENOENT, ENOSYS
 
 from flux_lite import config as configmod
 from flux_lite import protocol
 from flux_lite.errors import ConfigError, FluxLiteError, FormatError
-from flux_lite.formats import eventlog
+from flux_lite.formats import eventlog, fsd
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
-from flux_lite.formats.rset import Rset, rlist_from_dict, rlite_nodes
+from flux_lite.formats.rset import Rset, rlist_from_dict, rlist_verify, rlite_nodes, verify_modes
 from flux_lite.schedstate import allocated_parts
 from flux_lite.stored import DamagedError
 
 
+def _load_json_file(path, what):
+    """A JSON file's value for the resource module's config (jansson's
+    json_load_file words: "unable to open PATH: ...", line -1)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise ConfigError(f"{what}unable to open {path}: {exc.strerror} on line -1") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{what}unable to decode byte as UTF-8 on line 1") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{what}{exc.msg} on line {exc.lineno}") from None
+
+
+def _path_R(cfg):
+    """R from [resource] path (when there is no resource.config), checked
+    as Flux's resource module reads it (ConfigError with its words), or None."""
+    path = configmod.get_path(cfg, "resource.path")
+    if path is None or configmod.get_path(cfg, "resource.config"):
+        return None
+    R = _load_json_file(str(path), "")
+    try:
+        Rset.from_dict(R)
+    except (FormatError, ValueError, TypeError, KeyError, AttributeError):
+        # what librlist reads (a rank with gpus and no cores...), stored as flux-lite reads R
+        try:
+            R = rlist_from_dict(R).to_dict()
+        except FormatError as exc:
+            raise ConfigError(f"error parsing R: {exc}") from None
+    return R
+
+
+def _with_scheduling(cfg, R, configured):
+    """R amended with the JSON of the file [resource] scheduling names
+    (Flux: only with resource.path or [resource.config])."""
+    path = configmod.get_path(cfg, "resource.scheduling")
+    if path is None:
+        return R
+    if not configured:
+        raise ConfigError("resource.scheduling requires resource.path or [resource.config]")
+    R = dict(R)
+    R["scheduling"] = _load_json_file(str(path), "error loading resource.scheduling: ")
+    return R
+
+
 def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
-    """R for a new instance: from resource.config, else from the --test-* options."""
+    """R for a new instance: from resource.config, else from the file
+    resource.path names, else from the --test-* options; resource.scheduling
+    added to a configured R. A ConfigError says it is the resource module's
+    (log_name "resource": where Flux logs it)."""
+    try:
+        return _build_instance_R(cfg, size=size, hosts=hosts, cores=cores, gpus=gpus)
+    except ConfigError as exc:
+        exc.log_name = "resource"
+        raise
+
+
+def _build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
+    R = _path_R(cfg)
+    if R is not None:
+        exclude = configmod.get_path(cfg, "resource.exclude")
+        if exclude is not None:
+            exclude_ranks(Rset.from_dict(R), str(exclude))  # checked now, with Flux's words
+        return _with_scheduling(cfg, R, True)
+    R = nodes_R(cfg, size=size, hosts=hosts, cores=cores, gpus=gpus)
+    return _with_scheduling(cfg, R, bool(configmod.get_path(cfg, "resource.config")))
+
+
+def configured_R(cfg):
+    """Whether the config gives R (resource.config or resource.path)."""
+    return bool(configmod.get_path(cfg, "resource.config") or configmod.get_path(cfg, "resource.path"))
+
+
+def hardware_R(cfg, size=1, hosts=None, cores=4, gpus=0):
+    """The nodes' own resources when R is read from resource.path: those
+    of the --test-* options, which the resource module verifies R against
+    when the instance starts (None otherwise: the nodes are what R says)."""
+    if configmod.get_path(cfg, "resource.path") is None or configmod.get_path(cfg, "resource.config"):
+        return None
+    return nodes_R({}, size=size, hosts=hosts, cores=cores, gpus=gpus)
+
+
+def nodes_R(cfg, size=1, hosts=None, cores=4, gpus=0):
+    """R of the instance's nodes: from resource.config, else from the --test-* options."""
     nodes = []
     entries = configmod.get_path(cfg, "resource.config")
     if entries:
@@ -138,6 +223,28 @@ def targets_to_ranks(rset, text, invalid=None):
 
 # the resource module's drain state: {rank: {"timestamp", "reason"}} (see Resources.drained)
 DRAIN_KEY = "resource.drain-state"
+# where the resource module checkpoints its drain state when unloaded, as Flux's
+CHECKPOINT_KEY = "checkpoint.resource"
+# the resource module's arguments of its last load that outlast it: {"monitor-force-up": true}
+MODULE_KEY = "resource.module"
+
+
+def _journal_truncated(entries, limit):
+    """entries as Flux's reslog keeps them under journal-max=limit: each
+    entry added in turn, and when there are more than limit, the oldest
+    dropped down to limit - 1 and a "truncate" event with the time of the
+    last dropped put in front."""
+    if len(entries) <= limit:
+        return entries
+    if limit < 2:
+        return [{"timestamp": entries[-1]["timestamp"], "name": "truncate"}]
+    # the first overflow leaves limit - 1 entries and a truncate event; each
+    # entry after it drops the truncate event and the oldest, adding one again
+    # (so the journal ends with the last limit - 1 entries, after a truncate
+    # event stamped with the entry just before them)
+    kept = entries[-(limit - 1):]
+    stamp = entries[-limit]["timestamp"]
+    return [{"timestamp": stamp, "name": "truncate"}] + kept
 
 
 class Resources:
@@ -189,7 +296,22 @@ class Resources:
         rset = self.rset
         if any(r not in rset.ranks for r in ranks):
             rset = Rset.from_dict(self.instance_R)  # excluded ranks have names too
+            if any(r not in rset.ranks for r in ranks):
+                # a broker R has no resources for: its own name
+                brokers = self._broker_hosts()
+                return str(Hostlist([rset.hostname(r) if r in rset.ranks else brokers.get(r, f"rank{r}")
+                                     for r in ranks]))
         return str(Hostlist([rset.hostname(r) for r in ranks]))
+
+    def _broker_hosts(self):
+        """{rank: host} of the instance's brokers, as recorded when it was
+        created ({} for an instance from before they were)."""
+        hardware = self.b.instance.meta.get("hardware")
+        try:
+            own = rlist_from_dict(hardware)
+        except FormatError:
+            return {}
+        return {rank: own.hostname(rank) for rank in own.ranks} if own.has_nodelist else {}
 
     # -- drain --------------------------------------------------------------
 
@@ -209,24 +331,28 @@ class Resources:
         return self._drained
 
     def _replay(self):
-        """The drain state replayed from resource.eventlog; returns its entries."""
-        self._drained = {}
+        """The drain state as Flux's resource module recovers it: its last
+        checkpoint's (CHECKPOINT_KEY; none: nothing drained), then the
+        resource.eventlog entries since replayed on it. Returns the time of
+        the checkpoint (0 without one)."""
+        checkpoint = self._restore_checkpoint()
         entries = self.b.kvs.get_eventlog("resource.eventlog") or []
         try:
             for entry in entries:
-                self._apply(entry)
+                if entry["timestamp"] >= checkpoint:
+                    self._apply(entry)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             self._drained = None
             raise DamagedError("resource.eventlog", f"bad drain entry: {exc}") from None
-        return entries
+        return checkpoint
 
     def replay(self):
-        """The drain state replayed from resource.eventlog and kept (a
-        malformed entry is DamagedError and changes nothing); returns the
-        eventlog's entries."""
-        entries = self._replay()
+        """The drain state recovered (see _replay) and kept (a malformed
+        entry is DamagedError and changes nothing); returns the time of the
+        checkpoint it started from (0 without one)."""
+        checkpoint = self._replay()
         self._save()
-        return entries
+        return checkpoint
 
     def _save(self):
         self.b.kvs.put(DRAIN_KEY, {str(rank): info for rank, info in sorted(self._drained.items())})
@@ -254,7 +380,8 @@ class Resources:
     def _hosts(self):
         """({rank: host}, {host: its first rank}) of the instance R."""
         if self._host_rank is None:
-            host_of = {rank: host for rank, host, _cores, _gpus in Rset.from_dict(self.instance_R).nodes()}
+            host_of = self._broker_hosts()
+            host_of.update((rank, host) for rank, host, _cores, _gpus in Rset.from_dict(self.instance_R).nodes())
             rank_of: dict = {}
             for rank, host in sorted(host_of.items()):
                 rank_of.setdefault(host, rank)
@@ -358,19 +485,92 @@ class Resources:
         self._post("undrain", ctx)
         self._notify()
 
-    def module_load(self):
+    def checkpoint(self):
+        """The drain state as Flux's resource module checkpoints it: ranks
+        with the same reason and (whole-second) time grouped into one idset."""
+        groups: dict = {}
+        for rank, info in sorted(self.drained.items()):
+            groups.setdefault((float(round(info["timestamp"])), info.get("reason") or ""), []).append(rank)
+        state = {}
+        for (stamp, reason), ranks in groups.items():
+            ids = IDset(ranks)
+            state[str(ids)] = {"timestamp": stamp, "reason": reason, "nodelist": self.hostlist_of(ids)}
+        return {"timestamp": self.b.now, "drain_state": state}
+
+    def module_remove(self):
+        """The resource module unloaded: as Flux's, it checkpoints its drain
+        state (CHECKPOINT_KEY) so that the next load need not replay the
+        eventlog from its start (see module_load)."""
+        self.b.kvs.put(CHECKPOINT_KEY, self.checkpoint())
+
+    def _restore_checkpoint(self):
+        """The drain state of the last checkpoint (none: nothing drained) and
+        its time (0 without one); DamagedError when it is malformed (the
+        load fails, as Flux's does)."""
+        self._drained = {}
+        ckpt = self.b.kvs.get(CHECKPOINT_KEY)
+        if ckpt is None:
+            return 0.0
+        try:
+            stamp = ckpt["timestamp"]
+            state = ckpt["drain_state"]
+            if not isinstance(stamp, (int, float)) or isinstance(stamp, bool) or not isinstance(state, dict):
+                raise TypeError("timestamp or drain_state")
+            for ids, info in state.items():
+                if not all(isinstance(info.get(k), str) for k in ("nodelist", "reason")) \
+                        or not isinstance(info.get("timestamp"), (int, float)):
+                    raise TypeError(ids)
+                self._apply({"timestamp": info["timestamp"], "name": "drain",
+                             "context": {"idset": ids, "nodelist": info["nodelist"], "reason": info["reason"]}})
+        except (KeyError, TypeError, ValueError, AttributeError, FormatError):
+            self._drained = None
+            self.b.log("resource", "err", f"{CHECKPOINT_KEY}: invalid drain state entry")
+            raise DamagedError(CHECKPOINT_KEY, "invalid drain state entry") from None
+        return float(stamp)
+
+    def _truncate(self, checkpoint):
+        """[resource] history: the eventlog's entries from before the last
+        checkpoint dropped (their drains are in it), those within `history`
+        of now kept (Flux's truncate_eventlog; default 90 days, "inf" keeps all)."""
+        history = fsd.parse_config(configmod.get_path(self.b.config, "resource.history", "90d"))
+        if math.isinf(history):
+            return
+        if history:
+            keep_from = self.b.now - history
+            if 0 < keep_from < checkpoint:
+                checkpoint = keep_from
+        entries = self.b.kvs.get_eventlog("resource.eventlog") or []
+        kept = [e for e in entries if e["timestamp"] >= checkpoint]
+        if len(kept) == len(entries):
+            return
+        self.b.kvs.delete("resource.eventlog")
+        for entry in kept:
+            self.b.kvs.append("resource.eventlog", eventlog.encode_entry(
+                entry["timestamp"], entry["name"], entry.get("context")))
+
+    def module_load(self, noverify=False, notruncate=False, monitor_force_up=False):
         """The resource module (re)loaded, as Flux's does it: the drain
-        state replayed from resource.eventlog (a malformed entry fails the
-        load) and resource-define posted, method "configuration" when R is
-        configured, else "kvs" (resource.R reused)."""
+        state of the last checkpoint, then the resource.eventlog entries
+        since replayed (a malformed entry fails the load), the eventlog
+        truncated to [resource] history (unless notruncate) and
+        resource-define posted, method "configuration" when R is
+        configured, else "kvs" (resource.R reused); then rank 0, where
+        `module load` loads it, verifies its own resources against R's
+        (see verify_self) unless noverify (the module argument) or
+        [resource] noverify."""
         self._R = None
         self._rset = None
         self._host_rank = None
-        entries = self.replay()  # a malformed entry fails the load (DamagedError)
+        checkpoint = self.replay()  # a malformed entry fails the load (DamagedError)
+        if monitor_force_up:
+            self.b.kvs.put(MODULE_KEY, {"monitor-force-up": True})
+        elif self.b.kvs.get(MODULE_KEY) is not None:
+            self.b.kvs.delete(MODULE_KEY)
         _ = self.rset
         row = self.b.kvs.get_raw("resource.eventlog")
         if row is not None and row[0] != "eventlog":
             # a value `kvs put` stored: the module goes on appending to it as an eventlog
+            entries = self.b.kvs.get_eventlog("resource.eventlog") or []
             self.b.kvs.delete("resource.eventlog")
             for entry in entries:
                 self.b.kvs.append("resource.eventlog", eventlog.encode_entry(
@@ -383,8 +583,55 @@ class Resources:
                           if r in self.drained)
             if ranks:
                 self._post("undrain", {"idset": str(ranks), "nodelist": self.hostlist_of(ranks)})
-        method = "configuration" if configmod.get_path(self.b.config, "resource.config") else "kvs"
+        if not notruncate:
+            self._truncate(checkpoint)
+        if not noverify and not configmod.get_path(self.b.config, "resource.noverify", False):
+            self.verify_self(0)  # (in Flux the node's check drains before the module defines R)
+        method = "configuration" if configured_R(self.b.config) else "kvs"
         self.b.kvs.append("resource.eventlog", eventlog.encode_entry(self.b.now, "resource-define", {"method": method}))
+
+    def verify_modes(self):
+        """[resource.verify] as a mode per hostname, core and gpu; without
+        the table, the resource module's defaults (cores may be more than R
+        says, gpus are not checked, the host name must match)."""
+        verify = configmod.get_path(self.b.config, "resource.verify")
+        if verify is None:
+            return {"hostname": "strict", "core": "allow-extra", "gpu": "ignore"}
+        return verify_modes(verify)
+
+    def verify_self(self, rank):
+        """The check a rank's resource module makes of its node when it
+        loads (Flux's topo_verify): the node's own resources (recorded when
+        the instance was created: flux-lite's nodes are simulated) against
+        what R expects of the rank, under [resource.verify]; a mismatch
+        drains the rank with librlist's message as the reason. Returns the
+        message, or None when the rank verifies (or the node's resources
+        are unknown: an instance from before they were recorded)."""
+        hardware = self.b.instance.meta.get("hardware")
+        if not isinstance(hardware, dict):
+            return None
+        try:
+            own = rlist_from_dict(hardware)
+            expected = rlist_from_dict(self.instance_R)
+        except FormatError:
+            return None
+        if rank not in own.ranks:
+            return None
+        rc, message = rlist_verify(expected, own.remove_ranks(own.ranks - IDset([rank])), self.verify_modes())
+        if rc == 0:
+            return None
+        self.b.log("resource", "err", f"draining: {message}")
+        # Flux's drain_rank: posted even when the rank is drained already
+        # (whose reason then stays), with no overwrite flag
+        ranks = IDset([rank])
+        nodelist = self.hostlist_of(ranks)
+        ctx = {"idset": str(ranks), "nodelist": nodelist, "reason": message}
+        if rank != 0:
+            ctx["overwrite"] = 0  # (another rank asks rank 0's module, mode "update")
+        self._post("drain", ctx)
+        self.b.log("resource", "info", f"drain idset={rank} nodelist={nodelist} overwrite=0 reason={message}")
+        self._notify()
+        return message
 
     def size(self):
         """The instance's number of brokers (ranks): those of the R it
@@ -427,23 +674,34 @@ class Resources:
 
     def journal(self):
         """resource.journal as Flux's resource module streams it: the
-        entries of resource.eventlog, with the module's "restart" event
-        (ranks, online, nodelist: the instance's brokers) where it was last
-        loaded (before the resource-define it posted) and the "online"
-        event of every broker after that resource-define (flux-lite's
-        brokers are all up). restart and online are not in the KVS, as in Flux."""
+        entries of resource.eventlog (but the resource-define events of
+        earlier loads: "historical resource-define events are not
+        helpful"), with the module's "restart" event (ranks, online,
+        nodelist: the instance's brokers) where it was last loaded (before
+        the resource-define it posted) and the "online" event of every
+        broker after that resource-define (flux-lite's brokers are all up;
+        with the module argument monitor-force-up the restart event says
+        so instead). restart and online are not in the KVS, as in Flux.
+        [resource] journal-max bounds it as Flux's reslog does: the oldest
+        entries dropped for a "truncate" event in front (with the time of
+        the last one dropped)."""
         entries = self.b.kvs.get_eventlog("resource.eventlog") or []
         full = Rset.from_dict(self.instance_R)
         size = self.size()
         ranks = str(IDset.range(0, size - 1)) if size else ""
         last = max((i for i, e in enumerate(entries) if e.get("name") == "resource-define"), default=None)
         t0 = entries[last]["timestamp"] if last is not None else self.b.now
+        forced = bool((self.b.kvs.get(MODULE_KEY) or {}).get("monitor-force-up"))
         restart = {"timestamp": t0, "name": "restart",
-                   "context": {"ranks": ranks, "online": "", "nodelist": full.nodelist_text()}}
+                   "context": {"ranks": ranks, "online": ranks if forced else "", "nodelist": full.nodelist_text()}}
         if last is None:
-            return [restart] + entries
-        online = [{"timestamp": t0, "name": "online", "context": {"idset": ranks}}] if ranks else []
-        return entries[:last] + [restart, entries[last]] + online + entries[last + 1:]
+            out = [restart] + entries
+        else:
+            online = [{"timestamp": t0, "name": "online", "context": {"idset": ranks}}] if ranks and not forced else []
+            earlier = [e for e in entries[:last] if e.get("name") != "resource-define"]
+            out = earlier + [restart, entries[last]] + online + entries[last + 1:]
+        limit = configmod.get_path(self.b.config, "resource.journal-max", 100000)
+        return _journal_truncated(out, limit)
 
     def journal_targets(self, text):
         """-i/--include of resource eventlog: (ranks, hosts) of TARGETS,

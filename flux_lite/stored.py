@@ -220,8 +220,9 @@ CHECKS = {
 JOB_CHECKS = {"R": check_R, "jobspec": check_jobspec, "J": _obj}
 
 # instance keys the owner may replace or remove as Flux's tests do (the
-# resource module checks resource.eventlog when it is loaded again)
-OWNER_WRITABLE = ("resource.eventlog",)
+# resource module checks resource.eventlog and its drain checkpoint when it
+# is loaded again)
+OWNER_WRITABLE = ("resource.eventlog", "checkpoint.resource")
 
 # instance keys only flux-lite itself writes: `kvs put` refuses them, naming
 # the command that changes what they hold
@@ -239,6 +240,7 @@ MANAGED = {
     "job-exec.unloaded": "use 'flux-lite module load/remove job-exec'",
     "job-ingest.module": "use 'flux-lite module load/remove job-ingest'",
     "resource.drain-state": "use 'flux-lite resource drain/undrain'",
+    "resource.module": "use 'flux-lite module load resource'",
 }
 
 
@@ -435,7 +437,7 @@ def check_job_events(entries):
 def _refusal(key: str) -> str | None:
     """Why a client may not write key (None: it may)."""
     reason = MANAGED.get(key)
-    if reason is None and key.startswith(("checkpoint.", "sched.", "job-manager.")):
+    if reason is None and key not in OWNER_WRITABLE and key.startswith(("checkpoint.", "sched.", "job-manager.")):
         reason = "flux-lite writes it"
     if reason is None and jobid_of_key(key) is not None:
         reason = "job data is written by the job manager"
