@@ -12,6 +12,7 @@ from errno import EEXIST, EINVAL, ENOENT, ENOSYS
 from flux_lite import config as configmod
 from flux_lite import protocol
 from flux_lite.errors import ConfigError, FluxLiteError, FormatError
+from flux_lite.fake_resources import fake_R
 from flux_lite.formats import eventlog
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
@@ -21,7 +22,12 @@ from flux_lite.stored import DamagedError
 
 
 def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
-    """R for a new instance: from resource.config, else from the --test-* options."""
+    """R for a new instance: from [fake-resources] (Flux's rc1 installs it
+    before the resource module loads), else resource.config, else the
+    --test-* options."""
+    fake = cfg.get("fake-resources")
+    if fake is not None:
+        return fake_R(fake)
     nodes = []
     entries = configmod.get_path(cfg, "resource.config")
     if entries:

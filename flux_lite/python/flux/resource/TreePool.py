@@ -30,10 +30,11 @@ from flux.resource.ResourcePool import ResourcePool
 from flux.resource.ResourcePoolImplementation import InfeasibleRequest, ResourcePoolImplementation
 from flux.resource.Rv1Pool import ResourceRequest, Rv1Pool
 from flux.resource.Rv1Set import _constraint
+from flux_lite.formats import hwloc
 from flux_lite.formats.idset import IDset
 from flux_lite.sched.request import request_counts
 
-__all__ = ["TreePool", "TreeResourceRequest", "pool_class"]
+__all__ = ["TreePool", "TreeResourceRequest", "amend", "pool_class"]
 
 Group = tuple[frozenset, frozenset]  # (cores, gpus)
 
@@ -300,3 +301,23 @@ class TreePool(ResourcePool):
 
 #: what the pool-class URI ``TreePool`` (a module of flux.resource) names
 pool_class = TreePool
+
+
+def amend(R: dict, hwloc_xml: str | None = None) -> dict:
+    """The fake-resources amender (``amend-r = "flux.resource.TreePool:amend"``):
+    R with a ``scheduling`` key whose one child gives every rank of R the
+    node topology of the hwloc XML (flux_lite.formats.hwloc says how it is
+    read), written by ``TreePool``; R unchanged without XML or ranks."""
+    if hwloc_xml is None:
+        return R
+    ranks = IDset()
+    for entry in R.get("execution", {}).get("R_lite", []):
+        ranks = ranks | IDset.parse(entry["rank"])
+    if not ranks:
+        return R
+    try:
+        topo = hwloc.parse(hwloc_xml).treepool()
+    except ValueError as exc:  # (FormatError is one)
+        raise RuntimeError(f"rhwloc_treepool_topo_to_json failed: {exc}") from None
+    R["scheduling"] = {"writer": "TreePool", "children": [{"ranks": str(ranks), "topo": topo}]}
+    return R
