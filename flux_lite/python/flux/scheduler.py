@@ -410,6 +410,7 @@ class Scheduler(BrokerModule):
     def _sched_hello(self) -> None:
         f = self.handle.rpc("job-manager.sched-hello", {"partial-ok": self.hello_partial_ok},
                             flags=FLUX_RPC_STREAMING)
+        wants_scheduling = getattr(getattr(self._resources, "impl", None), "scheduling", None) is not None
         while True:
             try:
                 rec = f.get()
@@ -420,7 +421,10 @@ class Scheduler(BrokerModule):
             f.reset()
             jobid = rec["id"]
             R = rec.get("R")
-            if R is None:
+            # (flux-lite's job manager gives R without its scheduling key, as
+            # Flux's keeps it; a pool that reads that key reads the stored R,
+            # as every module does in Flux, whose hello carries no R)
+            if R is None or (wants_scheduling and isinstance(R, dict) and "scheduling" not in R):
                 try:
                     R = self.handle._endpoint.kvs_get(kvs_key(jobid, "R"))
                 except OSError:
