@@ -34,7 +34,7 @@ from flux_lite.formats.rset import Rset, nodes_summary, rlite_nodes, rlite_witho
 from flux_lite.sched import store
 from flux_lite.sched.pool import InfeasibleRequest, Pool
 from flux_lite.sched.treepool import TreePool
-from flux_lite.sched.request import ResourceRequest, request_from_jobspec
+from flux_lite.sched.request import ResourceRequest
 from flux_lite.schedstate import STATE_KEY
 
 if TYPE_CHECKING:
@@ -446,7 +446,7 @@ class Scheduler:
         """feasibility.check: could the jobspec ever be satisfied by the whole
         pool (allocations and down nodes aside)?"""
         try:
-            self.pool.check_feasibility(request_from_jobspec(cast(dict, msg.get("jobspec"))))
+            self.pool.check_feasibility(self.pool.read_request(cast(dict, msg.get("jobspec"))))
         except InfeasibleRequest as exc:
             raise rfc27.error(rfc27.EINVAL, str(exc) or "unsatisfiable request") from None
         except Exception as exc:  # a jobspec the scheduler cannot read
@@ -496,7 +496,7 @@ class Scheduler:
             self.respond(jobid, rfc27.DENY, note="DEBUG_FAIL_ALLOC")
             return
         try:
-            request = request_from_jobspec(msg["jobspec"])
+            request = self.pool.read_request(msg["jobspec"])
         except Exception as exc:
             self.respond(jobid, rfc27.DENY, note=f"cannot parse jobspec: {exc}")
             return

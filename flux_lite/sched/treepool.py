@@ -27,10 +27,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from flux_lite.errors import JobspecError
 from flux_lite.formats.idset import IDset
-from flux_lite.sched.pool import Pool, PoolError
+from flux_lite.sched.pool import InfeasibleRequest, Pool, PoolError, RequestPlan
+from flux_lite.sched.request import _DISCRETE_MSG, DiscreteCountError, ResourceRequest, request_counts
 
-__all__ = ["TreePool", "Group", "whole", "containers", "levels", "layouts"]
+__all__ = ["TreePool", "Group", "whole", "containers", "levels", "layouts", "read_request"]
 
 Group = tuple[frozenset, frozenset]  # (cores, gpus)
 
@@ -183,6 +185,30 @@ def cpu_slots(rank_levels: list[list[Group]], free_cores: frozenset, s: int,
     return frozenset(took), n
 
 
+def read_request(jobspec: Any) -> ResourceRequest:
+    """The request a jobspec makes of a TreePool (Flux's TreeResourceRequest):
+    an exclusive leaf of another type than node, slot, core or gpu
+    (``socket{x}``, ``numa{x}``) makes its slots whole objects of that
+    level (``container``); a slot above the node level counts per node;
+    an exclusive node may name no cores."""
+    c = request_counts(jobspec, containers=True)
+    node_count, slot_count = c["node_count"], c["slot_count"]
+    if node_count is not None and node_count.discrete:
+        raise DiscreteCountError(_DISCRETE_MSG.format("node"))
+    if slot_count.discrete:
+        raise DiscreteCountError(_DISCRETE_MSG.format("slot"))
+    nnodes = node_count.min if node_count is not None else 0
+    nslots = slot_count.min * nnodes if nnodes else slot_count.min
+    container = c["container_level"]
+    slot_size = c["slot_size"]
+    if container is None and not slot_size:
+        slot_size = 1  # (an exclusive node without cores: any node has one, and is taken whole)
+    if nslots < 1:
+        raise JobspecError("Unable to determine slot count")
+    return ResourceRequest(nnodes, nslots, 0 if container else slot_size, c["gpu_per_slot"], c["exclusive"],
+                           c["duration"], (), c["constraint"], container=container)
+
+
 def _bits(mask: int) -> frozenset:
     out = []
     i = 0
@@ -199,6 +225,12 @@ def _mask(ids: frozenset) -> int:
     for i in ids:
         m |= 1 << i
     return m
+
+
+class _ContainerPlan(RequestPlan):
+    """The plan of a request whose slots are whole objects of a level."""
+
+    __slots__ = ("container",)
 
 
 class TreePool(Pool):
@@ -224,11 +256,65 @@ class TreePool(Pool):
         new._rank_type = self._rank_type
         return new  # type: ignore[return-value]
 
+    read_request = staticmethod(read_request)
+
     def _levels_of(self, rank: int) -> list[list[Group]]:
         return self._type_levels[self._rank_type[rank]]
 
+    def _topo_of(self, rank: int) -> Mapping:
+        return self._type_topo[self._rank_type[rank]]
+
+    def plan(self, req: Any) -> Any:
+        container = getattr(req, "container", None)
+        if container is None:
+            return super().plan(req)
+        cached = req.pool_plan
+        if cached is not None and cached[0] is self.topology:
+            return cached[1]
+        for v in (req.nslots, req.nnodes):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InfeasibleRequest("invalid resource request: counts must be integers")
+        if req.nslots < 1 or req.nnodes < 0:
+            raise InfeasibleRequest("invalid resource request: slot count and slot size must be at least 1")
+        p = _ContainerPlan()
+        p.container = container
+        p.slot_size, p.gpu_per_slot, p.exclusive = 0, 0, False
+        p.per_node = req.nnodes > 0
+        p.count = req.nnodes if p.per_node else req.nslots
+        p.slots_per_node = req.nslots // req.nnodes if p.per_node else 0
+        p.unit_cores = p.unit_gpus = p.min_cores = 0
+        p.key, p.allowed = self.topology.index_mask(req)
+        p.feasible = False
+        req.pool_plan = (self.topology, p)
+        return p
+
+    def _container_of(self, p: Any) -> str | None:
+        return getattr(p, "container", None)
+
+    def _check_feasible(self, p: Any) -> None:
+        level = self._container_of(p)
+        if level is None or p.feasible:
+            super()._check_feasible(p)
+            return
+        topo = self.topology
+        counts = [len(containers(self._topo_of(rank), level)) for i, rank in enumerate(topo.ranks)
+                  if p.allowed is None or p.allowed >> i & 1]
+        if p.per_node:
+            per = p.slots_per_node
+            eligible = sum(1 for n in counts if n >= per)
+            if eligible < p.count:
+                raise InfeasibleRequest(
+                    f"unsatisfiable request: need {p.count} node(s) with {per} exclusive "
+                    f"'{level}' container(s) each, only {eligible} eligible")
+        elif sum(counts) < p.count:
+            raise InfeasibleRequest(
+                f"unsatisfiable request: need {p.count} exclusive '{level}' container(s), "
+                f"only {sum(counts)} available")
+        p.feasible = True
+
     def select(self, p: Any) -> Any:
         topo = self.topology
+        level = self._container_of(p)
         s, g, exclusive = p.slot_size, p.gpu_per_slot, p.exclusive
         allowed = p.allowed
         cands = []
@@ -243,6 +329,14 @@ class TreePool(Pool):
         def take(i: int, most: int | None) -> tuple[int, int, int]:
             free_c = _bits(topo.core_mask[i] & ~self.alloc_cores[i])
             free_g = _bits(topo.gpu_mask[i] & ~self.alloc_gpus[i])
+            if level is not None:
+                # whole free containers of the level, in topology order
+                free = [(c, gg) for c, gg in containers(self._topo_of(topo.ranks[i]), level)
+                        if c <= free_c and gg <= free_g]
+                if most is not None:
+                    free = free[:most]
+                return (_mask(frozenset().union(*(c for c, _ in free))),
+                        _mask(frozenset().union(*(gg for _, gg in free))), len(free))
             lv = self._levels_of(topo.ranks[i])
             if g > 0:
                 c, gg, n = gpu_slots(lv, free_c, free_g, s, g, most)
