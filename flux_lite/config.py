@@ -291,7 +291,8 @@ def validate(cfg):
     """Check every table flux-lite knows; return cfg unchanged when valid."""
     _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec",
                    "fake-resources") + FLUX_ONLY_TABLES, "config")
-    fake = _section(cfg, "fake-resources", FAKE_RESOURCES_KEYS)
+    fake = _section(cfg, "fake-resources", ("nnodes", "cores-per-node", "gpus-per-node", "host-prefix",
+                                            "hwloc-xml-path", "amend-r"))
     if fake is not None:
         validate_fake_resources(fake)
     res = _section(cfg, "resource", ("config", "exclude", "noverify", "norestrict", "path", "scheduling", "verify",
@@ -454,9 +455,6 @@ def _targets(value, key):
 
 
 SIMULATION_KEYS = {"duration", "rank-durations", "fail-ranks", "drain-on-failure"}
-
-
-FAKE_RESOURCES_KEYS = ("nnodes", "cores-per-node", "gpus-per-node", "host-prefix", "hwloc-xml-path", "amend-r")
 
 
 def validate_fake_resources(fake):

@@ -282,3 +282,42 @@ def test_a_module_file_with_treepool_keeps_its_running_jobs(tree, tmp_path):
     assert rlite(tree, b) == [{"rank": "0", "children": {"core": "2", "gpu": "1"}}]
     assert job_R(tree, b)["scheduling"]["children"] == [{"ranks": "0", "topo": TOPO}]
     assert not [line for line in tree.dmesg() if ".err[" in line]
+
+
+def shaped(flux, shape):
+    return flux.submit(f"--resources-shape={shape}", "sleep", "inf")
+
+
+def test_treepool_exclusive_containers(tree):
+    a = shaped(tree, "slot=1/socket{x}")
+    assert rlite(tree, a) == [{"rank": "0", "children": {"core": "0-1", "gpu": "0"}}]
+    # packed from the fullest node: rank 0's free socket, then both of rank 1's
+    b = shaped(tree, "slot=3/socket{x}")
+    assert rlite(tree, b) == [{"rank": "0", "children": {"core": "2-3", "gpu": "1"}},
+                              {"rank": "1", "children": {"core": "0-3", "gpu": "0-1"}}]
+    assert job_R(tree, b)["execution"]["nslots"] == 3
+    bad = shaped(tree, "slot=1/numa{x}")
+    assert tree.state(bad) == "INACTIVE"
+    assert tree.out("jobs", "-no", "{exception.note}", bad).strip() == (
+        "unsatisfiable request: need 1 exclusive 'numa' container(s), only 0 available")
+
+
+def test_treepool_containers_per_node_wait_in_the_queue(tree):
+    a = tree.submit("-N1", "-n1", "-c1", "sleep", "inf")
+    b = shaped(tree, "node=2/slot=2/socket{x}")  # 2 nodes of 2 whole sockets: waits for a
+    assert tree.state(b) == "SCHED"
+    tree("cancel", a)
+    assert tree.state(b) == "RUN"
+    assert rlite(tree, b) == [{"rank": "0-1", "children": {"core": "0-3", "gpu": "0-1"}}]
+    assert job_R(tree, b)["execution"]["nslots"] == 4
+    c = shaped(tree, "node=3/slot=1/socket{x}")
+    assert tree.out("jobs", "-no", "{exception.note}", c).strip() == (
+        "unsatisfiable request: need 3 node(s) with 1 exclusive 'socket' container(s) each, only 2 eligible")
+
+
+def test_treepool_slot_above_node_counts_per_node(tree):
+    a = shaped(tree, "slot=2/node/core=4")
+    assert rlite(tree, a) == [{"rank": "0-1", "children": {"core": "0-3"}}]
+    tree("cancel", a)
+    b = shaped(tree, "slot=1/node{x}")
+    assert rlite(tree, b) == [{"rank": "0", "children": {"core": "0-3", "gpu": "0-1"}}]
