@@ -281,7 +281,11 @@ def test_a_module_file_with_treepool_keeps_its_running_jobs(tree, tmp_path):
     assert [tree.state(a), tree.state(b)] == ["RUN", "RUN"]
     assert rlite(tree, b) == [{"rank": "0", "children": {"core": "2", "gpu": "1"}}]
     assert job_R(tree, b)["scheduling"]["children"] == [{"ranks": "0", "topo": TOPO}]
+    # a free's R is the job manager's (no scheduling key): the module takes it as Flux's does
+    tree("cancel", a)
+    assert tree.state(a) == "INACTIVE"
     assert not [line for line in tree.dmesg() if ".err[" in line]
+    tree("module", "remove", "sched-tree")
 
 
 def shaped(flux, shape):

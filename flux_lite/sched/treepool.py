@@ -318,7 +318,7 @@ class TreePool(Pool):
         s, g, exclusive = p.slot_size, p.gpu_per_slot, p.exclusive
         allowed = p.allowed
         cands = []
-        for i, rank in enumerate(topo.ranks):
+        for i in range(len(topo.ranks)):
             if not self.rank_up[i] or (allowed is not None and not allowed >> i & 1) \
                     or self.nfree_cores[i] < (topo.ncores[i] if exclusive else s) \
                     or (g > 0 and self.nfree_gpus[i] < g):
