@@ -325,3 +325,17 @@ def test_treepool_slot_above_node_counts_per_node(tree):
     tree("cancel", a)
     b = shaped(tree, "slot=1/node{x}")
     assert rlite(tree, b) == [{"rank": "0", "children": {"core": "0-3", "gpu": "0-1"}}]
+
+
+def test_start_conf_options(tmp_path):
+    from conftest import Flux
+
+    flux = Flux(tmp_path / "s")
+    flux("start", "--clock=virtual", "--conf=fake-resources.nnodes=3", "--conf=fake-resources.cores-per-node=2",
+         "--conf=fake-resources.host-prefix=n")
+    assert flux.out("resource", "list", "-no", "{nnodes} {ncores} {nodelist}", "-s", "free") == "3 6 n[0-2]\n"
+    r = Flux(tmp_path / "t").fails("start", "--conf=fake-resources.cores-per-node=2")
+    assert r.stderr == "flux-lite start: ERROR: [fake-resources] table requires the 'nnodes' key\n"
+    r = Flux(tmp_path / "u").fails("start", "--conf=nosuch")
+    assert r.stderr == "flux-lite start: ERROR: --conf: named config 'nosuch' not found\n"
+    assert not (tmp_path / "t").exists() and not (tmp_path / "u").exists()
