@@ -313,6 +313,8 @@ def _expand(template, opts, values, seq):
             out = kept.format(*values, seq=seq, seq1=seq + 1, cc="{cc}")
         except (IndexError, KeyError) as exc:
             raise FluxLiteError(f"Invalid replacement string in command: '{text}' ({exc})") from None
+        except ValueError as exc:  # (a lone brace: Flux's CLI reports the exception itself)
+            raise FluxLiteError(str(exc)) from None
         return out.replace("\0stache\0", "{{").replace("\0/stache\0", "}}")
 
     cmd = [fmt(arg) for arg in template]

@@ -96,3 +96,9 @@ def test_bulksubmit_empty_separator(flux):
     # Flux's words (split's own); found by tests/test_fuzz.py as a traceback
     assert as_flux(flux, "bulksubmit", "--sep=", "--dry-run", "echo", "{}", input="a b\n") == (
         1, "", "flux-bulksubmit: ERROR: empty separator\n")
+
+
+def test_bulksubmit_lone_brace_in_an_option(flux):
+    # (Flux's str.format raises ValueError, which its CLI reports as the error)
+    r = flux.fails("bulksubmit", "--dry-run", "--taskmap", "{", "echo", "{}", input="a\n")
+    assert r.stderr == "flux-lite bulksubmit: ERROR: Single '{' encountered in format string\n"
