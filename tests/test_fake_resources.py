@@ -339,3 +339,26 @@ def test_start_conf_options(tmp_path):
     r = Flux(tmp_path / "u").fails("start", "--conf=nosuch")
     assert r.stderr == "flux-lite start: ERROR: --conf: named config 'nosuch' not found\n"
     assert not (tmp_path / "t").exists() and not (tmp_path / "u").exists()
+
+
+def test_hwloc_1x_sockets_and_groups():
+    # hwloc 1.x: NUMA nodes above Socket objects; a Group of two packages is
+    # named by hwloc's type name
+    text = textwrap.dedent(f"""\
+        <topology><object type="Machine" cpuset="0xf">
+          <object type="NUMANode" cpuset="0x3" local_memory="{3 * GIB}">
+            <object type="Socket" cpuset="0x3"><object type="Core" cpuset="0x1"/><object type="Core" cpuset="0x2"/>
+            </object></object>
+          <object type="NUMANode" cpuset="0xc" local_memory="{3 * GIB}">
+            <object type="Socket" cpuset="0xc"><object type="Core" cpuset="0x4"/><object type="Core" cpuset="0x8"/>
+            </object></object>
+        </object></topology>""")
+    assert hwloc.parse(text).treepool() == {"socket": [{"cores": "0-1", "memory": 3}, {"cores": "2-3", "memory": 3}]}
+    text = textwrap.dedent("""\
+        <topology><object type="Machine" cpuset="0xf">
+          <object type="Group" cpuset="0x3"><object type="Core" cpuset="0x1"/><object type="Core" cpuset="0x2"/>
+          </object>
+          <object type="Group" cpuset="0xc"><object type="Core" cpuset="0x4"/><object type="Core" cpuset="0x8"/>
+          </object>
+        </object></topology>""")
+    assert hwloc.parse(text).treepool() == {"Group": [{"cores": "0-1"}, {"cores": "2-3"}]}

@@ -15,7 +15,7 @@ Read as Flux reads it (librlist's rhwloc):
   object's cpuset.
 
 The TreePool topology (RFC 49 names): from the machine down, CPU containers
-(Package as ``socket``, Die, Group) with a cpuset each become a list under
+(Package, or hwloc 1.x's Socket, as ``socket``; Die, Group) with a cpuset each become a list under
 their name (a single one folds into its parent); below the last container
 the NUMA nodes within its cpuset become ``numa`` leaves (a single one folds
 into the leaf), each with ``cores``, ``gpus`` and ``memory`` (GiB); a
@@ -38,7 +38,8 @@ from flux_lite.formats.idset import IDset
 __all__ = ["Topology", "parse"]
 
 _GPU_BACKENDS = ("CUDA", "NVML", "OpenCL", "RSMI")
-_CONTAINERS = {"Package": "socket", "Die": "die", "Group": "group"}
+# (hwloc 1.x files name packages Socket)
+_CONTAINERS = {"Package": "socket", "Socket": "socket", "Die": "Die", "Group": "Group"}
 _GIB = 1 << 30
 
 
