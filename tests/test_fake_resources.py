@@ -111,6 +111,8 @@ def test_nnodes_cores_gpus_host_prefix(flux_factory, tmp_path):
 
 def test_defaults_are_64_cores_no_gpus_fake_hosts(flux_factory, tmp_path):
     flux = start(flux_factory, tmp_path, "nnodes = 2\n")
+    first = flux.out("kvs", "eventlog", "get", "resource.eventlog").splitlines()[0]
+    assert first.split(" ", 1)[1] == 'resource-define method="kvs"'
     assert flux.out("resource", "info") == "2 Nodes, 128 Cores, 0 GPUs\n"
     R = R_of(flux)
     assert R["execution"]["R_lite"] == [{"rank": "0-1", "children": {"core": "0-63"}}]
