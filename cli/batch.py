@@ -113,6 +113,8 @@ def batch(ctx, script, opts, nslots, cores_per_slot, gpus_per_slot, nodes, exclu
         with sub:
             return sub.command.invoke(sub)
     name = opts.get("job_name") or (script_args[0] if script_args else "batch")
+    if opts.get("resources_shape") or opts.get("resources_json"):
+        nodes = "1"  # (the shape plugin's preinit: the resources are replaced)
     counts = {}
     for key, value in (("nslots", nslots), ("cores-per-slot", cores_per_slot), ("gpus-per-slot", gpus_per_slot),
                        ("nodes", nodes)):

@@ -15,6 +15,7 @@ from flux_lite.cli.words import flux_environment, prog
 
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, UsageError
+from flux_lite.formats import submitopts
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.instance import Instance, resolve_state_dir
 
@@ -33,6 +34,8 @@ MAX_PER_NODE = 4096
               help="GPUs per node.")
 @click.option("-c", "--config", "config_file", metavar="FILE|DIR", type=click.Path(),
               help="Instance configuration: a TOML, YAML or JSON file, or a directory of *.toml files.")
+@click.option("--conf", "confs", multiple=True, metavar="KEY=VAL|FILE",
+              help="Set configuration KEY to VAL (JSON, else a string), or merge a .toml/.json FILE, over -c's.")
 @click.option("--clock", type=click.Choice(["real", "virtual"]), default=None, help="Clock mode (default real).")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing instance.")
 @click.option("--restore", "restore", metavar="ARCHIVE", type=click.Path(dir_okay=False, allow_dash=True),
@@ -42,8 +45,8 @@ MAX_PER_NODE = 4096
 @max_size_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock, force, restore, attrs, max_size,
-          command):
+def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, confs, clock, force, restore, attrs,
+          max_size, command):
     """Create a persistent instance, or run COMMAND in a temporary one.
 
     Without COMMAND the instance is created in the selected state directory.
@@ -59,6 +62,12 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
             raise UsageError(f"-S {attr}: the only broker attribute flux-lite sets is log-filename=FILE")
         log_filename = value
     cfg = configmod.load_file(config_file) if config_file else {}
+    for value in confs:
+        # (Flux's --conf: a fake-resources.nnodes=4 on the command line)
+        try:
+            cfg = submitopts.conf_update(cfg, value)
+        except (ValueError, TypeError) as exc:
+            raise FluxLiteError(str(exc)) from None
     size = test_size
     if size is None:
         size = 1
@@ -86,7 +95,7 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
         resources = dict(size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus) if explicit else None
         # quiet, as the restore Flux's rc1 runs for -Scontent.restore
         return restore_archive(ctx, restore, quiet=True, force=force, clock=clock,
-                               config=cfg if config_file else None, resources=resources, target=path,
+                               config=cfg if config_file or confs else None, resources=resources, target=path,
                                max_size=max_size)
 
     if not command:

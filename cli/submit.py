@@ -12,6 +12,7 @@ from flux_lite.cli.words import is_flux, prog
 
 from flux_lite.errors import FluxLiteError, IdsetError, NoInstanceError, UsageError
 from flux_lite.formats import constraint, fsd, jobopts, submitopts
+from flux_lite.formats import shape as shapemod
 from flux_lite.formats import jobspec as jobspecmod
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
@@ -178,6 +179,12 @@ def job_options(f=None, *, per_task=True):
         click.option("--gpus-per-node", metavar="N", default=None,
                      help="Request a number of GPUs per node with --nodes"),
         click.option("-v", "--verbose", count=True, help="Increase verbosity on stderr (multiple use OK)"),
+        # (Flux's shape plugin, installed with its CLI: flux/cli/plugins/shape.py)
+        click.option("--resources-shape", "resources_shape", metavar="SHAPE",
+                     help="Provide an RFC 46 jobspec shape on the command line. Any other resource arguments "
+                          "will be ignored."),
+        click.option("--resources-json", "resources_json", metavar="FILE",
+                     help="Provide a JSON file specifying the `resources` section of a jobspec."),
     ]
     if per_task:
         # (flux batch reads its script, not an input file)
@@ -242,6 +249,10 @@ def build_jobspec(command, opts, extra_env=None):
         command = command[1:]
     if not command:
         raise FluxLiteError("job command and arguments are missing")
+    shaped = opts.get("resources_shape") or opts.get("resources_json")
+    if shaped:
+        # (the shape plugin's preinit: one node, whose resources are replaced)
+        opts = JobOptions(dict(opts, nodes="1"))
     counts = {name: _count(opts.get(name), name.replace("_", "-"))
               for name in ("ntasks", "nodes", "cores", "cores_per_task", "gpus_per_task", "tasks_per_node",
                            "tasks_per_core", "gpus_per_node")}
@@ -338,10 +349,34 @@ def build_jobspec(command, opts, extra_env=None):
     for arg in opts.get("add_files") or ():
         name, ref = _value_error(_file_entry, arg)
         js["attributes"]["system"].setdefault("files", {})[name] = ref
+    if shaped:
+        js["resources"] = shaped_resources(opts.get("resources_shape"), opts.get("resources_json"))
     if not opts.get("dry_run"):
         # (flux submit --dry-run prints what Python's Jobspec accepts; ingest is stricter)
         jobspecmod.validate(js)
     return js
+
+
+def shaped_resources(shape, json_file):
+    """The resources --resources-shape (RFC 46) or --resources-json give
+    (a file of a jobspec, whose resources are taken, or of the list)."""
+    if shape and json_file:
+        raise FluxLiteError("`--resources-shape` and `--resources-json` are mutually exclusive arguments. "
+                            "Use only one.")
+    if shape:
+        return _value_error(shapemod.parse, shape)
+    try:
+        with open(json_file, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as exc:
+        raise FluxLiteError(f"{json_file}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise FluxLiteError(f"{json_file}: {exc}") from None
+    if isinstance(data, dict):
+        if "resources" not in data:
+            raise FluxLiteError(f"{json_file}: no resources")
+        return data["resources"]
+    return data
 
 
 def input_file(value):

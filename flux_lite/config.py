@@ -289,8 +289,12 @@ def _bool(value, key):
 
 def validate(cfg):
     """Check every table flux-lite knows; return cfg unchanged when valid."""
-    _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec")
-             + FLUX_ONLY_TABLES, "config")
+    _unknown(cfg, ("resource", "instance", "policy", "queues", "job-manager", "sched", "clock", "exec",
+                   "fake-resources") + FLUX_ONLY_TABLES, "config")
+    fake = _section(cfg, "fake-resources", ("nnodes", "cores-per-node", "gpus-per-node", "host-prefix",
+                                            "hwloc-xml-path", "amend-r"))
+    if fake is not None:
+        validate_fake_resources(fake)
     res = _section(cfg, "resource", ("config", "exclude", "noverify", "norestrict", "path", "scheduling", "verify",
                                      "no-update-watch", "rediscover", "journal-max", "history"))
     if res is not None:
@@ -451,6 +455,22 @@ def _targets(value, key):
 
 
 SIMULATION_KEYS = {"duration", "rank-durations", "fail-ranks", "drain-on-failure"}
+
+
+def validate_fake_resources(fake):
+    """[fake-resources] (flux-config-fake-resources(5)): nnodes is required,
+    as Flux's rc1 task words it; the counts are integers, the rest strings."""
+    if "nnodes" not in fake:
+        raise ConfigError("[fake-resources] table requires the 'nnodes' key")
+    _posint(fake["nnodes"], "fake-resources.nnodes")
+    if "cores-per-node" in fake:
+        _posint(fake["cores-per-node"], "fake-resources.cores-per-node")
+    gpus = fake.get("gpus-per-node", 0)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+        raise ConfigError(f"fake-resources.gpus-per-node: expected a non-negative integer, got {gpus!r}")
+    for key in ("host-prefix", "hwloc-xml-path", "amend-r"):
+        if key in fake and (not isinstance(fake[key], str) or not fake[key]):
+            raise ConfigError(f"fake-resources.{key}: expected a non-empty string, got {fake[key]!r}")
 
 
 def validate_housekeeping(hk, imp=None):

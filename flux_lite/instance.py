@@ -252,7 +252,9 @@ class Instance:
             kvs.put("config", cfg)
             kvs.put_text("resource.R", json.dumps(R))
             # the resource module defines the instance's resources first thing
-            method = "configuration" if configured_R(cfg) else "dynamic-discovery"
+            # (Flux's rc1 writes a fake R to the KVS, which the resource module reads)
+            method = "kvs" if "fake-resources" in cfg else "configuration" if configured_R(cfg) else \
+                "dynamic-discovery"
             kvs.append("resource.eventlog", eventlog.encode_entry(start, "resource-define", {"method": method}))
             inst = cls(state_dir, kvs)
             inst.log("broker", "info", f"instance created: {len(rlite_nodes(R))} nodes, clock {mode}", t=start)

@@ -55,7 +55,7 @@ def lookup_keys(broker: Any, jobid: int, keys: list[str], current: bool = True, 
         elif key == "jobspec" and current:
             text = json.dumps(job.jobspec)
         elif key == "R" and current:
-            text = json.dumps(job.R) if job.R else None
+            text = _current_R(broker, jobid, job.R) if job.R else None
         else:
             raw = broker.kvs.get_raw(kvs_key(jobid, key))
             text = None if raw is None else raw[1]
@@ -65,6 +65,21 @@ def lookup_keys(broker: Any, jobid: int, keys: list[str], current: bool = True, 
             raise FluxLiteError(f"{key}: key not found", errno=errno.ENOENT)
         out[key] = text
     return out
+
+
+def _current_R(broker: Any, jobid: int, R: dict) -> str:
+    """The job's R with its updates: the job manager's copy, which drops
+    the scheduler's ``scheduling`` key (as Flux's does), given it back from
+    the stored R (job-info reads R from the KVS, then applies the updates)."""
+    raw = broker.kvs.get_raw(kvs_key(jobid, "R"))
+    if raw is not None and '"scheduling"' in raw[1] and "scheduling" not in R:
+        try:
+            stored = json.loads(raw[1])
+        except ValueError:
+            stored = None
+        if isinstance(stored, dict) and "scheduling" in stored:
+            R = dict(R, scheduling=stored["scheduling"])
+    return json.dumps(R)
 
 
 EXEC_EVENTLOG = "guest.exec.eventlog"

@@ -13,6 +13,7 @@ from errno import EEXIST, EINVAL, ENOENT, ENOSYS
 from flux_lite import config as configmod
 from flux_lite import protocol
 from flux_lite.errors import ConfigError, FluxLiteError, FormatError
+from flux_lite.fake_resources import fake_R
 from flux_lite.formats import eventlog, fsd
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
@@ -69,9 +70,10 @@ def _with_scheduling(cfg, R, configured):
 
 
 def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
-    """R for a new instance: from resource.config, else from the file
-    resource.path names, else from the --test-* options; resource.scheduling
-    added to a configured R. A ConfigError says it is the resource module's
+    """R for a new instance: from [fake-resources] (Flux's rc1 installs it
+    before the resource module loads), else from resource.config, else from
+    the file resource.path names, else from the --test-* options;
+    resource.scheduling added to a configured R. A ConfigError says it is the resource module's
     (log_name "resource": where Flux logs it)."""
     try:
         return _build_instance_R(cfg, size=size, hosts=hosts, cores=cores, gpus=gpus)
@@ -81,6 +83,9 @@ def build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
 
 
 def _build_instance_R(cfg, size=1, hosts=None, cores=4, gpus=0):
+    fake = cfg.get("fake-resources")
+    if fake is not None:
+        return fake_R(fake)
     R = _path_R(cfg)
     if R is not None:
         exclude = configmod.get_path(cfg, "resource.exclude")

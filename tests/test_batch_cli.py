@@ -105,3 +105,9 @@ def test_bulksubmit_bad_replacement_is_one_error_line(flux):
         assert (code, out) == (1, "")
         assert err in ("flux-bulksubmit: ERROR: Single '{' encountered in format string\n",
                        "flux-bulksubmit: ERROR: Unknown conversion specifier z\n")
+
+
+def test_bulksubmit_lone_brace_in_an_option(flux):
+    # (Flux's str.format raises ValueError, which its CLI reports as the error)
+    r = flux.fails("bulksubmit", "--dry-run", "--taskmap", "{", "echo", "{}", input="a\n")
+    assert r.stderr == "flux-lite bulksubmit: ERROR: Single '{' encountered in format string\n"

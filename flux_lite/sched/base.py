@@ -33,7 +33,8 @@ from flux_lite.formats.jobid import f58, kvs_key
 from flux_lite.formats.rset import Rset, nodes_summary, rlite_nodes, rlite_without
 from flux_lite.sched import store
 from flux_lite.sched.pool import InfeasibleRequest, Pool
-from flux_lite.sched.request import ResourceRequest, request_from_jobspec
+from flux_lite.sched.treepool import TreePool
+from flux_lite.sched.request import ResourceRequest
 from flux_lite.schedstate import STATE_KEY
 
 if TYPE_CHECKING:
@@ -105,10 +106,13 @@ def _parse_log_level(value: str) -> dict[str, Any]:
     return {"log-level": value}
 
 
+POOL_CLASSES = ("Rv1Pool", "TreePool")
+
+
 def _parse_pool_class(value: str) -> dict[str, Any]:
-    if value not in ("Rv1Pool",):
+    if value not in POOL_CLASSES:
         raise UsageError(f"pool-class='{value}' is invalid")
-    return {}
+    return {"pool-class": value}
 
 
 # the arguments every scheduler module takes (Flux's built-in options)
@@ -117,7 +121,7 @@ COMMON_ARGS = (
               "outstanding alloc requests (limited mode), or unlimited", ("unlimited",)),
     ModuleArg("mode", _parse_mode, "unlimited, or limited=N", ("unlimited", "limited=")),
     ModuleArg("log-level", _parse_log_level, "the module's log level", LOG_LEVELS),
-    ModuleArg("pool-class", _parse_pool_class, "resource pool class (Rv1Pool)", ("Rv1Pool",), complete=False),
+    ModuleArg("pool-class", _parse_pool_class, "resource pool class (Rv1Pool, TreePool)", POOL_CLASSES),
 )
 
 
@@ -204,12 +208,13 @@ class Scheduler:
         conn = broker.kvs.conn if state is not None else None
         rows = state is not None and conn is not None and state.get("version") == schedstate.VERSION \
             and schedstate.present(conn)
-        self.pool = Pool(self.rset)
+        pool_cls = self.pool_type()
+        self.pool = pool_cls(self.rset)
         if rows:
             assert conn is not None
             store.attach(self.pool, conn)
         elif state is not None and state.get("allocs"):
-            self.pool = Pool.load(self.rset, state["allocs"])
+            self.pool = pool_cls.load(self.rset, state["allocs"])
         if down:
             self.pool.set_down(down)
         self.queue: store.StoredQueue = store.StoredQueue()
@@ -229,6 +234,17 @@ class Scheduler:
                 assert conn is not None
                 self.queue = store.load_queue(conn, PendingJob)
             self.load_state(state)
+
+    def pool_type(self) -> type[Pool]:
+        """The pool class: pool-class= if given, else the one R's
+        ``scheduling.writer`` names (TreePool), else Rv1Pool's (Flux's
+        Scheduler._make_pool)."""
+        name = self.args.get("pool-class")
+        if name is None:
+            scheduling = self.rset.scheduling
+            if isinstance(scheduling, dict) and scheduling.get("writer") in ("TreePool", "flux.resource.TreePool"):
+                name = "TreePool"
+        return TreePool if name == "TreePool" else Pool
 
     def apply_args(self, args: dict) -> None:
         self.log_level = args.get("log-level", self.default_log_level)
@@ -367,7 +383,8 @@ class Scheduler:
 
     def ready_log(self) -> None:
         depth = self.queue_depth
-        self.log("info", f"ready: queue-depth={depth} log-level={self.log_level} pool-class=Rv1Pool Rv1 "
+        pool = "TreePool" if isinstance(self.pool, TreePool) else "Rv1Pool"
+        self.log("info", f"ready: queue-depth={depth} log-level={self.log_level} pool-class={pool} Rv1 "
                          f"{self.rset.summary()}")
 
     # -- message dispatch -------------------------------------------------------------
@@ -429,7 +446,7 @@ class Scheduler:
         """feasibility.check: could the jobspec ever be satisfied by the whole
         pool (allocations and down nodes aside)?"""
         try:
-            self.pool.check_feasibility(request_from_jobspec(cast(dict, msg.get("jobspec"))))
+            self.pool.check_feasibility(self.pool.read_request(cast(dict, msg.get("jobspec"))))
         except InfeasibleRequest as exc:
             raise rfc27.error(rfc27.EINVAL, str(exc) or "unsatisfiable request") from None
         except Exception as exc:  # a jobspec the scheduler cannot read
@@ -479,7 +496,7 @@ class Scheduler:
             self.respond(jobid, rfc27.DENY, note="DEBUG_FAIL_ALLOC")
             return
         try:
-            request = request_from_jobspec(msg["jobspec"])
+            request = self.pool.read_request(msg["jobspec"])
         except Exception as exc:
             self.respond(jobid, rfc27.DENY, note=f"cannot parse jobspec: {exc}")
             return

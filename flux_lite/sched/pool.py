@@ -45,7 +45,7 @@ from flux_lite.formats.rset import (
     rlite_without,
 )
 from flux_lite.limits import MAX_TIME
-from flux_lite.sched.request import ResourceRequest
+from flux_lite.sched.request import ResourceRequest, request_from_jobspec
 
 __all__ = [
     "Pool",
@@ -361,6 +361,9 @@ class Pool:
     bringing a saved pool back (sched/store.py) uses ``restore_masks``,
     ``attach_jobs`` and ``allocation_from_parts``.
     """
+
+    #: the request a jobspec makes of this pool (Rv1Pool's reading)
+    read_request = staticmethod(request_from_jobspec)
 
     def __init__(self, rset, *, jobid_str=None):
         if not isinstance(rset, Rset):

@@ -64,11 +64,11 @@ class ResourceRequest(SlotTotals):
 
     FIELDS = ("nnodes", "nslots", "slot_size", "gpu_per_slot", "exclusive", "duration",
               "properties", "constraint")
-    __slots__ = FIELDS + ("_ckey", "pool_plan")
+    __slots__ = FIELDS + ("_ckey", "pool_plan", "container")
 
     def __init__(self, nnodes: int = 0, nslots: int = 1, slot_size: int = 1, gpu_per_slot: int = 0,
                  exclusive: bool = False, duration: float = 0.0, properties: Sequence[str] = (),
-                 constraint: dict | None = None) -> None:
+                 constraint: dict | None = None, container: str | None = None) -> None:
         self.nnodes = nnodes
         self.nslots = nslots
         self.slot_size = slot_size
@@ -77,13 +77,19 @@ class ResourceRequest(SlotTotals):
         self.duration = duration
         self.properties = properties
         self.constraint = constraint
+        # TreePool's: the topology level (socket, numa...) whose whole free
+        # objects are the slots (slot_size 0), as sched/treepool.py reads it
+        self.container = container
         self._ckey: str | None = None
         # (topology, RequestPlan): kept here by Pool.plan(), which makes it once per
         # topology; nobody else reads or writes it
         self.pool_plan: Any = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.FIELDS}
+        out = {name: getattr(self, name) for name in self.FIELDS}
+        if self.container is not None:
+            out["container"] = self.container
+        return out
 
     @property
     def constraint_key(self) -> str | None:

@@ -26,7 +26,7 @@ from flux import resource
 from flux.constants import FLUX_RPC_STREAMING
 from flux.brokermod import BrokerLogger, BrokerModule, Message, request_handler
 from flux.job import JobID
-from flux.resource.ResourcePool import _pool_class_from_uri, make_pool
+from flux.resource.ResourcePool import ResourcePool, _pool_class_from_uri, make_pool
 from flux_lite import protocol as rfc27
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import kvs_key
@@ -339,7 +339,9 @@ class Scheduler(BrokerModule):
     @request_handler("sched.free", prefix=False)
     def _handle_free(self, msg: Message) -> None:
         p = msg.payload
-        self.free(p["id"], self._make_pool(p["R"]), final=p.get("final", False))
+        # (as Flux: the default pool of the R the job manager sends, which
+        # has no scheduling key a pool class of the module might require)
+        self.free(p["id"], ResourcePool(p["R"]), final=p.get("final", False))
         self._request_schedule()
 
     @request_handler("sched.cancel", prefix=False)
@@ -410,6 +412,7 @@ class Scheduler(BrokerModule):
     def _sched_hello(self) -> None:
         f = self.handle.rpc("job-manager.sched-hello", {"partial-ok": self.hello_partial_ok},
                             flags=FLUX_RPC_STREAMING)
+        wants_scheduling = getattr(getattr(self._resources, "impl", None), "scheduling", None) is not None
         while True:
             try:
                 rec = f.get()
@@ -420,7 +423,10 @@ class Scheduler(BrokerModule):
             f.reset()
             jobid = rec["id"]
             R = rec.get("R")
-            if R is None:
+            # (flux-lite's job manager gives R without its scheduling key, as
+            # Flux's keeps it; a pool that reads that key reads the stored R,
+            # as every module does in Flux, whose hello carries no R)
+            if R is None or (wants_scheduling and isinstance(R, dict) and "scheduling" not in R):
                 try:
                     R = self.handle._endpoint.kvs_get(kvs_key(jobid, "R"))
                 except OSError:

@@ -17,7 +17,9 @@ keeps whole groups for gpu jobs); an exclusive node is checked that way,
 then taken whole. A request whose leaf is an exclusive container
 (``numa``, ``socket``...) takes whole free containers of that name as its
 slots. The ranks of ``children`` are renumbered to the pool's (0 to N-1) and
-an allocation's R keeps the children of its own ranks.
+an allocation's R keeps the children of its own ranks. The layouts and the
+slots of one rank are flux_lite.sched.treepool's (sched-simple's
+``pool-class=TreePool``), this class selects through Rv1Pool's hooks.
 """
 
 from __future__ import annotations
@@ -30,58 +32,12 @@ from flux.resource.ResourcePool import ResourcePool
 from flux.resource.ResourcePoolImplementation import InfeasibleRequest, ResourcePoolImplementation
 from flux.resource.Rv1Pool import ResourceRequest, Rv1Pool
 from flux.resource.Rv1Set import _constraint
+from flux_lite.formats import hwloc
 from flux_lite.formats.idset import IDset
 from flux_lite.sched.request import request_counts
+from flux_lite.sched.treepool import Group, containers, cpu_slots, gpu_slots, layouts
 
-__all__ = ["TreePool", "TreeResourceRequest", "pool_class"]
-
-Group = tuple[frozenset, frozenset]  # (cores, gpus)
-
-
-def _ids(topo: Mapping, key: str) -> frozenset:
-    return frozenset(IDset.parse(topo[key])) if key in topo else frozenset()
-
-
-def _children_of(topo: Mapping) -> list[Mapping]:
-    """The objects of a topology object's levels (its list values)."""
-    return [item for value in topo.values() if isinstance(value, list) for item in value if isinstance(item, Mapping)]
-
-
-def _whole(topo: Mapping) -> Group:
-    """Every core and gpu under a topology object."""
-    cores, gpus = _ids(topo, "cores"), _ids(topo, "gpus")
-    for child in _children_of(topo):
-        c, g = _whole(child)
-        cores, gpus = cores | c, gpus | g
-    return cores, gpus
-
-
-def _containers(topo: Mapping, name: str) -> list[Group]:
-    """The groups of every object of level `name`, at the first depth it
-    appears (across all the branches there)."""
-    found = topo.get(name)
-    if isinstance(found, list):
-        return [_whole(item) for item in found if isinstance(item, Mapping)]
-    out: list[Group] = []
-    for child in _children_of(topo):
-        out.extend(_containers(child, name))
-    return out
-
-
-def _levels(topo: Mapping) -> list[list[Group]]:
-    """A layout's groups by level, finest first, the whole node last."""
-    if "cores" in topo:
-        return [[(_ids(topo, "cores"), _ids(topo, "gpus"))]]
-    levels: list[list[Group]] = []
-    for child in _children_of(topo):
-        for depth, groups in enumerate(_levels(child)):
-            if depth == len(levels):
-                levels.append([])
-            levels[depth].extend(groups)
-    whole = _whole(topo)
-    if whole[0] and not (levels and set(levels[-1]) == {whole}):
-        levels.append([whole])
-    return levels
+__all__ = ["TreePool", "TreeResourceRequest", "amend", "pool_class"]
 
 
 class TreeResourceRequest(ResourceRequest):
@@ -108,47 +64,9 @@ class _TreePoolV1(Rv1Pool):
 
     def __init__(self, R: Any = None, log: Any = None, **kwargs: Any) -> None:
         super().__init__(R, log=log, **kwargs)
-        scheduling = self.scheduling
-        if not isinstance(scheduling, Mapping):
-            raise ValueError("TreePool requires R.scheduling")
-        children = scheduling.get("children")
-        if not children:
-            raise ValueError("TreePool requires scheduling.children")
-        layouts = {}  # rank as children names it -> its topology
-        for entry in children:
-            if entry.get("ranks") and entry.get("topo"):
-                for rank in IDset.parse(entry["ranks"]):
-                    layouts[rank] = entry["topo"]
-        if not layouts:
-            raise ValueError("TreePool: children contains no groups")
-        ranks = sorted(self._rs.ranks)
-        if len(layouts) != len(ranks):
-            raise ValueError(f"TreePool: rank count mismatch: {len(layouts)} in children vs {len(ranks)} in pool")
-        if ranks != list(range(len(ranks))):
-            # (children may number the enclosing instance's ranks; they are
-            # renumbered to the pool's, which the resource module gives from 0)
-            raise ValueError(f"TreePool: pool ranks {ranks} are not the zero-origin range "
-                             "required for topology remapping")
-        renumber = {old: new for new, old in enumerate(sorted(layouts))}
-        self._type_levels: list[list[list[Group]]] = []
-        self._type_topo: list[Mapping] = []
-        self._rank_type: dict[int, int] = {}
-        kinds: dict[Any, int] = {}
-        for old, topo in layouts.items():
-            levels = _levels(topo)
-            key = tuple(tuple(level) for level in levels)
-            kind = kinds.get(key)
-            if kind is None:
-                kind = kinds[key] = len(self._type_levels)
-                self._type_levels.append(levels)
-                self._type_topo.append(topo)
-            self._rank_type[renumber[old]] = kind
-        renumbered = []
-        for entry in children:
-            new = [renumber[r] for r in IDset.parse(entry.get("ranks", "")) if r in renumber]
-            if new:
-                renumbered.append(dict(entry, ranks=str(IDset(new))))
-        self.scheduling = dict(scheduling, children=renumbered)
+        # (the layouts are read as flux-lite's TreePool module argument reads them)
+        self.scheduling, self._type_levels, self._type_topo, self._rank_type = \
+            layouts(self.scheduling, sorted(self._rs.ranks))
 
     def _init_from_state(self, source: Any) -> None:
         # (the layouts never change: copies and allocations share them)
@@ -195,7 +113,7 @@ class _TreePoolV1(Rv1Pool):
     def _take_containers(self, request: Any, rank: int, info: dict, free_cores: frozenset, free_gpus: frozenset,
                          most: int | None) -> tuple[frozenset, frozenset, int]:
         """Whole free containers of the request's level, in topology order."""
-        free = [(c, g) for c, g in _containers(self._rank_topo(rank), request.container_level)
+        free = [(c, g) for c, g in containers(self._rank_topo(rank), request.container_level)
                 if c <= free_cores and g <= free_gpus]
         if most is not None:
             free = free[:most]
@@ -206,54 +124,15 @@ class _TreePoolV1(Rv1Pool):
     def _take_gpu_slots(self, request: Any, rank: int, info: dict, free_cores: frozenset, free_gpus: frozenset,
                         most: int | None) -> tuple[frozenset, frozenset, int]:
         """Slots whose cores and gpus share a group, finest groups first."""
-        s, g = request.slot_size, request.gpu_per_slot
-        if s == 0:
-            return frozenset(), frozenset(), 1  # (an exclusive node: taken whole)
-        left_c, left_g = set(free_cores), set(free_gpus)
-        took_c: set = set()
-        took_g: set = set()
-        n = 0
-        for level in self._rank_levels(rank):
-            for group_cores, group_gpus in level:
-                avail_c, avail_g = left_c & group_cores, left_g & group_gpus
-                while len(avail_c) >= s and len(avail_g) >= g:
-                    if most is not None and n >= most:
-                        return frozenset(took_c), frozenset(took_g), n
-                    c = set(sorted(avail_c)[:s])
-                    gg = set(sorted(avail_g)[:g])
-                    avail_c -= c
-                    avail_g -= gg
-                    left_c -= c
-                    left_g -= gg
-                    took_c |= c
-                    took_g |= gg
-                    n += 1
-        return frozenset(took_c), frozenset(took_g), n
+        return gpu_slots(self._rank_levels(rank), free_cores, free_gpus, request.slot_size, request.gpu_per_slot,
+                         most)
 
     def _take_cpu_slots(self, request: Any, rank: int, info: dict, free_cores: frozenset, free_gpus: frozenset,
                         most: int | None) -> tuple[frozenset, frozenset, int]:
         """Slots of cores alone, at the finest level where a group has one,
         from its groups with the fewest free cores first."""
-        s = request.slot_size
-        if s == 0:
-            return frozenset(), frozenset(), 1
-        left = set(free_cores)
-        level = next((lv for lv in self._rank_levels(rank) if any(len(left & c) >= s for c, _ in lv)), None)
-        if level is None:
-            return frozenset(), frozenset(), 0
-        took: set = set()
-        n = 0
-        for group_cores in sorted((c for c, _ in level), key=lambda c: len(left & c)):
-            avail = left & group_cores
-            while len(avail) >= s:
-                if most is not None and n >= most:
-                    return frozenset(took), frozenset(), n
-                c = set(sorted(avail)[:s])
-                avail -= c
-                left -= c
-                took |= c
-                n += 1
-        return frozenset(took), frozenset(), n
+        cores, n = cpu_slots(self._rank_levels(rank), free_cores, request.slot_size, most)
+        return cores, frozenset(), n
 
     def _check_feasibility(self, request: Any) -> None:
         level = getattr(request, "container_level", None)
@@ -264,7 +143,7 @@ class _TreePoolV1(Rv1Pool):
         if isinstance(constraint, str):
             constraint = json.loads(constraint)
         allowed = self._rs.ranks if not constraint else self._rs.ranks_matching(_constraint(constraint))
-        counts = [len(_containers(self._rank_topo(rank), level)) for rank in self._rs.ranks if rank in allowed]
+        counts = [len(containers(self._rank_topo(rank), level)) for rank in self._rs.ranks if rank in allowed]
         if request.nnodes > 0:
             per_node = request.nslots // request.nnodes
             eligible = sum(1 for n in counts if n >= per_node)
@@ -300,3 +179,23 @@ class TreePool(ResourcePool):
 
 #: what the pool-class URI ``TreePool`` (a module of flux.resource) names
 pool_class = TreePool
+
+
+def amend(R: dict, hwloc_xml: str | None = None) -> dict:
+    """The fake-resources amender (``amend-r = "flux.resource.TreePool:amend"``):
+    R with a ``scheduling`` key whose one child gives every rank of R the
+    node topology of the hwloc XML (flux_lite.formats.hwloc says how it is
+    read), written by ``TreePool``; R unchanged without XML or ranks."""
+    if hwloc_xml is None:
+        return R
+    ranks = IDset()
+    for entry in R.get("execution", {}).get("R_lite", []):
+        ranks = ranks | IDset.parse(entry["rank"])
+    if not ranks:
+        return R
+    try:
+        topo = hwloc.parse(hwloc_xml).treepool()
+    except ValueError as exc:  # (FormatError is one)
+        raise RuntimeError(f"rhwloc_treepool_topo_to_json failed: {exc}") from None
+    R["scheduling"] = {"writer": "TreePool", "children": [{"ranks": str(ranks), "topo": topo}]}
+    return R
