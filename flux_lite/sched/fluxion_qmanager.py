@@ -750,6 +750,7 @@ class FluxionQmanager(Scheduler):
         batch = self._pending(q.name, q.queue_depth + 1)
         more = len(batch) > q.queue_depth
         for fj in batch[:q.queue_depth]:
+            self._drop_stale(fj.jobid)
             try:
                 m = self.graph.match("allocate_with_satisfiability", fj.jobid, None, self.b.now,
                                      request=fj.request)
@@ -789,6 +790,7 @@ class FluxionQmanager(Scheduler):
                     q.schedulable = True
                 break
             fj = self.fjobs[jobid]
+            self._drop_stale(jobid)
             try_reserve = nres < q.reservation_depth
             op = "allocate_orelse_reserve" if try_reserve else "allocate_with_satisfiability"
             try:
@@ -824,6 +826,13 @@ class FluxionQmanager(Scheduler):
                 changed = True
                 self._start(q, fj, m.R)
             counted += 1
+
+    def _drop_stale(self, jobid: int) -> None:
+        """A reservation the graph holds for a pending job that no loop of
+        this module made (a module that went away without dropping it)."""
+        job = self.graph.jobs.get(jobid)
+        if job is not None and job.status == "RESERVED":
+            self.graph.cancel(jobid)
 
     def _reject(self, q: FluxionQueue, fj: FJob, note: str) -> None:
         self._pend_remove(fj)
