@@ -415,3 +415,18 @@ def test_t1026_housekeeping_allocation_survives_a_reload_of_both_modules(flux_fa
     assert flux.out("resource", "list", "-s", "allocated", "-no", "{nnodes}").strip() == "2"
     assert flux.state(big) == "RUN"
     assert flux.state(job) == "INACTIVE"
+
+
+# -- completion ---------------------------------------------------------------------------------------------
+
+
+def test_completion_knows_fluxions_modules_arguments_and_policy(flux):
+    from test_completion import values
+
+    mods = values(["flux-lite", "module", "load", "sched-fluxion-"], flux.state_dir)
+    assert sorted(mods) == ["sched-fluxion-feasibility", "sched-fluxion-qmanager", "sched-fluxion-resource"]
+    assert values(["flux-lite", "module", "load", "sched-fluxion-resource", "match-policy=hi"],
+                  flux.state_dir) == ["match-policy=high", "match-policy=hinode", "match-policy=hinodex"]
+    assert values(["flux-lite", "module", "load", "sched-fluxion-qmanager", "queue-policy=c"],
+                  flux.state_dir) == ["queue-policy=conservative"]
+    assert "fluxion" in values(["flux-lite", "sched", "reload", "--policy", ""], flux.state_dir)

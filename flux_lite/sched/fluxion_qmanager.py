@@ -345,8 +345,8 @@ class FJob:
         return j
 
 
-def _arg(key: str, help_: str) -> ModuleArg:
-    return ModuleArg(key, lambda v, key=key: {key: v if v is not None else ""}, help_)
+def _arg(key: str, help_: str, values: tuple[str, ...] = ()) -> ModuleArg:
+    return ModuleArg(key, lambda v, key=key: {key: v if v is not None else ""}, help_, values)
 
 
 @register
@@ -355,7 +355,7 @@ class FluxionQmanager(Scheduler):
     policies = ("fluxion",)
     description = "Fluxion's queue manager (queue policies fcfs, easy, hybrid, conservative)"
     module_args = (
-        _arg("queue-policy", "fcfs, easy, hybrid or conservative"),
+        _arg("queue-policy", "fcfs, easy, hybrid or conservative", QUEUE_POLICIES),
         _arg("queue-params", "queue-depth=N,max-queue-depth=N"),
         _arg("policy-params", "reservation-depth=N,max-reservation-depth=N"),
         _arg("queues", "space-separated queue names"),

@@ -117,6 +117,9 @@ class FluxionResource:
     services: tuple[str, ...] = ()
     description = "Fluxion's resource graph and matcher"
     arg_keys = _KEYS
+    # completion's candidates
+    arg_values = {"policy": fg.NAMED_POLICIES[:8], "match-policy": fg.NAMED_POLICIES[:8],
+                  "match-format": MATCH_FORMATS, "load-format": LOAD_FORMATS, "traverser": ("simple", "flexible")}
     table = "sched-fluxion-resource"
 
     def __init__(self, broker: Broker, graph: fg.ResourceGraph, argv: list[str]) -> None:
