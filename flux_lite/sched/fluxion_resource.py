@@ -115,6 +115,7 @@ class FluxionResource:
 
     name = "sched-fluxion-resource"
     services: tuple[str, ...] = ()
+    acquires = True  # holds resource.acquire: no other scheduler loads beside it
     description = "Fluxion's resource graph and matcher"
     arg_keys = _KEYS
     # completion's candidates
