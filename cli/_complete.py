@@ -323,8 +323,9 @@ def complete_sched_modules(ctx, param, incomplete):
                ("resource", "the resource module")]
     modules = registry.modules()
     loaded = [(name, "scheduler module file") for name, _what in _loaded_scheduler(ctx) if name not in modules]
-    companions = [(name, registry.companion_class(name).description) for name in registry.companion_names()]
-    return _items([*builtin, *((name, cls.description) for name, cls in modules.items()), *companions, *loaded],
+    described = {name: cls.description for name, cls in modules.items()}
+    described.update((name, registry.companion_class(name).description) for name in registry.companion_names())
+    return _items([*builtin, *((name, described[name]) for name in registry.all_module_names()), *loaded],
                   incomplete)
 
 
