@@ -129,8 +129,8 @@ def replay(policy, nodes, cores_per_node, limit, module, match_policy, module_ar
             raise click.UsageError("--module-args: Fluxion's modules take their options from -c/--config")
         bad = [p for p in policy or () if p not in workload.FLUXION_QUEUE_POLICIES]
         if bad:
-            raise click.UsageError(f"--policy: Fluxion's queue policies are {', '.join(workload.FLUXION_QUEUE_POLICIES)}"
-                                   f", not {bad[0]}")
+            known = ", ".join(workload.FLUXION_QUEUE_POLICIES)
+            raise click.UsageError(f"--policy: Fluxion's queue policies are {known}, not {bad[0]}")
         module = None
     if module_args and module is None:
         raise click.UsageError("--module-args needs --scheduler")

@@ -254,7 +254,8 @@ class ResourceGraph:
         self.load_time = 0.0
         self.R: dict = {}
         self.rset: Rset | None = None
-        self.match_stats = {"succeeded": [0, 0, 0, 0, []], "failed": [0, 0, 0, 0, []]}
+        # njobs, njobs since reset, max jobid, max iterations (per outcome)
+        self.match_stats: dict[str, list[int]] = {"succeeded": [0, 0, 0, 0], "failed": [0, 0, 0, 0]}
         self.properties_R: dict[str, IDset] = {}
         self._gen = 0  # changes of the bookings or statuses (caches below)
         self._sgen = 0  # changes of the statuses
@@ -488,9 +489,9 @@ class ResourceGraph:
             return None
         if self.policy.node_centric:
             order = self._order([a[0] for a in avail])
-            info = {n.rank: (c, g) for n, c, g, _w in avail}
+            masks = {n.rank: (c, g) for n, c, g, _w in avail}
             for node in order:
-                c, g = info[node.rank]
+                c, g = masks[node.rank]
                 take = min(self._fit(c, g, size, gper), need)
                 if take:
                     picked[node.rank] = (self._pick(c, take * size), self._pick(g, take * gper))
@@ -665,7 +666,7 @@ class ResourceGraph:
             self.weights[rank] = (node.cores & ~busy.get(rank, (0, 0))[0]).bit_count()
 
     def _stat(self, which: str, jobid: int) -> None:
-        s = self.match_stats[which]
+        s: Any = self.match_stats[which]
         s[0] += 1
         s[1] += 1
         s[2] = max(s[2], jobid)

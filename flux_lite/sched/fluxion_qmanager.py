@@ -269,28 +269,30 @@ class FluxionQueue:
                 self.queue_depth = min(n, self.max_queue_depth)
         pp = dict(_kv_list(self.pparams_raw))
         if self.policy == "hybrid":
-            if "max-reservation-depth" in pp:
-                n = _stoi(pp["max-reservation-depth"])
-                if n is not None:
-                    if n < 1:
-                        raise _load_error("max-reservation-depth: Numerical result out of range", ERANGE)
-                    self.max_reservation_depth = n
-            if "reservation-depth" in pp:
-                n = _stoi(pp["reservation-depth"])
-                if n is not None:
-                    if n < 1:
-                        raise _load_error("reservation-depth: Numerical result out of range", ERANGE)
-                    if n < self.max_reservation_depth:
-                        self.reservation_depth = n
+            mrd = self._depth(pp, "max-reservation-depth")
+            if mrd is not None:
+                self.max_reservation_depth = mrd
+            rd = self._depth(pp, "reservation-depth")
+            # a depth not below the maximum leaves the default, as Fluxion's code does
+            if rd is not None and rd < self.max_reservation_depth:
+                self.reservation_depth = rd
         elif self.policy == "conservative":
             self.reservation_depth = min(self.reservation_depth, self.queue_depth)
-            if "max-reservation-depth" in pp:
-                n = _stoi(pp["max-reservation-depth"])
-                if n is not None:
-                    if n < 1:
-                        raise _load_error("max-reservation-depth: Numerical result out of range", ERANGE)
-                    self.max_reservation_depth = n
-                    self.reservation_depth = min(self.reservation_depth, n)
+            mrd = self._depth(pp, "max-reservation-depth")
+            if mrd is not None:
+                self.max_reservation_depth = mrd
+                self.reservation_depth = min(self.reservation_depth, mrd)
+
+    @staticmethod
+    def _depth(pp: dict[str, str], key: str) -> int | None:
+        """A policy parameter as Fluxion reads it: std::stoi (a non-number is
+        ignored), below 1 fails the load."""
+        if key not in pp:
+            return None
+        n = _stoi(pp[key])
+        if n is not None and n < 1:
+            raise _load_error(f"{key}: Numerical result out of range", ERANGE)
+        return n
 
     def dump(self) -> dict:
         return {"qparams": self.qparams_raw, "pparams": self.pparams_raw, "policy": self.policy,
@@ -737,7 +739,7 @@ class FluxionQmanager(Scheduler):
         return out
 
     def schedule(self) -> None:
-        for name, q in self.fqueues.items():
+        for q in self.fqueues.values():
             while q.schedulable:
                 q.schedulable = False
                 if q.policy == "fcfs":
