@@ -218,6 +218,13 @@ def test_sched_expiration_is_enosys_the_plan_keeps_the_old_end(flux_factory):
     flux("update", a, "duration=200s")
     # the job's end moved (the job manager proceeds on ENOSYS), the reservation did not
     assert annotations(flux, b)["sched"]["t_estimate"] == float(int(flux.now()) + 100)
+    # past the old end the graph holds nothing for the job: the next loop
+    # starts b on the same cores (Fluxion double-books; the log says so)
+    flux.advance("150s")
+    flux.submit("-n1", "-t", "10s", "sleep", "inf")
+    assert (flux.state(a), flux.state(b)) == ("RUN", "RUN")
+    assert any(line.startswith(f"sched-fluxion-qmanager.err[0]: alloc: {b}: resources still held by a job")
+               for line in flux.dmesg())
 
 
 def test_unsatisfiable_is_denied_with_fluxions_note(flux_factory):
