@@ -478,3 +478,25 @@ def test_pending_order_is_priority_then_submit_time(flux_factory):
     flux.advance("100s")
     assert (flux.state(high), flux.state(low)) == ("RUN", "SCHED")
     assert sel(flux, low) == "reserved"
+
+
+# -- replay ------------------------------------------------------------------------------------------------------
+
+
+def test_replay_under_fluxion(flux):
+    from pathlib import Path
+
+    trace = str(Path(__file__).parent / "data" / "kth-sp2-first400.swf")
+    native = json.loads(flux.out("replay", "--json", "--policy=fcfs", trace))
+    fcfs = json.loads(flux.out("replay", "--json", "--scheduler=fluxion", "--policy=fcfs", trace))
+    # one core per node: Fluxion's strict order is flux-lite's fcfs, job for job
+    assert fcfs["policy"] == "fluxion-fcfs/first"
+    assert fcfs["wait_mean"] == native["wait_mean"] == 9634.36
+    easy = json.loads(flux.out("replay", "--json", "--scheduler=fluxion", "--policy=easy",
+                               "--match-policy=lonodex", trace))
+    assert (easy["policy"], easy["wait_mean"], easy["results"]) == \
+        ("fluxion-easy/lonodex", 2790.72, {"COMPLETED": 394, "TIMEOUT": 6})
+    r = flux.fails("replay", "--match-policy=low", trace, code=2)
+    assert "--match-policy needs --scheduler=fluxion" in r.stderr
+    r = flux.fails("replay", "--scheduler=fluxion", "--policy=fifo", trace, code=2)
+    assert "Fluxion's queue policies are fcfs, easy, hybrid, conservative, not fifo" in r.stderr
