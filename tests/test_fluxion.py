@@ -500,3 +500,33 @@ def test_replay_under_fluxion(flux):
     assert "--match-policy needs --scheduler=fluxion" in r.stderr
     r = flux.fails("replay", "--scheduler=fluxion", "--policy=fifo", trace, code=2)
     assert "Fluxion's queue policies are fcfs, easy, hybrid, conservative, not fifo" in r.stderr
+
+
+def test_t1007_info_after_reloading_either_or_both_modules(flux_factory):
+    """Running jobs are ALLOCATED in the graph after every reload, pending
+    ones (fcfs: never reserved) unknown to it."""
+    from errno import ENOENT
+
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.instance import Instance
+
+    flux = one_node(flux_factory)
+    run = flux.submit("-n16", "sleep", "inf")
+    pend = flux.submit("-n16", "sleep", "inf")
+
+    def info(job):
+        jobid = int(flux.out("job", "id", job))
+        with Instance.open(flux.state_dir).session() as broker:
+            try:
+                return broker.rpc("sched-fluxion-resource.info", {"jobid": jobid})["status"]
+            except FluxLiteError as exc:
+                assert exc.errno == ENOENT
+                return "ENOENT"
+
+    for reload in (["module", "reload", "sched-fluxion-qmanager"],
+                   ["module", "reload", "sched-fluxion-resource"]):
+        flux(*reload)
+        if reload[-1] == "sched-fluxion-resource":  # its removal stopped qmanager
+            flux("module", "load", "sched-fluxion-qmanager")
+        assert (info(run), info(pend)) == ("ALLOCATED", "ENOENT")
+    assert (flux.state(run), flux.state(pend)) == ("RUN", "SCHED")
