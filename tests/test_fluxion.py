@@ -530,3 +530,15 @@ def test_t1007_info_after_reloading_either_or_both_modules(flux_factory):
             flux("module", "load", "sched-fluxion-qmanager")
         assert (info(run), info(pend)) == ("ALLOCATED", "ENOENT")
     assert (flux.state(run), flux.state(pend)) == ("RUN", "SCHED")
+
+
+def test_instance_expiration_ends_the_graph(flux_factory):
+    flux = flux_factory("--test-size=1", "--test-cores=4", config=FLUXION + "instance:\n  expiration: 3m\n")
+    t0 = int(flux.now())
+    a = flux.submit("-n1", "sleep", "inf")
+    # no duration: the rest of the graph's span, which ends with the instance
+    assert json.loads(flux.out("job", "info", a, "R"))["execution"]["expiration"] == t0 + 180
+    flux("config", "load", input="sched:\n  policy: fluxion\ninstance:\n  expiration: 8m\n")
+    assert f"sched-fluxion-resource.info[0]: resource expiration updated to {t0 + 480:.2f}" in flux.dmesg()
+    b = flux.submit("-n1", "sleep", "inf")
+    assert json.loads(flux.out("job", "info", b, "R"))["execution"]["expiration"] == t0 + 480
