@@ -326,23 +326,31 @@ def test_t1004_hybrid_queue_depth_5(flux_factory):
 # -- t1014: which pending jobs carry t_estimate ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("policy, estimated", [
-    ("fcfs", []),
-    ("easy", [1]),
-    ("hybrid", [1, 2, 3]),  # policy-params reservation-depth=3 below
-    ("conservative", [1, 2, 3]),
+@pytest.mark.parametrize("qmanager_args, estimated, small_runs", [
+    (["queue-policy=easy"], [1], True),
+    (["queue-policy=hybrid", "policy-params=reservation-depth=2"], [1, 2], True),
+    (["queue-policy=conservative"], [1, 2, 3], True),
+    ([], [], False),  # fcfs: no reservation, the small job waits behind the blocked one
 ])
-def test_t1014_t_estimate_per_policy(flux_factory, policy, estimated):
-    flux = flux_factory("--test-size=2", "--test-cores=4", config=FLUXION)
-    reload_fluxion(flux, [], [f"queue-policy={policy}", "policy-params=reservation-depth=3"])
-    ids = [flux.submit("-N2", "-n8", "-t", "300s", "sleep", "inf") for _ in range(4)]
+def test_t1014_which_jobs_carry_t_estimate(flux_factory, qmanager_args, estimated, small_runs):
+    flux = one_node(flux_factory)
+    reload_fluxion(flux, ["prune-filters=ALL:core", "policy=low"], qmanager_args)
+    ids = [flux.submit("-n", str(n), "-t", t, "sleep", "inf")
+           for n, t in ((8, "360s"), (16, "360s"), (16, "360s"), (16, "360s"), (2, "180s"))]
     now = int(flux.now())
+    assert flux.state(ids[4]) == ("RUN" if small_runs else "SCHED")
     have = [i for i, jobid in enumerate(ids) if "t_estimate" in annotations(flux, jobid).get("sched", {})]
     assert have == estimated
-    for i in estimated:
-        assert annotations(flux, ids[i])["sched"]["t_estimate"] == float(now + 300 * i)
-    shown = flux.out("jobs", "-n", "-o", "{contextual_info}", *ids[1:]).split()
-    assert shown == [f"eta:{5 * i}m" for i in estimated]
+    # each reserved 16-core job starts when the one ahead of it ends
+    for k, i in enumerate(estimated):
+        assert annotations(flux, ids[i])["sched"] == {"t_estimate": float(now + 360 * (k + 1)),
+                                                      "selection_type": "reserved"}
+    # flux jobs shows eta: for the reserved jobs, nothing for the other pending ones
+    pending = [jobid for jobid in ids if flux.state(jobid) == "SCHED"]
+    shown = flux.out("jobs", "-n", "-o", "{id.f58} {contextual_info}", *pending).split("\n")
+    expected = {ids[i]: f"eta:{6 * (k + 1)}m" for k, i in enumerate(estimated)}
+    assert sorted(line.strip() for line in shown if line.strip()) == \
+        sorted(f"{jobid} {expected.get(jobid, '')}".strip() for jobid in pending)
 
 
 # -- t1021: hinodex/lonodex by hostname number --------------------------------------------------------------
