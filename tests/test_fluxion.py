@@ -550,3 +550,18 @@ def test_instance_expiration_ends_the_graph(flux_factory):
     assert f"sched-fluxion-resource.info[0]: resource expiration updated to {t0 + 480:.2f}" in flux.dmesg()
     b = flux.submit("-n1", "sleep", "inf")
     assert json.loads(flux.out("job", "info", b, "R"))["execution"]["expiration"] == t0 + 480
+
+
+def test_t1011_drained_nodes_make_a_request_unsatisfiable(flux_factory):
+    flux = flux_factory("--test-size=2", "--test-cores=4", config=FLUXION)
+    running_job = flux.submit("-N1", "-n4", "sleep", "inf")
+    flux("resource", "drain", "1")
+    assert "sched-fluxion-resource.debug[0]: resource status changed (rankset=[1] status=DOWN)" in flux.dmesg()
+    # with rank 1 down the graph can never give two nodes: denied, not kept waiting
+    job = flux.submit("-N2", "-n2", "sleep", "inf")
+    assert flux.state(job) == "INACTIVE"
+    assert 'note="alloc denied due to type=\\"unsatisfiable\\""' in flux.out("job", "eventlog", job)
+    flux("resource", "undrain", "1")
+    assert flux.dmesg()[-1] == "sched-fluxion-resource.debug[0]: resource status changed (rankset=[1] status=UP)"
+    assert flux.state(flux.submit("-N1", "-n4", "sleep", "inf")) == "RUN"
+    assert flux.state(running_job) == "RUN"
