@@ -565,3 +565,24 @@ def test_t1011_drained_nodes_make_a_request_unsatisfiable(flux_factory):
     assert flux.dmesg()[-1] == "sched-fluxion-resource.debug[0]: resource status changed (rankset=[1] status=UP)"
     assert flux.state(flux.submit("-N1", "-n4", "sleep", "inf")) == "RUN"
     assert flux.state(running_job) == "RUN"
+
+
+def test_resource_module_requests(flux_factory):
+    """sched-fluxion-resource.* as a command reaches them (the graph's API underneath)."""
+    from flux_lite.instance import Instance
+
+    flux = flux_factory("--test-size=2", "--test-cores=2", config=FLUXION)
+    job = flux.submit("-N1", "-n2", "sleep", "inf")
+    flux("resource", "drain", "0")
+    with Instance.open(flux.state_dir).session() as broker:
+        status = broker.rpc("sched-fluxion-resource.status", {})
+        assert [e["rank"] for e in status["all"]["execution"]["R_lite"]] == ["0-1"]
+        assert [e["rank"] for e in status["down"]["execution"]["R_lite"]] == ["0"]
+        assert [e["rank"] for e in status["allocated"]["execution"]["R_lite"]] == ["1"]
+        broker.rpc("sched-fluxion-resource.set_property",
+                   {"sp_resource_path": "/cluster0/node1", "sp_keyval": "perf_class=2"})
+    with Instance.open(flux.state_dir).session() as broker:  # kept between commands
+        assert broker.rpc("sched-fluxion-resource.get_property",
+                          {"gp_resource_path": "/cluster0/node1", "gp_key": "perf_class"}) == {"values": ["2"]}
+        jobid = int(flux.out("job", "id", job))
+        assert broker.rpc("sched-fluxion-resource.info", {"jobid": jobid})["status"] == "ALLOCATED"

@@ -50,7 +50,10 @@ Within a command, the loaded module and its graph:
     mod.dirty = True                          # after changing it: saved when the command ends
     broker.rpc("sched-fluxion-resource.<method>", payload)   # FluxionResource.handle:
         # match {cmd, jobid, jobspec}, update {jobid, R}, info {jobid}, cancel {jobid},
-        # partial-cancel {jobid, R}, params, stats-get, stats-clear, set_status {resource_path, status}
+        # partial-cancel {jobid, R}, params, stats-get, stats-clear, set_status {resource_path, status},
+        # status, set_property {sp_resource_path, sp_keyval}, get_property {gp_resource_path, gp_key},
+        # remove_property {resource_path, key}  (payload keys: a first guess at Fluxion's; the
+        # ion-resource command may change them: the graph's methods above are the stable API)
 
 State between commands: a command runs in one SQLite transaction, and each
 module keeps its state in the KVS. The resource module's graph is the key
