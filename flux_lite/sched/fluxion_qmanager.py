@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.idset import IDset
-from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.formats.jobid import f58, f58plain, kvs_key
 from flux_lite.formats.rset import rlite_without
 from flux_lite.sched import fluxion_graph, fluxion_resource
 from flux_lite.sched.base import ModuleArg, Scheduler
@@ -696,11 +696,11 @@ class FluxionQmanager(Scheduler):
                 "queue_parameters": dict(_kv_list(q.qparams_raw)),
                 "policy_parameters": dict(_kv_list(q.pparams_raw)),
                 "action_counts": dict(q.counts),
-                "pending_queues": {"pending": [f58(j.jobid) for j in pending], "pending_provisional": [],
-                                   "blocked": [f58(j) for j in q.blocked]},
-                "scheduled_queues": {"running": [f58(j) for j in q.running],
-                                     "rejected": [f58(j) for j in q.rejected],
-                                     "canceled": [f58(j) for j in q.canceled]},
+                "pending_queues": {"pending": [f58plain(j.jobid) for j in pending], "pending_provisional": [],
+                                   "blocked": [f58plain(j) for j in q.blocked]},
+                "scheduled_queues": {"running": [f58plain(j) for j in q.running],
+                                     "rejected": [f58plain(j) for j in q.rejected],
+                                     "canceled": [f58plain(j) for j in q.canceled]},
             }
         return {"queues": queues}
 
