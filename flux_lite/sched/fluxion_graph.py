@@ -457,9 +457,9 @@ class ResourceGraph:
         return sorted(cands, key=lambda n: (n.id, n.uniq_id))
 
     def _pick(self, mask: int, n: int) -> int:
-        """n ids of mask, highest first under high and first, else lowest."""
+        """n ids of mask: the highest under a high policy (first is one), else the lowest."""
         ids = _bits(mask)
-        chosen = ids[-n:] if self.policy.high or self.policy.first else ids[:n]
+        chosen = ids[-n:] if self.policy.high else ids[:n]
         return _mask(chosen) if n else 0
 
     def _ordered_nodes(self) -> list[Node]:
