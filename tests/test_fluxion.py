@@ -586,3 +586,12 @@ def test_resource_module_requests(flux_factory):
                           {"gp_resource_path": "/cluster0/node1", "gp_key": "perf_class"}) == {"values": ["2"]}
         jobid = int(flux.out("job", "id", job))
         assert broker.rpc("sched-fluxion-resource.info", {"jobid": jobid})["status"] == "ALLOCATED"
+
+
+def test_tables_are_read_at_load_only(flux_factory):
+    flux = one_node(flux_factory, "sched-fluxion-qmanager:\n  queue-policy: easy\n")
+    flux("config", "load", input="sched:\n  policy: fluxion\nsched-fluxion-qmanager:\n  queue-policy: hybrid\n")
+    policy = "sched-fluxion-qmanager -p queues.default.policy".split()
+    assert flux.out("module", "stats", *policy[1:], policy[0]).strip() == '"easy"'
+    flux("module", "reload", "sched-fluxion-qmanager")
+    assert flux.out("module", "stats", *policy[1:], policy[0]).strip() == '"hybrid"'
