@@ -7,8 +7,9 @@ and its state is discarded. The chosen module and its arguments persist in
 ``sched.module``.
 """
 
+import importlib
 import os
-from errno import EEXIST, ENOENT
+from errno import EBUSY, EEXIST, ENOENT
 
 from flux_lite import config as configmod
 from flux_lite import schedstate
@@ -39,6 +40,11 @@ def parse_module_args(name, argv):
 
 
 def _parse_module_args(name, argv):
+    if registry.companion_class(name) is not None:
+        return list(argv)  # a companion module reads its arguments itself
+    cls = registry.module_class(name)
+    if cls is not None and hasattr(cls, "parse_argv"):
+        return cls.parse_argv(list(argv))
     known = {arg.key: arg for arg in registry.module_args(name)}
     args = {}
     for arg in argv:
@@ -96,7 +102,52 @@ def config_module(cfg):
 
 def load_from_config(broker):
     name, args = config_module(broker.config)
+    cls = registry.module_class(name)
+    # the modules it needs first, as Flux's modprobe loads them (with rc1's arguments)
+    for companion in getattr(cls, "companions", ()):
+        if not companion_loaded(broker, companion):
+            companion_load(broker, companion, list(getattr(cls, "companion_args", {}).get(companion, ())))
     module_load(broker, name, args)
+
+
+# -- companion modules (sched.registry.register_companion) ------------------------
+
+
+def _companion_file(name):
+    cls = registry.companion_class(name)
+    return None if cls is None else importlib.import_module(cls.__module__)
+
+
+def companion_loaded(broker, name):
+    return broker.companion(name) is not None
+
+
+def companion_load(broker, name, argv):
+    """Load companion module NAME (Fluxion's resource or feasibility module)."""
+    mod = _companion_file(name)
+    rec = broker.kvs.get(MODULE_KEY)
+    if rec is not None and name not in getattr(registry.module_class(rec["name"]) or object, "companions", ()):
+        # resource.acquire has one holder: the scheduler that is loaded
+        raise FluxLiteError(f"{name}: resource.acquire is held by {rec['name']}: Device or resource busy",
+                            errno=EBUSY)
+    broker.log("broker", "debug", f"insmod {name}")
+    mod.load(broker, list(argv))
+
+
+def companion_remove(broker, name):
+    """Remove companion NAME; a scheduler that needs it stops first (Fluxion's
+    qmanager exits when sched-fluxion-resource's notify stream fails)."""
+    if not companion_loaded(broker, name):
+        raise FluxLiteError(f"{name}: module is not loaded", errno=ENOENT)
+    rec = broker.kvs.get(MODULE_KEY)
+    cls = registry.module_class(rec["name"]) if rec is not None and not rec.get("path") else None
+    if cls is not None and name in getattr(cls, "requires", ()):
+        broker.log(cls.name, "err",
+                   f"update_on_resource_response: exiting due to {name}.notify failure")
+        module_remove(broker)
+    broker.log("broker", "debug", f"rmmod {name}")
+    _companion_file(name).remove(broker)
+    broker.log("broker", "debug", f"module {name} exited")
 
 
 def loaded_name(broker):
@@ -123,6 +174,9 @@ def module_load(broker, name, args, progress=None):
         current = broker.kvs.get(MODULE_KEY)["name"]
         raise FluxLiteError(f"{name}: a scheduler is already loaded ({current}): service sched is already registered",
                             errno=EEXIST)
+    holder = _acquire_holder(broker, None if hosted.is_module_file(name) else scheduler_class(name))
+    if holder is not None:
+        raise FluxLiteError(f"{name}: resource.acquire is held by {holder}: Device or resource busy", errno=EBUSY)
     if hosted.is_module_file(name):
         return _module_file_load(broker, name, args)
     cls = scheduler_class(name)
@@ -166,6 +220,28 @@ def module_remove(broker):
     return name
 
 
+def _acquire_holder(broker, cls):
+    """A loaded companion that holds resource.acquire and that scheduler
+    class cls (None: a module file) does not work with, or None."""
+    for companion in registry.companion_names():
+        if companion not in getattr(cls, "companions", ()) and companion_loaded(broker, companion):
+            if getattr(registry.companion_class(companion), "acquires", False):
+                return companion
+    return None
+
+
+def _switch_companions(broker, cls):
+    """sched reload to another module: Fluxion's modules go when the new
+    scheduler does not use them, and come when it does."""
+    wanted = getattr(cls, "companions", ())
+    for companion in reversed(registry.companion_names()):
+        if companion not in wanted and companion_loaded(broker, companion):
+            companion_remove(broker, companion)
+    for companion in wanted:
+        if not companion_loaded(broker, companion):
+            companion_load(broker, companion, list(getattr(cls, "companion_args", {}).get(companion, ())))
+
+
 def module_reload(broker, name=None, args=None, progress=None):
     rec = broker.kvs.get(MODULE_KEY)
     if name is None:
@@ -178,6 +254,8 @@ def module_reload(broker, name=None, args=None, progress=None):
             name = rec["path"]  # reloading a module file: the file again
     if rec is not None:
         module_remove(broker)
+    if not hosted.is_module_file(name):
+        _switch_companions(broker, scheduler_class(name))
     return module_load(broker, name, args, progress=progress)
 
 
