@@ -116,12 +116,13 @@ def overlay_status(timeout, rank, verbose, summary, down, no_pretty, no_ghost, c
 def _highlight(broker, target, size):
     """-H TARGET: ranks (an idset) or host names (a hostlist)."""
     try:
-        ranks = set(IDset.parse(target))
+        ids = IDset.parse(target)
     except ValueError:
-        ranks = _host_ranks(broker, target)
-    if any(r >= size for r in ranks):
+        return _host_ranks(broker, target)
+    # (checked on the range, not the ids: 0-999999999 is a valid idset)
+    if len(ids) and ids.last() >= size:
         raise FluxLiteError(f"{target}: invalid target")
-    return ranks
+    return set(ids)
 
 
 def _host_ranks(broker, target):

@@ -36,6 +36,8 @@ from flux_lite.listing import jobs as jobs_listing
 @click.option("--name", "job_name", metavar="JOB-NAME", help="Limit output to jobs named JOB-NAME.")
 @click.option("-q", "--queue", "queues", multiple=True, metavar="QUEUE,...", shell_complete=complete_queues,
               help="Limit output to jobs in QUEUE(s) (a queue's virtual queues included).")
+@click.option("-i", "--include", metavar="HOSTS|RANKS",
+              help="Limit output to jobs that ran on these ranks or hosts (all users' unless -u is given).")
 @click.option("--stats", is_flag=True, help="Print job statistics before the header.")
 @click.option("--stats-only", is_flag=True,
               help="Print job statistics only; exit 1 if no job is active.")
@@ -48,7 +50,7 @@ from flux_lite.listing import jobs as jobs_listing
               help="List the job-list objects read from stdin, one per line (filters ignored).")
 @click.argument("jobids", nargs=-1, type=JOBID_TEXT)
 def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_json, since, job_name,
-         queues, stats, stats_only, color, sort, width, from_stdin, jobids):
+         queues, include, stats, stats_only, color, sort, width, from_stdin, jobids):
     """List pending and running jobs of the current user (-a adds inactive jobs)."""
     if as_json and (stats or stats_only):
         raise FluxLiteError("--json incompatible with --stats or --stats-only")
@@ -85,14 +87,15 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         with read_session() as broker:
             ident = broker.instance.identity
             userid = ident.userid
-            if all_users:
-                userid = None
+            if all_users or (include and not user):
+                userid = None  # (-i looks at every user's jobs unless -u names one)
             elif user:
                 userid = users.userid(user)
             since_t = job_list.parse_since(since, broker.now) if since is not None else 0.0
             records = job_list.query(broker, userid=userid, states=states, results=results,
                                      ids=list(jobids) or None, max_entries=count, name=job_name,
                                      since=since_t, queues=_queue_filter(broker, queues), missing_ok=True,
+                                     include=job_list.include_test(include) if include else None,
                                      progress=stage(0) if stage else None)
             now = broker.now
             stats_line = _stats_line(broker)[0] if stats else None

@@ -108,7 +108,7 @@ class _Rows(list):
 
 def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, max_entries=DEFAULT_MAX,
           name=None, since=0.0, queues=None, missing_ok=False,
-          progress: Callable[[int, int], None] | None = None):
+          progress: Callable[[int, int], None] | None = None, include=None):
     """Job records in flux-core's job-list order (at most max_entries; the
     list's ``truncated`` says whether more matched).
 
@@ -146,7 +146,7 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
         total = min(total, max_entries) if max_entries else total
         progress(0, total)
     for rec in iter_rows(broker, userid=userid, states=states, results=results, name=name, since=since,
-                         queues=queues):
+                         queues=queues, include=include):
         rows.append(rec)
         if max_entries and len(rows) > max_entries:
             break  # one more than asked: the output is truncated
@@ -160,7 +160,8 @@ def query(broker, userid=None, states=PENDING | RUNNING, results=0, ids=None, ma
     return rows
 
 
-def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=None, since=0.0, queues=None):
+def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=None, since=0.0, queues=None,
+              include=None):
     """The records query() lists, one at a time: inactive jobs are decoded
     only as far as the caller reads (pgrep stops at its first matches).
     Each holds what a listing shows of the job (the index's listing column,
@@ -178,6 +179,8 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
             continue
         if queues is not None and _queue(rec) not in queues:
             continue
+        if include is not None and not include(rec):
+            continue
         yield rec
     if states & INACTIVE or results:
         # the index's result column: no need to decode the jobs left out
@@ -186,6 +189,8 @@ def iter_rows(broker, userid=None, states=PENDING | RUNNING, results=0, name=Non
             if name is not None and rec.get("name") != name:
                 continue
             if queues is not None and _queue(rec) not in queues:
+                continue
+            if include is not None and not include(rec):
                 continue
             if results and not states & INACTIVE and not (result_of(rec) or 0) & results:
                 continue
@@ -452,11 +457,12 @@ def constraint_test(constraint) -> Callable[[dict], bool]:
             tests.append(lambda rec, hosts=hosts: bool(hosts & set(Hostlist(rec.get("nodelist") or ""))))
         elif op == "ranks":
             try:
-                ranks = set().union(*(IDset.parse(str(r)) for r in _values(op, args)))
+                # kept as ranges: 0-999999999 is a valid idset, not a billion ids
+                ranks = IDset().union(*(IDset.parse(str(r)) for r in _values(op, args)))
             except (ValueError, FluxLiteError):
                 raise _constraint_error("invalid ranks value") from None
-            tests.append(lambda rec, ranks=ranks: bool(ranks & set(IDset.parse(
-                str(rec.get("ranks") or "").strip("[]")))))
+            tests.append(lambda rec, ranks=ranks: bool(ranks & IDset.parse(
+                str(rec.get("ranks") or "").strip("[]"))))
         elif op in _TIMES:
             tests.append(_time_test(op, args))
         else:
@@ -513,6 +519,19 @@ def list_id(broker, jobid: int, attrs=("all",)) -> dict:
     if rec is None:
         raise FluxLiteError(f"JobID {f58(jobid)} unknown", errno=ENOENT)
     return select_attrs(job_attrs(rec), attrs)
+
+
+def include_test(targets: str) -> Callable[[dict], bool]:
+    """flux jobs -i TARGETS: the jobs that ran on those ranks (an idset) or
+    hosts (a hostlist), as job-list's ranks or hostlist constraint."""
+    try:
+        return constraint_test({"ranks": [str(IDset.parse(targets))]})
+    except (ValueError, FluxLiteError):
+        pass
+    try:
+        return constraint_test({"hostlist": [str(Hostlist(targets))]})
+    except (ValueError, FluxLiteError):
+        raise FluxLiteError(f"-i/--include: invalid targets: {targets}") from None
 
 
 def module_stats(broker) -> dict:

@@ -335,3 +335,17 @@ def test_job_memo_sets_the_user_annotations(flux):
     assert as_flux(flux, "job", "memo", jobid, "a=1") == (1, "", "flux-job: memo: job is inactive\n")
     assert as_flux(flux, "job", "memo")[2] == (
         "Usage: flux-job memo [--volatile] id key=value [key=value, ...]\n")
+
+
+def test_jobs_include_ranks_or_hosts(flux):
+    a = flux.submit("-N1", "--requires=host:node1", "true")
+    b = flux.submit("-N2", "--requires=ranks:2-3", "true")
+    flux.advance("1s")
+    listed = lambda *args: sorted(flux.out("jobs", "-a", "-no", "{id.f58}", *args).split())  # noqa: E731
+    assert listed("-i", "1") == [a] and listed("-i", "node1") == [a]
+    assert listed("-i", "3") == [b] and listed("-i", "node[0,3]") == [b]
+    # ranges stay ranges (no billion ids in memory)
+    assert listed("-i", "0-999999999") == sorted([a, b])
+    assert as_flux(flux, "jobs", "-i", "node[") == (1, "", "flux-jobs: ERROR: -i/--include: invalid targets: node[\n")
+    assert as_flux(flux, "overlay", "status", "-H", "0-999999999") == (
+        1, "", "flux-overlay: 0-999999999: invalid target\n")
