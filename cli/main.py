@@ -35,6 +35,8 @@ COMMANDS = {
     "R": ("R", "R", "Read, generate and combine RFC 20 resource sets (R)"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
     "queue": ("queue", "queue", "List and control job queues: enable, disable, start, stop, drain, idle"),
+    "ion-resource": ("ion_resource", "ion_resource",
+                     "Fluxion's front end to sched-fluxion-resource: match, update, info, find, ..."),
     "sched": ("sched", "sched", "Reload and check the scheduler"),
     "module": ("module", "module", "Load, remove, reload and list modules (Flux spellings)"),
     "kvs": ("kvs", "kvs", "Inspect the KVS"),
