@@ -83,7 +83,7 @@ def _json_file(path: str) -> Any:
         return json.loads(_read(path))
     except ValueError as exc:
         # Fluxion's client leaves this to a traceback, whose last line this is
-        click.echo(f"json.decoder.JSONDecodeError: {exc}")
+        click.echo(f"json.decoder.JSONDecodeError: {exc}", err=True)
         sys.exit(1)
 
 
@@ -104,15 +104,63 @@ def _job_report(resp: dict[str, Any], title: str) -> None:
     click.echo(resp["R"])
 
 
+# (name, help) of every subcommand, in Fluxion's order
+SUBCOMMANDS = (
+    ("match", "Find the best matching resources for a jobspec."),
+    ("update", "Update the resource database."),
+    ("info", "Print info on a single job."),
+    ("stats", "Print overall performance statistics."),
+    ("stats-cancel", "Clear overall performance statistics."),
+    ("cancel", "Cancel an allocated or reserved job."),
+    ("partial-cancel", "Partially cancel an allocated job."),
+    ("find", "Find resources matching with a criteria."),
+    ("status", "Display resource status."),
+    ("set-status", "Set up/down status of a resource vertex."),
+    ("set-property", "Set property-key=value for specified resource."),
+    ("remove-property", "Remove property for specified resource."),
+    ("get-property", "Get value for specified resource and property-key."),
+    ("ns-info", "Get remapped ID given raw ID seen by the reader."),
+    ("params", "Display the module's parameter values."),
+    ("add-subgraph", "Add a subgraph to the resource graph."),
+    ("remove-subgraph", "Remove a subgraph from the resource graph."),
+)
+
+
+def _help_text(prog: str) -> str:
+    """The top-level help Fluxion's argparse parser prints (80 columns)."""
+    import textwrap
+
+    choices = "{" + ",".join(name for name, _ in SUBCOMMANDS) + "}"
+    indent = " " * (len("usage: ") + len(prog) + 1)
+    desc = textwrap.fill("Front-end command for sched-fluxion-resource module for testing. Provide 4 "
+                         f"sub-commands. For sub-command usage, {prog} <sub-command> --help", 78)
+    lines = [f"usage: {prog} [-h] [-v]", indent + choices, indent + "...", "", desc, "", "options:",
+             "  -h, --help            show this help message and exit",
+             "  -v, --verbose         be verbose", "", "Available Commands:", "  Valid commands", "",
+             f"  {choices}", " " * 24 + "Additional help"]
+    lines += [f"    {name:<20}{text}" if len(name) <= 18 else f"    {name}\n{' ' * 24}{text}"
+              for name, text in SUBCOMMANDS]
+    return "\n".join(lines)
+
+
+def _require_subcommand(ctx: click.Context) -> None:
+    if ctx.invoked_subcommand is None:
+        from flux_lite.cli.words import prog
+
+        click.echo(_help_text(prog("ion-resource", ctx)))
+        click.echo("\nA subcommand is required.")
+        sys.exit(1)
+
+
 @click.group(invoke_without_command=True)
 @click.option("-v", "--verbose", is_flag=True, help="be verbose")
 @click.pass_context
 def ion_resource(ctx, verbose):
     """Front-end command for sched-fluxion-resource module for testing."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        click.echo("\nA subcommand is required.")
-        sys.exit(1)
+    _require_subcommand(ctx)
+
+
+ion_resource.argparse_no_dest = True  # type: ignore[attr-defined]
 
 
 # -- match ----------------------------------------------------------------------------------------
@@ -122,10 +170,11 @@ def ion_resource(ctx, verbose):
 @click.pass_context
 def match(ctx):
     """Find the best matching resources for a jobspec."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        click.echo("\nA subcommand is required.")
-        sys.exit(1)
+    # argparse's nested parser has no required subcommand either: the top help
+    _require_subcommand(ctx)
+
+
+match.argparse_no_dest = True  # type: ignore[attr-defined]
 
 
 def _match_command(cmd: str, doc: str) -> None:
@@ -298,7 +347,18 @@ def set_status(resource_path, status):
     _rpc(f"{RESOURCE}.set_status", {"resource_path": resource_path, "status": status})
 
 
-@ion_resource.command("set-property")
+class _PathsThenOne(click.Command):
+    """PATH [PATH...] LAST, parsed as argparse parses nargs="+" then one:
+    a single operand is a path, and LAST is what is missing."""
+
+    def parse_args(self, ctx, args):
+        operands = [a for a in args if not a.startswith("-")]
+        if len(operands) == 1 and len(args) == 1:
+            raise click.MissingParameter(ctx=ctx, param=self.params[-1])
+        return super().parse_args(ctx, args)
+
+
+@ion_resource.command("set-property", cls=_PathsThenOne)
 @click.argument("paths", metavar="ResourcePath", nargs=-1, required=True)
 @click.argument("keyval", metavar="PropertyKeyVal")
 def set_property(paths, keyval):
@@ -306,7 +366,7 @@ def set_property(paths, keyval):
     _rpc(f"{RESOURCE}.set_property", {"sp_resource_path": list(paths), "sp_keyval": keyval})
 
 
-@ion_resource.command("remove-property")
+@ion_resource.command("remove-property", cls=_PathsThenOne)
 @click.argument("paths", metavar="ResourcePath", nargs=-1, required=True)
 @click.argument("key", metavar="PropertyKey")
 def remove_property(paths, key):
@@ -352,3 +412,6 @@ def remove_subgraph(subgraph_path):
     """Remove a subgraph from the resource graph."""
     _rpc(f"{RESOURCE}.remove_subgraph", {"subgraph_path": subgraph_path})
 
+
+# Fluxion's order (usage lines and choices list them so)
+ion_resource.commands = {name: ion_resource.commands[name] for name, _ in SUBCOMMANDS}

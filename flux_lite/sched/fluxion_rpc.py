@@ -1,0 +1,582 @@
+"""sched-fluxion-resource's requests (`sched-fluxion-resource.METHOD`) on its
+resource graph: what `flux ion-resource` and Fluxion's tests ask, answered
+as flux-sched's resource module answers (resource/modules/resource.cpp).
+
+`handle(graph, method, payload, now)` is the whole interface: the module
+that owns the graph (sched-fluxion-resource) passes each request here and
+saves the graph when `changed(method)` says the request may have changed it.
+Errors are protocol errors with Fluxion's errno and, where Fluxion sends
+one, its message (ENOENT unknown job, EBUSY, ENODEV unsatisfiable, EINVAL).
+
+R as the module sends it in a match or update response is the text its
+rv1_nosched writer prints (`json_dumps(JSON_INDENT(0))` and a newline):
+R_lite entries grouped by identical children, ordered by the children's text,
+then nodelist, properties (when any), starttime, expiration.
+
+The find criteria (resource/evaluators/expr_eval_*.cpp): predicates
+`status=up|down`, `sched-now=allocated|free`, `sched-future=reserved|free`,
+`property=NAME`, `jobid-alloc|jobid-span|jobid-tag|jobid-reserved=JOBID`,
+`agfilter=true|false`, `names=HOSTLIST`, joined by `and`, `or` or a bare
+space (and), with parentheses; evaluated left to right, without precedence.
+A vertex is reported when it satisfies the criteria or has a reported child;
+a down, allocated or reserved vertex makes its descendants so.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from errno import EINVAL, ENOENT
+from typing import Any, Callable
+
+from flux_lite import protocol as rfc27
+from flux_lite.formats import jobid as jobidfmt
+from flux_lite.formats.hostlist import Hostlist
+from flux_lite.formats.idset import IDset
+from flux_lite.sched.fluxion_graph import ResourceGraph, _bits
+
+# requests that may change the graph (the module saves it after them)
+WRITES = frozenset(("match", "update", "cancel", "partial-cancel", "stats-clear", "set_status",
+                    "set_property", "remove_property", "add_subgraph", "remove_subgraph"))
+FIND_FORMATS = ("rv1_nosched",)
+
+
+def changed(method: str) -> bool:
+    return method in WRITES
+
+
+def handle(graph: ResourceGraph, method: str, payload: dict[str, Any], now: float) -> Any:
+    """The response to sched-fluxion-resource.METHOD, or a protocol error."""
+    fn = _METHODS.get(method)
+    if fn is None:
+        raise rfc27.error(38, f"Unknown service method 'sched-fluxion-resource.{method}'")
+    return fn(graph, payload if isinstance(payload, dict) else {}, now)
+
+
+# -- payload fields ---------------------------------------------------------------------------
+
+
+def _field(payload: dict, key: str, kind: type | tuple[type, ...]) -> Any:
+    value = payload.get(key)
+    if value is None or not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise rfc27.error(rfc27.EPROTO, "Protocol error")
+    return value
+
+
+def _jobid(payload: dict) -> int:
+    return _field(payload, "jobid", int)
+
+
+def _parse_jobspec(text: str) -> Any:
+    """A jobspec as the module reads it (yaml-cpp: YAML, so JSON too)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise rfc27.error(EINVAL, str(exc)) from None
+
+
+def _parse_R(text: str) -> dict:
+    try:
+        R = json.loads(text)
+    except ValueError:
+        raise rfc27.error(EINVAL, "Invalid argument") from None
+    if not isinstance(R, dict):
+        raise rfc27.error(EINVAL, "Invalid argument")
+    return R
+
+
+# -- R as the rv1_nosched writer prints it ------------------------------------------------------
+
+
+def _jansson(value: Any) -> str:
+    # jansson's JSON_INDENT(0): ", " and ": " separators, no newlines
+    return json.dumps(value, separators=(", ", ": "))
+
+
+def R_object(graph: ResourceGraph, picked: dict[int, tuple[int, int]], start: int, end: int) -> dict | None:
+    """The rv1_nosched writer's R of the given vertices (rank -> core/gpu masks);
+    None when no core or gpu is among them."""
+    groups: dict[str, list[int]] = {}
+    for rank in sorted(picked):
+        c, g = picked[rank]
+        children = {}
+        if c:
+            children["core"] = str(IDset.from_mask(c))
+        if g:
+            children["gpu"] = str(IDset.from_mask(g))
+        if not children:
+            continue
+        groups.setdefault(_jansson(children), []).append(rank)
+    if not groups:
+        return None
+    rlite = [{"rank": str(IDset(ranks)), "children": json.loads(key)} for key, ranks in sorted(groups.items())]
+    ranks = sorted(r for rs in groups.values() for r in rs)
+    execution: dict[str, Any] = {
+        "R_lite": rlite,
+        "nodelist": [Hostlist([graph.by_rank[r].host for r in ranks]).encode()],
+    }
+    props: dict[str, str] = {}
+    chosen = IDset(ranks)
+    for name, pranks in sorted(graph.properties_R.items()):
+        common = pranks & chosen
+        if common:
+            props[name] = str(common)
+    for path, kv in sorted(graph.props.items()):
+        v = _vertex(graph, path)
+        if v is not None and v.type == "node" and v.rank in chosen:
+            for key, value in kv.items():
+                prop = f"{key}={value}" if value else key
+                props[prop] = str(IDset(set(IDset.parse(props[prop])) | {v.rank})) if prop in props \
+                    else str(v.rank)
+    if props:
+        execution["properties"] = props
+    execution["starttime"] = start
+    execution["expiration"] = end
+    return {"version": 1, "execution": execution}
+
+
+def R_text(graph: ResourceGraph, picked: dict[int, tuple[int, int]], start: int, end: int) -> str:
+    R = R_object(graph, picked, start, end)
+    return "" if R is None else _jansson(R) + "\n"
+
+
+def _vertex(graph: ResourceGraph, path: str) -> Any:
+    try:
+        return graph.vertex(path)
+    except Exception:
+        return None
+
+
+def _match_R_text(graph: ResourceGraph, R: dict | None, fallback_nodes: dict | None = None) -> str:
+    if R is None:
+        return ""
+    ex = R.get("execution", {})
+    nodes = fallback_nodes if fallback_nodes is not None else graph._nodes_of(R)
+    return R_text(graph, nodes, int(ex.get("starttime") or 0), int(math.ceil(ex.get("expiration") or 0)))
+
+
+# -- jobs ------------------------------------------------------------------------------------------
+
+
+def _next_jobid(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    return {"jobid": max(graph.jobs) + 1 if graph.jobs else 0}
+
+
+def _response(jobid: int, status: str, at: int, overhead: float, R: str) -> dict:
+    return {"jobid": jobid, "status": status, "overhead": overhead, "R": R, "at": at}
+
+
+def _match(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    cmd = _field(payload, "cmd", str)
+    jobid = _jobid(payload)
+    jobspec = _parse_jobspec(_field(payload, "jobspec", str))
+    if cmd == "without_allocating_future":
+        # the earliest fit, now or reserved later, booked on a copy only
+        trial = ResourceGraph.from_state(copy.deepcopy(graph.to_state()))
+        trial_id = max(trial.jobs) + 1 if trial.jobs else 0
+        m = trial.match("allocate_orelse_reserve", trial_id, jobspec, now)
+        job = trial.jobs[trial_id]
+        return _response(-1, "MATCHED", m.at, m.overhead, R_text(graph, job.nodes, job.at, job.end))
+    if cmd not in ("allocate", "allocate_with_satisfiability", "allocate_orelse_reserve", "without_allocating"):
+        raise rfc27.error(EINVAL, "Invalid argument")
+    m = graph.match(cmd, jobid, jobspec, now)
+    if cmd == "without_allocating":
+        return _response(-1, "MATCHED", m.at, m.overhead, _match_R_text(graph, m.R))
+    job = graph.jobs[m.jobid]
+    return _response(m.jobid, m.status, m.at, m.overhead, R_text(graph, job.nodes, job.at, job.end))
+
+
+def _update(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    jobid = _jobid(payload)
+    R = _parse_R(_field(payload, "R", str))
+    m = graph.update(jobid, R, now)
+    job = graph.jobs[jobid]
+    return _response(jobid, "ALLOCATED", m.at, m.overhead, R_text(graph, job.nodes, job.at, job.end))
+
+
+def _info(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    jobid = _jobid(payload)
+    status, at, overhead = graph.info(jobid)
+    return {"jobid": jobid, "status": status, "at": at, "overhead": overhead}
+
+
+def _cancel(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    graph.cancel(_jobid(payload))
+    return {}
+
+
+def _partial_cancel(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    jobid = _jobid(payload)
+    R = _parse_R(_field(payload, "R", str))
+    return {"full-removal": 1 if graph.partial_cancel(jobid, R) else 0}
+
+
+# -- statistics and parameters ---------------------------------------------------------------------
+
+
+def _stats(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    return graph.stats()
+
+
+def _stats_clear(graph: ResourceGraph, payload: dict, now: float) -> None:
+    graph.stats_clear()
+    return None
+
+
+def _params(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    return {"params": graph.params()}
+
+
+# -- status and properties -------------------------------------------------------------------------
+
+
+def _set_status(graph: ResourceGraph, payload: dict, now: float) -> None:
+    path, status = payload.get("resource_path"), payload.get("status")
+    if not isinstance(path, str) or not isinstance(status, str):
+        raise rfc27.error(EINVAL, "malformed RPC")
+    if _vertex(graph, path) is None:
+        raise rfc27.error(EINVAL, f"could not find path '{path}' in resource graph")
+    if status not in ("up", "down"):
+        raise rfc27.error(EINVAL, f"unrecognized status '{status}'")
+    graph.set_status(path, status)
+    return None
+
+
+def _paths(payload: dict, key: str) -> list[str]:
+    value = payload.get(key)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        if not value:
+            raise rfc27.error(EINVAL, f"{key} array cannot be empty")
+        if not all(isinstance(p, str) for p in value):
+            raise rfc27.error(EINVAL, f"{key} array must contain only strings")
+        return value
+    raise rfc27.error(EINVAL, f"{key} must be a string or array of strings")
+
+
+def _set_property(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    paths = _paths(payload, "sp_resource_path")
+    keyval = payload.get("sp_keyval")
+    if not isinstance(keyval, str):
+        raise rfc27.error(EINVAL, "could not unpack payload")
+    pos = keyval.find("=")
+    if pos <= 0 or pos == len(keyval) - 1:
+        raise rfc27.error(EINVAL, "Incorrect format, use set-property <resource> PROPERTY=VALUE")
+    key, value = keyval[:pos], keyval[pos + 1:]
+    # path by path, as Fluxion: those before an unknown one keep the property
+    for path in paths:
+        if _vertex(graph, path) is None:
+            raise rfc27.error(ENOENT, f"Couldn't find '{path}' in resource graph")
+        graph.set_property(path, key, value)
+    return {}
+
+
+def _remove_property(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    paths = _paths(payload, "resource_path")
+    key = payload.get("key")
+    if not isinstance(key, str):
+        raise rfc27.error(EINVAL, "could not unpack payload")
+    for path in paths:
+        if _vertex(graph, path) is None:
+            raise rfc27.error(ENOENT, f"Couldn't find '{path}' in resource graph")
+        graph.remove_property(path, key)
+    return {}
+
+
+def _vertex_properties(graph: ResourceGraph, path: str) -> dict[str, str]:
+    """A vertex's properties: a node's from R (value ""), then those set."""
+    v = graph.vertex(path)
+    props: dict[str, str] = {}
+    if v.type == "node":
+        for name, ranks in graph.properties_R.items():
+            if v.rank in ranks:
+                props[name] = ""
+    props.update(graph.properties_of(path))
+    return props
+
+
+def _get_property(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    path, key = payload.get("gp_resource_path"), payload.get("gp_key")
+    if not isinstance(path, str) or not isinstance(key, str):
+        raise rfc27.error(EINVAL, "could not unpack payload")
+    if _vertex(graph, path) is None:
+        raise rfc27.error(ENOENT, f"Couldn't find '{path}' in resource graph")
+    props = _vertex_properties(graph, path)
+    if key not in props:
+        raise rfc27.error(ENOENT, f"Property '{key}' was not found for resource {path}")
+    return {"values": [props[key]]}
+
+
+def _ns_info(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    rank = _field(payload, "rank", int)
+    type_name = _field(payload, "type-name", str)
+    ident = _field(payload, "id", int)
+    node = graph.by_rank.get(rank)
+    # the rv1exec reader keeps ids as R gives them: a known one maps to itself
+    mask = {"core": node.cores, "gpu": node.gpus}.get(type_name, 0) if node is not None else 0
+    if ident < 0 or not mask >> ident & 1:
+        raise rfc27.error(ENOENT, "No such file or directory")
+    return {"id": ident}
+
+
+def _subgraph(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    raise rfc27.error(EINVAL, "subgraphs (JGF) are not supported by flux-lite's sched-fluxion-resource")
+
+
+# -- find --------------------------------------------------------------------------------------
+
+
+class _Vtx:
+    """What the criteria see of one vertex, with its ancestors' overrides."""
+
+    __slots__ = ("path", "type", "name", "rank", "down", "allocated", "reserved", "alloc_jobs", "rsv_jobs",
+                 "span_jobs", "props")
+
+    def __init__(self, path: str, type_: str, name: str, rank: int) -> None:
+        self.path, self.type, self.name, self.rank = path, type_, name, rank
+        self.down = self.allocated = self.reserved = False
+        self.alloc_jobs: set[int] = set()
+        self.rsv_jobs: set[int] = set()
+        self.span_jobs: set[int] = set()
+        self.props: set[str] = set()
+
+
+_PREDICATES = ("status", "sched-now", "sched-future", "jobid-alloc", "jobid-span", "jobid-tag", "jobid-reserved",
+               "agfilter", "names", "property")
+
+
+def _parse_jobid(text: str) -> int | None:
+    try:
+        return jobidfmt.decode(text)
+    except ValueError:
+        return None
+
+
+def _leaf_valid(key: str, value: str) -> bool:
+    lc = value.lower()
+    if key == "status":
+        return lc in ("up", "down")
+    if key == "sched-now":
+        return lc in ("allocated", "free")
+    if key == "sched-future":
+        return lc in ("reserved", "free")
+    if key in ("jobid-alloc", "jobid-span", "jobid-tag", "jobid-reserved"):
+        return _parse_jobid(value) is not None
+    if key == "agfilter":
+        return lc in ("true", "t", "false", "f")
+    if key == "names":
+        try:
+            Hostlist.parse(lc)
+        except ValueError:
+            return False
+        return True
+    if key == "property":
+        return len(lc) > 0
+    return False
+
+
+def _leaf_eval(key: str, value: str, v: _Vtx) -> bool:
+    lc = value.lower()
+    if key == "status":
+        return v.down if lc == "down" else not v.down
+    if key == "sched-now":
+        return v.allocated if lc == "allocated" else not v.allocated
+    if key == "sched-future":
+        return v.reserved if lc == "reserved" else not v.reserved
+    if key == "jobid-alloc":
+        return _parse_jobid(value) in v.alloc_jobs
+    if key == "jobid-reserved":
+        return _parse_jobid(value) in v.rsv_jobs
+    if key in ("jobid-span", "jobid-tag"):
+        return _parse_jobid(value) in v.span_jobs
+    if key == "agfilter":
+        return lc in ("true", "t")
+    if key == "names":
+        return v.name in set(Hostlist.parse(lc))
+    return lc in v.props  # property
+
+
+Expr = Callable[[_Vtx], bool]
+
+
+def _ws(e: str, at: int) -> int:
+    while at < len(e) and e[at] in " \t":
+        at += 1
+    return at
+
+
+def _closing(e: str, at: int) -> int:
+    bal, pa = 1, at + 1
+    while bal:
+        nxt = [i for i in (e.find("(", pa), e.find(")", pa)) if i >= 0]
+        if not nxt:
+            raise rfc27.error(EINVAL, "Invalid argument")
+        pa = min(nxt)
+        bal += -1 if e[pa] == ")" else 1
+        pa += 1
+    return pa
+
+
+def _compile(e: str) -> Expr:
+    """The criteria as a predicate over vertices (EINVAL when Fluxion's
+    parser or validator refuses them)."""
+    terms: list[tuple[str, Expr]] = []
+    at = 0
+    op = "and"
+    last = len(e.rstrip(" \t"))
+    first = True
+    while first or at < last:
+        if not first:
+            if e[at] not in " \t":
+                raise rfc27.error(EINVAL, "Invalid argument")
+            nws = _ws(e, at)
+            end = nws
+            while end < len(e) and e[end] not in " \t":
+                end += 1
+            word = e[nws:end]
+            if word in ("and", "or"):
+                op, at = word, end
+            else:
+                op = "and"
+        first = False
+        tok = _ws(e, at)
+        if tok >= len(e):
+            raise rfc27.error(EINVAL, "Invalid argument")
+        if e[tok] == "(":
+            end = _closing(e, tok)
+            sub = _compile(e[tok + 1:end - 1])
+            terms.append((op, sub))
+        else:
+            end = tok
+            while end < len(e) and e[end] not in " \t":
+                end += 1
+            leaf = e[tok:end]
+            key, eq, value = leaf.partition("=")
+            if not eq or key not in _PREDICATES or not _leaf_valid(key, value):
+                raise rfc27.error(EINVAL, "Invalid argument")
+            terms.append((op, lambda v, k=key, x=value: _leaf_eval(k, x, v)))
+        at = end
+
+    def run(v: _Vtx) -> bool:
+        result = terms[0][1](v)
+        for o, t in terms[1:]:
+            r = t(v)
+            result = (result and r) if o == "and" else (result or r)
+        return result
+
+    return run
+
+
+def find(graph: ResourceGraph, criteria: str, now: float) -> dict | None:
+    """The rv1_nosched R of the vertices the criteria select (None: none)."""
+    expr = _compile(criteria)
+    t = int(now)
+    alloc_now: dict[int, tuple[int, int]] = {}
+    alloc_by_job: dict[int, dict[int, tuple[int, int]]] = {}
+    rsv_by_job: dict[int, dict[int, tuple[int, int]]] = {}
+    rsv_any: dict[int, tuple[int, int]] = {}
+    for jobid, job in graph.jobs.items():
+        if job.status == "ALLOCATED" and job.at <= t < job.end:
+            alloc_by_job[jobid] = job.nodes
+            for r, (c, g) in job.nodes.items():
+                bc, bg = alloc_now.get(r, (0, 0))
+                alloc_now[r] = (bc | c, bg | g)
+        elif job.status == "RESERVED" or job.at > t:
+            rsv_by_job[jobid] = job.nodes
+            for r, (c, g) in job.nodes.items():
+                bc, bg = rsv_any.get(r, (0, 0))
+                rsv_any[r] = (bc | c, bg | g)
+
+    def jobs_on(table: dict[int, dict[int, tuple[int, int]]], rank: int, kind: int, i: int | None) -> set[int]:
+        out = set()
+        for jobid, nodes in table.items():
+            cg = nodes.get(rank)
+            if cg is None:
+                continue
+            if i is None or (cg[kind] >> i) & 1:
+                out.add(jobid)
+        return out
+
+    cluster = _Vtx("/cluster0", "cluster", "cluster0", -1)
+    cluster.down = graph._path_down("/cluster0")
+    cluster.props = set(graph.properties_of("/cluster0"))
+    cluster.span_jobs = set(alloc_by_job) | set(rsv_by_job)
+    picked: dict[int, tuple[int, int]] = {}
+    for node in graph.nodes:
+        npath = f"/cluster0/{node.host}"
+        nv = _Vtx(npath, "node", node.host, node.rank)
+        nv.props = set(_vertex_properties(graph, npath))
+        ac, ag = alloc_now.get(node.rank, (0, 0))
+        rc_, rg = rsv_any.get(node.rank, (0, 0))
+        # a node's own schedule holds only whole-node (exclusive) bookings
+        whole = (node.cores | node.gpus) and ac == node.cores and ag == node.gpus
+        nv.down = cluster.down or graph._path_down(npath)
+        nv.allocated = cluster.allocated or bool(whole)
+        nv.reserved = cluster.reserved or bool(rc_ == node.cores and rg == node.gpus and (node.cores or node.gpus))
+        nv.alloc_jobs = jobs_on(alloc_by_job, node.rank, 0, None) if whole else set()
+        nv.rsv_jobs = set()
+        nv.span_jobs = jobs_on(alloc_by_job, node.rank, 0, None) | jobs_on(rsv_by_job, node.rank, 0, None)
+        cmask = gmask = 0
+        for kind, mask, name in ((0, node.cores, "core"), (1, node.gpus, "gpu")):
+            for i in _bits(mask):
+                cv = _Vtx(f"{npath}/{name}{i}", name, f"{name}{i}", node.rank)
+                cv.props = set(graph.properties_of(cv.path))
+                cv.down = nv.down or graph._path_down(cv.path)
+                busy = (alloc_now.get(node.rank, (0, 0))[kind] >> i) & 1
+                rsv = (rsv_any.get(node.rank, (0, 0))[kind] >> i) & 1
+                cv.allocated = nv.allocated or bool(busy)
+                cv.reserved = nv.reserved or bool(rsv)
+                cv.alloc_jobs = jobs_on(alloc_by_job, node.rank, kind, i)
+                cv.rsv_jobs = jobs_on(rsv_by_job, node.rank, kind, i)
+                cv.span_jobs = cv.alloc_jobs | cv.rsv_jobs
+                if expr(cv):
+                    if kind == 0:
+                        cmask |= 1 << i
+                    else:
+                        gmask |= 1 << i
+        if cmask or gmask:
+            picked[node.rank] = (cmask, gmask)
+    return R_object(graph, picked, 0, 0)
+
+
+def _find(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    criteria = _field(payload, "criteria", str)
+    fmt = payload.get("format", "rv1_nosched")
+    if fmt not in FIND_FORMATS:
+        raise rfc27.error(EINVAL, f"find format '{fmt}' is not supported by flux-lite (only rv1_nosched)")
+    return {"R": find(graph, criteria, now)}
+
+
+def _status(graph: ResourceGraph, payload: dict, now: float) -> dict:
+    return {"all": find(graph, "status=up or status=down", now), "down": find(graph, "status=down", now),
+            "allocated": find(graph, "sched-now=allocated", now)}
+
+
+_METHODS: dict[str, Callable[[ResourceGraph, dict, float], Any]] = {
+    "next_jobid": _next_jobid,
+    "match": _match,
+    "update": _update,
+    "info": _info,
+    "cancel": _cancel,
+    "partial-cancel": _partial_cancel,
+    "stats-get": _stats,
+    "stats-clear": _stats_clear,
+    "params": _params,
+    "set_status": _set_status,
+    "set_property": _set_property,
+    "remove_property": _remove_property,
+    "get_property": _get_property,
+    "ns-info": _ns_info,
+    "find": _find,
+    "status": _status,
+    "add_subgraph": _subgraph,
+    "remove_subgraph": _subgraph,
+}
