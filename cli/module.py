@@ -37,7 +37,8 @@ def _check(name, broker=None):
                                         and loader.loaded_name(broker) == name):
         return
     names = registry.module_names()
-    if name not in names:
+    if name not in names and name not in registry.companion_names():
+        names = names + registry.companion_names()
         raise FluxLiteError(f"{name}: only the scheduler modules ({', '.join(names)}) can be managed")
 
 
@@ -102,7 +103,8 @@ def list_(long_):
         path = loader.loaded_path(broker)
         exec_loaded = broker.exec.loaded
         ingest_loaded = broker.jm.submission.ingest_module["loaded"]
-    rows = _modules(name, exec_loaded, ingest_loaded, path)
+        companions = [n for n in registry.companion_names() if loader.companion_loaded(broker, n)]
+    rows = _modules(name, exec_loaded, ingest_loaded, path, companions)
     if long_:
         click.echo(f"{'Module':<25.25} {'Idle':>4}  S Sendq Recvq {'Service':<8} Path")
     else:
@@ -119,7 +121,7 @@ def list_(long_):
             click.echo(f"{head} {','.join(services)}")
 
 
-def _modules(sched_name, exec_loaded=True, ingest_loaded=True, sched_path=None):
+def _modules(sched_name, exec_loaded=True, ingest_loaded=True, sched_path=None, companions=()):
     """(name, services besides its own, source path) of each module flux-lite runs
     (sched_path: the file of a scheduler loaded from one)."""
     import importlib.util
@@ -138,7 +140,10 @@ def _modules(sched_name, exec_loaded=True, ingest_loaded=True, sched_path=None):
         rows.append((sched_name, ["feasibility", "sched"], sched_path))
     elif sched_name:
         cls = registry.module_class(sched_name)
-        rows.append((sched_name, ["feasibility", "sched"], path(cls.__module__)))
+        rows.append((sched_name, list(getattr(cls, "services", ("feasibility", "sched"))), path(cls.__module__)))
+    for companion in companions:
+        cls = registry.companion_class(companion)
+        rows.append((companion, list(cls.services), path(cls.__module__)))
     return sorted(rows)
 
 
@@ -152,6 +157,8 @@ def stats(objname, name):
             out = broker.rpc(protocol.JM_STATS, {})
         elif name == loader.loaded_name(broker):
             out = broker.rpc(protocol.SCHED_STATS, {})
+        elif registry.companion_class(name) is not None and loader.companion_loaded(broker, name):
+            out = broker.rpc(f"{name}.stats-get", {})
         else:
             raise FluxLiteError(f"{name}: module is not loaded")
     if objname is not None:

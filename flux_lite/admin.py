@@ -38,6 +38,9 @@ def module_load(broker, name, args=(), progress=None):
     A module file (PATH.py) that fails to load is returned, not raised: its
     traceback is in the log, which the caller commits (nothing is loaded)."""
     _require_owner(broker, "module load")
+    if loader.registry.companion_class(name) is not None:
+        loader.companion_load(broker, name, list(args))
+        return None
     try:
         loader.module_load(broker, name, loader.parse_module_args(name, args), progress=progress)
     except hosted.ModuleError as exc:
@@ -48,6 +51,11 @@ def module_load(broker, name, args=(), progress=None):
 def module_remove(broker, name, force=False):
     """flux module remove NAME; with force a module that is not loaded is no error."""
     _require_owner(broker, "module remove")
+    if loader.registry.companion_class(name) is not None:
+        if force and not loader.companion_loaded(broker, name):
+            return
+        loader.companion_remove(broker, name)
+        return
     if loader.loaded_name(broker) != name:
         if force:
             return
@@ -62,6 +70,14 @@ def module_reload(broker, name, args=(), progress=None):
     committed by the caller) and the load's error is returned, not raised.
     """
     _require_owner(broker, "module reload")
+    if loader.registry.companion_class(name) is not None:
+        if loader.companion_loaded(broker, name):
+            loader.companion_remove(broker, name)
+        try:
+            loader.companion_load(broker, name, list(args))
+        except FluxLiteError as exc:
+            return exc
+        return None
     if loader.loaded_name(broker) is not None:
         path = loader.loaded_path(broker)
         loader.module_remove(broker)

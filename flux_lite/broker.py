@@ -78,6 +78,9 @@ class Broker:
         self._jm = self._exec = self._hk = self._resources = self._deps = self._queues = None
         self._sched = None
         self._sched_loaded = None  # None = not looked up yet
+        # modules beside the scheduler that hold state of their own (Fluxion's
+        # resource and feasibility modules: sched/fluxion_resource.py), by name
+        self.companions = {}
         self._module_file_checked = False  # see run(): a module file attaches before any work
         self._timers = None
         # a read-only command's broker (Instance.read_session): the instance
@@ -108,6 +111,17 @@ class Broker:
             self._sched_loaded = True
         return self._sched
 
+    def companion(self, name):
+        """The loaded companion module `name` (sched.registry), or None."""
+        module = self.companions.get(name)
+        if module is None:
+            from flux_lite.sched import registry
+
+            cls = registry.companion_class(name)
+            if cls is not None:
+                module = importlib.import_module(cls.__module__).get(self)
+        return module
+
     def scheduler_in_memory(self):
         """Has this command loaded the scheduler module? (If not, its
         persisted state is current.)"""
@@ -128,8 +142,16 @@ class Broker:
     def _service(self, topic):
         """The module serving topic's service, or None (not loaded)."""
         service = topic.split(".", 1)[0]
-        if service in ("sched", "feasibility"):  # the scheduler serves both
+        if service == "feasibility":
+            # Fluxion's feasibility module when loaded, else the scheduler
+            return self.companion("sched-fluxion-feasibility") or self.sched
+        if service == "sched":
             return self.sched
+        if service.startswith("sched-fluxion-"):
+            module = self.companion(service)
+            if module is None and self.sched is not None and self.sched.name == service:
+                module = self.sched
+            return module
         if service == "job-manager":
             return self.jm
         return None
@@ -446,6 +468,9 @@ class Broker:
         """Unload the scheduler: queued messages reach it first; then the job
         manager hears that it went away, as Flux's disconnect tells it."""
         self.run()
+        unload = getattr(self._sched, "unload", None)
+        if unload is not None:  # what it leaves in other modules (Fluxion's reservations)
+            unload()
         self._sched = None
         self._sched_loaded = True
         self.rpc(protocol.JM_DISCONNECT, {})
@@ -492,6 +517,8 @@ class Broker:
         self._auto_purge()
         if self._sched_loaded and self._sched is not None:
             self._sched.save()
+        for module in self.companions.values():
+            module.save()
         if self._hk is not None:
             self._hk.save()
         self._save_timers()

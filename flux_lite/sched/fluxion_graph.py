@@ -554,10 +554,12 @@ class ResourceGraph:
     def satisfiable(self, req: ResourceRequest) -> bool:
         return self._select(req, 0, 1, False, self._allowed(req)) is not None
 
-    def match(self, op: str, jobid: int, jobspec: Any, now: float) -> Match:
+    def match(self, op: str, jobid: int, jobspec: Any, now: float, request: ResourceRequest | None = None) -> Match:
+        """request: what jobspec asks, when the caller read it already (then
+        jobspec is not read)."""
         if op not in MATCH_OPS:
             raise rfc27.error(EINVAL, f"unknown match op {op}")
-        req = self._request(jobspec)
+        req = request if request is not None else self._request(jobspec)
         if op == "satisfiability":
             if not self.satisfiable(req):
                 raise rfc27.error(ENODEV, "Unsatisfiable request")

@@ -7,8 +7,9 @@ and its state is discarded. The chosen module and its arguments persist in
 ``sched.module``.
 """
 
+import importlib
 import os
-from errno import EEXIST, ENOENT
+from errno import EBUSY, EEXIST, ENOENT
 
 from flux_lite import config as configmod
 from flux_lite import schedstate
@@ -39,6 +40,11 @@ def parse_module_args(name, argv):
 
 
 def _parse_module_args(name, argv):
+    if registry.companion_class(name) is not None:
+        return list(argv)  # a companion module reads its arguments itself
+    cls = registry.module_class(name)
+    if cls is not None and hasattr(cls, "parse_argv"):
+        return cls.parse_argv(list(argv))
     known = {arg.key: arg for arg in registry.module_args(name)}
     args = {}
     for arg in argv:
@@ -96,7 +102,52 @@ def config_module(cfg):
 
 def load_from_config(broker):
     name, args = config_module(broker.config)
+    cls = registry.module_class(name)
+    # the modules it needs first, as Flux's modprobe loads them (with rc1's arguments)
+    for companion in getattr(cls, "companions", ()):
+        if not companion_loaded(broker, companion):
+            companion_load(broker, companion, list(getattr(cls, "companion_args", {}).get(companion, ())))
     module_load(broker, name, args)
+
+
+# -- companion modules (sched.registry.register_companion) ------------------------
+
+
+def _companion_file(name):
+    cls = registry.companion_class(name)
+    return None if cls is None else importlib.import_module(cls.__module__)
+
+
+def companion_loaded(broker, name):
+    return broker.companion(name) is not None
+
+
+def companion_load(broker, name, argv):
+    """Load companion module NAME (Fluxion's resource or feasibility module)."""
+    mod = _companion_file(name)
+    rec = broker.kvs.get(MODULE_KEY)
+    if rec is not None and name not in getattr(registry.module_class(rec["name"]) or object, "companions", ()):
+        # resource.acquire has one holder: the scheduler that is loaded
+        raise FluxLiteError(f"{name}: resource.acquire is held by {rec['name']}: Device or resource busy",
+                            errno=EBUSY)
+    broker.log("broker", "debug", f"insmod {name}")
+    mod.load(broker, list(argv))
+
+
+def companion_remove(broker, name):
+    """Remove companion NAME; a scheduler that needs it stops first (Fluxion's
+    qmanager exits when sched-fluxion-resource's notify stream fails)."""
+    if not companion_loaded(broker, name):
+        raise FluxLiteError(f"{name}: module is not loaded", errno=ENOENT)
+    rec = broker.kvs.get(MODULE_KEY)
+    cls = registry.module_class(rec["name"]) if rec is not None and not rec.get("path") else None
+    if cls is not None and name in getattr(cls, "requires", ()):
+        broker.log(cls.name, "err",
+                   f"update_on_resource_response: exiting due to {name}.notify failure")
+        module_remove(broker)
+    broker.log("broker", "debug", f"rmmod {name}")
+    _companion_file(name).remove(broker)
+    broker.log("broker", "debug", f"module {name} exited")
 
 
 def loaded_name(broker):

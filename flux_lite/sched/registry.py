@@ -64,6 +64,39 @@ def register(cls: type[Scheduler]) -> type[Scheduler]:
     return cls
 
 
+# companion modules: loaded and removed by name, but not schedulers (Fluxion's
+# resource and feasibility modules beside its queue manager), same file rule
+_COMPANIONS: dict[str, type] = {}
+
+
+def register_companion(cls: type) -> type:
+    """Class decorator: a module that is not a scheduler (no sched slot),
+    defined in the package file named after it as scheduler modules are."""
+    stem = _stem(cls.name)  # type: ignore[attr-defined]
+    if stem is None or cls.__module__ != f"{PACKAGE}.{stem}":
+        raise TypeError(f"module {cls.name!r} must be defined in {PACKAGE}.{stem or '...'}")  # type: ignore
+    _COMPANIONS[cls.name] = cls  # type: ignore[attr-defined]
+    return cls
+
+
+def companion_class(name: str) -> type | None:
+    """The companion module called name, or None."""
+    stem = _stem(name)
+    if stem is None or stem not in _package_files():
+        return None
+    cls = _COMPANIONS.get(name)
+    if cls is None:
+        importlib.import_module(f"{PACKAGE}.{stem}")
+        cls = _COMPANIONS.get(name)
+    return cls
+
+
+def companion_names() -> tuple[str, ...]:
+    modules()
+    files = _package_files()
+    return tuple(sorted(n for n in _COMPANIONS if _stem(n) in files))
+
+
 def _package_files() -> dict[str, str]:
     """{module name: directory} of the package's files (not ``_``-prefixed), for
     its path as it is now (the first directory holding a name wins, as for import)."""
