@@ -27,14 +27,16 @@ from __future__ import annotations
 import copy
 import json
 import math
-from errno import EINVAL, ENOENT
+import os
+from errno import EBUSY, EINVAL, ENODEV, ENOENT
 from typing import Any, Callable
 
 from flux_lite import protocol as rfc27
+from flux_lite.errors import FluxLiteError
 from flux_lite.formats import jobid as jobidfmt
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
-from flux_lite.sched.fluxion_graph import ResourceGraph, _bits
+from flux_lite.sched.fluxion_graph import RESOURCE_DEFAULTS, ResourceGraph, _bits
 
 # requests that may change the graph (the module saves it after them)
 WRITES = frozenset(("match", "update", "cancel", "partial-cancel", "stats-clear", "set_status",
@@ -181,12 +183,24 @@ def _match(graph: ResourceGraph, payload: dict, now: float) -> dict:
         # the earliest fit, now or reserved later, booked on a copy only
         trial = ResourceGraph.from_state(copy.deepcopy(graph.to_state()))
         trial_id = max(trial.jobs) + 1 if trial.jobs else 0
-        m = trial.match("allocate_orelse_reserve", trial_id, jobspec, now)
+        try:
+            m = trial.match("allocate_orelse_reserve", trial_id, jobspec, now)
+        except FluxLiteError as exc:
+            graph._stat("failed", -1)
+            raise rfc27.error(exc.errno or EINVAL, os.strerror(exc.errno or EINVAL)) from None
+        graph._stat("succeeded", -1)
         job = trial.jobs[trial_id]
         return _response(-1, "MATCHED", m.at, m.overhead, R_text(graph, job.nodes, job.at, job.end))
     if cmd not in ("allocate", "allocate_with_satisfiability", "allocate_orelse_reserve", "without_allocating"):
         raise rfc27.error(EINVAL, "Invalid argument")
-    m = graph.match(cmd, jobid, jobspec, now)
+    try:
+        m = graph.match(cmd, jobid, jobspec, now)
+    except FluxLiteError as exc:
+        if cmd == "allocate_with_satisfiability" and exc.errno in (EBUSY, ENODEV):
+            # the satisfiability check after the failed match counts too
+            graph._stat("succeeded" if exc.errno == EBUSY else "failed", jobid)
+        # the module answers a failed match with the errno alone
+        raise rfc27.error(exc.errno or EINVAL, os.strerror(exc.errno or EINVAL)) from None
     if cmd == "without_allocating":
         return _response(-1, "MATCHED", m.at, m.overhead, _match_R_text(graph, m.R))
     job = graph.jobs[m.jobid]
@@ -215,6 +229,12 @@ def _cancel(graph: ResourceGraph, payload: dict, now: float) -> dict:
 def _partial_cancel(graph: ResourceGraph, payload: dict, now: float) -> dict:
     jobid = _jobid(payload)
     R = _parse_R(_field(payload, "R", str))
+    job = graph.jobs.get(jobid)
+    if job is not None and any(rank not in job.nodes for rank in graph._nodes_of(R)):
+        # vertices the job no longer holds: the traverser fails half-way and
+        # leaves the job in the ERROR state (info says so)
+        job.status = "ERROR"
+        raise rfc27.error(EINVAL, "Invalid argument")
     return {"full-removal": 1 if graph.partial_cancel(jobid, R) else 0}
 
 
@@ -222,16 +242,26 @@ def _partial_cancel(graph: ResourceGraph, payload: dict, now: float) -> dict:
 
 
 def _stats(graph: ResourceGraph, payload: dict, now: float) -> dict:
-    return graph.stats()
+    stats = graph.stats()
+    for which in ("succeeded", "failed"):
+        m = stats["match"][which]
+        if not m["njobs-reset"]:
+            m["max-match-jobid"] = m["max-match-iters"] = -1
+    stats["graph-uptime"] = int(now - graph.load_time)
+    # the reset time rides in the persisted match statistics
+    stats["time-since-reset"] = int(now - graph.match_stats.get("reset", graph.load_time))
+    return stats
 
 
 def _stats_clear(graph: ResourceGraph, payload: dict, now: float) -> None:
     graph.stats_clear()
+    graph.match_stats["reset"] = now
     return None
 
 
 def _params(graph: ResourceGraph, payload: dict, now: float) -> dict:
-    return {"params": graph.params()}
+    # every option, an unset one as null (resource_match_opts.cpp's jsonify)
+    return {"params": {key: graph.options.get(key) for key in RESOURCE_DEFAULTS}}
 
 
 # -- status and properties -------------------------------------------------------------------------
@@ -316,15 +346,11 @@ def _get_property(graph: ResourceGraph, payload: dict, now: float) -> dict:
 
 
 def _ns_info(graph: ResourceGraph, payload: dict, now: float) -> dict:
-    rank = _field(payload, "rank", int)
-    type_name = _field(payload, "type-name", str)
-    ident = _field(payload, "id", int)
-    node = graph.by_rank.get(rank)
-    # the rv1exec reader keeps ids as R gives them: a known one maps to itself
-    mask = {"core": node.cores, "gpu": node.gpus}.get(type_name, 0) if node is not None else 0
-    if ident < 0 or not mask >> ident & 1:
-        raise rfc27.error(ENOENT, "No such file or directory")
-    return {"id": ident}
+    _field(payload, "rank", int)
+    _field(payload, "type-name", str)
+    _field(payload, "id", int)
+    # the rv1exec reader remaps no id: the remapper knows none
+    raise rfc27.error(ENOENT, "No such file or directory")
 
 
 def _subgraph(graph: ResourceGraph, payload: dict, now: float) -> dict:
@@ -338,7 +364,7 @@ class _Vtx:
     """What the criteria see of one vertex, with its ancestors' overrides."""
 
     __slots__ = ("path", "type", "name", "rank", "down", "allocated", "reserved", "alloc_jobs", "rsv_jobs",
-                 "span_jobs", "props")
+                 "span_jobs", "tag_jobs", "props")
 
     def __init__(self, path: str, type_: str, name: str, rank: int) -> None:
         self.path, self.type, self.name, self.rank = path, type_, name, rank
@@ -346,6 +372,7 @@ class _Vtx:
         self.alloc_jobs: set[int] = set()
         self.rsv_jobs: set[int] = set()
         self.span_jobs: set[int] = set()
+        self.tag_jobs: set[int] = set()
         self.props: set[str] = set()
 
 
@@ -395,8 +422,10 @@ def _leaf_eval(key: str, value: str, v: _Vtx) -> bool:
         return _parse_jobid(value) in v.alloc_jobs
     if key == "jobid-reserved":
         return _parse_jobid(value) in v.rsv_jobs
-    if key in ("jobid-span", "jobid-tag"):
+    if key == "jobid-span":
         return _parse_jobid(value) in v.span_jobs
+    if key == "jobid-tag":
+        return _parse_jobid(value) in v.tag_jobs
     if key == "agfilter":
         return lc in ("true", "t")
     if key == "names":
@@ -475,9 +504,23 @@ def _compile(e: str) -> Expr:
     return run
 
 
+def _agfilter(criteria: str) -> bool:
+    """Whether the criteria ask for aggregate filters (the last agfilter= wins)."""
+    value = None
+    for word in criteria.replace("(", " ").replace(")", " ").split():
+        key, eq, x = word.partition("=")
+        if eq and key == "agfilter":
+            value = x.lower() in ("true", "t")
+    return bool(value)
+
+
 def find(graph: ResourceGraph, criteria: str, now: float) -> dict | None:
     """The rv1_nosched R of the vertices the criteria select (None: none)."""
-    expr = _compile(criteria)
+    expr, agfilter = _compile(criteria), _agfilter(criteria)
+    if agfilter:
+        # only vertices with pruning filters report under agfilter: nodes and
+        # the cluster, which R (cores and gpus) does not show
+        return None
     t = int(now)
     alloc_now: dict[int, tuple[int, int]] = {}
     alloc_by_job: dict[int, dict[int, tuple[int, int]]] = {}
@@ -536,7 +579,7 @@ def find(graph: ResourceGraph, criteria: str, now: float) -> dict | None:
                 cv.reserved = nv.reserved or bool(rsv)
                 cv.alloc_jobs = jobs_on(alloc_by_job, node.rank, kind, i)
                 cv.rsv_jobs = jobs_on(rsv_by_job, node.rank, kind, i)
-                cv.span_jobs = cv.alloc_jobs | cv.rsv_jobs
+                cv.tag_jobs = cv.alloc_jobs | cv.rsv_jobs
                 if expr(cv):
                     if kind == 0:
                         cmask |= 1 << i

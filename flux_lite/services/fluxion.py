@@ -56,15 +56,20 @@ def request(instance: Instance, topic: str, payload: Payload | None = None) -> A
     with the errno and, where the module gives none, strerror's text)."""
     writes = _writes(topic)
     opener = instance.session if writes else instance.read_session
-    try:
-        with opener() as broker:
+    failure = None
+    with opener() as broker:
+        try:
             return broker.rpc(topic, payload or {})
-    except FluxLiteError as exc:
-        num = exc.errno or errno.EINVAL
-        if num == errno.ENOSYS:
-            # the module is not loaded: Flux's broker words it so
-            raise FluxLiteError(f"No service matching {topic} is registered", errno=num) from None
-        raise FluxLiteError(exc.message or _strerror(num), errno=num) from None
+        except FluxLiteError as exc:
+            # an error response commits what the module did before failing,
+            # as Fluxion's modules keep it (a failed match counts in the stats,
+            # set-property keeps the paths before an unknown one)
+            failure = exc
+    num = failure.errno or errno.EINVAL
+    if num == errno.ENOSYS:
+        # the module is not loaded: Flux's broker words it so
+        raise FluxLiteError(f"No service matching {topic} is registered", errno=num)
+    raise FluxLiteError(failure.message or _strerror(num), errno=num)
 
 
 def _writes(topic: str) -> bool:
