@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 import click
 from flux_lite.cli.common import instance
 from flux_lite.cli.params import JOBID
+from flux_lite.cli.words import prog
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.services import fluxion
@@ -145,8 +146,6 @@ def _help_text(prog: str) -> str:
 
 def _require_subcommand(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:
-        from flux_lite.cli.words import prog
-
         click.echo(_help_text(prog("ion-resource", ctx)))
         click.echo("\nA subcommand is required.")
         sys.exit(1)
