@@ -323,7 +323,10 @@ def complete_sched_modules(ctx, param, incomplete):
                ("resource", "the resource module")]
     modules = registry.modules()
     loaded = [(name, "scheduler module file") for name, _what in _loaded_scheduler(ctx) if name not in modules]
-    return _items([*builtin, *((name, cls.description) for name, cls in modules.items()), *loaded], incomplete)
+    described = {name: cls.description for name, cls in modules.items()}
+    described.update((name, registry.companion_class(name).description) for name in registry.companion_names())
+    return _items([*builtin, *((name, described[name]) for name in registry.all_module_names()), *loaded],
+                  incomplete)
 
 
 def _loaded_scheduler(ctx):
@@ -357,6 +360,9 @@ def complete_module_args(ctx, param, incomplete):
 
     name = (ctx.params or {}).get("name") if ctx is not None else None
     args = [arg for arg in registry.module_args(name) if arg.complete] if name else []
+    companion = registry.companion_class(name) if name else None
+    if companion is not None:  # Fluxion's resource and feasibility modules: their table's keys
+        args = [ModuleArgLike(key, companion.arg_values.get(key, ())) for key in companion.arg_keys]
     if "=" in incomplete:
         key, _eq, value = incomplete.partition("=")
         spec = next((arg for arg in args if arg.key == key and not arg.flag), None)
@@ -364,6 +370,13 @@ def complete_module_args(ctx, param, incomplete):
             return []
         return [CompletionItem(f"{key}={v}") for v in spec.values if v.startswith(value)]
     return _items(((arg.key if arg.flag else f"{arg.key}=", arg.help) for arg in args), incomplete)
+
+
+class ModuleArgLike:
+    """A companion module's argument, as completion reads a ModuleArg."""
+
+    def __init__(self, key, values=()):
+        self.key, self.values, self.help, self.flag, self.complete = key, values, "", False, True
 
 
 class PolicyChoice(click.Choice):

@@ -101,8 +101,11 @@ def study_options(f):
               help="Cores per node (default: MaxProcs / MaxNodes of the trace, at least 1).")
 @click.option("--limit", type=click.IntRange(1, None), default=None, metavar="N",
               help="Replay only the first N replayable jobs.")
-@click.option("--scheduler", "module", type=click.Path(dir_okay=False), default=None, metavar="PATH.py",
-              help="Schedule with this Python scheduler module file instead of a policy.")
+@click.option("--scheduler", "module", type=click.Path(dir_okay=False), default=None, metavar="PATH.py|fluxion",
+              help="Schedule with this Python scheduler module file instead of a policy, or with Fluxion's "
+                   "modules (fluxion: --policy names the queue policy).")
+@click.option("--match-policy", default=None, metavar="POLICY",
+              help="With --scheduler=fluxion: the resource module's match policy (first, lonodex, ...).")
 @click.option("--module-args", default="", metavar="ARGS",
               help="Arguments for the --scheduler module, as `flux module load` takes them (one string).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -110,7 +113,7 @@ def study_options(f):
               help="Create the replay's instance at DIR (must not exist) and keep it for inspection.")
 @study_options
 @click.argument("trace", type=click.Path(dir_okay=False, allow_dash=True))
-def replay(policy, nodes, cores_per_node, limit, module, module_args, as_json, keep, trace, **opts):
+def replay(policy, nodes, cores_per_node, limit, module, match_policy, module_args, as_json, keep, trace, **opts):
     """Replay an SWF workload trace (plain or gzip) in simulated time.
 
     Each job is submitted when the virtual clock reaches its trace submit
@@ -118,6 +121,17 @@ def replay(policy, nodes, cores_per_node, limit, module, module_args, as_json, k
     time limit and its recorded run time as exec.test.run_duration. The
     instance then runs until every job is inactive, and a summary is printed.
     """
+    fluxion = module == workload.FLUXION
+    if match_policy is not None and not fluxion:
+        raise click.UsageError("--match-policy needs --scheduler=fluxion")
+    if fluxion:
+        if module_args:
+            raise click.UsageError("--module-args: Fluxion's modules take their options from -c/--config")
+        bad = [p for p in policy or () if p not in workload.FLUXION_QUEUE_POLICIES]
+        if bad:
+            known = ", ".join(workload.FLUXION_QUEUE_POLICIES)
+            raise click.UsageError(f"--policy: Fluxion's queue policies are {known}, not {bad[0]}")
+        module = None
     if module_args and module is None:
         raise click.UsageError("--module-args needs --scheduler")
     if module is not None and not module.endswith(".py"):
@@ -134,8 +148,12 @@ def replay(policy, nodes, cores_per_node, limit, module, module_args, as_json, k
         raise UsageError("--series-step samples the series of --series-out: name a file")
     if opts["plot"]:
         study.check_plot(opts["plot"])
+    config = configmod.load_file(opts["config_file"]) if opts["config_file"] else None
+    configs = {p: config for p in policies}
+    if fluxion:
+        # each point a configuration selecting Fluxion with its queue policy
+        configs = {p: workload.fluxion_config(config, p, match_policy) for p in policies}
     common = dict(nodes=nodes, cores_per_node=cores_per_node, limit=limit, series_step=opts["series_step"],
-                  config=configmod.load_file(opts["config_file"]) if opts["config_file"] else None,
                   queue_map=workload.parse_queue_map(opts["queue_map"]) if opts["queue_map"] else None,
                   plot=bool(opts["plot"]), names=opts["users"], module=module,
                   module_args=shlex.split(module_args) if module_args else None)
@@ -143,11 +161,11 @@ def replay(policy, nodes, cores_per_node, limit, module, module_args, as_json, k
     name = os.path.basename(trace) if trace != "-" else "-"
     if not several:
         with progress_report("replaying") as report:
-            runs = [study.replay_point(trace, policies[0], keep=keep, progress=report, **common,
-                                       **{k: opts[k] for k in outs})]
+            runs = [study.replay_point(trace, None if fluxion else policies[0], keep=keep, progress=report,
+                                       config=configs[policies[0]], **common, **{k: opts[k] for k in outs})]
     else:
-        runs = study.run_points([dict(common, trace=trace, policy=p, **{k: study.per_point_path(opts[k], p)
-                                                                        for k in outs}) for p in policies],
+        runs = study.run_points([dict(common, trace=trace, policy=None if fluxion else p, config=configs[p],
+                                      **{k: study.per_point_path(opts[k], p) for k in outs}) for p in policies],
                                 opts["parallel"])
     if opts["plot"]:
         study.plot(opts["plot"], [(r["policy"], r["plot"]) for r in runs])

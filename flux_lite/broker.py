@@ -468,7 +468,7 @@ class Broker:
         """Unload the scheduler: queued messages reach it first; then the job
         manager hears that it went away, as Flux's disconnect tells it."""
         self.run()
-        unload = getattr(self._sched, "unload", None)
+        unload = getattr(self.sched, "unload", None)
         if unload is not None:  # what it leaves in other modules (Fluxion's reservations)
             unload()
         self._sched = None

@@ -49,7 +49,8 @@ def register_check(dotted: str, check: Callable[[Any], None]) -> None:
 # an admin's conf.d may hold them, and they are accepted and ignored.
 FLUX_ONLY_TABLES = (
     "access", "archive", "bootstrap", "broker", "content", "cron", "heartbeat", "ingest",
-    "job-info", "kvs", "rexec", "sched-fluxion-qmanager", "sched-fluxion-resource", "systemd",
+    "job-info", "kvs", "rexec", "sched-fluxion-feasibility", "sched-fluxion-qmanager", "sched-fluxion-resource",
+    "systemd",
     "tbon",
 )
 

@@ -29,7 +29,7 @@ from flux_lite.instance import Instance
 from flux_lite.job_manager import index
 from flux_lite.listing.jobs import make_info
 from flux_lite.formats.rset import Rset
-from flux_lite.sched import registry
+from flux_lite.sched import fluxion_qmanager, registry
 from flux_lite.schedstate import MODULE_KEY
 from flux_lite.workload_results import Collected, Results, user_name
 
@@ -286,6 +286,30 @@ def userid_for(job: TraceJob, owner: int) -> int:
     return job.user if 0 <= job.user < 2**31 else owner
 
 
+FLUXION = "fluxion"  # replay --scheduler=fluxion: Fluxion's modules (sched.policy = "fluxion")
+FLUXION_QUEUE_POLICIES = fluxion_qmanager.QUEUE_POLICIES
+
+
+def fluxion_config(config: dict | None, queue_policy: str | None = None, match_policy: str | None = None) -> dict:
+    """A configuration that schedules with Fluxion's modules: queue_policy in
+    [sched-fluxion-qmanager], match_policy in [sched-fluxion-resource]."""
+    cfg = copy.deepcopy(config or {})
+    cfg.setdefault("sched", {})["policy"] = FLUXION
+    if queue_policy is not None:
+        cfg.setdefault("sched-fluxion-qmanager", {})["queue-policy"] = queue_policy
+    if match_policy is not None:
+        cfg.setdefault("sched-fluxion-resource", {})["match-policy"] = match_policy
+    return cfg
+
+
+def fluxion_label(cfg: dict) -> str:
+    """How a replay under Fluxion names its policy: fluxion-QUEUE-POLICY/MATCH-POLICY."""
+    qp = configmod.get_path(cfg, "sched-fluxion-qmanager.queue-policy", "fcfs")
+    mp = configmod.get_path(cfg, "sched-fluxion-resource.match-policy")
+    mp = configmod.get_path(cfg, "sched-fluxion-resource.policy", "first") if mp is None else mp
+    return f"fluxion-{qp}/{mp}"
+
+
 def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy: str | None = "fcfs",
                  progress=None, *, config: dict | None = None, results: Results | None = None,
                  queue_map: dict | None = None, header: dict | None = None, module: str | None = None,
@@ -313,6 +337,8 @@ def replay_trace(state_dir, jobs: list[TraceJob], nodes: int, cores: int, policy
         if policy is not None:
             cfg.setdefault("sched", {})["policy"] = policy
         policy = (cfg.get("sched") or {}).get("policy") or registry.default_policy()
+        if policy == FLUXION:
+            policy = fluxion_label(cfg)
     results = results if results is not None else Results()
     prepare = None
     if results.names == "synthetic":

@@ -277,7 +277,7 @@ def test_housekeeping_targets_and_jobs(flux_factory):
 
 def test_module_names(flux):
     assert values(["flux-lite", "module", "load", ""], flux.state_dir) == ["job-exec", "job-ingest", "resource",
-                                                                          *registry.module_names()]
+                                                                          *registry.all_module_names()]
     assert values(["flux-lite", "module", "reload", "sched-b"], flux.state_dir) == [
         name for name in registry.module_names() if name.startswith("sched-b")]
     assert values(["flux-lite", "module", "stats", ""], flux.state_dir) == ["job-manager", "resource",

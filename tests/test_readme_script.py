@@ -87,6 +87,27 @@ def test_readme_queue_maintenance_rehearsal(tmp_path):
     assert "sched-backfill" in r.stdout
 
 
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_readme_fluxion_rehearsal(tmp_path):
+    exe, env = flux_lite_env(tmp_path)
+    script = readme_block("Rehearsing a Fluxion site", BLOCK_WITH_BLANK_LINES)
+    assert "policy = \"fluxion\"" in script and "module reload sched-fluxion-resource" in script
+    r = subprocess.run(["sh", "-e", "-c", script], env=env, capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "sched-fluxion-feasibility    0  R     0     0 feasibility",
+        "sched-fluxion-qmanager       0  R     0     0 sched",
+        "sched-fluxion-resource       0  R     0     0 ",
+        "fSZYcor SCHED  reserved eta:1h",
+        "fSZYcoq RUN node[0-2] immediate node[0-2]",
+        "fSZYcos RUN node3 backfill node3",
+        "2",
+        "fSZYcor RUN node[1-2] reserved",
+        "fSZYcos RUN node3 backfill",
+    ]
+
+
 def readme_test_command():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("## Set up", 1)[1].split("\n## ", 1)[0]

@@ -315,7 +315,10 @@ def man_problems():
                 problems.append(f"flux-lite-module(1) Module arguments: no paragraph for {arg.key} ({name})")
                 continue
             takers = [n for n, c in modules.items() if any(a.key == arg.key for a in c.module_args)]
-            if len(takers) < len(modules) and name not in keys[arg.key]:
+            # "every module except NAME..." names the takers by naming the others
+            _, found, rest = keys[arg.key].replace("\\-", "-").partition("every module except")
+            excepted = bool(found) and all(n in rest.split(")")[0] for n in modules if n not in takers)
+            if len(takers) < len(modules) and name not in keys[arg.key] and not excepted:
                 problems.append(f"flux-lite-module(1) Module arguments: {arg.key} does not name {name}")
     return problems
 

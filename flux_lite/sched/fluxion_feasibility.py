@@ -33,6 +33,7 @@ class FluxionFeasibility:
     services = ("feasibility",)
     description = "Fluxion's feasibility check"
     arg_keys = fluxion_resource.FluxionResource.arg_keys
+    arg_values = fluxion_resource.FluxionResource.arg_values
     table = "sched-fluxion-feasibility"
 
     def __init__(self, broker: Broker, options: dict[str, Any]) -> None:

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left, bisect_right
 from errno import EBUSY, EINVAL, ENODEV, ENOENT
 from typing import Any
 
@@ -253,8 +254,13 @@ class ResourceGraph:
         self.load_time = 0.0
         self.R: dict = {}
         self.rset: Rset | None = None
-        self.match_stats = {"succeeded": [0, 0, 0, 0, []], "failed": [0, 0, 0, 0, []]}
+        # njobs, njobs since reset, max jobid, max iterations (per outcome)
+        self.match_stats: dict[str, list[int]] = {"succeeded": [0, 0, 0, 0], "failed": [0, 0, 0, 0]}
         self.properties_R: dict[str, IDset] = {}
+        self._gen = 0  # changes of the bookings or statuses (caches below)
+        self._sgen = 0  # changes of the statuses
+        self._prof: Any = None
+        self._sat_cache: dict[Any, bool] = {}
 
     # -- construction and persistence ----------------------------------------------
 
@@ -346,6 +352,7 @@ class ResourceGraph:
             self.down.add(path)
         else:
             self.down.discard(path)
+        self._changed(status=True)
 
     def status_of(self, path: str) -> str:
         self.vertex(path)
@@ -365,6 +372,7 @@ class ResourceGraph:
                 self.down.add(path)
             else:
                 self.down.discard(path)
+        self._changed(status=True)
 
     def set_property(self, path: str, key: str, value: str) -> None:
         self.vertex(path)
@@ -481,9 +489,9 @@ class ResourceGraph:
             return None
         if self.policy.node_centric:
             order = self._order([a[0] for a in avail])
-            info = {n.rank: (c, g) for n, c, g, _w in avail}
+            masks = {n.rank: (c, g) for n, c, g, _w in avail}
             for node in order:
-                c, g = info[node.rank]
+                c, g = masks[node.rank]
                 take = min(self._fit(c, g, size, gper), need)
                 if take:
                     picked[node.rank] = (self._pick(c, take * size), self._pick(g, take * gper))
@@ -552,7 +560,13 @@ class ResourceGraph:
         return _ceil(d)
 
     def satisfiable(self, req: ResourceRequest) -> bool:
-        return self._select(req, 0, 1, False, self._allowed(req)) is not None
+        key = (repr(req.as_dict()), self._sgen)
+        hit = self._sat_cache.get(key)
+        if hit is None:
+            if len(self._sat_cache) > 4096:
+                self._sat_cache.clear()
+            hit = self._sat_cache[key] = self._select(req, 0, 1, False, self._allowed(req)) is not None
+        return hit
 
     def match(self, op: str, jobid: int, jobspec: Any, now: float, request: ResourceRequest | None = None) -> Match:
         """request: what jobspec asks, when the caller read it already (then
@@ -569,12 +583,18 @@ class ResourceGraph:
         t = int(now)
         d = self.duration_of(req, t)
         allowed = self._allowed(req)
-        picked = self._select(req, t, t + d, True, allowed) if t + d <= self.graph_end else None
+        need = req.ncores
+        picked = None
+        if t + d <= self.graph_end and self._fits_count(need, t, t + d):
+            picked = self._select(req, t, t + d, True, allowed)
         at = t
         if picked is None and op == "allocate_orelse_reserve":
             for start in self._starts(t):
                 if start + d > self.graph_end:
                     break
+                # the cores free over the window bound what any placement finds
+                if not self._fits_count(need, start, start + d):
+                    continue
                 picked = self._select(req, start, start + d, True, allowed)
                 if picked is not None:
                     at = start
@@ -590,8 +610,49 @@ class ResourceGraph:
             return Match(-1, "MATCHED", at, R)
         status = "ALLOCATED" if at == t else "RESERVED"
         self.jobs[jobid] = GraphJob(jobid, status, at, at + d, picked, R)
+        self._changed()
         self._use(picked, t)
         return Match(jobid, status, at, R)
+
+    def _changed(self, status: bool = False) -> None:
+        self._gen += 1
+        if status:
+            self._sgen += 1
+
+    def _profile(self) -> tuple[list[int], list[int], int]:
+        """(times, used cores from each time on, usable cores): the step
+        function of booked cores, made once per change of the graph."""
+        prof = self._prof
+        if prof is None or prof[0] != self._gen:
+            deltas: dict[int, int] = {}
+            for job in self.jobs.values():
+                n = sum(c.bit_count() for c, _g in job.nodes.values())
+                deltas[job.at] = deltas.get(job.at, 0) + n
+                deltas[job.end] = deltas.get(job.end, 0) - n
+            times = sorted(deltas)
+            levels = []
+            used = 0
+            for tm in times:
+                used += deltas[tm]
+                levels.append(used)
+            usable = 0
+            for node in self.nodes:
+                u = self._usable(node)
+                if u is not None:
+                    usable += u[0].bit_count()
+            prof = self._prof = (self._gen, times, levels, usable)
+        return prof[1], prof[2], prof[3]
+
+    def _fits_count(self, need: int, t0: int, t1: int) -> bool:
+        if need <= 0:
+            return True
+        times, levels, usable = self._profile()
+        i = bisect_right(times, t0)
+        peak = levels[i - 1] if i else 0
+        j = bisect_left(times, t1)
+        if j > i:
+            peak = max(peak, max(levels[i:j]))
+        return usable - peak >= need
 
     def _starts(self, t: int) -> list[int]:
         """Candidate start times: the ends of what is booked after t."""
@@ -605,7 +666,7 @@ class ResourceGraph:
             self.weights[rank] = (node.cores & ~busy.get(rank, (0, 0))[0]).bit_count()
 
     def _stat(self, which: str, jobid: int) -> None:
-        s = self.match_stats[which]
+        s: Any = self.match_stats[which]
         s[0] += 1
         s[1] += 1
         s[2] = max(s[2], jobid)
@@ -639,11 +700,14 @@ class ResourceGraph:
     def cancel(self, jobid: int) -> None:
         if self.jobs.pop(jobid, None) is None:
             raise rfc27.error(ENOENT, "No such file or directory")
+        self._changed()
 
     def cancel_reservations(self) -> list[int]:
         gone = [jobid for jobid, job in self.jobs.items() if job.status == "RESERVED"]
         for jobid in gone:
             del self.jobs[jobid]
+        if gone:
+            self._changed()
         return gone
 
     def _nodes_of(self, R: dict) -> dict[int, tuple[int, int]]:
@@ -667,6 +731,7 @@ class ResourceGraph:
             raise rfc27.error(ENOENT, "No such file or directory")
         for rank in self._nodes_of(R):
             job.nodes.pop(rank, None)
+        self._changed()
         if not job.nodes:
             del self.jobs[jobid]
             return True
@@ -689,6 +754,7 @@ class ResourceGraph:
             if c & bc or g & bg:
                 raise rfc27.error(EINVAL, "Invalid argument")
         self.jobs[jobid] = GraphJob(jobid, "ALLOCATED", at, end, nodes, R)
+        self._changed()
         self._use(nodes, int(now))
         return Match(jobid, "ALLOCATED", at, R)
 

@@ -32,6 +32,7 @@ loses it; the SUCCESS carries ``t_estimate`` null and ``selection_type``
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from errno import EBUSY, EINVAL, ENODEV, ENOENT, ERANGE
 from typing import TYPE_CHECKING, Any
 
@@ -268,28 +269,30 @@ class FluxionQueue:
                 self.queue_depth = min(n, self.max_queue_depth)
         pp = dict(_kv_list(self.pparams_raw))
         if self.policy == "hybrid":
-            if "max-reservation-depth" in pp:
-                n = _stoi(pp["max-reservation-depth"])
-                if n is not None:
-                    if n < 1:
-                        raise _load_error("max-reservation-depth: Numerical result out of range", ERANGE)
-                    self.max_reservation_depth = n
-            if "reservation-depth" in pp:
-                n = _stoi(pp["reservation-depth"])
-                if n is not None:
-                    if n < 1:
-                        raise _load_error("reservation-depth: Numerical result out of range", ERANGE)
-                    if n < self.max_reservation_depth:
-                        self.reservation_depth = n
+            mrd = self._depth(pp, "max-reservation-depth")
+            if mrd is not None:
+                self.max_reservation_depth = mrd
+            rd = self._depth(pp, "reservation-depth")
+            # a depth not below the maximum leaves the default, as Fluxion's code does
+            if rd is not None and rd < self.max_reservation_depth:
+                self.reservation_depth = rd
         elif self.policy == "conservative":
             self.reservation_depth = min(self.reservation_depth, self.queue_depth)
-            if "max-reservation-depth" in pp:
-                n = _stoi(pp["max-reservation-depth"])
-                if n is not None:
-                    if n < 1:
-                        raise _load_error("max-reservation-depth: Numerical result out of range", ERANGE)
-                    self.max_reservation_depth = n
-                    self.reservation_depth = min(self.reservation_depth, n)
+            mrd = self._depth(pp, "max-reservation-depth")
+            if mrd is not None:
+                self.max_reservation_depth = mrd
+                self.reservation_depth = min(self.reservation_depth, mrd)
+
+    @staticmethod
+    def _depth(pp: dict[str, str], key: str) -> int | None:
+        """A policy parameter as Fluxion reads it: std::stoi (a non-number is
+        ignored), below 1 fails the load."""
+        if key not in pp:
+            return None
+        n = _stoi(pp[key])
+        if n is not None and n < 1:
+            raise _load_error(f"{key}: Numerical result out of range", ERANGE)
+        return n
 
     def dump(self) -> dict:
         return {"qparams": self.qparams_raw, "pparams": self.pparams_raw, "policy": self.policy,
@@ -344,8 +347,8 @@ class FJob:
         return j
 
 
-def _arg(key: str, help_: str) -> ModuleArg:
-    return ModuleArg(key, lambda v, key=key: {key: v if v is not None else ""}, help_)
+def _arg(key: str, help_: str, values: tuple[str, ...] = ()) -> ModuleArg:
+    return ModuleArg(key, lambda v, key=key: {key: v if v is not None else ""}, help_, values)
 
 
 @register
@@ -354,7 +357,7 @@ class FluxionQmanager(Scheduler):
     policies = ("fluxion",)
     description = "Fluxion's queue manager (queue policies fcfs, easy, hybrid, conservative)"
     module_args = (
-        _arg("queue-policy", "fcfs, easy, hybrid or conservative"),
+        _arg("queue-policy", "fcfs, easy, hybrid or conservative", QUEUE_POLICIES),
         _arg("queue-params", "queue-depth=N,max-queue-depth=N"),
         _arg("policy-params", "reservation-depth=N,max-reservation-depth=N"),
         _arg("queues", "space-separated queue names"),
@@ -395,6 +398,7 @@ class FluxionQmanager(Scheduler):
         self.vparents: dict[str, str] = {}
         self.qparams: dict[str, Any] = {}
         self.arrival = 0
+        self._pending_lists: dict[str, list] | None = None
         super().__init__(broker, args, state)
         res = fluxion_resource.get(broker)
         if res is None:
@@ -569,6 +573,7 @@ class FluxionQmanager(Scheduler):
             return
         fj = FJob(jobid, msg["priority"], msg["userid"], msg["t_submit"], self._arrive(), qname, request)
         self.fjobs[jobid] = fj
+        self._pend_add(fj)
         q = self.fqueues[qname]
         q.counts["pending"] += 1
         q.schedulable = True
@@ -580,6 +585,7 @@ class FluxionQmanager(Scheduler):
         if fj is None or jobid in self.fqueues[fj.queue].running:
             return
         q = self.fqueues[fj.queue]
+        self._pend_remove(fj)
         del self.fjobs[jobid]
         if jobid in q.blocked:
             q.blocked.remove(jobid)
@@ -599,7 +605,9 @@ class FluxionQmanager(Scheduler):
         for jobid, priority in msg.get("jobs", []):
             fj = self.fjobs.get(jobid)
             if fj is not None and fj.request is not None:
+                self._pend_remove(fj)
                 fj.priority = priority
+                self._pend_add(fj)
                 q = self.fqueues[fj.queue]
                 q.counts["reprioritized"] += 1
                 self._unblock(q)
@@ -691,18 +699,47 @@ class FluxionQmanager(Scheduler):
 
     # -- the loops ---------------------------------------------------------------------------
 
-    def _pending(self, qname: str) -> list[FJob]:
+    def _pend(self, qname: str) -> list[tuple[tuple[int, float, int], int]]:
+        """The queue's pending (and blocked) jobs as sorted (key, jobid): made
+        from the jobs once per command, then kept in order."""
+        if self._pending_lists is None:
+            lists: dict[str, list] = {name: [] for name in self.fqueues}
+            for fj in self.fjobs.values():
+                if fj.request is not None and fj.queue in lists:
+                    lists[fj.queue].append((fj.key(), fj.jobid))
+            for entries in lists.values():
+                entries.sort()
+            self._pending_lists = lists
+        return self._pending_lists.setdefault(qname, [])
+
+    def _pend_add(self, fj: FJob) -> None:
+        entries = self._pend(fj.queue)  # (made now, it may hold fj already)
+        item = (fj.key(), fj.jobid)
+        i = bisect_left(entries, item)
+        if i == len(entries) or entries[i] != item:
+            entries.insert(i, item)
+
+    def _pend_remove(self, fj: FJob) -> None:
+        entries = self._pend(fj.queue)
+        item = (fj.key(), fj.jobid)
+        i = bisect_left(entries, item)
+        if i < len(entries) and entries[i] == item:
+            del entries[i]
+
+    def _pending(self, qname: str, limit: int | None = None) -> list[FJob]:
+        """Pending jobs in order (blocked ones left out), the first `limit`."""
         q = self.fqueues[qname]
         blocked = set(q.blocked)
-        running = set(q.running)
-        jobs = [fj for fj in self.fjobs.values()
-                if fj.queue == qname and fj.jobid not in blocked and fj.jobid not in running
-                and fj.request is not None]
-        jobs.sort(key=FJob.key)
-        return jobs
+        out = []
+        for _key, jobid in self._pend(qname):
+            if jobid not in blocked:
+                out.append(self.fjobs[jobid])
+                if limit is not None and len(out) >= limit:
+                    break
+        return out
 
     def schedule(self) -> None:
-        for name, q in self.fqueues.items():
+        for q in self.fqueues.values():
             while q.schedulable:
                 q.schedulable = False
                 if q.policy == "fcfs":
@@ -712,9 +749,10 @@ class FluxionQmanager(Scheduler):
             self._post(q)
 
     def _fcfs(self, q: FluxionQueue) -> None:
-        pending = self._pending(q.name)
-        batch = pending[:q.queue_depth]
-        for fj in batch:
+        batch = self._pending(q.name, q.queue_depth + 1)
+        more = len(batch) > q.queue_depth
+        for fj in batch[:q.queue_depth]:
+            self._drop_stale(fj.jobid)
             try:
                 m = self.graph.match("allocate_with_satisfiability", fj.jobid, None, self.b.now,
                                      request=fj.request)
@@ -726,7 +764,7 @@ class FluxionQmanager(Scheduler):
                 continue
             fj.selection = "immediate"
             self._start(q, fj, m.R)
-        if len(pending) > q.queue_depth:
+        if more:
             q.schedulable = True
 
     def _backfill(self, q: FluxionQueue) -> None:
@@ -739,13 +777,22 @@ class FluxionQmanager(Scheduler):
         self.res.dirty = True
         nres = 0
         counted = 0
-        scheduled = False
-        pending = self._pending(q.name)
-        for i, fj in enumerate(pending):
+        changed = False
+        blocked = set(q.blocked)
+        entries = list(self._pend(q.name))
+        for _key, jobid in entries:
+            if jobid in blocked:
+                continue
             if counted >= q.queue_depth:
-                if scheduled and i < len(pending):
+                # Fluxion starts over when it stopped here having scheduled
+                # something; a loop that only made the same reservations
+                # again would change nothing, so only allocations and
+                # rejections start it over here
+                if changed:
                     q.schedulable = True
                 break
+            fj = self.fjobs[jobid]
+            self._drop_stale(jobid)
             try_reserve = nres < q.reservation_depth
             op = "allocate_orelse_reserve" if try_reserve else "allocate_with_satisfiability"
             try:
@@ -761,6 +808,7 @@ class FluxionQmanager(Scheduler):
                         counted -= 1
                 else:
                     self._reject(q, fj, "unsatisfiable" if exc.errno == ENODEV else "match error")
+                    changed = True
                 counted += 1
                 continue
             if m.status == "RESERVED":
@@ -770,7 +818,6 @@ class FluxionQmanager(Scheduler):
                 q.reserved.append(fj.jobid)
                 q.counts["reserved"] += 1
                 nres += 1
-                scheduled = True
             else:
                 if fj.was_reserved:
                     fj.selection = "reserved"
@@ -778,11 +825,19 @@ class FluxionQmanager(Scheduler):
                     fj.selection = "backfill"
                 else:
                     fj.selection = "immediate"
-                scheduled = True
+                changed = True
                 self._start(q, fj, m.R)
             counted += 1
 
+    def _drop_stale(self, jobid: int) -> None:
+        """A reservation the graph holds for a pending job that no loop of
+        this module made (a module that went away without dropping it)."""
+        job = self.graph.jobs.get(jobid)
+        if job is not None and job.status == "RESERVED":
+            self.graph.cancel(jobid)
+
     def _reject(self, q: FluxionQueue, fj: FJob, note: str) -> None:
+        self._pend_remove(fj)
         del self.fjobs[fj.jobid]
         q.rejected.append(fj.jobid)
         q.counts["rejected"] += 1
@@ -795,6 +850,7 @@ class FluxionQmanager(Scheduler):
         self.res.dirty = True
         self.b.kvs.put_text(kvs_key(fj.jobid, "R"), json.dumps(R, separators=(",", ":")))
         self.pool.register_alloc(fj.jobid, R)
+        self._pend_remove(fj)
         fj.request = None
         fj.at = 0
         q.running.append(fj.jobid)
@@ -807,7 +863,7 @@ class FluxionQmanager(Scheduler):
 
     def _post(self, q: FluxionQueue) -> None:
         """Annotations of the first queue-depth pending jobs whose estimate changed."""
-        for fj in self._pending(q.name)[:q.queue_depth]:
+        for fj in self._pending(q.name, q.queue_depth):
             if fj.at != fj.old_at:
                 if fj.at > 0:
                     ann = {"t_estimate": float(fj.at), "selection_type": fj.selection}

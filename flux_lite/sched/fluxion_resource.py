@@ -116,8 +116,12 @@ class FluxionResource:
 
     name = "sched-fluxion-resource"
     services: tuple[str, ...] = ()
+    acquires = True  # holds resource.acquire: no other scheduler loads beside it
     description = "Fluxion's resource graph and matcher"
     arg_keys = _KEYS
+    # completion's candidates
+    arg_values = {"policy": fg.NAMED_POLICIES[:8], "match-policy": fg.NAMED_POLICIES[:8],
+                  "match-format": MATCH_FORMATS, "load-format": LOAD_FORMATS, "traverser": ("simple", "flexible")}
     table = "sched-fluxion-resource"
 
     def __init__(self, broker: Broker, graph: fg.ResourceGraph, argv: list[str]) -> None:

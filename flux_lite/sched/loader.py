@@ -174,6 +174,9 @@ def module_load(broker, name, args, progress=None):
         current = broker.kvs.get(MODULE_KEY)["name"]
         raise FluxLiteError(f"{name}: a scheduler is already loaded ({current}): service sched is already registered",
                             errno=EEXIST)
+    holder = _acquire_holder(broker, None if hosted.is_module_file(name) else scheduler_class(name))
+    if holder is not None:
+        raise FluxLiteError(f"{name}: resource.acquire is held by {holder}: Device or resource busy", errno=EBUSY)
     if hosted.is_module_file(name):
         return _module_file_load(broker, name, args)
     cls = scheduler_class(name)
@@ -217,6 +220,28 @@ def module_remove(broker):
     return name
 
 
+def _acquire_holder(broker, cls):
+    """A loaded companion that holds resource.acquire and that scheduler
+    class cls (None: a module file) does not work with, or None."""
+    for companion in registry.companion_names():
+        if companion not in getattr(cls, "companions", ()) and companion_loaded(broker, companion):
+            if getattr(registry.companion_class(companion), "acquires", False):
+                return companion
+    return None
+
+
+def _switch_companions(broker, cls):
+    """sched reload to another module: Fluxion's modules go when the new
+    scheduler does not use them, and come when it does."""
+    wanted = getattr(cls, "companions", ())
+    for companion in reversed(registry.companion_names()):
+        if companion not in wanted and companion_loaded(broker, companion):
+            companion_remove(broker, companion)
+    for companion in wanted:
+        if not companion_loaded(broker, companion):
+            companion_load(broker, companion, list(getattr(cls, "companion_args", {}).get(companion, ())))
+
+
 def module_reload(broker, name=None, args=None, progress=None):
     rec = broker.kvs.get(MODULE_KEY)
     if name is None:
@@ -229,6 +254,8 @@ def module_reload(broker, name=None, args=None, progress=None):
             name = rec["path"]  # reloading a module file: the file again
     if rec is not None:
         module_remove(broker)
+    if not hosted.is_module_file(name):
+        _switch_companions(broker, scheduler_class(name))
     return module_load(broker, name, args, progress=progress)
 
 

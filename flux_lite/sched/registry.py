@@ -97,6 +97,12 @@ def companion_names() -> tuple[str, ...]:
     return tuple(sorted(n for n in _COMPANIONS if _stem(n) in files))
 
 
+def all_module_names() -> tuple[str, ...]:
+    """Scheduler and companion modules: the default first, then by name."""
+    names = set(module_names()) | set(companion_names())
+    return tuple(sorted(names, key=lambda n: (n != DEFAULT_MODULE, n)))
+
+
 def _package_files() -> dict[str, str]:
     """{module name: directory} of the package's files (not ``_``-prefixed), for
     its path as it is now (the first directory holding a name wins, as for import)."""

@@ -1,0 +1,432 @@
+"""Fluxion's modules (sched-fluxion-resource, -feasibility, -qmanager) through the CLI.
+
+The scenarios follow what flux-sched's own tests check (t1003 queue
+policies, t1004 queue-depth and selection_type, t1014 t_estimate, t1021
+nodex placement, t1025/t1026 reloads), written here with the expected
+values worked out from Fluxion's semantics (see the module docstrings).
+"""
+
+import json
+
+import pytest
+
+FLUXION = "sched:\n  policy: fluxion\n"
+
+# t1003's jobs: (cores, time limit), in submit order
+T1003 = [(8, "60m"), (10, "60m"), (12, "60m"), (14, "60m"), (16, "60m"), (6, "121m"), (4, "179m"),
+         (4, "239m"), (2, "239m"), (2, "299m"), (2, "59m")]
+
+
+def one_node(flux_factory, extra=""):
+    return flux_factory("--test-size=1", "--test-cores=16", config=FLUXION + extra)
+
+
+def submit_all(flux, jobs):
+    return [flux.submit(f"-n{n}", "-t", t, "sleep", "inf") for n, t in jobs]
+
+
+def running(flux):
+    return flux.out("jobs", "-n", "-f", "running", "-o", "{id.f58}").split()
+
+
+def active(flux):
+    return flux.out("jobs", "-n", "-o", "{id.f58}").split()
+
+
+def sel(flux, jobid):
+    return flux.out("jobs", "-n", "-o", "{annotations.sched.selection_type}", jobid).strip()
+
+
+def annotations(flux, jobid):
+    return json.loads(flux.out("jobs", "--json", jobid)).get("annotations", {})
+
+
+def reload_fluxion(flux, resource_args, qmanager_args):
+    """flux-sched's recipe: remove qmanager, reload resource, load qmanager."""
+    flux("module", "remove", "sched-fluxion-qmanager")
+    flux("module", "reload", "sched-fluxion-resource", *resource_args)
+    flux("module", "load", "sched-fluxion-qmanager", *qmanager_args)
+
+
+# -- modules, config, log -----------------------------------------------------------------
+
+
+def test_config_loads_the_three_modules(flux_factory):
+    flux = one_node(flux_factory)
+    rows = [line for line in flux.out("module", "list").splitlines() if "fluxion" in line]
+    assert rows == ["sched-fluxion-feasibility    0  R     0     0 feasibility",
+                    "sched-fluxion-qmanager       0  R     0     0 sched",
+                    "sched-fluxion-resource       0  R     0     0 "]
+    log = [line for line in flux.dmesg() if "fluxion" in line or "scheduler:" in line]
+    assert log == [
+        "broker.debug[0]: insmod sched-fluxion-resource",
+        "sched-fluxion-resource.info[0]: version 0.54.0",
+        "sched-fluxion-resource.debug[0]: mod_main: resource module starting",
+        "sched-fluxion-resource.warning[0]: create_reader: allowlist unsupported",
+        "sched-fluxion-resource.debug[0]: resource graph datastore loaded with rv1exec reader",
+        "sched-fluxion-resource.info[0]: populate_resource_db: loaded resources from core's resource.acquire",
+        "sched-fluxion-resource.debug[0]: resource status changed (rankset=[all] status=DOWN)",
+        "sched-fluxion-resource.debug[0]: resource status changed (rankset=[0] status=UP)",
+        "sched-fluxion-resource.debug[0]: mod_main: resource graph database loaded",
+        "broker.debug[0]: insmod sched-fluxion-feasibility",
+        "sched-fluxion-feasibility.info[0]: version 0.54.0",
+        "sched-fluxion-feasibility.debug[0]: service registered",
+        "sched-fluxion-feasibility.debug[0]: mod_main: feasibility module starting",
+        "sched-fluxion-feasibility.debug[0]: mod_main: resource graph database loaded",
+        "broker.debug[0]: insmod sched-fluxion-qmanager",
+        "sched-fluxion-qmanager.info[0]: version 0.54.0",
+        "sched-fluxion-qmanager.debug[0]: service_register",
+        "sched-fluxion-qmanager.debug[0]: enforced policy (queue=default): fcfs",
+        "sched-fluxion-qmanager.debug[0]: effective queue params (queue=default): default",
+        "sched-fluxion-qmanager.debug[0]: effective policy params (queue=default): default",
+        "sched-fluxion-qmanager.debug[0]: handshaking with sched-fluxion-resource completed",
+        "job-manager.debug[0]: scheduler: hello +partial-ok",
+        "job-manager.debug[0]: scheduler: ready unlimited",
+        "sched-fluxion-qmanager.debug[0]: handshaking with job-manager completed",
+    ]
+    stats = json.loads(flux.out("module", "stats", "sched-fluxion-qmanager"))
+    assert stats["queues"]["default"]["policy"] == "fcfs"
+    assert stats["queues"]["default"]["queue_depth"] == 32
+    res = json.loads(flux.out("module", "stats", "sched-fluxion-resource"))
+    assert (res["V"], res["E"], res["by_rank"]) == (18, 17, {"0": 17})
+
+
+def test_coupling_remove_resource_stops_qmanager_and_the_reload_recipe(flux_factory):
+    flux = one_node(flux_factory)
+    job = flux.submit("-n4", "sleep", "inf")
+    flux("module", "remove", "sched-fluxion-resource")
+    names = [line.split()[0] for line in flux.out("module", "list").splitlines()[1:]]
+    assert "sched-fluxion-qmanager" not in names and "sched-fluxion-resource" not in names
+    assert flux.dmesg()[-5:] == [
+        "sched-fluxion-qmanager.err[0]: update_on_resource_response: exiting due to "
+        "sched-fluxion-resource.notify failure",
+        "broker.debug[0]: rmmod sched-fluxion-qmanager",
+        "broker.debug[0]: module sched-fluxion-qmanager exited",
+        "broker.debug[0]: rmmod sched-fluxion-resource",
+        "broker.debug[0]: module sched-fluxion-resource exited",
+    ]
+    # qmanager needs the resource module
+    result = flux.fails("module", "load", "sched-fluxion-qmanager")
+    assert "sched-fluxion-resource is not loaded" in result.stderr
+    flux("module", "load", "sched-fluxion-resource")
+    flux("module", "load", "sched-fluxion-qmanager")
+    assert f"sched-fluxion-qmanager.debug[0]: requeue success (queue=default id={int(flux.out('job', 'id', job))})" \
+        in flux.dmesg()
+    assert running(flux) == [job]
+    # remove qmanager -> reload resource -> load qmanager
+    reload_fluxion(flux, [], [])
+    assert running(flux) == [job]
+    assert flux.submit("-n12", "sleep", "inf") in running(flux)
+
+
+def test_module_arguments_win_over_the_table_and_params_are_raw(flux_factory):
+    flux = one_node(flux_factory, "sched-fluxion-qmanager:\n  queue-policy: hybrid\n"
+                                  "  queue-params:\n    max-queue-depth: 1000000\n    queue-depth: 8192\n"
+                                  "    foo: 1234\n"
+                                  "  policy-params: max-reservation-depth=100000,reservation-depth=64\n"
+                                  "sched-fluxion-resource:\n  match-policy: lonodex\n  reserve-vtx-vec: 200000\n"
+                                  "  prune-filters: ALL:core,ALL:gpu\n")
+    from flux_lite.instance import Instance
+
+    def params(topic):
+        with Instance.open(flux.state_dir).session() as broker:
+            return broker.rpc(topic, {})["params"]
+
+    assert params("sched-fluxion-qmanager.params") == {
+        "queue-policy": "hybrid", "queue-params": "max-queue-depth=1000000,queue-depth=8192,foo=1234",
+        "policy-params": "max-reservation-depth=100000,reservation-depth=64",
+        "default": {"queue-policy": "hybrid", "queue-params": "max-queue-depth=1000000,queue-depth=8192,foo=1234",
+                    "policy-params": "max-reservation-depth=100000,reservation-depth=64"}}
+    assert params("sched-fluxion-resource.params") == {
+        "load-format": "rv1exec", "load-allowlist": "node,core,gpu", "policy": "lonodex",
+        "match-format": "rv1_nosched", "subsystems": "containment", "reserve-vtx-vec": 200000,
+        "prune-filters": "ALL:core,ALL:gpu", "update-interval": 0, "traverser": "simple"}
+    stats = json.loads(flux.out("module", "stats", "sched-fluxion-qmanager"))["queues"]["default"]
+    assert (stats["policy"], stats["queue_depth"]) == ("hybrid", 8192)
+    flux("module", "reload", "sched-fluxion-qmanager", "queue-policy=easy", "queue-params=queue-depth=5")
+    stats = json.loads(flux.out("module", "stats", "sched-fluxion-qmanager"))["queues"]["default"]
+    assert (stats["policy"], stats["queue_depth"], stats["queue_parameters"]) == ("easy", 5, {"queue-depth": "5"})
+
+
+@pytest.mark.parametrize("table, args, message", [
+    ("sched-fluxion-qmanager:\n  bogus: 1\n", [], "Unknown option (bogus)."),
+    ("sched-fluxion-qmanager:\n  queues: a b\n", [], "'queues' key not supported, use RFC33 format instead"),
+    ("sched-fluxion-qmanager:\n  queue-params: queue-depth=-1\n", [], "queue-depth=-1: Invalid argument"),
+    ("sched-fluxion-qmanager:\n  queue-params: queue-depth=0\n", [],
+     "queue-depth=0: Numerical result out of range"),
+    ("", ["queue-policy-per-queue=nosuch:easy"], "Unknown queue (nosuch)."),
+])
+def test_qmanager_load_failures(flux_factory, table, args, message):
+    flux = flux_factory("--test-size=1", "--test-cores=4", config=table)
+    flux("module", "remove", "sched-simple")
+    flux("module", "load", "sched-fluxion-resource")
+    result = flux.fails("module", "load", "sched-fluxion-qmanager", *args)
+    assert result.stderr == f"flux-lite module: ERROR: sched-fluxion-qmanager: {message}\n"
+    assert "sched-fluxion-qmanager" not in flux.out("module", "list")
+
+
+def test_unknown_queue_policy_is_tolerated_as_fluxion_does(flux_factory):
+    flux = one_node(flux_factory, "sched-fluxion-qmanager:\n  queue-policy: fifo\n")
+    assert "sched-fluxion-qmanager.debug[0]: process_config_file: Unknown queuing policy (fifo)! Using default." \
+        in flux.dmesg()
+    assert json.loads(flux.out("module", "stats", "sched-fluxion-qmanager"))["queues"]["default"]["policy"] \
+        == "fcfs"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["policy=bogus"], "Unknown match policy (bogus)! "),
+    (["match-policy=locality"], "match policy (locality) is not supported by flux-lite"),
+    (["traverser=fancy"], "Unknown traverser policy (fancy)! "),
+    (["nosuch=1"], "Unknown option (nosuch)."),
+])
+def test_resource_load_failures(flux_factory, args, message):
+    flux = flux_factory("--test-size=1", "--test-cores=4")
+    flux("module", "remove", "sched-simple")
+    result = flux.fails("module", "load", "sched-fluxion-resource", *args)
+    assert result.stderr == f"flux-lite module: ERROR: {message}\n"
+
+
+def test_resource_module_cannot_load_beside_another_scheduler(flux):
+    result = flux.fails("module", "load", "sched-fluxion-resource")
+    assert "resource.acquire is held by sched-simple" in result.stderr
+
+
+# -- what the admin sees -------------------------------------------------------------------------
+
+
+def test_R_has_integer_times_and_no_forecast_keys(flux_factory):
+    flux = one_node(flux_factory, "sched-fluxion-qmanager:\n  queue-policy: easy\n")
+    a = flux.submit("-n16", "-t", "10.5s", "sleep", "inf")
+    b = flux.submit("-n16", "-t", "60s", "sleep", "inf")
+    R = json.loads(flux.out("job", "info", a, "R"))
+    now = int(flux.now())
+    assert (R["execution"]["starttime"], R["execution"]["expiration"]) == (now, now + 11)
+    assert '"starttime": %d,' % now in flux.out("job", "info", a, "R")
+    assert annotations(flux, b) == {"sched": {"t_estimate": float(now + 11), "selection_type": "reserved"}}
+    assert flux.out("jobs", "-n", "-o", "{contextual_info}", b).strip() == "eta:11s"
+    assert '"selection_type":"immediate"' in flux.out("job", "eventlog", a)
+    flux.advance("11s")
+    assert flux.state(b) == "RUN"
+    assert 'alloc annotations={"sched":{"selection_type":"reserved"}}' in flux.out("job", "eventlog", b)
+    assert annotations(flux, b) == {"sched": {"selection_type": "reserved"}}
+
+
+def test_sched_expiration_is_enosys_the_plan_keeps_the_old_end(flux_factory):
+    flux = one_node(flux_factory, "sched-fluxion-qmanager:\n  queue-policy: easy\n")
+    a = flux.submit("-n16", "-t", "100s", "sleep", "inf")
+    b = flux.submit("-n16", "-t", "60s", "sleep", "inf")
+    flux("update", a, "duration=200s")
+    # the job's end moved (the job manager proceeds on ENOSYS), the reservation did not
+    assert annotations(flux, b)["sched"]["t_estimate"] == float(int(flux.now()) + 100)
+
+
+def test_unsatisfiable_is_denied_with_fluxions_note(flux_factory):
+    flux = one_node(flux_factory)
+    job = flux.submit("-n17", "sleep", "1")
+    assert flux.state(job) == "INACTIVE"
+    assert '1767225600.000000 exception type="alloc" severity=0 ' \
+           'note="alloc denied due to type=\\"unsatisfiable\\"" userid=0' in flux.out("job", "eventlog", job)
+    stats = json.loads(flux.out("module", "stats", "sched-fluxion-qmanager"))["queues"]["default"]
+    assert stats["action_counts"]["rejected"] == 1
+    assert stats["scheduled_queues"]["rejected"] == [job]
+
+
+# -- t1003: which jobs run under each queue policy ------------------------------------------------------
+
+
+def test_t1003_easy_hybrid_conservative(flux_factory):
+    flux = one_node(flux_factory, "sched-fluxion-qmanager:\n  queue-policy: easy\n")
+    ids = submit_all(flux, T1003)
+    # EASY: job 2 reserved at 1h; 6 and 11 backfill (8+6+2 = 16 cores)
+    assert set(running(flux)) == {ids[0], ids[5], ids[10]}
+    assert [sel(flux, ids[i]) for i in (0, 1, 5, 10)] == ["immediate", "reserved", "backfill", "backfill"]
+    flux("cancel", ids[5])
+    # 7 and 9 fill the six cores job 6 left
+    assert set(running(flux)) == {ids[0], ids[10], ids[6], ids[8]}
+    assert len(active(flux)) == 10
+    flux("cancel", *active(flux))
+
+    reload_fluxion(flux, ["prune-filters=ALL:core", "subsystems=containment", "policy=low"],
+                   ["queue-policy=hybrid", "policy-params=reservation-depth=3"])
+    ids = submit_all(flux, T1003)
+    # HYBRID depth 3: jobs 2, 3, 4 reserved; only 7 and 11 fit beside them
+    assert set(running(flux)) == {ids[0], ids[6], ids[10]}
+    assert [sel(flux, ids[i]) for i in (1, 2, 3, 4)] == ["reserved", "reserved", "reserved", ""]
+    flux("cancel", ids[6])
+    assert set(running(flux)) == {ids[0], ids[10], ids[8]}
+    assert len(active(flux)) == 10
+    flux("cancel", *active(flux))
+
+    reload_fluxion(flux, ["prune-filters=ALL:core", "subsystems=containment", "policy=high"],
+                   ["queue-policy=conservative"])
+    order = [0, 1, 2, 4, 3, 5, 6, 7, 8, 9, 10]  # t1003 submits C16 before C14 here
+    ids = submit_all(flux, [T1003[i] for i in order])
+    assert set(running(flux)) == {ids[0], ids[6], ids[10]}
+    assert all(sel(flux, ids[i]) == "reserved" for i in (1, 2, 3, 4, 5, 7, 8, 9))
+    flux("cancel", ids[6])
+    # conservative: every job holds a reservation, nothing else fits
+    assert set(running(flux)) == {ids[0], ids[10]}
+    assert len(active(flux)) == 10
+
+
+# -- t1004: queue-depth=5 ---------------------------------------------------------------------------------
+
+
+def test_t1004_easy_queue_depth_5(flux_factory):
+    flux = one_node(flux_factory)
+    reload_fluxion(flux, ["policy=low"], ["queue-policy=easy", "queue-params=queue-depth=5"])
+    ids = submit_all(flux, T1003)
+    # a loop looks at five pending jobs: 2 is reserved, 3-5 cannot start,
+    # 6 backfills; 7.. are beyond the depth while 2-6 are ahead of them
+    assert set(running(flux)) == {ids[0], ids[5]}
+    flux("cancel", ids[5])
+    assert set(running(flux)) == {ids[0], ids[6]}
+    flux("cancel", ids[6])
+    assert set(running(flux)) == {ids[0], ids[7], ids[8]}
+    assert len(active(flux)) == 9
+    assert [sel(flux, ids[i]) for i in (0, 5, 6, 7)] == ["immediate", "backfill", "backfill", "backfill"]
+    assert sel(flux, ids[1]) == "reserved"
+    flux("cancel", ids[0])
+    assert flux.state(ids[1]) == "RUN"
+    assert sel(flux, ids[1]) == "reserved"
+
+
+def test_t1004_lost_reservation_clears_both_keys_then_immediate(flux_factory):
+    flux = one_node(flux_factory)
+    reload_fluxion(flux, ["policy=low"], ["queue-policy=easy", "queue-params=queue-depth=5"])
+    squat = flux.submit("-n10", "-t", "60m", "sleep", "inf")
+    resv = flux.submit("-n8", "-t", "60m", "sleep", "inf")
+    assert sel(flux, resv) == "reserved"
+    hi = flux.submit("--urgency=20", "-n8", "-t", "60m", "sleep", "inf")
+    assert sel(flux, hi) == "reserved"
+    assert annotations(flux, resv) == {}
+    flux("cancel", squat)
+    assert (flux.state(resv), sel(flux, resv), sel(flux, hi)) == ("RUN", "immediate", "reserved")
+
+
+def test_t1004_hybrid_queue_depth_5(flux_factory):
+    flux = one_node(flux_factory)
+    reload_fluxion(flux, ["policy=low"], ["queue-policy=hybrid", "queue-params=queue-depth=5",
+                                          "policy-params=reservation-depth=3"])
+    ids = submit_all(flux, T1003)
+    assert running(flux) == [ids[0]]
+    assert sel(flux, ids[0]) == "immediate"
+    flux("cancel", ids[0])
+    assert flux.state(ids[1]) == "RUN"
+    assert sel(flux, ids[1]) == "reserved"
+
+
+# -- t1014: which pending jobs carry t_estimate ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("policy, estimated", [
+    ("fcfs", []),
+    ("easy", [1]),
+    ("hybrid", [1, 2, 3]),  # policy-params reservation-depth=3 below
+    ("conservative", [1, 2, 3]),
+])
+def test_t1014_t_estimate_per_policy(flux_factory, policy, estimated):
+    flux = flux_factory("--test-size=2", "--test-cores=4", config=FLUXION)
+    reload_fluxion(flux, [], [f"queue-policy={policy}", "policy-params=reservation-depth=3"])
+    ids = [flux.submit("-N2", "-n8", "-t", "300s", "sleep", "inf") for _ in range(4)]
+    now = int(flux.now())
+    have = [i for i, jobid in enumerate(ids) if "t_estimate" in annotations(flux, jobid).get("sched", {})]
+    assert have == estimated
+    for i in estimated:
+        assert annotations(flux, ids[i])["sched"]["t_estimate"] == float(now + 300 * i)
+    shown = flux.out("jobs", "-n", "-o", "{contextual_info}", *ids[1:]).split()
+    assert shown == [f"eta:{5 * i}m" for i in estimated]
+
+
+# -- t1021: hinodex/lonodex by hostname number --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("policy, expected", [("hinodex", ["2", "0", "1,3"]), ("lonodex", ["3", "1", "0,2"])])
+def test_t1021_nodex_by_hostname_suffix(flux_factory, policy, expected):
+    flux = flux_factory(config=FLUXION + "resource:\n  config:\n    - hosts: sierra[3682,3179,3683,3178]\n"
+                                         "      cores: 44\n      gpus: 4\n"
+                                         f"sched-fluxion-resource:\n  match-policy: {policy}\n")
+    jobs = [flux.submit("-n1", "sleep", "inf"), flux.submit("-n1", "sleep", "inf"),
+            flux.submit("-N2", "-n2", "sleep", "inf")]
+    got = []
+    for job in jobs:
+        R = json.loads(flux.out("job", "info", job, "R"))
+        entries = R["execution"]["R_lite"]
+        assert [e["children"] for e in entries] == [{"core": "0-43", "gpu": "0-3"}]
+        got.append(entries[0]["rank"])
+    assert got == expected
+    assert flux.out("resource", "list", "-s", "free", "-no", "{nnodes}").strip() == "0"
+
+
+# -- reload, hello, partial release (t1007, t1025, t1026) ----------------------------------------------------------
+
+
+def test_qmanager_reload_keeps_running_and_pending_jobs(flux_factory):
+    flux = one_node(flux_factory, "sched-fluxion-qmanager:\n  queue-policy: easy\n")
+    a = flux.submit("-n16", "-t", "100s", "sleep", "inf")
+    b = flux.submit("-n16", "-t", "100s", "sleep", "inf")
+    flux("module", "reload", "sched-fluxion-qmanager")
+    jobid = int(flux.out("job", "id", a))
+    assert f"sched-fluxion-qmanager.debug[0]: requeue success (queue=default id={jobid})" in flux.dmesg()
+    assert (flux.state(a), flux.state(b)) == ("RUN", "SCHED")
+    assert annotations(flux, b)["sched"]["selection_type"] == "reserved"
+    flux.advance("100s")
+    assert flux.state(b) == "RUN"
+
+
+def test_t1025_a_running_job_whose_queue_is_gone_is_killed(flux_factory, tmp_path):
+    flux = flux_factory("--test-size=1", "--test-cores=4",
+                        config=FLUXION + "queues:\n  testqueue: {}\n")
+    flux("queue", "start", "--all")
+    job = flux.submit("-q", "testqueue", "-n1", "sleep", "inf")
+    assert flux.state(job) == "RUN"
+    conf = tmp_path / "new.yaml"
+    conf.write_text(FLUXION)
+    flux("config", "load", str(conf))
+    flux("module", "reload", "sched-fluxion-qmanager")
+    log = flux.dmesg()
+    jobid = int(flux.out("job", "id", job))
+    assert f"sched-fluxion-qmanager.err[0]: jobmanager_hello_cb: unknown queue name (id={jobid} queue=testqueue)" \
+        in log
+    assert f"sched-fluxion-qmanager.info[0]: raising fatal exception on running job id={job}" in log
+    events = flux.events(job)
+    exc = [e for e in events if e["name"] == "exception"]
+    assert exc[0]["context"] == {"type": "scheduler-restart", "severity": 0,
+                                 "note": "failed to reallocate R for running job", "userid": 0}
+
+
+def test_t1026_housekeeping_allocation_survives_a_reload_of_both_modules(flux_factory):
+    flux = flux_factory("--test-size=2", "--test-cores=4",
+                        config=FLUXION + "job-manager:\n  housekeeping:\n    command: [sleep, '100']\n"
+                                         "    release-after: 0s\n    rank-durations:\n      '0': 5s\n"
+                                         "      '1': 100s\n")
+    job = flux.submit("-N2", "-n2", "-t", "10s", "true")
+    flux.advance("6s")
+    # node 0 is back, node 1 still in housekeeping
+    assert flux.out("resource", "list", "-s", "allocated", "-no", "{nnodes}").strip() == "1"
+    flux("module", "remove", "sched-fluxion-qmanager")
+    flux("module", "reload", "sched-fluxion-resource")
+    flux("module", "load", "sched-fluxion-qmanager")
+    assert flux.out("resource", "list", "-s", "allocated", "-no", "{nnodes}").strip() == "1"
+    big = flux.submit("-N2", "-n8", "sleep", "inf")
+    assert flux.state(big) == "SCHED"
+    flux("housekeeping", "kill", "--all")
+    # the node is back: the waiting job takes both
+    assert flux.out("resource", "list", "-s", "allocated", "-no", "{nnodes}").strip() == "2"
+    assert flux.state(big) == "RUN"
+    assert flux.state(job) == "INACTIVE"
+
+
+# -- completion ---------------------------------------------------------------------------------------------
+
+
+def test_completion_knows_fluxions_modules_arguments_and_policy(flux):
+    from test_completion import values
+
+    mods = values(["flux-lite", "module", "load", "sched-fluxion-"], flux.state_dir)
+    assert sorted(mods) == ["sched-fluxion-feasibility", "sched-fluxion-qmanager", "sched-fluxion-resource"]
+    assert values(["flux-lite", "module", "load", "sched-fluxion-resource", "match-policy=hi"],
+                  flux.state_dir) == ["match-policy=high", "match-policy=hinode", "match-policy=hinodex"]
+    assert values(["flux-lite", "module", "load", "sched-fluxion-qmanager", "queue-policy=c"],
+                  flux.state_dir) == ["queue-policy=conservative"]
+    assert "fluxion" in values(["flux-lite", "sched", "reload", "--policy", ""], flux.state_dir)
