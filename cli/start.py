@@ -55,7 +55,9 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
             size = len(Hostlist.parse(test_hosts))
             if size > MAX_NODES:
                 raise click.BadParameter(f"{size} hosts is more than {MAX_NODES}", param_hint="'--test-hosts'")
-    kwargs = dict(config=cfg, size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus, clock=clock)
+    kwargs = dict(config=cfg, size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus, clock=clock,
+                  # flux-core's rc1 loads no scheduler under FLUX_SCHED_MODULE=none (its tests load their own)
+                  load_scheduler=os.environ.get("FLUX_SCHED_MODULE") != "none")
 
     def create(path, force=False):
         if restore is None:
