@@ -38,7 +38,8 @@ def ion(tmp_path):
     flux = make_instance(tmp_path, "--test-size=4", "--test-hosts=node[0-3]", "--test-cores=2",
                          config="sched:\n  policy: fluxion\n")
     files = {"n1.json": jobspec(1, 1), "n1c2.json": jobspec(1, 2), "n2.json": jobspec(2, 2, duration=1800.0),
-             "n5.json": jobspec(5, 5, duration=1800.0), "c3.json": jobspec(None, 3, duration=10.0), "n2s.json": jobspec(2, 2, duration=100.0),
+             "n5.json": jobspec(5, 5, duration=1800.0), "c3.json": jobspec(None, 3, duration=10.0),
+             "n2s.json": jobspec(2, 2, duration=100.0),
              "all.json": jobspec(4, 8), "bad.yaml": "version: [\n"}
     for name, text in files.items():
         (tmp_path / name).write_text(text)

@@ -249,13 +249,14 @@ def _stats(graph: ResourceGraph, payload: dict, now: float) -> dict:
             m["max-match-jobid"] = m["max-match-iters"] = -1
     stats["graph-uptime"] = int(now - graph.load_time)
     # the reset time rides in the persisted match statistics
-    stats["time-since-reset"] = int(now - graph.match_stats.get("reset", graph.load_time))
+    reset = graph.match_stats.get("reset") or [int(graph.load_time)]
+    stats["time-since-reset"] = int(now - reset[0])
     return stats
 
 
 def _stats_clear(graph: ResourceGraph, payload: dict, now: float) -> None:
     graph.stats_clear()
-    graph.match_stats["reset"] = now
+    graph.match_stats["reset"] = [int(now)]
     return None
 
 
@@ -436,6 +437,13 @@ def _leaf_eval(key: str, value: str, v: _Vtx) -> bool:
 Expr = Callable[[_Vtx], bool]
 
 
+def _leaf(key: str, value: str) -> Expr:
+    def run(v: _Vtx) -> bool:
+        return _leaf_eval(key, value, v)
+
+    return run
+
+
 def _ws(e: str, at: int) -> int:
     while at < len(e) and e[at] in " \t":
         at += 1
@@ -491,7 +499,7 @@ def _compile(e: str) -> Expr:
             key, eq, value = leaf.partition("=")
             if not eq or key not in _PREDICATES or not _leaf_valid(key, value):
                 raise rfc27.error(EINVAL, "Invalid argument")
-            terms.append((op, lambda v, k=key, x=value: _leaf_eval(k, x, v)))
+            terms.append((op, _leaf(key, value)))
         at = end
 
     def run(v: _Vtx) -> bool:
