@@ -218,6 +218,13 @@ def test_sched_expiration_is_enosys_the_plan_keeps_the_old_end(flux_factory):
     flux("update", a, "duration=200s")
     # the job's end moved (the job manager proceeds on ENOSYS), the reservation did not
     assert annotations(flux, b)["sched"]["t_estimate"] == float(int(flux.now()) + 100)
+    # past the old end the graph holds nothing for the job: the next loop
+    # starts b on the same cores (Fluxion double-books; the log says so)
+    flux.advance("150s")
+    flux.submit("-n1", "-t", "10s", "sleep", "inf")
+    assert (flux.state(a), flux.state(b)) == ("RUN", "RUN")
+    assert any(line.startswith(f"sched-fluxion-qmanager.err[0]: alloc: {b}: resources still held by a job")
+               for line in flux.dmesg())
 
 
 def test_unsatisfiable_is_denied_with_fluxions_note(flux_factory):
@@ -430,3 +437,44 @@ def test_completion_knows_fluxions_modules_arguments_and_policy(flux):
     assert values(["flux-lite", "module", "load", "sched-fluxion-qmanager", "queue-policy=c"],
                   flux.state_dir) == ["queue-policy=conservative"]
     assert "fluxion" in values(["flux-lite", "sched", "reload", "--policy", ""], flux.state_dir)
+
+
+# -- queues: RFC 33 parents, per-queue policies, pending order ------------------------------------------------
+
+
+def test_t1033_a_virtual_queue_is_scheduled_in_its_parent(flux_factory):
+    flux = flux_factory("--test-size=1", "--test-cores=4",
+                        config=FLUXION + "queues:\n  batch: {}\n  vq:\n    parent: batch\n"
+                                         "sched-fluxion-qmanager:\n  queue-policy: easy\n")
+    flux("queue", "start", "--all")
+    a = flux.submit("-q", "batch", "-n4", "-t", "100s", "sleep", "inf")
+    b = flux.submit("-q", "vq", "-n4", "-t", "100s", "sleep", "inf")
+    c = flux.submit("-q", "batch", "-n4", "-t", "100s", "sleep", "inf")
+    stats = json.loads(flux.out("module", "stats", "sched-fluxion-qmanager"))["queues"]
+    assert list(stats) == ["batch"]
+    assert stats["batch"]["scheduled_queues"]["running"] == [a]
+    assert stats["batch"]["pending_queues"]["pending"] == [b, c]
+    assert sel(flux, b) == "reserved" and sel(flux, c) == ""
+
+
+def test_per_queue_policies(flux_factory):
+    flux = flux_factory("--test-size=1", "--test-cores=4",
+                        config=FLUXION + "queues:\n  batch: {}\n  debug: {}\n"
+                                         "sched-fluxion-qmanager:\n  queue-policy: easy\n"
+                                         "  queue-policy-per-queue: 'debug:fcfs'\n"
+                                         "  queue-params-per-queue: 'debug:queue-depth=4'\n")
+    stats = json.loads(flux.out("module", "stats", "sched-fluxion-qmanager"))["queues"]
+    assert {name: (q["policy"], q["queue_depth"]) for name, q in stats.items()} == \
+        {"batch": ("easy", 32), "debug": ("fcfs", 4)}
+
+
+def test_pending_order_is_priority_then_submit_time(flux_factory):
+    flux = one_node(flux_factory, "sched-fluxion-qmanager:\n  queue-policy: easy\n")
+    flux.submit("-n16", "-t", "100s", "sleep", "inf")
+    low = flux.submit("-n16", "-t", "100s", "sleep", "inf")
+    high = flux.submit("--urgency=20", "-n16", "-t", "100s", "sleep", "inf")
+    # the urgent job takes the one reservation, the other loses it (both keys cleared)
+    assert sel(flux, high) == "reserved" and annotations(flux, low) == {}
+    flux.advance("100s")
+    assert (flux.state(high), flux.state(low)) == ("RUN", "SCHED")
+    assert sel(flux, low) == "reserved"

@@ -43,6 +43,7 @@ from flux_lite.formats.jobid import f58, kvs_key
 from flux_lite.formats.rset import rlite_without
 from flux_lite.sched import fluxion_resource
 from flux_lite.sched.base import ModuleArg, Scheduler
+from flux_lite.sched.pool import PoolError
 from flux_lite.sched.registry import register
 from flux_lite.sched.request import ResourceRequest, request_from_jobspec
 
@@ -543,7 +544,7 @@ class FluxionQmanager(Scheduler):
         except FluxLiteError as exc:
             self.log("err", f"jobmanager_hello_cb: reconstruct (id={jobid} queue={qname}): {exc}")
             raise _HelloRefused() from None
-        self.pool.register_alloc(jobid, R)
+        self._mirror(jobid, R)
         self.res.dirty = True
         fj = FJob(jobid, priority, userid, t_submit, self._arrive(), qname, None)
         self.fjobs[jobid] = fj
@@ -829,6 +830,17 @@ class FluxionQmanager(Scheduler):
                 self._start(q, fj, m.R)
             counted += 1
 
+    def _mirror(self, jobid: int, R: dict) -> None:
+        """Keep flux-lite's pool (sched check, resource list) in step with the
+        graph. They differ only where Fluxion double-books: a running job
+        whose time limit was extended still holds resources Fluxion's graph
+        freed at the old end (it answers sched.expiration ENOSYS)."""
+        try:
+            self.pool.register_alloc(jobid, R)
+        except PoolError as exc:
+            self.log("err", f"alloc: {f58(jobid)}: resources still held by a job running past the end "
+                            f"Fluxion planned: {exc}")
+
     def _drop_stale(self, jobid: int) -> None:
         """A reservation the graph holds for a pending job that no loop of
         this module made (a module that went away without dropping it)."""
@@ -849,7 +861,7 @@ class FluxionQmanager(Scheduler):
         assert R is not None
         self.res.dirty = True
         self.b.kvs.put_text(kvs_key(fj.jobid, "R"), json.dumps(R, separators=(",", ":")))
-        self.pool.register_alloc(fj.jobid, R)
+        self._mirror(fj.jobid, R)
         self._pend_remove(fj)
         fj.request = None
         fj.at = 0
