@@ -685,8 +685,12 @@ class ResourceGraph:
                 if not name.startswith("+") and ranks & chosen:
                     props[name] = ranks & chosen
         R = Rset.from_nodes(nodes, properties=props or None, starttime=float(at), expiration=float(end)).to_dict()
-        R["execution"]["starttime"] = at
-        R["execution"]["expiration"] = end
+        ex = R["execution"]
+        ex["starttime"] = at
+        ex["expiration"] = end
+        # the rv1_nosched writer's key order, which `flux job info ID R` shows
+        order = ("R_lite", "nodelist", "properties", "starttime", "expiration")
+        R["execution"] = {**{k: ex[k] for k in order if k in ex}, **{k: v for k, v in ex.items() if k not in order}}
         return R
 
     # -- jobs ---------------------------------------------------------------------------------
