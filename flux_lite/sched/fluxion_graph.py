@@ -246,6 +246,8 @@ class ResourceGraph:
         self.jobs: dict[int, GraphJob] = {}
         self.weights: dict[int, int] = {}  # rank -> the node edge's weight once used (else "UINT64_MAX")
         self.down: set[str] = set()  # paths marked down
+        # ranks the resource module reports down (drain): by rank, as hostnames may repeat
+        self.down_ranks: set[int] = set()
         self.props: dict[str, dict[str, str]] = {}
         self.options: dict[str, Any] = dict(RESOURCE_DEFAULTS)
         self.policy = make_policy("first")
@@ -294,7 +296,7 @@ class ResourceGraph:
         return {"version": STATE_VERSION, "R": self.R, "options": self.options,
                 "graph": [self.graph_start, self.graph_end, self.load_time],
                 "jobs": [[jobid] + job.dump() for jobid, job in self.jobs.items()],
-                "weights": sorted(self.weights.items()), "down": sorted(self.down),
+                "weights": sorted(self.weights.items()), "down": sorted(self.down), "down-ranks": sorted(self.down_ranks),
                 "props": self.props, "match-stats": self.match_stats}
 
     @classmethod
@@ -309,6 +311,7 @@ class ResourceGraph:
             g.jobs[rec[0]] = GraphJob.load(rec[0], rec[1:])
         g.weights = {r: w for r, w in state["weights"]}
         g.down = set(state["down"])
+        g.down_ranks = set(state.get("down-ranks", ()))
         g.props = state["props"]
         g.match_stats = state["match-stats"]
         return g
@@ -364,14 +367,12 @@ class ResourceGraph:
     def set_ranks_status(self, ranks: Any, status: str) -> None:
         """Mark whole nodes (by rank) up or down (the resource module's updates)."""
         for r in ranks:
-            node = self.by_rank.get(r)
-            if node is None:
+            if r not in self.by_rank:
                 continue
-            path = f"/cluster0/{node.host}"
             if status == "down":
-                self.down.add(path)
+                self.down_ranks.add(r)
             else:
-                self.down.discard(path)
+                self.down_ranks.discard(r)
         self._changed(status=True)
 
     def set_property(self, path: str, key: str, value: str) -> None:
@@ -403,7 +404,7 @@ class ResourceGraph:
     def _usable(self, node: Node) -> tuple[int, int] | None:
         """(cores, gpus) of an up node that are up, or None when it is down."""
         base = f"/cluster0/{node.host}"
-        if self._path_down(base):
+        if node.rank in self.down_ranks or self._path_down(base):
             return None
         cores, gpus = node.cores, node.gpus
         if self.down:

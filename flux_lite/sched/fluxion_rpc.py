@@ -569,7 +569,7 @@ def find(graph: ResourceGraph, criteria: str, now: float) -> dict | None:
         rc_, rg = rsv_any.get(node.rank, (0, 0))
         # a node's own schedule holds only whole-node (exclusive) bookings
         whole = (node.cores | node.gpus) and ac == node.cores and ag == node.gpus
-        nv.down = cluster.down or graph._path_down(npath)
+        nv.down = cluster.down or node.rank in graph.down_ranks or graph._path_down(npath)
         nv.allocated = cluster.allocated or bool(whole)
         nv.reserved = cluster.reserved or bool(rc_ == node.cores and rg == node.gpus and (node.cores or node.gpus))
         nv.alloc_jobs = jobs_on(alloc_by_job, node.rank, 0, None) if whole else set()
