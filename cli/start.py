@@ -88,3 +88,26 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(rc if rc >= 0 else 128 - rc)
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("-c", "--config-path", "config_path", metavar="PATH", type=click.Path(),
+              help="Configuration: a TOML file or a directory of *.toml files.")
+@click.option("-S", "--setattr", "attrs", metavar="ATTR=VAL", multiple=True,
+              help="Set a broker attribute (accepted; flux-lite has none to set).")
+@click.option("-v", "--verbose", is_flag=True, help="Be annoyingly informative (accepted).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def broker(ctx, config_path, attrs, verbose, command):
+    """Run one broker, a one-node instance, and COMMAND in it (as `flux broker`).
+
+    The instance is temporary, as with `flux start COMMAND`: one node named
+    after this host, with this machine's cores, the configuration from
+    --config-path; flux-lite exits with COMMAND's status (a shell without one).
+    """
+    import socket
+
+    host = socket.gethostname().split(".")[0] or "localhost"
+    ctx.invoke(start, test_size=1, test_hosts=host, test_cores=min(os.cpu_count() or 1, MAX_PER_NODE),
+               test_gpus=0, config_file=config_path, clock=None, force=False, restore=None, max_size=None,
+               command=command or (os.environ.get("SHELL") or "/bin/sh",))

@@ -18,7 +18,7 @@ from flux_lite import bindings
 
 # Flux's commands written in C (liboptparse): errors are `flux-CMD: MESSAGE`,
 # without argparse's `ERROR:` level, and bad usage exits 1.
-C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env", "dump", "restore", "R",
+C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "broker", "env", "dump", "restore", "R",
                         "getattr", "lsattr", "uptime", "overlay", "logger"})
 
 # Flux's C command groups that print their own usage and list their common

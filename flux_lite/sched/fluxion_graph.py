@@ -296,7 +296,8 @@ class ResourceGraph:
         return {"version": STATE_VERSION, "R": self.R, "options": self.options,
                 "graph": [self.graph_start, self.graph_end, self.load_time],
                 "jobs": [[jobid] + job.dump() for jobid, job in self.jobs.items()],
-                "weights": sorted(self.weights.items()), "down": sorted(self.down), "down-ranks": sorted(self.down_ranks),
+                "weights": sorted(self.weights.items()), "down": sorted(self.down),
+                "down-ranks": sorted(self.down_ranks),
                 "props": self.props, "match-stats": self.match_stats}
 
     @classmethod
