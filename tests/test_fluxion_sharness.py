@@ -4,7 +4,8 @@ FLUX_SCHED_SRC; skipped without one (flux-sched's test files never enter
 this repository).
 
 Only files flux-lite passes whole are run here, the quick ones (the full
-table is in bench/README.md): ion-resource's stats and update (t6002, t4009).
+table is in bench/README.md): ion-resource's stats and update (t6002, t4009),
+the resource module's configuration through `flux broker` (t4010).
 """
 
 import os
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.skipif(
     or shutil.which("jq") is None,
     reason="needs FLUX_SCHED_SRC (a flux-sched tree), flux-core's sharness shim (FLUX_SHIM) and jq")
 
-PASSING = ("t6002-graph-hwloc.t", "t4009-match-update.t")
+PASSING = ("t6002-graph-hwloc.t", "t4009-match-update.t", "t4010-match-conf.t")
 
 
 @pytest.mark.parametrize("test", PASSING)
