@@ -479,3 +479,55 @@ def test_pending_order_is_priority_then_submit_time(flux_factory):
     flux.advance("100s")
     assert (flux.state(high), flux.state(low)) == ("RUN", "SCHED")
     assert sel(flux, low) == "reserved"
+
+
+# -- replay ------------------------------------------------------------------------------------------------------
+
+
+def test_replay_under_fluxion(flux):
+    from pathlib import Path
+
+    trace = str(Path(__file__).parent / "data" / "kth-sp2-first400.swf")
+    native = json.loads(flux.out("replay", "--json", "--policy=fcfs", trace))
+    fcfs = json.loads(flux.out("replay", "--json", "--scheduler=fluxion", "--policy=fcfs", trace))
+    # one core per node: Fluxion's strict order is flux-lite's fcfs, job for job
+    assert fcfs["policy"] == "fluxion-fcfs/first"
+    assert fcfs["wait_mean"] == native["wait_mean"] == 9634.36
+    easy = json.loads(flux.out("replay", "--json", "--scheduler=fluxion", "--policy=easy",
+                               "--match-policy=lonodex", trace))
+    assert (easy["policy"], easy["wait_mean"], easy["results"]) == \
+        ("fluxion-easy/lonodex", 2790.72, {"COMPLETED": 394, "TIMEOUT": 6})
+    r = flux.fails("replay", "--match-policy=low", trace, code=2)
+    assert "--match-policy needs --scheduler=fluxion" in r.stderr
+    r = flux.fails("replay", "--scheduler=fluxion", "--policy=fifo", trace, code=2)
+    assert "Fluxion's queue policies are fcfs, easy, hybrid, conservative, not fifo" in r.stderr
+
+
+def test_t1007_info_after_reloading_either_or_both_modules(flux_factory):
+    """Running jobs are ALLOCATED in the graph after every reload, pending
+    ones (fcfs: never reserved) unknown to it."""
+    from errno import ENOENT
+
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.instance import Instance
+
+    flux = one_node(flux_factory)
+    run = flux.submit("-n16", "sleep", "inf")
+    pend = flux.submit("-n16", "sleep", "inf")
+
+    def info(job):
+        jobid = int(flux.out("job", "id", job))
+        with Instance.open(flux.state_dir).session() as broker:
+            try:
+                return broker.rpc("sched-fluxion-resource.info", {"jobid": jobid})["status"]
+            except FluxLiteError as exc:
+                assert exc.errno == ENOENT
+                return "ENOENT"
+
+    for reload in (["module", "reload", "sched-fluxion-qmanager"],
+                   ["module", "reload", "sched-fluxion-resource"]):
+        flux(*reload)
+        if reload[-1] == "sched-fluxion-resource":  # its removal stopped qmanager
+            flux("module", "load", "sched-fluxion-qmanager")
+        assert (info(run), info(pend)) == ("ALLOCATED", "ENOENT")
+    assert (flux.state(run), flux.state(pend)) == ("RUN", "SCHED")

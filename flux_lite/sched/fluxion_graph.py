@@ -58,6 +58,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from errno import EBUSY, EINVAL, ENODEV, ENOENT
 from typing import Any
 
@@ -262,6 +263,10 @@ class ResourceGraph:
         self._gen = 0  # changes of the bookings or statuses (caches below)
         self._sgen = 0  # changes of the statuses
         self._prof: Any = None
+        self._deltas: dict[int, int] = {}  # time -> change of booked cores
+        self._wgen = 0  # changes of the weights (first's node order)
+        self._order_cache: tuple[int, list[Node]] | None = None
+        self._usable_count: tuple[int, int] | None = None
         self._sat_cache: dict[Any, bool] = {}
 
     # -- construction and persistence ----------------------------------------------
@@ -309,7 +314,7 @@ class ResourceGraph:
         g.R = state["R"]
         g._build(Rset.from_dict(g.R))
         for rec in state["jobs"]:
-            g.jobs[rec[0]] = GraphJob.load(rec[0], rec[1:])
+            g._book(GraphJob.load(rec[0], rec[1:]))
         g.weights = {r: w for r, w in state["weights"]}
         g.down = set(state["down"])
         g.down_ranks = set(state.get("down-ranks", ()))
@@ -404,6 +409,8 @@ class ResourceGraph:
 
     def _usable(self, node: Node) -> tuple[int, int] | None:
         """(cores, gpus) of an up node that are up, or None when it is down."""
+        if not self.down:
+            return node.cores, node.gpus
         base = f"/cluster0/{node.host}"
         if node.rank in self.down_ranks or self._path_down(base):
             return None
@@ -443,28 +450,39 @@ class ResourceGraph:
         chosen = ids[-n:] if self.policy.high or self.policy.first else ids[:n]
         return _mask(chosen) if n else 0
 
+    def _ordered_nodes(self) -> list[Node]:
+        """The nodes in the policy's order (first's changes with the weights)."""
+        key = self._wgen if self.policy.first else -1
+        cache = self._order_cache
+        if cache is None or cache[0] != key:
+            cache = self._order_cache = (key, self._order(self.nodes))
+        return cache[1]
+
     def _select(self, req: ResourceRequest, t0: int, t1: int, use_busy: bool, allowed: set[int] | None,
                 ) -> dict[int, tuple[int, int]] | None:
         """The vertices the policy picks for req over [t0, t1), or None."""
         busy = self._busy(t0, t1) if use_busy else {}
         exclusive = self.policy.node_exclusive or req.exclusive
-        avail: list[tuple[Node, int, int, bool]] = []
-        for node in self.nodes:
-            if allowed is not None and node.rank not in allowed:
-                continue
-            usable = self._usable(node)
-            if usable is None:
-                continue
-            bc, bg = busy.get(node.rank, (0, 0))
-            whole = not bc and not bg
-            avail.append((node, usable[0] & ~bc, usable[1] & ~bg, whole))
         size, gper = req.slot_size, req.gpu_per_slot
         picked: dict[int, tuple[int, int]] = {}
+        no_busy = (0, 0)
+
+        def avail(node: Node) -> tuple[int, int, bool] | None:
+            if allowed is not None and node.rank not in allowed:
+                return None
+            usable = self._usable(node)
+            if usable is None:
+                return None
+            bc, bg = busy.get(node.rank, no_busy)
+            return usable[0] & ~bc, usable[1] & ~bg, not bc and not bg
+
         if req.nnodes > 0:
             spn = req.slots_per_node
-            info = {n.rank: (c, g, w) for n, c, g, w in avail}
-            for node in self._order([a[0] for a in avail]):
-                c, g, whole = info[node.rank]
+            for node in self._ordered_nodes():
+                a = avail(node)
+                if a is None:
+                    continue
+                c, g, whole = a
                 if exclusive:
                     if not whole or node.ncores < spn * size or node.ngpus < spn * gper:
                         continue
@@ -479,8 +497,11 @@ class ResourceGraph:
         need = req.nslots
         if exclusive:
             # whole nodes, filled with as many slots as fit
-            for node in self._order([a[0] for a in avail]):
-                _n, c, g, whole = next(a for a in avail if a[0] is node)
+            for node in self._ordered_nodes():
+                a = avail(node)
+                if a is None:
+                    continue
+                c, g, whole = a
                 fit = self._fit(c, g, size, gper)
                 if not whole or fit == 0:
                     continue
@@ -490,10 +511,11 @@ class ResourceGraph:
                     return picked
             return None
         if self.policy.node_centric:
-            order = self._order([a[0] for a in avail])
-            masks = {n.rank: (c, g) for n, c, g, _w in avail}
-            for node in order:
-                c, g = masks[node.rank]
+            for node in self._ordered_nodes():
+                a = avail(node)
+                if a is None:
+                    continue
+                c, g, _whole = a
                 take = min(self._fit(c, g, size, gper), need)
                 if take:
                     picked[node.rank] = (self._pick(c, take * size), self._pick(g, take * gper))
@@ -501,10 +523,15 @@ class ResourceGraph:
                     if need == 0:
                         return picked
             return None
+        nodes_avail = []
+        for node in self.nodes:
+            a = avail(node)
+            if a is not None:
+                nodes_avail.append((node, a[0], a[1]))
         # low/high, not node-centric: slots compete across nodes by their
         # cores' own ids (score = sum of ids), ties in vertex creation order
         slots: list[tuple[int, int, int, int, int]] = []  # (score, uniq, rank, cmask, gmask)
-        for node, c, g, _w in avail:
+        for node, c, g in nodes_avail:
             cids, gids = _bits(c), _bits(g)
             if self.policy.high:
                 cids.reverse()
@@ -611,10 +638,32 @@ class ResourceGraph:
         if op == "without_allocating":
             return Match(-1, "MATCHED", at, R)
         status = "ALLOCATED" if at == t else "RESERVED"
-        self.jobs[jobid] = GraphJob(jobid, status, at, at + d, picked, R)
-        self._changed()
+        self._book(GraphJob(jobid, status, at, at + d, picked, R))
         self._use(picked, t)
         return Match(jobid, status, at, R)
+
+    def _book(self, job: GraphJob) -> None:
+        """Hold job's vertices (and count its cores in the profile's steps)."""
+        self.jobs[job.jobid] = job
+        n = sum(c.bit_count() for c, _g in job.nodes.values())
+        deltas = self._deltas
+        deltas[job.at] = deltas.get(job.at, 0) + n
+        deltas[job.end] = deltas.get(job.end, 0) - n
+        self._changed()
+
+    def _unbook(self, jobid: int) -> GraphJob | None:
+        job = self.jobs.pop(jobid, None)
+        if job is not None:
+            n = sum(c.bit_count() for c, _g in job.nodes.values())
+            deltas = self._deltas
+            for t, dn in ((job.at, -n), (job.end, n)):
+                v = deltas.get(t, 0) + dn
+                if v:
+                    deltas[t] = v
+                else:
+                    deltas.pop(t, None)
+            self._changed()
+        return job
 
     def _changed(self, status: bool = False) -> None:
         self._gen += 1
@@ -626,24 +675,23 @@ class ResourceGraph:
         function of booked cores, made once per change of the graph."""
         prof = self._prof
         if prof is None or prof[0] != self._gen:
-            deltas: dict[int, int] = {}
-            for job in self.jobs.values():
-                n = sum(c.bit_count() for c, _g in job.nodes.values())
-                deltas[job.at] = deltas.get(job.at, 0) + n
-                deltas[job.end] = deltas.get(job.end, 0) - n
+            deltas = self._deltas
             times = sorted(deltas)
-            levels = []
-            used = 0
-            for tm in times:
-                used += deltas[tm]
-                levels.append(used)
+            levels = list(accumulate(deltas[tm] for tm in times))
+            usable = self._usable_cores()
+            prof = self._prof = (self._gen, times, levels, usable)
+        return prof[1], prof[2], prof[3]
+
+    def _usable_cores(self) -> int:
+        hit = self._usable_count
+        if hit is None or hit[0] != self._sgen:
             usable = 0
             for node in self.nodes:
                 u = self._usable(node)
                 if u is not None:
                     usable += u[0].bit_count()
-            prof = self._prof = (self._gen, times, levels, usable)
-        return prof[1], prof[2], prof[3]
+            hit = self._usable_count = (self._sgen, usable)
+        return hit[1]
 
     def _fits_count(self, need: int, t0: int, t1: int) -> bool:
         if need <= 0:
@@ -665,7 +713,10 @@ class ResourceGraph:
         busy = self._busy(now, now + 1)
         for rank in picked:
             node = self.by_rank[rank]
-            self.weights[rank] = (node.cores & ~busy.get(rank, (0, 0))[0]).bit_count()
+            weight = (node.cores & ~busy.get(rank, (0, 0))[0]).bit_count()
+            if self.weights.get(rank) != weight:
+                self.weights[rank] = weight
+                self._wgen += 1
 
     def _stat(self, which: str, jobid: int) -> None:
         s: Any = self.match_stats[which]
@@ -704,16 +755,13 @@ class ResourceGraph:
         return job.status, job.at, job.overhead
 
     def cancel(self, jobid: int) -> None:
-        if self.jobs.pop(jobid, None) is None:
+        if self._unbook(jobid) is None:
             raise rfc27.error(ENOENT, "No such file or directory")
-        self._changed()
 
     def cancel_reservations(self) -> list[int]:
         gone = [jobid for jobid, job in self.jobs.items() if job.status == "RESERVED"]
         for jobid in gone:
-            del self.jobs[jobid]
-        if gone:
-            self._changed()
+            self._unbook(jobid)
         return gone
 
     def _nodes_of(self, R: dict) -> dict[int, tuple[int, int]]:
@@ -735,12 +783,12 @@ class ResourceGraph:
         job = self.jobs.get(jobid)
         if job is None:
             raise rfc27.error(ENOENT, "No such file or directory")
-        for rank in self._nodes_of(R):
-            job.nodes.pop(rank, None)
-        self._changed()
+        gone = self._nodes_of(R)
+        self._unbook(jobid)
+        job.nodes = {rank: cg for rank, cg in job.nodes.items() if rank not in gone}
         if not job.nodes:
-            del self.jobs[jobid]
             return True
+        self._book(job)
         return False
 
     def update(self, jobid: int, R: dict, now: float) -> Match:
@@ -759,8 +807,7 @@ class ResourceGraph:
             bc, bg = busy.get(rank, (0, 0))
             if c & bc or g & bg:
                 raise rfc27.error(EINVAL, "Invalid argument")
-        self.jobs[jobid] = GraphJob(jobid, "ALLOCATED", at, end, nodes, R)
-        self._changed()
+        self._book(GraphJob(jobid, "ALLOCATED", at, end, nodes, R))
         self._use(nodes, int(now))
         return Match(jobid, "ALLOCATED", at, R)
 

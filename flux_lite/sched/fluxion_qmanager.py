@@ -564,7 +564,7 @@ class FluxionQmanager(Scheduler):
         jobspec = msg["jobspec"]
         qname = self.queue_of_job(jobspec)
         if qname is None:
-            name = jobspec.get("attributes", {}).get("system", {}).get("queue")
+            name = jobspec.get("attributes", {}).get("system", {}).get("queue") or DEFAULT_QUEUE
             self.respond(jobid, rfc27.DENY, note=f"queue ({name}) doesn't exist")
             return
         try:
