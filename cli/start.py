@@ -90,7 +90,7 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, clock,
     sys.exit(rc if rc >= 0 else 128 - rc)
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.command(context_settings={"allow_interspersed_args": False})
 @click.option("-c", "--config-path", "config_path", metavar="PATH", type=click.Path(),
               help="Configuration: a TOML file or a directory of *.toml files.")
 @click.option("-S", "--setattr", "attrs", metavar="ATTR=VAL", multiple=True,
