@@ -327,23 +327,31 @@ def test_t1004_hybrid_queue_depth_5(flux_factory):
 # -- t1014: which pending jobs carry t_estimate ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("policy, estimated", [
-    ("fcfs", []),
-    ("easy", [1]),
-    ("hybrid", [1, 2, 3]),  # policy-params reservation-depth=3 below
-    ("conservative", [1, 2, 3]),
+@pytest.mark.parametrize("qmanager_args, estimated, small_runs", [
+    (["queue-policy=easy"], [1], True),
+    (["queue-policy=hybrid", "policy-params=reservation-depth=2"], [1, 2], True),
+    (["queue-policy=conservative"], [1, 2, 3], True),
+    ([], [], False),  # fcfs: no reservation, the small job waits behind the blocked one
 ])
-def test_t1014_t_estimate_per_policy(flux_factory, policy, estimated):
-    flux = flux_factory("--test-size=2", "--test-cores=4", config=FLUXION)
-    reload_fluxion(flux, [], [f"queue-policy={policy}", "policy-params=reservation-depth=3"])
-    ids = [flux.submit("-N2", "-n8", "-t", "300s", "sleep", "inf") for _ in range(4)]
+def test_t1014_which_jobs_carry_t_estimate(flux_factory, qmanager_args, estimated, small_runs):
+    flux = one_node(flux_factory)
+    reload_fluxion(flux, ["prune-filters=ALL:core", "policy=low"], qmanager_args)
+    ids = [flux.submit("-n", str(n), "-t", t, "sleep", "inf")
+           for n, t in ((8, "360s"), (16, "360s"), (16, "360s"), (16, "360s"), (2, "180s"))]
     now = int(flux.now())
+    assert flux.state(ids[4]) == ("RUN" if small_runs else "SCHED")
     have = [i for i, jobid in enumerate(ids) if "t_estimate" in annotations(flux, jobid).get("sched", {})]
     assert have == estimated
-    for i in estimated:
-        assert annotations(flux, ids[i])["sched"]["t_estimate"] == float(now + 300 * i)
-    shown = flux.out("jobs", "-n", "-o", "{contextual_info}", *ids[1:]).split()
-    assert shown == [f"eta:{5 * i}m" for i in estimated]
+    # each reserved 16-core job starts when the one ahead of it ends
+    for k, i in enumerate(estimated):
+        assert annotations(flux, ids[i])["sched"] == {"t_estimate": float(now + 360 * (k + 1)),
+                                                      "selection_type": "reserved"}
+    # flux jobs shows eta: for the reserved jobs, nothing for the other pending ones
+    pending = [jobid for jobid in ids if flux.state(jobid) == "SCHED"]
+    shown = flux.out("jobs", "-n", "-o", "{id.f58} {contextual_info}", *pending).split("\n")
+    expected = {ids[i]: f"eta:{6 * (k + 1)}m" for k, i in enumerate(estimated)}
+    assert sorted(line.strip() for line in shown if line.strip()) == \
+        sorted(f"{jobid} {expected.get(jobid, '')}".strip() for jobid in pending)
 
 
 # -- t1021: hinodex/lonodex by hostname number --------------------------------------------------------------
@@ -531,3 +539,60 @@ def test_t1007_info_after_reloading_either_or_both_modules(flux_factory):
             flux("module", "load", "sched-fluxion-qmanager")
         assert (info(run), info(pend)) == ("ALLOCATED", "ENOENT")
     assert (flux.state(run), flux.state(pend)) == ("RUN", "SCHED")
+
+
+def test_instance_expiration_ends_the_graph(flux_factory):
+    flux = flux_factory("--test-size=1", "--test-cores=4", config=FLUXION + "instance:\n  expiration: 3m\n")
+    t0 = int(flux.now())
+    a = flux.submit("-n1", "sleep", "inf")
+    # no duration: the rest of the graph's span, which ends with the instance
+    assert json.loads(flux.out("job", "info", a, "R"))["execution"]["expiration"] == t0 + 180
+    flux("config", "load", input="sched:\n  policy: fluxion\ninstance:\n  expiration: 8m\n")
+    assert f"sched-fluxion-resource.info[0]: resource expiration updated to {t0 + 480:.2f}" in flux.dmesg()
+    b = flux.submit("-n1", "sleep", "inf")
+    assert json.loads(flux.out("job", "info", b, "R"))["execution"]["expiration"] == t0 + 480
+
+
+def test_t1011_drained_nodes_make_a_request_unsatisfiable(flux_factory):
+    flux = flux_factory("--test-size=2", "--test-cores=4", config=FLUXION)
+    running_job = flux.submit("-N1", "-n4", "sleep", "inf")
+    flux("resource", "drain", "1")
+    assert "sched-fluxion-resource.debug[0]: resource status changed (rankset=[1] status=DOWN)" in flux.dmesg()
+    # with rank 1 down the graph can never give two nodes: denied, not kept waiting
+    job = flux.submit("-N2", "-n2", "sleep", "inf")
+    assert flux.state(job) == "INACTIVE"
+    assert 'note="alloc denied due to type=\\"unsatisfiable\\""' in flux.out("job", "eventlog", job)
+    flux("resource", "undrain", "1")
+    assert flux.dmesg()[-1] == "sched-fluxion-resource.debug[0]: resource status changed (rankset=[1] status=UP)"
+    assert flux.state(flux.submit("-N1", "-n4", "sleep", "inf")) == "RUN"
+    assert flux.state(running_job) == "RUN"
+
+
+def test_resource_module_requests(flux_factory):
+    """sched-fluxion-resource.* as a command reaches them (the graph's API underneath)."""
+    from flux_lite.instance import Instance
+
+    flux = flux_factory("--test-size=2", "--test-cores=2", config=FLUXION)
+    job = flux.submit("-N1", "-n2", "sleep", "inf")
+    flux("resource", "drain", "0")
+    with Instance.open(flux.state_dir).session() as broker:
+        status = broker.rpc("sched-fluxion-resource.status", {})
+        assert [e["rank"] for e in status["all"]["execution"]["R_lite"]] == ["0-1"]
+        assert [e["rank"] for e in status["down"]["execution"]["R_lite"]] == ["0"]
+        assert [e["rank"] for e in status["allocated"]["execution"]["R_lite"]] == ["1"]
+        broker.rpc("sched-fluxion-resource.set_property",
+                   {"sp_resource_path": "/cluster0/node1", "sp_keyval": "perf_class=2"})
+    with Instance.open(flux.state_dir).session() as broker:  # kept between commands
+        assert broker.rpc("sched-fluxion-resource.get_property",
+                          {"gp_resource_path": "/cluster0/node1", "gp_key": "perf_class"}) == {"values": ["2"]}
+        jobid = int(flux.out("job", "id", job))
+        assert broker.rpc("sched-fluxion-resource.info", {"jobid": jobid})["status"] == "ALLOCATED"
+
+
+def test_tables_are_read_at_load_only(flux_factory):
+    flux = one_node(flux_factory, "sched-fluxion-qmanager:\n  queue-policy: easy\n")
+    flux("config", "load", input="sched:\n  policy: fluxion\nsched-fluxion-qmanager:\n  queue-policy: hybrid\n")
+    policy = "sched-fluxion-qmanager -p queues.default.policy".split()
+    assert flux.out("module", "stats", *policy[1:], policy[0]).strip() == '"easy"'
+    flux("module", "reload", "sched-fluxion-qmanager")
+    assert flux.out("module", "stats", *policy[1:], policy[0]).strip() == '"hybrid"'

@@ -13,7 +13,8 @@ The API the modules and ``flux ion-resource`` call (stable)::
     graph = ResourceGraph.from_state(state)   # state: what to_state() returned
     graph.to_state() -> dict                  # JSON-able, kept in the KVS
 
-    graph.match(op, jobid, jobspec, now) -> Match
+    graph.match(op, jobid, jobspec, now, request=None) -> Match
+        (request: the jobspec's ResourceRequest when the caller read it already)
         op: "allocate", "allocate_with_satisfiability", "allocate_orelse_reserve",
             "without_allocating", "satisfiability"
         Match: .status ("ALLOCATED", "RESERVED", "MATCHED"), .at (int), .overhead
@@ -40,6 +41,19 @@ The API the modules and ``flux ion-resource`` call (stable)::
     graph.allocated_R(now) / graph.down_R() / graph.all_R()   # R dicts (status/find)
     graph.stats() -> dict                     # sched-fluxion-resource.stats-get
     graph.stats_clear()
+
+Within a command, the loaded module and its graph:
+
+    from flux_lite.sched import fluxion_resource
+    mod = fluxion_resource.get(broker)        # None when the module is not loaded
+    mod.graph                                 # the ResourceGraph above
+    mod.dirty = True                          # after changing it: saved when the command ends
+    broker.rpc("sched-fluxion-resource.<method>", payload)   # FluxionResource.handle:
+        # match {cmd, jobid, jobspec}, update {jobid, R}, info {jobid}, cancel {jobid},
+        # partial-cancel {jobid, R}, params, stats-get, stats-clear, set_status {resource_path, status},
+        # status, set_property {sp_resource_path, sp_keyval}, get_property {gp_resource_path, gp_key},
+        # remove_property {resource_path, key}  (payload keys: a first guess at Fluxion's; the
+        # ion-resource command may change them: the graph's methods above are the stable API)
 
 State between commands: a command runs in one SQLite transaction, and each
 module keeps its state in the KVS. The resource module's graph is the key
@@ -445,9 +459,9 @@ class ResourceGraph:
         return sorted(cands, key=lambda n: (n.id, n.uniq_id))
 
     def _pick(self, mask: int, n: int) -> int:
-        """n ids of mask, highest first under high and first, else lowest."""
+        """n ids of mask: the highest under a high policy (first is one), else the lowest."""
         ids = _bits(mask)
-        chosen = ids[-n:] if self.policy.high or self.policy.first else ids[:n]
+        chosen = ids[-n:] if self.policy.high else ids[:n]
         return _mask(chosen) if n else 0
 
     def _ordered_nodes(self) -> list[Node]:

@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.idset import IDset
-from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.formats.jobid import f58, f58plain, kvs_key
 from flux_lite.formats.rset import rlite_without
-from flux_lite.sched import fluxion_resource
+from flux_lite.sched import fluxion_graph, fluxion_resource
 from flux_lite.sched.base import ModuleArg, Scheduler
 from flux_lite.sched.pool import PoolError
 from flux_lite.sched.registry import register
@@ -672,6 +672,21 @@ class FluxionQmanager(Scheduler):
         for q in self.fqueues.values():
             self._unblock(q)
 
+    def set_instance_expiration(self, expiration: float) -> None:
+        """The resource module's graph ends at the instance's expiration; 0
+        sets Fluxion's default end (SYSTEM_MAX_DURATION seconds after the epoch)."""
+        self.changed("instance-expiration")
+        if expiration > 0:
+            self.graph.graph_end = int(expiration)
+            self.res.log("info", f"resource expiration updated to {expiration:.2f}")
+        elif expiration == 0:
+            self.graph.graph_end = fluxion_graph.DEFAULT_SPAN
+            self.res.log("info", "resource expiration updated to 0. (unlimited)")
+        self.res.dirty = True
+        for q in self.fqueues.values():
+            q.schedulable = True
+        self.request_pass()
+
     def stats(self) -> dict:
         queues = {}
         for name, q in self.fqueues.items():
@@ -681,11 +696,11 @@ class FluxionQmanager(Scheduler):
                 "queue_parameters": dict(_kv_list(q.qparams_raw)),
                 "policy_parameters": dict(_kv_list(q.pparams_raw)),
                 "action_counts": dict(q.counts),
-                "pending_queues": {"pending": [f58(j.jobid) for j in pending], "pending_provisional": [],
-                                   "blocked": [f58(j) for j in q.blocked]},
-                "scheduled_queues": {"running": [f58(j) for j in q.running],
-                                     "rejected": [f58(j) for j in q.rejected],
-                                     "canceled": [f58(j) for j in q.canceled]},
+                "pending_queues": {"pending": [f58plain(j.jobid) for j in pending], "pending_provisional": [],
+                                   "blocked": [f58plain(j) for j in q.blocked]},
+                "scheduled_queues": {"running": [f58plain(j) for j in q.running],
+                                     "rejected": [f58plain(j) for j in q.rejected],
+                                     "canceled": [f58plain(j) for j in q.canceled]},
             }
         return {"queues": queues}
 

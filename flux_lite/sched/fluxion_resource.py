@@ -16,7 +16,7 @@ Options: the ``[sched-fluxion-resource]`` table, then the module arguments
 from __future__ import annotations
 
 import json
-from errno import EEXIST, EINVAL
+from errno import EEXIST, EINVAL, ENOENT
 from typing import TYPE_CHECKING, Any
 
 from flux_lite.errors import FluxLiteError
@@ -184,6 +184,28 @@ class FluxionResource:
 
     def rpc_set_status(self, msg: dict) -> dict:
         self.graph.set_status(msg["resource_path"], msg["status"])
+        self.dirty = True
+        return {}
+
+    def rpc_status(self, msg: dict) -> dict:
+        """{"all", "down", "allocated"}: R dicts (None when empty), as Fluxion's status answers."""
+        return {"all": self.graph.all_R(), "down": self.graph.down_R(), "allocated": self.graph.allocated_R(self.b.now)}
+
+    def rpc_set_property(self, msg: dict) -> dict:
+        self.graph.set_property(msg["sp_resource_path"], msg["sp_keyval"].partition("=")[0],
+                                msg["sp_keyval"].partition("=")[2])
+        self.dirty = True
+        return {}
+
+    def rpc_get_property(self, msg: dict) -> dict:
+        path, key = msg["gp_resource_path"], msg["gp_key"]
+        value = self.graph.get_property(path, key)
+        if value is None:
+            raise rfc27.error(ENOENT, f"Property '{key}' was not found for resource {path}")
+        return {"values": [value]}
+
+    def rpc_remove_property(self, msg: dict) -> dict:
+        self.graph.remove_property(msg["resource_path"], msg["key"])
         self.dirty = True
         return {}
 
