@@ -423,7 +423,7 @@ class ResourceGraph:
 
     def _usable(self, node: Node) -> tuple[int, int] | None:
         """(cores, gpus) of an up node that are up, or None when it is down."""
-        if not self.down:
+        if not self.down and not self.down_ranks:
             return node.cores, node.gpus
         base = f"/cluster0/{node.host}"
         if node.rank in self.down_ranks or self._path_down(base):

@@ -19,6 +19,7 @@ import json
 from errno import EEXIST, EINVAL, ENOENT
 from typing import TYPE_CHECKING, Any
 
+from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.idset import IDset
 from flux_lite.sched import fluxion_graph as fg
