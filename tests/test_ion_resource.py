@@ -153,6 +153,22 @@ def test_find_criteria_grammar_and_layout(ion):
     assert ion("ion-resource", "find", "-q", "jobid-alloc=1").stdout == \
         R([{"rank": "2", "children": {"core": "0-1"}}], "node2") + "\n"
     assert ion("ion-resource", "find", "status=down").stdout.splitlines()[4] == "null"
+    # rv1: the same R with the JGF of what was found (real Fluxion's answer, ion-resource-1.txt)
+    assert ion("ion-resource", "find", "-q", "--format=rv1", "jobid-alloc=0").stdout == (
+        '{"version": 1, "execution": {"R_lite": [{"rank": "3", "children": {"core": "1"}}], "nodelist": ["node3"], '
+        '"starttime": 0, "expiration": 0}, "scheduling": {"graph": {"nodes": [{"id": "12", "metadata": {"type": '
+        '"core", "id": 1, "rank": 3, "exclusive": true, "paths": {"containment": "/cluster0/node3/core1"}}}, '
+        '{"id": "10", "metadata": {"type": "node", "id": 3, "rank": 3, "exclusive": true, "paths": {"containment": '
+        '"/cluster0/node3"}}}, {"id": "0", "metadata": {"type": "cluster", "id": 0, "rank": -1, "exclusive": true, '
+        '"paths": {"containment": "/cluster0"}}}], "edges": [{"source": "10", "target": "12"}, {"source": "0", '
+        '"target": "10"}]}}}\n')
+    # jgf with aggregate filters: the nodes and the cluster, their cores used now
+    jgf = json.loads(ion("ion-resource", "find", "-q", "--format=jgf", "agfilter=true").stdout)
+    assert [(v["id"], v["metadata"].get("agfilter")) for v in jgf["graph"]["nodes"]] == [
+        ("1", {"core": "used:1, total:2"}), ("4", {"core": "used:1, total:2"}), ("7", {"core": "used:2, total:2"}),
+        ("10", {"core": "used:1, total:2"}), ("0", {"core": "used:5, total:8", "node": "used:1, total:4"})]
+    assert ion("ion-resource", "find", "--format=simple", "status=up", code=1).stdout == \
+        "OSError: error(22): find format 'simple' is not supported by flux-lite (rv1_nosched, rv1, jgf)\n"
     for bad in ("status=bogus", "nokey=1", "status=up xor", "(status=up"):
         assert ion("ion-resource", "find", bad, code=1).stdout == "OSError: error(22): Invalid argument\n"
 

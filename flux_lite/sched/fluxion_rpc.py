@@ -28,6 +28,7 @@ import copy
 import json
 import math
 import os
+import re
 from errno import EBUSY, EINVAL, ENODEV, ENOENT
 from typing import Any, Callable
 
@@ -41,7 +42,7 @@ from flux_lite.sched.fluxion_graph import RESOURCE_DEFAULTS, ResourceGraph, _bit
 # requests that may change the graph (the module saves it after them)
 WRITES = frozenset(("match", "update", "cancel", "partial-cancel", "stats-clear", "set_status",
                     "set_property", "remove_property", "add_subgraph", "remove_subgraph"))
-FIND_FORMATS = ("rv1_nosched",)
+FIND_FORMATS = ("rv1_nosched", "rv1", "jgf")
 
 
 def changed(method: str) -> bool:
@@ -522,13 +523,11 @@ def _agfilter(criteria: str) -> bool:
     return bool(value)
 
 
-def find(graph: ResourceGraph, criteria: str, now: float) -> dict | None:
-    """The rv1_nosched R of the vertices the criteria select (None: none)."""
+def find(graph: ResourceGraph, criteria: str, now: float, fmt: str = "rv1_nosched") -> dict | None:
+    """The R (format rv1_nosched, or rv1 with its JGF "scheduling" key) or the
+    JGF (format jgf) of the vertices the criteria select; None when none."""
     expr, agfilter = _compile(criteria), _agfilter(criteria)
-    if agfilter:
-        # only vertices with pruning filters report under agfilter: nodes and
-        # the cluster, which R (cores and gpus) does not show
-        return None
+    jobid_pred = _jobid_predicate(criteria)
     t = int(now)
     alloc_now: dict[int, tuple[int, int]] = {}
     alloc_by_job: dict[int, dict[int, tuple[int, int]]] = {}
@@ -556,54 +555,128 @@ def find(graph: ResourceGraph, criteria: str, now: float) -> dict | None:
                 out.add(jobid)
         return out
 
+    def whole(node: Any, masks: tuple[int, int]) -> bool:
+        # a node's own schedule holds only whole-node (exclusive) bookings
+        return bool(node.cores | node.gpus) and masks == (node.cores, node.gpus)
+
+    def job_masks(rank: int) -> tuple[int, int]:
+        """What the job the criteria name holds on rank (for agfilter)."""
+        job = graph.jobs.get(jobid_pred) if jobid_pred is not None else None
+        return job.nodes.get(rank, (0, 0)) if job is not None else (0, 0)
+
     cluster = _Vtx("/cluster0", "cluster", "cluster0", -1)
     cluster.down = graph._path_down("/cluster0")
     cluster.props = set(graph.properties_of("/cluster0"))
     cluster.span_jobs = set(alloc_by_job) | set(rsv_by_job)
+    cluster.tag_jobs = set(cluster.span_jobs)
     picked: dict[int, tuple[int, int]] = {}
+    jnodes: list[dict] = []
+    jedges: list[dict] = []
+    ncores = ngpus = nnodes_used = used_cores = used_gpus = 0
+    any_node = False
     for node in graph.nodes:
         npath = f"/cluster0/{node.host}"
         nv = _Vtx(npath, "node", node.host, node.rank)
         nv.props = set(_vertex_properties(graph, npath))
-        ac, ag = alloc_now.get(node.rank, (0, 0))
-        rc_, rg = rsv_any.get(node.rank, (0, 0))
-        # a node's own schedule holds only whole-node (exclusive) bookings
-        whole = (node.cores | node.gpus) and ac == node.cores and ag == node.gpus
+        now_masks = alloc_now.get(node.rank, (0, 0))
         nv.down = cluster.down or node.rank in graph.down_ranks or graph._path_down(npath)
-        nv.allocated = cluster.allocated or bool(whole)
-        nv.reserved = cluster.reserved or bool(rc_ == node.cores and rg == node.gpus and (node.cores or node.gpus))
-        nv.alloc_jobs = jobs_on(alloc_by_job, node.rank, 0, None) if whole else set()
-        nv.rsv_jobs = set()
+        nv.allocated = cluster.allocated or whole(node, now_masks)
+        nv.reserved = cluster.reserved or whole(node, rsv_any.get(node.rank, (0, 0)))
+        nv.alloc_jobs = {j for j in jobs_on(alloc_by_job, node.rank, 0, None)
+                         if whole(node, alloc_by_job[j][node.rank])}
+        nv.rsv_jobs = {j for j in jobs_on(rsv_by_job, node.rank, 0, None) if whole(node, rsv_by_job[j][node.rank])}
         nv.span_jobs = jobs_on(alloc_by_job, node.rank, 0, None) | jobs_on(rsv_by_job, node.rank, 0, None)
+        nv.tag_jobs = set(nv.span_jobs)
         cmask = gmask = 0
+        children: list[str] = []
         for kind, mask, name in ((0, node.cores, "core"), (1, node.gpus, "gpu")):
-            for i in _bits(mask):
+            for k, i in enumerate(_bits(mask)):
                 cv = _Vtx(f"{npath}/{name}{i}", name, f"{name}{i}", node.rank)
                 cv.props = set(graph.properties_of(cv.path))
                 cv.down = nv.down or graph._path_down(cv.path)
-                busy = (alloc_now.get(node.rank, (0, 0))[kind] >> i) & 1
+                busy = (now_masks[kind] >> i) & 1
                 rsv = (rsv_any.get(node.rank, (0, 0))[kind] >> i) & 1
                 cv.allocated = nv.allocated or bool(busy)
                 cv.reserved = nv.reserved or bool(rsv)
                 cv.alloc_jobs = jobs_on(alloc_by_job, node.rank, kind, i)
                 cv.rsv_jobs = jobs_on(rsv_by_job, node.rank, kind, i)
                 cv.tag_jobs = cv.alloc_jobs | cv.rsv_jobs
-                if expr(cv):
+                # cores and gpus have no pruning filter: under agfilter they never report
+                if expr(cv) and not agfilter:
                     if kind == 0:
                         cmask |= 1 << i
                     else:
                         gmask |= 1 << i
-        if cmask or gmask:
-            picked[node.rank] = (cmask, gmask)
-    return R_object(graph, picked, 0, 0)
+                    uid = node.uniq_id + 1 + (k if kind == 0 else node.ncores + k)
+                    jnodes.append(_jgf_vertex(uid, name, name, i, node.rank, cv.path, None))
+                    jedges.append({"source": str(node.uniq_id), "target": str(uid)})
+                    children.append(str(uid))
+        node_c, node_g = node.cores.bit_count(), node.gpus.bit_count()
+        ncores += node_c
+        ngpus += node_g
+        jc = job_masks(node.rank)
+        held = jc if jobid_pred is not None else now_masks
+        used_cores += held[0].bit_count()
+        used_gpus += held[1].bit_count()
+        nnodes_used += 1 if whole(node, held) else 0
+        if expr(nv) or children:
+            if cmask or gmask:
+                picked[node.rank] = (cmask, gmask)
+            ag = {"core": f"used:{held[0].bit_count()}, total:{node_c}"} if agfilter else None
+            base = re.sub(r"\d+$", "", node.host) or node.host
+            jnodes.append(_jgf_vertex(node.uniq_id, "node", base, node.id, node.rank, npath, ag, node.host))
+            jedges.append({"source": "0", "target": str(node.uniq_id)})
+            any_node = True
+        else:
+            # the node's cores reported nothing, and neither does it: drop its edges
+            jedges = [e for e in jedges if e["source"] != str(node.uniq_id)]
+    if any_node or expr(cluster):
+        ag = None
+        if agfilter:
+            ag = {"core": f"used:{used_cores}, total:{ncores}"}
+            if ngpus:
+                ag["gpu"] = f"used:{used_gpus}, total:{ngpus}"
+            ag["node"] = f"used:{nnodes_used}, total:{len(graph.nodes)}"
+        jnodes.append(_jgf_vertex(0, "cluster", "cluster", 0, -1, "/cluster0", ag))
+    if fmt == "jgf":
+        return {"graph": {"nodes": jnodes, "edges": jedges}} if jnodes else None
+    R = R_object(graph, picked, 0, 0)
+    if R is not None and fmt == "rv1":
+        R["scheduling"] = {"graph": {"nodes": jnodes, "edges": jedges}}
+    return R
+
+
+def _jgf_vertex(uid: int, type_: str, basename: str, ident: int, rank: int, path: str, agfilter: dict | None,
+                name: str | None = None) -> dict:
+    """One JGF vertex as Fluxion's writer emits it: basename when it is not
+    the type, name when it is not basename+id."""
+    meta: dict[str, Any] = {"type": type_}
+    if basename != type_:
+        meta["basename"] = basename
+    if name is not None and name != f"{basename}{ident}":
+        meta["name"] = name
+    meta.update({"id": ident, "rank": rank, "exclusive": True, "paths": {"containment": path}})
+    if agfilter is not None:
+        meta["agfilter"] = agfilter
+    return {"id": str(uid), "metadata": meta}
+
+
+def _jobid_predicate(criteria: str) -> int | None:
+    """The job a jobid-* predicate names (Fluxion's find takes the last)."""
+    jobid = None
+    for word in criteria.replace("(", " ").replace(")", " ").split():
+        key, eq, x = word.partition("=")
+        if eq and key in ("jobid-alloc", "jobid-span", "jobid-tag", "jobid-reserved"):
+            jobid = _parse_jobid(x)
+    return jobid
 
 
 def _find(graph: ResourceGraph, payload: dict, now: float) -> dict:
     criteria = _field(payload, "criteria", str)
     fmt = payload.get("format", "rv1_nosched")
     if fmt not in FIND_FORMATS:
-        raise rfc27.error(EINVAL, f"find format '{fmt}' is not supported by flux-lite (only rv1_nosched)")
-    return {"R": find(graph, criteria, now)}
+        raise rfc27.error(EINVAL, f"find format '{fmt}' is not supported by flux-lite (rv1_nosched, rv1, jgf)")
+    return {"R": find(graph, criteria, now, fmt)}
 
 
 def _status(graph: ResourceGraph, payload: dict, now: float) -> dict:
