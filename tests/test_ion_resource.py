@@ -253,6 +253,9 @@ def test_params_stats_and_no_module(ion, tmp_path):
         "load-file": None, "load-format": "rv1exec", "load-allowlist": "node,core,gpu", "policy": "first",
         "match-format": "rv1_nosched", "subsystems": "containment", "reserve-vtx-vec": 0,
         "prune-filters": "ALL:core,ALL:node", "update-interval": 0, "traverser": "simple"}}
+    # a fresh module: no match yet, the max-time job and iterations are 0
+    assert ion("ion-resource", "stats").stdout.splitlines()[8:10] == [
+        "Jobid corresponding to max match time:  0", "Match iterations corresponding to max match time:  0"]
     ion("ion-resource", "match", "allocate", "n1.json")
     lines = ion("ion-resource", "stats").stdout.splitlines()
     assert lines[:3] == ["Num. of Vertices:  13", "Num. of Edges:  12", 'Num. of Vertices by Rank:  {"[0-3]": 3}']

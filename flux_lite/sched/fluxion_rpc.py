@@ -247,7 +247,8 @@ def _stats(graph: ResourceGraph, payload: dict, now: float) -> dict:
     for which in ("succeeded", "failed"):
         m = stats["match"][which]
         if not m["njobs-reset"]:
-            m["max-match-jobid"] = m["max-match-iters"] = -1
+            # 0 in a fresh module, -1 once the statistics were cleared (load-and-dmesg.txt)
+            m["max-match-jobid"] = m["max-match-iters"] = -1 if "reset" in graph.match_stats else 0
     stats["graph-uptime"] = int(now - graph.load_time)
     # the reset time rides in the persisted match statistics
     reset = graph.match_stats.get("reset") or [int(graph.load_time)]
