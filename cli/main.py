@@ -13,12 +13,13 @@ from flux_lite.cli import words
 from flux_lite.cli.lazy import LazyGroup
 from flux_lite.cli.words import prog
 
-from flux_lite import kvs, notices
+from flux_lite import bindings, kvs, notices
 from flux_lite.errors import FluxLiteError, UsageError
 
 # command name -> (module, attribute, short help)
 COMMANDS = {
     "start": ("start", "start", "Create an instance (or run a command in a temporary one)"),
+    "broker": ("start", "broker", "Run one broker (a one-node temporary instance) and a command in it"),
     "submit": ("submit", "submit", "Submit a job"),
     "run": ("submit", "run", "Submit a job and wait for it to end"),
     "batch": ("batch", "batch", "Submit a batch script (a job that is a Flux instance running it)"),
@@ -35,6 +36,8 @@ COMMANDS = {
     "R": ("R", "R", "Read, generate and combine RFC 20 resource sets (R)"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),
     "queue": ("queue", "queue", "List and control job queues: enable, disable, start, stop, drain, idle"),
+    "ion-resource": ("ion_resource", "ion_resource",
+                     "Fluxion's front end to sched-fluxion-resource: match, update, info, find, ..."),
     "sched": ("sched", "sched", "Reload and check the scheduler"),
     "module": ("module", "module", "Load, remove, reload and list modules (Flux spellings)"),
     "kvs": ("kvs", "kvs", "Inspect the KVS"),
@@ -61,6 +64,15 @@ COMMANDS = {
 class TopGroup(LazyGroup):
     """The flux-lite command: runs one command, then words its errors and
     notices as Flux's tools do."""
+
+    def get_command(self, ctx, name):
+        cmd = super().get_command(ctx, name)
+        if cmd is None and words.is_flux(ctx):
+            # Flux runs flux-NAME programs found on its exec path
+            path = _external_command(name)
+            if path is not None:
+                return _external(name, path)
+        return cmd
 
     def invoke(self, ctx):
         def waiting(msg):
@@ -150,6 +162,51 @@ class TopGroup(LazyGroup):
             click.echo("Aborted!", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _external_command(name):
+    """flux-NAME or flux-NAME.py in FLUX_EXEC_PATH_PREPEND, then FLUX_EXEC_PATH
+    (as Flux's command driver looks them up), or None."""
+    import os
+
+    if not name or "/" in name:
+        return None
+    dirs = []
+    for var in ("FLUX_EXEC_PATH_PREPEND", "FLUX_EXEC_PATH"):
+        dirs += [d for d in os.environ.get(var, "").split(":") if d]
+    for d in dirs:
+        for candidate in (f"flux-{name}", f"flux-{name}.py"):
+            path = os.path.join(d, candidate)
+            if os.path.isfile(path) and (candidate.endswith(".py") or os.access(path, os.X_OK)):
+                return path
+    return None
+
+
+def _external(name, path):
+    """A command that runs the program at path: a .py script with flux-lite's
+    Python and its `flux` package (as Flux runs them with its own), any
+    other program as it is; flux-lite exits with its status."""
+
+    @click.command(name=name, context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False,
+                                                "help_option_names": []})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    @click.pass_context
+    def run(ctx, args):
+        import os
+
+        env = dict(os.environ, PYTHONPATH=bindings.pythonpath())
+        state = (ctx.find_root().obj or {}).get("state_dir")
+        if state:
+            env["FLUX_LITE_STATE_DIR"] = os.path.abspath(state)
+        argv = [sys.executable, path, *args] if path.endswith(".py") else [path, *args]
+        sys.stdout.flush()
+        try:
+            os.execve(argv[0], argv, env)
+        except OSError as exc:
+            raise FluxLiteError(f"{path}: {exc.strerror}") from None
+
+    run._flux_words = True  # its arguments are the program's own
+    return run
 
 
 def _print_notices(ctx):

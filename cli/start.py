@@ -75,7 +75,9 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, confs,
             size = len(Hostlist.parse(test_hosts))
             if size > MAX_NODES:
                 raise click.BadParameter(f"{size} hosts is more than {MAX_NODES}", param_hint="'--test-hosts'")
-    kwargs = dict(config=cfg, size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus, clock=clock)
+    kwargs = dict(config=cfg, size=size, hosts=test_hosts, cores=test_cores, gpus=test_gpus, clock=clock,
+                  # flux-core's rc1 loads no scheduler under FLUX_SCHED_MODULE=none (its tests load their own)
+                  load_scheduler=os.environ.get("FLUX_SCHED_MODULE") != "none")
 
     def create(path, force=False):
         try:
@@ -124,3 +126,26 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, confs,
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(rc if rc >= 0 else 128 - rc)
+
+
+@click.command(context_settings={"allow_interspersed_args": False})
+@click.option("-c", "--config-path", "config_path", metavar="PATH", type=click.Path(),
+              help="Configuration: a TOML file or a directory of *.toml files.")
+@click.option("-S", "--setattr", "attrs", metavar="ATTR=VAL", multiple=True,
+              help="Set a broker attribute (accepted; flux-lite has none to set).")
+@click.option("-v", "--verbose", is_flag=True, help="Be annoyingly informative (accepted).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def broker(ctx, config_path, attrs, verbose, command):
+    """Run one broker, a one-node instance, and COMMAND in it (as `flux broker`).
+
+    The instance is temporary, as with `flux start COMMAND`: one node named
+    after this host, with this machine's cores, the configuration from
+    --config-path; flux-lite exits with COMMAND's status (a shell without one).
+    """
+    import socket
+
+    host = socket.gethostname().split(".")[0] or "localhost"
+    ctx.invoke(start, test_size=1, test_hosts=host, test_cores=min(os.cpu_count() or 1, MAX_PER_NODE),
+               test_gpus=0, config_file=config_path, clock=None, force=False, restore=None, max_size=None,
+               command=command or (os.environ.get("SHELL") or "/bin/sh",))

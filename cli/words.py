@@ -18,7 +18,7 @@ from flux_lite import bindings
 
 # Flux's commands written in C (liboptparse): errors are `flux-CMD: MESSAGE`,
 # without argparse's `ERROR:` level, and bad usage exits 1.
-C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "env", "dump", "restore", "R",
+C_COMMANDS = frozenset({"job", "kvs", "module", "config", "dmesg", "start", "broker", "env", "dump", "restore", "R",
                         "getattr", "lsattr", "uptime", "overlay", "logger"})
 
 # Flux's C command groups that print their own usage and list their common
@@ -79,6 +79,10 @@ HIDDEN_ALIASES = {"--state": "--states", "--dry": "--dry-run", "--require": "--r
 # (flux-cancel sets its own usage string).
 USAGE_OVERRIDES = {"cancel": "flux cancel [OPTIONS] [JOBID...]"}
 
+# Flux commands whose program name is not flux-CMD: flux-ion-resource.py is
+# run as a script, so argparse names it after the file
+PROGNAMES = {"ion-resource": "flux-ion-resource.py"}
+
 # dest of a Python command group's subcommand argument, as in Flux's parsers
 SUBCOMMAND_DEST = "subcommand"
 
@@ -113,7 +117,7 @@ def prog(cmd=None, ctx=None, sub=None):
     """Program name of command CMD: `flux-update` as Flux, else `flux-lite update`."""
     cmd = cmd or top_command(ctx)
     if is_flux(ctx):
-        name = f"flux-{cmd}" if cmd else "flux"
+        name = PROGNAMES.get(cmd, f"flux-{cmd}") if cmd else "flux"
     else:
         name = f"flux-lite {cmd}" if cmd else "flux-lite"
     return f"{name} {sub}" if sub else name
@@ -315,7 +319,8 @@ def _usage_parts(ctx):
         elif isinstance(param, click.Argument):
             positionals.append(_argument_usage(param))
     if isinstance(cmd, click.Group):
-        positionals.append("{" + ",".join(cmd.commands) + "} ...")
+        # two parts, as argparse wraps them
+        positionals += ["{" + ",".join(cmd.commands) + "}", "..."]
     return optionals, positionals
 
 
@@ -407,11 +412,15 @@ def _bad_value_message(exc):
 def argparse_message(exc):
     """argparse's wording of a click usage error: the text after `error: `."""
     ctx = exc.ctx
+    dest = SUBCOMMAND_DEST
+    if ctx is not None and isinstance(ctx.command, click.Group) and getattr(ctx.command, "argparse_no_dest", False):
+        # subparsers without a dest: argparse names them by their choices
+        dest = "{" + ",".join(ctx.command.commands) + "}"
     if isinstance(exc, click.exceptions.NoArgsIsHelpError):
-        return f"the following arguments are required: {SUBCOMMAND_DEST}"
+        return f"the following arguments are required: {dest}"
     if isinstance(exc, click.exceptions.NoSuchCommand):
         choices = ", ".join(repr(name) for name in ctx.command.commands)
-        return f"argument {SUBCOMMAND_DEST}: invalid choice: {exc.command_name!r} (choose from {choices})"
+        return f"argument {dest}: invalid choice: {exc.command_name!r} (choose from {choices})"
     if isinstance(exc, click.exceptions.NoSuchOption):
         return f"unrecognized arguments: {exc.option_name}"
     if isinstance(exc, click.exceptions.MissingParameter) and exc.param is not None:

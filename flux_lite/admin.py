@@ -225,7 +225,8 @@ def resource_module_remove(broker):
 
 def _R_from_xml_dir(path, current):
     """R from the hwloc files DIR/<rank>.xml (Flux's resource reload -x);
-    each rank's host is the one the instance gives it."""
+    each rank's host is the XML's HostName, as flux-core names it (else the
+    one the instance gives it)."""
     try:
         names = os.listdir(path)
     except OSError as exc:
@@ -239,15 +240,20 @@ def _R_from_xml_dir(path, current):
         file = os.path.join(path, name)
         try:
             with open(file, encoding="utf-8", errors="replace") as f:
-                cores, gpus = rset.hwloc_xml_children(f.read())
+                text = f.read()
+            cores, gpus = rset.hwloc_xml_children(text)
+            host = rset.hwloc_xml_hostname(text)
         except OSError as exc:
             raise FluxLiteError(f"{path}: {file}: {exc.strerror}", errno=exc.errno) from None
         except FormatError as exc:
             raise FluxLiteError(f"error building R from hwloc XML: {exc}", errno=errno_.EINVAL) from None
-        nodes[rank] = (current.hostname(rank) if rank in current else f"rank{rank}", cores, gpus)
+        if host is None:
+            host = current.hostname(rank) if rank in current else f"rank{rank}"
+        nodes[rank] = (host, cores, gpus)
     if not nodes:
         raise FluxLiteError(f"{path}: invalid directory: no XML input files found", errno=errno_.EINVAL)
-    named = all(rank in current for rank in nodes) and current.has_nodelist
+    named = (all(rank in current for rank in nodes) and current.has_nodelist) or \
+        any(host != current.hostname(rank) for rank, (host, _c, _g) in nodes.items() if rank in current)
     return rset.Rset.from_nodes({r: nodes[r] for r in sorted(nodes)}, has_nodelist=named).to_dict()
 
 

@@ -154,7 +154,7 @@ class Instance:
 
     @classmethod
     def create(cls, state_dir, config=None, size=1, hosts=None, cores=4, gpus=0, clock=None, force=False,
-               R=None, start=None, prepare=None, populate=None):
+               R=None, start=None, prepare=None, populate=None, load_scheduler=True):
         """Write a new instance: config, resource.R, clock, then load the scheduler.
 
         The database is built under a temporary name and published with one
@@ -185,7 +185,7 @@ class Instance:
                 if populate is not None:
                     populate(state_dir, kvs)  # a restore writes the whole state itself
                 else:
-                    cls._populate(state_dir, kvs, cfg, R, mode, start, prepare, hardware=hardware)
+                    cls._populate(state_dir, kvs, cfg, R, mode, start, prepare, load_scheduler, hardware=hardware)
                 kvs.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 kvs.close()
@@ -217,7 +217,7 @@ class Instance:
         return cls.open(state_dir)
 
     @classmethod
-    def _populate(cls, state_dir, kvs, cfg, R, mode, start, prepare=None, hardware=None):
+    def _populate(cls, state_dir, kvs, cfg, R, mode, start, prepare=None, load_scheduler=True, hardware=None):
         with kvs.transaction():
             for stmt in TABLES.split(";"):
                 if stmt.strip():
@@ -269,7 +269,8 @@ class Instance:
             if prepare is not None:
                 # a restore fills in the archive's jobs before the scheduler says hello
                 prepare(inst, ctx)
-            ctx.load_scheduler_from_config()
+            if load_scheduler:
+                ctx.load_scheduler_from_config()
             ctx.run()
             ctx.save()
             inst.flush_log()

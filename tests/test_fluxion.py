@@ -137,8 +137,9 @@ def test_module_arguments_win_over_the_table_and_params_are_raw(flux_factory):
         "policy-params": "max-reservation-depth=100000,reservation-depth=64",
         "default": {"queue-policy": "hybrid", "queue-params": "max-queue-depth=1000000,queue-depth=8192,foo=1234",
                     "policy-params": "max-reservation-depth=100000,reservation-depth=64"}}
+    # an unset option is null (real Fluxion 0.54: tests/data/fluxion/ion-resource-1.txt)
     assert params("sched-fluxion-resource.params") == {
-        "load-format": "rv1exec", "load-allowlist": "node,core,gpu", "policy": "lonodex",
+        "load-file": None, "load-format": "rv1exec", "load-allowlist": "node,core,gpu", "policy": "lonodex",
         "match-format": "rv1_nosched", "subsystems": "containment", "reserve-vtx-vec": 200000,
         "prune-filters": "ALL:core,ALL:gpu", "update-interval": 0, "traverser": "simple"}
     stats = json.loads(flux.out("module", "stats", "sched-fluxion-qmanager"))["queues"]["default"]

@@ -1420,6 +1420,23 @@ def rlist_from_config(entries: Any) -> Rset:
 _GPU_BACKENDS = ("CUDA", "OpenCL", "RSMI")
 
 
+def hwloc_xml_hostname(text: str) -> str | None:
+    """The HostName info of hwloc XML's root object (what flux-core's rhwloc
+    names the node after), or None."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError:
+        return None
+    for obj in root.iter("object"):
+        for info in obj.findall("info"):
+            if info.get("name") == "HostName" and info.get("value"):
+                return info.get("value")
+        break  # the root object only
+    return None
+
+
 def hwloc_xml_children(text: str) -> tuple[IDset, IDset]:
     """(cores, gpus) of one node described by hwloc XML, as flux-core's
     rhwloc counts them: cores by logical index; compute GPUs (CUDA, OpenCL

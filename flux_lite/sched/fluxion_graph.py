@@ -261,6 +261,8 @@ class ResourceGraph:
         self.jobs: dict[int, GraphJob] = {}
         self.weights: dict[int, int] = {}  # rank -> the node edge's weight once used (else "UINT64_MAX")
         self.down: set[str] = set()  # paths marked down
+        # ranks the resource module reports down (drain): by rank, as hostnames may repeat
+        self.down_ranks: set[int] = set()
         self.props: dict[str, dict[str, str]] = {}
         self.options: dict[str, Any] = dict(RESOURCE_DEFAULTS)
         self.policy = make_policy("first")
@@ -314,6 +316,7 @@ class ResourceGraph:
                 "graph": [self.graph_start, self.graph_end, self.load_time],
                 "jobs": [[jobid] + job.dump() for jobid, job in self.jobs.items()],
                 "weights": sorted(self.weights.items()), "down": sorted(self.down),
+                "down-ranks": sorted(self.down_ranks),
                 "props": self.props, "match-stats": self.match_stats}
 
     @classmethod
@@ -328,6 +331,7 @@ class ResourceGraph:
             g._book(GraphJob.load(rec[0], rec[1:]))
         g.weights = {r: w for r, w in state["weights"]}
         g.down = set(state["down"])
+        g.down_ranks = set(state.get("down-ranks", ()))
         g.props = state["props"]
         g.match_stats = state["match-stats"]
         return g
@@ -383,14 +387,12 @@ class ResourceGraph:
     def set_ranks_status(self, ranks: Any, status: str) -> None:
         """Mark whole nodes (by rank) up or down (the resource module's updates)."""
         for r in ranks:
-            node = self.by_rank.get(r)
-            if node is None:
+            if r not in self.by_rank:
                 continue
-            path = f"/cluster0/{node.host}"
             if status == "down":
-                self.down.add(path)
+                self.down_ranks.add(r)
             else:
-                self.down.discard(path)
+                self.down_ranks.discard(r)
         self._changed(status=True)
 
     def set_property(self, path: str, key: str, value: str) -> None:
@@ -421,10 +423,10 @@ class ResourceGraph:
 
     def _usable(self, node: Node) -> tuple[int, int] | None:
         """(cores, gpus) of an up node that are up, or None when it is down."""
-        if not self.down:
+        if not self.down and not self.down_ranks:
             return node.cores, node.gpus
         base = f"/cluster0/{node.host}"
-        if self._path_down(base):
+        if node.rank in self.down_ranks or self._path_down(base):
             return None
         cores, gpus = node.cores, node.gpus
         if self.down:
@@ -750,8 +752,12 @@ class ResourceGraph:
                 if not name.startswith("+") and ranks & chosen:
                     props[name] = ranks & chosen
         R = Rset.from_nodes(nodes, properties=props or None, starttime=float(at), expiration=float(end)).to_dict()
-        R["execution"]["starttime"] = at
-        R["execution"]["expiration"] = end
+        ex = R["execution"]
+        ex["starttime"] = at
+        ex["expiration"] = end
+        # the rv1_nosched writer's key order, which `flux job info ID R` shows
+        order = ("R_lite", "nodelist", "properties", "starttime", "expiration")
+        R["execution"] = {**{k: ex[k] for k in order if k in ex}, **{k: v for k, v in ex.items() if k not in order}}
         return R
 
     # -- jobs ---------------------------------------------------------------------------------

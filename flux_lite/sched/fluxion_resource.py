@@ -23,6 +23,7 @@ from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.idset import IDset
 from flux_lite.sched import fluxion_graph as fg
+from flux_lite.sched import fluxion_rpc
 from flux_lite.sched.registry import register_companion
 
 if TYPE_CHECKING:
@@ -132,11 +133,11 @@ class FluxionResource:
     # -- requests (sched-fluxion-resource.<method>) --------------------------------
 
     def handle(self, topic: str, msg: dict, cred: Any = None) -> Any:
-        method = topic.partition(".")[2].replace("-", "_")
-        fn = getattr(self, f"rpc_{method}", None)
-        if fn is None:
-            raise rfc27.error(rfc27.ENOSYS, f"{topic}: unknown method")
-        return fn(msg)
+        # Fluxion's request handlers (ion-resource's, module stats): sched/fluxion_rpc.py
+        method = topic.partition(".")[2]
+        if fluxion_rpc.changed(method):
+            self.dirty = True  # even when it fails: a failed match counts in the stats
+        return fluxion_rpc.handle(self.graph, method, msg, self.b.now)
 
     def _reply(self, m: fg.Match) -> dict:
         return {"jobid": m.jobid, "status": m.status, "at": m.at, "overhead": m.overhead,

@@ -27,11 +27,11 @@ from typing import Any
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.instance import Instance
-from flux_lite.services import attr, config, job_info, job_ingest, job_list, job_manager, kvs, queue, resource
+from flux_lite.services import attr, config, fluxion, job_info, job_ingest, job_list, job_manager, kvs, queue, resource
 from flux_lite.services.table import Payload, Service
 
 # every topic module, in no particular order (a topic served twice is an error)
-_MODULES = (attr, config, job_info, job_ingest, job_list, job_manager, kvs, queue, resource)
+_MODULES = (attr, config, fluxion, job_info, job_ingest, job_list, job_manager, kvs, queue, resource)
 
 
 def _table() -> dict[str, Service]:
