@@ -16,10 +16,9 @@ Options: the ``[sched-fluxion-resource]`` table, then the module arguments
 from __future__ import annotations
 
 import json
-from errno import EEXIST, EINVAL, ENOENT
+from errno import EEXIST, EINVAL
 from typing import TYPE_CHECKING, Any
 
-from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.idset import IDset
 from flux_lite.sched import fluxion_graph as fg
@@ -138,77 +137,6 @@ class FluxionResource:
         if fluxion_rpc.changed(method):
             self.dirty = True  # even when it fails: a failed match counts in the stats
         return fluxion_rpc.handle(self.graph, method, msg, self.b.now)
-
-    def _reply(self, m: fg.Match) -> dict:
-        return {"jobid": m.jobid, "status": m.status, "at": m.at, "overhead": m.overhead,
-                "R": json.dumps(m.R) if m.R is not None else ""}
-
-    def rpc_match(self, msg: dict) -> dict:
-        m = self.graph.match(msg["cmd"], msg.get("jobid", -1), msg["jobspec"], self.b.now)
-        self.dirty = True
-        return self._reply(m)
-
-    def rpc_update(self, msg: dict) -> dict:
-        R = msg["R"]
-        m = self.graph.update(msg["jobid"], json.loads(R) if isinstance(R, str) else R, self.b.now)
-        self.dirty = True
-        return self._reply(m)
-
-    def rpc_info(self, msg: dict) -> dict:
-        status, at, overhead = self.graph.info(msg["jobid"])
-        return {"jobid": msg["jobid"], "status": status, "at": at, "overhead": overhead}
-
-    def rpc_cancel(self, msg: dict) -> dict:
-        self.graph.cancel(msg["jobid"])
-        self.dirty = True
-        return {}
-
-    def rpc_partial_cancel(self, msg: dict) -> dict:
-        R = msg["R"]
-        full = self.graph.partial_cancel(msg["jobid"], json.loads(R) if isinstance(R, str) else R)
-        self.dirty = True
-        return {"full-removal": 1 if full else 0}
-
-    def rpc_params(self, msg: dict) -> dict:
-        return {"params": self.graph.params()}
-
-    def rpc_stats_get(self, msg: dict) -> dict:
-        stats = self.graph.stats()
-        stats["graph-uptime"] = int(self.b.now - self.graph.load_time)
-        stats["time-since-reset"] = stats["graph-uptime"]
-        return stats
-
-    def rpc_stats_clear(self, msg: dict) -> dict:
-        self.graph.stats_clear()
-        self.dirty = True
-        return {}
-
-    def rpc_set_status(self, msg: dict) -> dict:
-        self.graph.set_status(msg["resource_path"], msg["status"])
-        self.dirty = True
-        return {}
-
-    def rpc_status(self, msg: dict) -> dict:
-        """{"all", "down", "allocated"}: R dicts (None when empty), as Fluxion's status answers."""
-        return {"all": self.graph.all_R(), "down": self.graph.down_R(), "allocated": self.graph.allocated_R(self.b.now)}
-
-    def rpc_set_property(self, msg: dict) -> dict:
-        self.graph.set_property(msg["sp_resource_path"], msg["sp_keyval"].partition("=")[0],
-                                msg["sp_keyval"].partition("=")[2])
-        self.dirty = True
-        return {}
-
-    def rpc_get_property(self, msg: dict) -> dict:
-        path, key = msg["gp_resource_path"], msg["gp_key"]
-        value = self.graph.get_property(path, key)
-        if value is None:
-            raise rfc27.error(ENOENT, f"Property '{key}' was not found for resource {path}")
-        return {"values": [value]}
-
-    def rpc_remove_property(self, msg: dict) -> dict:
-        self.graph.remove_property(msg["resource_path"], msg["key"])
-        self.dirty = True
-        return {}
 
     # -- resource module events ----------------------------------------------------------
 
