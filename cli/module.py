@@ -104,7 +104,8 @@ def list_(long_):
         exec_loaded = broker.exec.loaded
         ingest_loaded = broker.jm.submission.ingest_module["loaded"]
         companions = [n for n in registry.companion_names() if loader.companion_loaded(broker, n)]
-    rows = _modules(name, exec_loaded, ingest_loaded, path, companions)
+        joblist_loaded = job_list.module_loaded(broker)
+    rows = _modules(name, exec_loaded, ingest_loaded, path, companions, joblist_loaded)
     if long_:
         click.echo(f"{'Module':<25.25} {'Idle':>4}  S Sendq Recvq {'Service':<8} Path")
     else:
@@ -121,7 +122,7 @@ def list_(long_):
             click.echo(f"{head} {','.join(services)}")
 
 
-def _modules(sched_name, exec_loaded=True, ingest_loaded=True, sched_path=None, companions=()):
+def _modules(sched_name, exec_loaded=True, ingest_loaded=True, sched_path=None, companions=(), joblist_loaded=True):
     """(name, services besides its own, source path) of each module flux-lite runs
     (sched_path: the file of a scheduler loaded from one)."""
     import importlib.util
@@ -136,6 +137,8 @@ def _modules(sched_name, exec_loaded=True, ingest_loaded=True, sched_path=None, 
         rows.append(("job-exec", [], path("flux_lite.job_manager.exec")))
     if ingest_loaded:
         rows.append(("job-ingest", [], path("flux_lite.job_manager.submit")))
+    if joblist_loaded:
+        rows.append(("job-list", [], path("flux_lite.job_list")))
     if sched_path:
         rows.append((sched_name, ["feasibility", "sched"], sched_path))
     elif sched_name:

@@ -79,9 +79,14 @@ def result_of(rec):
 MODULE_KEY = "job-list.module"
 
 
+def module_loaded(broker) -> bool:
+    """Whether the job-list module is loaded (it is unless removed)."""
+    return broker.kvs.get(MODULE_KEY) is None
+
+
 def require_service(broker, topic: str) -> None:
     """ENOSYS, in Flux's words, while the job-list module is removed."""
-    if broker.kvs.get(MODULE_KEY) is not None:
+    if not module_loaded(broker):
         raise FluxLiteError(f"No service matching {topic} is registered", errno=ENOSYS)
 
 

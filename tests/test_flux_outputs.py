@@ -166,13 +166,14 @@ def test_module_list_columns(flux):
     assert outcome(as_flux(flux, "module", "list")) == (0, MODULE_HEADER + (
         "job-exec                     0  R     0     0 \n"
         "job-ingest                   0  R     0     0 \n"
+        "job-list                     0  R     0     0 \n"
         "job-manager                  0  R     0     0 \n"
         "resource                     0  R     0     0 \n"
         "sched-simple                 0  R     0     0 feasibility,sched\n"), "")
     lines = flux.out("module", "list", "-l").splitlines()
     assert lines[0] == "Module                    Idle  S Sendq Recvq Service  Path"
-    assert lines[5].startswith("sched-simple                 0  R     0     0 feasibi+ /")
-    assert lines[5].endswith("simple.py")
+    assert lines[6].startswith("sched-simple                 0  R     0     0 feasibi+ /")
+    assert lines[6].endswith("simple.py")
     flux("module", "remove", "sched-simple")
     assert "sched-simple" not in flux.out("module", "list")
 

@@ -273,7 +273,9 @@ def test_jobs_from_stdin_without_input_prints_the_heading():
 
 def test_module_remove_job_list_leaves_listings_without_a_service(flux):
     jobid = flux.submit("true")
+    assert "job-list " in flux.out("module", "list")
     assert as_flux(flux, "module", "remove", "job-list") == (0, "", "")
+    assert "job-list " not in flux.out("module", "list")
     # Flux 0.88's words, command by command
     assert as_flux(flux, "jobs") == (1, "", "flux-jobs: ERROR: No service matching job-list.list is registered\n")
     assert as_flux(flux, "job", "list") == (
