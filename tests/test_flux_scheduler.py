@@ -43,7 +43,8 @@ def ann(flux, jobid):
 def test_load_list_stats_remove(fx):
     fx("module", "load", TINY)
     rows = fx.out("module", "list", "-l").splitlines()
-    assert [r.split()[0] for r in rows[1:]] == ["job-exec", "job-ingest", "job-manager", "resource", "sched-tiny"]
+    assert [r.split()[0] for r in rows[1:]] == ["job-exec", "job-ingest", "job-list", "job-manager", "resource",
+                                                "sched-tiny"]
     assert rows[-1].endswith(f"feasibi+ {TINY}")
     job = fx.submit("-n2", "-t", "10s", "sleep", "5")
     assert fx.state(job) == "RUN"

@@ -177,7 +177,7 @@ def _runs(flux, jobid):
 def test_lifo_selected_by_configuration(flux_factory, lifo):
     flux = flux_factory("--test-size=1", "--test-cores=2", config="sched:\n  policy: lifo\n")
     assert [line.split()[0] for line in flux.out("module", "list").splitlines()[1:]] == [
-        "job-exec", "job-ingest", "job-manager", "resource", "sched-lifo"]
+        "job-exec", "job-ingest", "job-list", "job-manager", "resource", "sched-lifo"]
     t0 = flux.now()
     jobs = [flux.submit("-n2", "--setattr=exec.test.run_duration=10s", "true") for _ in range(3)]
     flux.advance("10s")
