@@ -427,3 +427,26 @@ def test_resource_list_formats_are_fluxs_strings(flux):
         "      free      4      8 +    0 rank[0-3]/core[0-1]\n"
         " allocated      0      0 +    0 \n"
         "      down      0      0 +    0 \n")
+
+
+def test_journal_events_count_what_was_posted(flux):
+    # a counter, as Flux's journal keeps one: a purge does not take events back,
+    # and reading it costs nothing per job held
+    jobid = flux.submit("-S", "exec.test.run_duration=1s", "true")
+    flux.advance("1s")
+    posted = len(flux.eventlog(jobid))
+    assert flux.out("module", "stats", "-p", "journal.events", "job-manager") == f"{posted}\n"
+    flux("job", "purge", "--force", "--num-limit=0")
+    assert flux.out("jobs", "-a", "-no", "{id}") == ""
+    assert flux.out("module", "stats", "-p", "journal.events", "job-manager") == f"{posted}\n"
+    # an instance without the counter (older, restored) starts it from the jobs it holds
+    import sqlite3
+    from flux_lite.job_manager.manager import JOURNAL_EVENTS_KEY
+
+    other = flux.submit("true")
+    held = len(flux.eventlog(other))
+    conn = sqlite3.connect(f"{flux.state_dir}/kvs.sqlite")
+    with conn:
+        conn.execute("DELETE FROM kvs WHERE key = ?", (JOURNAL_EVENTS_KEY,))
+    conn.close()
+    assert flux.out("module", "stats", "-p", "journal.events", "job-manager") == f"{held}\n"

@@ -25,6 +25,7 @@ class Events:
         self.kvs = jm.b.kvs
         self.actions = collections.deque()  # job ids whose state action is due
         self._keys = {}  # job id -> its eventlog key (a job posts several events)
+        self.posted = 0  # events posted this command (the journal's count, saved by the job manager)
 
     def post(self, job, name, context=None, text=None):
         """Append an event to the job's eventlog and apply it (text: the
@@ -38,6 +39,7 @@ class Events:
                 self._keys.clear()
             key = self._keys[job.id] = kvs_key(job.id, "eventlog")
         self.kvs.append(key, line)
+        self.posted += 1
         old_state = job.state
         was_pending = job.alloc_pending
         job.apply_event(ts, name, context)

@@ -30,6 +30,9 @@ from flux_lite.job_manager.raise_ import Raise
 from flux_lite.job_manager.submit import Submit
 from flux_lite.job_manager.urgency import Urgency, compute_priority
 
+# the job manager's journal counter (module stats' journal.events)
+JOURNAL_EVENTS_KEY = "job-manager.journal-events"
+
 
 class JobManager:
     def __init__(self, broker):
@@ -78,6 +81,11 @@ class JobManager:
         return self.index.load_any(jobid)
 
     def save(self):
+        posted = self.event.posted
+        if posted:
+            # (the base is read before this command's records are written)
+            self.kvs.put(JOURNAL_EVENTS_KEY, self._journal_events() + posted)
+            self.event.posted = 0
         self.index.save()
         self.alloc.save()
         self.submission.save()
@@ -145,6 +153,17 @@ class JobManager:
         """sched.free (housekeeping's partial releases go through here)."""
         self.alloc.send_free(jobid, R, final)
 
+    def _journal_events(self):
+        """The journal's events: a counter of the events posted, as Flux's
+        job manager counts them (a purge does not take them back). An
+        instance without the counter (older, or restored) starts it from
+        every event of the jobs it holds, read once."""
+        count = self.kvs.get(JOURNAL_EVENTS_KEY)
+        if type(count) is not int or count < 0:
+            count = self.kvs.conn.execute(
+                "SELECT COALESCE(SUM(json_extract(flux_lite_unpack(data), '$.nevents')), 0) FROM jobs").fetchone()[0]
+        return int(count)
+
     @property
     def sched_state(self):
         return self.alloc.state
@@ -153,9 +172,7 @@ class JobManager:
         """The job manager's `module stats` object."""
         conn = self.b.kvs.conn
         inactive = conn.execute("SELECT COUNT(*) FROM jobs WHERE state = ?", (INACTIVE,)).fetchone()[0]
-        # the journal's events: every event of the jobs the instance holds
-        events = conn.execute("SELECT COALESCE(SUM(json_extract(flux_lite_unpack(data), '$.nevents')), 0) "
-                              "FROM jobs").fetchone()[0]
-        return {"journal": {"listeners": 0, "events": int(events)}, "active_jobs": len(self.jobs),
+        events = self._journal_events() + self.event.posted
+        return {"journal": {"listeners": 0, "events": events}, "active_jobs": len(self.jobs),
                 "inactive_jobs": inactive, "max_jobid": self.submission.max_jobid,
                 "housekeeping": housekeeping.stats(self.b)}
