@@ -32,8 +32,9 @@ def namespace_option(f):
 @click.option("-A", "--append", is_flag=True, help="With -w: print only what was appended.")
 @click.option("-f", "--full", is_flag=True, help="With -w: accepted (every change is seen).")
 @click.option("-c", "--count", metavar="COUNT", help="With -w: stop after COUNT values.")
+@click.option("-r", "--raw", is_flag=True, help="Print each value's bytes as stored, without a newline.")
 @click.argument("keys", nargs=-1, required=True)
-def get(namespace, waitcreate, watch, uniq, append, full, count, keys):
+def get(namespace, waitcreate, watch, uniq, append, full, count, raw, keys):
     """Print the value of each KEY (eventlogs as their text); -w: and each
     value it takes after, under a virtual clock until nothing is left to
     happen or COUNT values were printed."""
@@ -42,13 +43,13 @@ def get(namespace, waitcreate, watch, uniq, append, full, count, keys):
     paths = [(admin.namespace_key(inst, namespace, typed)[0], typed) for typed in keys]
     if not watch:
         for key, typed in paths:
-            raw = _lookup(inst, key, typed)
-            if raw is None and waitcreate:
-                raw = _wait(inst, lambda b, key=key, typed=typed: _lookup(inst, key, typed), typed, "value",
-                            _watches(namespace))
-            if raw is None:
+            value = _lookup(inst, key, typed)
+            if value is None and waitcreate:
+                value = _wait(inst, lambda b, key=key, typed=typed: _lookup(inst, key, typed), typed, "value",
+                              _watches(namespace))
+            if value is None:
                 raise FluxLiteError(f"{typed}: No such file or directory")
-            click.echo(_value_text(raw))
+            click.echo(_value_text(value), nl=not raw)
         return
     # Flux watches every key at once and counts the values printed for all of them
     seen: dict = {}
@@ -56,19 +57,19 @@ def get(namespace, waitcreate, watch, uniq, append, full, count, keys):
 
     def check(broker):
         for key, typed in paths:
-            raw = _lookup(inst, key, typed)
-            if raw is None:
+            value = _lookup(inst, key, typed)
+            if value is None:
                 if key in seen or not waitcreate:
                     return f"{typed}: No such file or directory"
                 continue
-            text = _value_text(raw)
+            text = _value_text(value)
             before = seen.get(key)
             if before == text:
                 continue  # (a rewrite of the same value is not seen: no commit history here)
             seen[key] = text
             if append and before is not None and text.startswith(before):
                 text = text[len(before):]
-            click.echo(text)
+            click.echo(text, nl=not raw)
             printed[0] += 1
             if limit > 0 and printed[0] >= limit:
                 return True

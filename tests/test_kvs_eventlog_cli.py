@@ -193,3 +193,15 @@ def test_put_raw_dir_and_unlink(flux):
             1, "", f"flux-kvs: {key}: refusing to unlink an instance key ({reason})\n")
     assert as_flux(flux, "kvs", "unlink", "-R", "job")[0] == 1
     assert flux.state(job) in ("INACTIVE", "RUN") and decode(job)
+
+
+def test_kvs_get_raw_prints_the_stored_bytes_without_a_newline(flux):
+    # as Flux 0.88: a string as put, JSON as its text, raw bytes as stored
+    flux("kvs", "put", "a=foo", "b=42", 'c={"x":1}')
+    flux("kvs", "put", "-r", "d=-", input="raw\nbytes")
+    assert flux.out("kvs", "get", "-r", "a") == "foo"
+    assert flux.out("kvs", "get", "--raw", "b") == "42"
+    assert flux.out("kvs", "get", "-r", "c") == '{"x":1}'
+    assert flux.out("kvs", "get", "-r", "d") == "raw\nbytes"
+    assert flux.out("kvs", "get", "-r", "a", "b") == "foo42"
+    assert flux.out("kvs", "get", "a") == "foo\n"
