@@ -25,8 +25,8 @@ from flux_lite.job_manager.job import parse_flags
 
 
 @click.command("submit")
-@click.option("--urgency", default="default", metavar="N", help="0-31, or hold, default, expedite.")
-@click.option("--flags", default="", metavar="FLAGS", help="Comma-separated: debug, waitable, novalidate.")
+@click.option("-u", "--urgency", default="default", metavar="N", help="0-31, or hold, default, expedite.")
+@click.option("-f", "--flags", default="", metavar="FLAGS", help="Comma-separated: debug, waitable, novalidate.")
 @click.argument("file", required=False, default="-")
 def job_submit(urgency, flags, file):
     """Submit a jobspec (YAML or JSON) from FILE or stdin; print its id."""

@@ -157,3 +157,13 @@ def test_module_remove_and_reload_job_ingest(flux, tmp_path):
     assert as_flux(flux, "module", "load", "job-ingest") == (0, "", "")
     assert as_flux(flux, "module", "load", "job-ingest") == (1, "", "flux-module: load job-ingest: File exists\n")
     assert as_flux(flux, "job", "submit", bad)[0] == 1  # validated again
+
+
+def test_job_submit_short_options(flux):
+    # flux job submit's -u/--urgency and -f/--flags (Flux's short options)
+    spec = flux.out("submit", "--dry-run", "true")
+    held = flux.out("job", "submit", "-u0", "-", input=spec).strip()
+    debug = flux.out("job", "submit", "-u", "31", "-f", "debug", input=spec).strip()
+    assert flux.out("jobs", "-no", "{urgency}", held) == "0\n"
+    assert flux.events(debug)[0]["context"]["urgency"] == 31
+    assert flux.events(debug)[0]["context"]["flags"] != 0
