@@ -19,7 +19,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "bench" / "fluxion_sharness.sh"
 SRC = os.environ.get("FLUX_SCHED_SRC")
-SHIM = os.environ.get("FLUX_SHIM") or str(ROOT.parent.parent / "shared" / "sharness" / "shim" / "flux")
+# (../shared/sharness from the project root, where the harness lives)
+SHIM = os.environ.get("FLUX_SHIM") or str(ROOT.parent / "shared" / "sharness" / "shim" / "flux")
 
 pytestmark = pytest.mark.skipif(
     not SRC or not os.path.isdir(os.path.join(SRC or "", "t")) or not os.access(SHIM, os.X_OK)
