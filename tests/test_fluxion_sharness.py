@@ -19,7 +19,6 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "bench" / "fluxion_sharness.sh"
 SRC = os.environ.get("FLUX_SCHED_SRC")
-# (../shared/sharness from the project root, where the harness lives)
 SHIM = os.environ.get("FLUX_SHIM") or str(ROOT.parent / "shared" / "sharness" / "shim" / "flux")
 
 pytestmark = pytest.mark.skipif(
