@@ -15,6 +15,7 @@ from flux_lite.cli.words import echo_error
 
 from flux_lite import config as configmod
 from flux_lite.errors import ConfigError, FluxLiteError, FormatError, HostlistError, IdsetError
+from flux_lite.formats import jsontext
 from flux_lite.formats import rset as rsetmod
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
@@ -331,13 +332,7 @@ def parse_config(path):
 
 def _load_json(path):
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as exc:
-        raise FormatError(f"unable to open {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise FormatError("unable to decode byte as UTF-8") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(_json_error(exc)) from None
+        return jsontext.load_file(path)
+    except jsontext.JSONFileError as exc:
+        # (flux R words only a parse error with its line)
+        raise FormatError(f"{exc.text} on line {exc.line}" if exc.parse else exc.text) from None

@@ -16,7 +16,7 @@ import re
 from flux_lite import access, job_list, protocol, stored
 from flux_lite.errors import FluxLiteError, FormatError
 from flux_lite.formats import rset
-from flux_lite.formats import eventlog
+from flux_lite.formats import eventlog, jsontext
 from flux_lite.formats.jobid import jobid_of_key, kvs_key
 from flux_lite.job_manager import reconfig
 from flux_lite.listing.resources import drained_rows
@@ -135,17 +135,10 @@ def resource_reload(broker, path, xml=False, force=False):
         R = _R_from_xml_dir(path, current)
     else:
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as exc:
-            raise FluxLiteError(f"{path}:-1 unable to open {path}: {exc.strerror}",
-                                errno=errno_.ENOENT) from None
-        except UnicodeDecodeError:
-            raise FluxLiteError(f"{path}:1 unable to decode byte as UTF-8", errno=errno_.EPROTO) from None
-        try:
-            R = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise FluxLiteError(f"{path}:{exc.lineno} {exc.msg}", errno=errno_.EPROTO) from None
+            R = jsontext.load_file(path)
+        except jsontext.JSONFileError as exc:
+            raise FluxLiteError(f"{path}:{exc.line} {exc.text}",
+                                errno=errno_.ENOENT if exc.line == -1 else errno_.EPROTO) from None
     size = broker.resources.size()
     try:
         ranks = rset.rlist_from_dict(R).ranks

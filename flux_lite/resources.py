@@ -14,7 +14,7 @@ from flux_lite import config as configmod
 from flux_lite import protocol
 from flux_lite.errors import ConfigError, FluxLiteError, FormatError
 from flux_lite.fake_resources import fake_R
-from flux_lite.formats import eventlog, fsd
+from flux_lite.formats import eventlog, fsd, jsontext
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.rset import Rset, rlist_from_dict, rlist_verify, rlite_nodes, verify_modes
@@ -26,16 +26,9 @@ def _load_json_file(path, what):
     """A JSON file's value for the resource module's config (jansson's
     json_load_file words: "unable to open PATH: ...", line -1)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as exc:
-        raise ConfigError(f"{what}unable to open {path}: {exc.strerror} on line -1") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{what}unable to decode byte as UTF-8 on line 1") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{what}{exc.msg} on line {exc.lineno}") from None
+        return jsontext.load_file(path)
+    except jsontext.JSONFileError as exc:
+        raise ConfigError(f"{what}{exc.text} on line {exc.line}") from None
 
 
 def _path_R(cfg):

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from json import encoder as _std
 from typing import Any
 
+from flux_lite.errors import FormatError
+
 _PROBE = {"a": [1, 1.5, -0.0, 1e300, "\u00e9\n\"", True, None, {"b": {}}], "": []}
 
 
@@ -53,3 +55,30 @@ dumps = encoder()
 compact = encoder((",", ":"))
 # compact, non-ASCII kept (jansson's JSON_COMPACT, as Flux writes eventlogs)
 compact_utf8 = encoder((",", ":"), ensure_ascii=False)
+
+
+class JSONFileError(FormatError):
+    """A JSON file that could not be read, as jansson's json_load_file
+    reports it: the error text and its line (-1: the file could not be
+    opened); parse says the text is no JSON (the others are about the file)."""
+
+    def __init__(self, text: str, line: int, parse: bool = False) -> None:
+        super().__init__(text)
+        self.text = text
+        self.line = line
+        self.parse = parse
+
+
+def load_file(path: str) -> Any:
+    """The value of the JSON file at path (JSONFileError when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise JSONFileError(f"unable to open {path}: {exc.strerror}", -1) from None
+    except UnicodeDecodeError:
+        raise JSONFileError("unable to decode byte as UTF-8", 1) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JSONFileError(exc.msg, exc.lineno, parse=True) from None
