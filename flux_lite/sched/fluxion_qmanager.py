@@ -65,24 +65,19 @@ def _load_error(msg: str, errnum: int) -> FluxLiteError:
     return FluxLiteError(msg, errno=errnum)
 
 
+def _pairs(text: str, sep: str, kv: str) -> list[tuple[str, str]]:
+    """(name, value) of each non-empty item of text split on sep, in order."""
+    return [(k, v) for k, _kv, v in (item.partition(kv) for item in text.split(sep) if item)]
+
+
 def _kv_list(text: str) -> list[tuple[str, str]]:
     """'k=v,k=v' in order (an empty text: none)."""
-    out = []
-    for item in text.split(","):
-        if item:
-            k, _eq, v = item.partition("=")
-            out.append((k, v))
-    return out
+    return _pairs(text, ",", "=")
 
 
 def _multi(text: str) -> list[tuple[str, str]]:
     """'q1:v1 q2:v2' (space-separated name:value)."""
-    out = []
-    for item in text.split(" "):
-        if item:
-            k, _sep, v = item.partition(":")
-            out.append((k, v))
-    return out
+    return _pairs(text, " ", ":")
 
 
 def _stoi(text: str) -> int | None:

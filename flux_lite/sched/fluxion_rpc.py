@@ -295,6 +295,12 @@ def _paths(payload: dict, key: str) -> list[str]:
     raise rfc27.error(EINVAL, f"{key} must be a string or array of strings")
 
 
+def _require_vertex(graph: ResourceGraph, path: str) -> None:
+    """ENOENT, in the property requests' words, for a path not in the graph."""
+    if _vertex(graph, path) is None:
+        raise rfc27.error(ENOENT, f"Couldn't find '{path}' in resource graph")
+
+
 def _set_property(graph: ResourceGraph, payload: dict, now: float) -> dict:
     paths = _paths(payload, "sp_resource_path")
     keyval = payload.get("sp_keyval")
@@ -306,8 +312,7 @@ def _set_property(graph: ResourceGraph, payload: dict, now: float) -> dict:
     key, value = keyval[:pos], keyval[pos + 1:]
     # path by path, as Fluxion: those before an unknown one keep the property
     for path in paths:
-        if _vertex(graph, path) is None:
-            raise rfc27.error(ENOENT, f"Couldn't find '{path}' in resource graph")
+        _require_vertex(graph, path)
         graph.set_property(path, key, value)
     return {}
 
@@ -318,8 +323,7 @@ def _remove_property(graph: ResourceGraph, payload: dict, now: float) -> dict:
     if not isinstance(key, str):
         raise rfc27.error(EINVAL, "could not unpack payload")
     for path in paths:
-        if _vertex(graph, path) is None:
-            raise rfc27.error(ENOENT, f"Couldn't find '{path}' in resource graph")
+        _require_vertex(graph, path)
         graph.remove_property(path, key)
     return {}
 
@@ -340,8 +344,7 @@ def _get_property(graph: ResourceGraph, payload: dict, now: float) -> dict:
     path, key = payload.get("gp_resource_path"), payload.get("gp_key")
     if not isinstance(path, str) or not isinstance(key, str):
         raise rfc27.error(EINVAL, "could not unpack payload")
-    if _vertex(graph, path) is None:
-        raise rfc27.error(ENOENT, f"Couldn't find '{path}' in resource graph")
+    _require_vertex(graph, path)
     props = _vertex_properties(graph, path)
     if key not in props:
         raise rfc27.error(ENOENT, f"Property '{key}' was not found for resource {path}")

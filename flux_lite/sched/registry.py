@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flux_lite import config, stored
 from flux_lite.errors import ConfigError
@@ -79,16 +79,21 @@ def register_companion(cls: type) -> type:
     return cls
 
 
-def companion_class(name: str) -> type | None:
-    """The companion module called name, or None."""
+def _class_in(table: dict, name: str) -> Any:
+    """The class registered as name in table, importing its file if need be (None if none)."""
     stem = _stem(name)
     if stem is None or stem not in _package_files():
         return None
-    cls = _COMPANIONS.get(name)
+    cls = table.get(name)
     if cls is None:
         importlib.import_module(f"{PACKAGE}.{stem}")
-        cls = _COMPANIONS.get(name)
+        cls = table.get(name)
     return cls
+
+
+def companion_class(name: str) -> type | None:
+    """The companion module called name, or None."""
+    return _class_in(_COMPANIONS, name)
 
 
 def companion_names() -> tuple[str, ...]:
@@ -137,14 +142,7 @@ def _may_register(stem: str, directory: str) -> bool:
 
 def module_class(name: str) -> type[Scheduler] | None:
     """The scheduler module called name, or None."""
-    stem = _stem(name)
-    if stem is None or stem not in _package_files():
-        return None
-    cls = _MODULES.get(name)
-    if cls is None:
-        importlib.import_module(f"{PACKAGE}.{stem}")
-        cls = _MODULES.get(name)
-    return cls
+    return _class_in(_MODULES, name)
 
 
 def modules() -> dict[str, type[Scheduler]]:
