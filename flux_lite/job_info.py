@@ -236,7 +236,6 @@ def kvs_watch_stats(broker: Any) -> dict:
     flux-lite's KVS has no root sequence: each namespace shows what Flux
     shows before it has seen a commit (rootseq -1, rootref "(null)")."""
     counts: dict[str, int] = {}
-    owners: dict[str, int] = {}
     for w in watchers.live(broker.instance.state_dir):
         if w.get("service") == "kvs-watch" and isinstance(w.get("namespace"), str):
             ns = w["namespace"]
@@ -245,12 +244,16 @@ def kvs_watch_stats(broker: Any) -> dict:
         else:
             continue
         counts[ns] = counts.get(ns, 0) + 1
-    for ns in counts:
-        owner = broker.instance.identity.owner if ns == "primary" else None
-        if owner is None and ns.startswith("job-") and ns[4:].isdigit():
-            job = broker.jm.load_any(int(ns[4:]))
-            owner = getattr(job, "userid", None)
-        owners[ns] = owner if isinstance(owner, int) else -1
-    namespaces = {ns: {"owner": owners[ns], "rootseq": -1, "rootref": "(null)", "watchers": n}
+    namespaces = {ns: {"owner": _namespace_owner(broker, ns), "rootseq": -1, "rootref": "(null)", "watchers": n}
                   for ns, n in counts.items()}
     return {"watchers": sum(counts.values()), "namespace-count": len(namespaces), "namespaces": namespaces}
+
+
+def _namespace_owner(broker: Any, ns: str) -> int:
+    """The user a watched namespace belongs to: the instance owner's
+    primary, a job's guest namespace its owner's (-1 when unknown)."""
+    if ns == "primary":
+        return broker.instance.identity.owner
+    job = broker.jm.load_any(int(ns[4:])) if ns.startswith("job-") and ns[4:].isdigit() else None
+    userid = getattr(job, "userid", None)
+    return userid if isinstance(userid, int) else -1
