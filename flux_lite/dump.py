@@ -34,11 +34,13 @@ from flux_lite.job_manager import index
 from flux_lite.job_manager.job import INACTIVE
 from flux_lite.schema import DERIVED_VERSION
 from flux_lite.kvs import PACKED, decode_value
-from flux_lite.stored import row_text
+from flux_lite.stored import PACKED_ROW, row_text
 
 PREFIX = "flux-lite"  # flux-lite's own keys, under a directory Flux ignores
 FOREIGN = "archive"  # keys of a Flux archive flux-lite has no use for, kept as they were
-FORMAT_VERSION = 2  # 2: streamed (format first, content digest after the jobs, tables in chunks)
+# 2: streamed (format first, content digest after the jobs, tables in chunks);
+# 3: a packed jobs-index record in a table chunk is {"z": base64} (_cell)
+FORMAT_VERSION = 3
 # derived tables, rebuilt from the eventlogs when an archive's layout is older
 SKIP_TABLES = {"kvs"}
 # per-job keys Flux has (guest/* too)
@@ -194,11 +196,7 @@ def _job_entries(conn, now, own) -> Iterator[Entry]:
     eventlog, jobspec, its guest namespace; the exec system's part made up
     from the state in the index (a running job's guest namespace is a
     symlink; once the job is inactive its exec eventlog is in its directory)."""
-    # (a packed record is unpacked by SQL's flux_lite_unpack, the KVS's)
-    states = iter(conn.execute(
-        "SELECT id, state, json_extract(record, '$.started'), json_extract(record, '$.finished') "
-        "FROM (SELECT id, state, CASE WHEN typeof(data) = 'blob' THEN flux_lite_unpack(data) ELSE data END "
-        "AS record FROM jobs) ORDER BY id"))
+    states = iter(conn.execute("SELECT id, state FROM jobs ORDER BY id"))
     pending = next(states, None)
     rows = conn.execute("SELECT key, kind, value FROM kvs WHERE key > 'job.' AND key < 'job/' ORDER BY key")
     group: list[tuple[str, str, str]] = []
@@ -213,12 +211,12 @@ def _job_entries(conn, now, own) -> Iterator[Entry]:
         if jobdir is not None:
             jobid = _jobid_of(jobdir)
             while pending is not None and pending[0] < jobid:
-                yield from _job_dir(kvs_key(pending[0]), [], pending, now, own)
+                yield from _job_dir(conn, kvs_key(pending[0]), [], pending, now, own)
                 pending = next(states, None)
             state = None
             if pending is not None and pending[0] == jobid:
                 state, pending = pending, next(states, None)
-            yield from _job_dir(jobdir, group, state, now, own)
+            yield from _job_dir(conn, jobdir, group, state, now, own)
             group = []
             jobdir = None
         if row is None:
@@ -229,11 +227,11 @@ def _job_entries(conn, now, own) -> Iterator[Entry]:
         else:
             own.append(row)  # job.* keys outside any job directory: flux-lite's own
     while pending is not None:
-        yield from _job_dir(kvs_key(pending[0]), [], pending, now, own)
+        yield from _job_dir(conn, kvs_key(pending[0]), [], pending, now, own)
         pending = next(states, None)
 
 
-def _job_dir(jobdir, rows, state, now, own) -> Iterator[Entry]:
+def _job_dir(conn, jobdir, rows, state, now, own) -> Iterator[Entry]:
     has_guest = False
     log_text = ""
     n = _JOB_DIR_LEN + 1
@@ -260,15 +258,22 @@ def _job_dir(jobdir, rows, state, now, own) -> Iterator[Entry]:
             yield Entry(path, data=_text(kind, value), mtime=now)
     if state is None or has_guest:
         return
-    _, st, started, finished = state
-    if not started:
-        return
-    if st != INACTIVE:
-        yield Entry(dirpath + "/guest", target=f"{kvs_namespace(_jobid_of(jobdir))}::.", mtime=0)
-    elif finished and log_text:
-        log = _exec_eventlog_of(log_text)
+    if state[1] != INACTIVE:
+        if _started(conn, state[0]):
+            yield Entry(dirpath + "/guest", target=f"{kvs_namespace(_jobid_of(jobdir))}::.", mtime=0)
+    elif log_text:
+        # (an inactive job that never started, or never finished, has none)
+        log = exec_eventlog_of(log_text)
         if log:
             yield Entry(dirpath + "/guest/exec/eventlog", data=log.encode(), mtime=now)
+
+
+def _started(conn, jobid: int) -> bool:
+    """Has an active job started (its record in the index says)? Asked of
+    the few active jobs only: an inactive one's eventlog says it itself."""
+    row = conn.execute("SELECT json_extract(CASE WHEN typeof(data) = 'blob' THEN flux_lite_unpack(data) "
+                       "ELSE data END, '$.started') FROM jobs WHERE id = ?", (jobid,)).fetchone()
+    return bool(row and row[0])
 
 
 def _table_entries(conn, now) -> Iterator[Entry]:
@@ -300,8 +305,17 @@ def _table_entries(conn, now) -> Iterator[Entry]:
 
 
 def _texts(rows):
-    """Table rows with a packed jobs-index record as its text (stored.row_text)."""
-    return [[row_text(v) if type(v) is bytes else v for v in r] for r in rows]
+    """Table rows as JSON can hold them: a packed jobs-index record as
+    {"z": base64 of it} (restore stores it as it was, packed: unpacking
+    and packing again would cost both sides more than the base64), any
+    other bytes as their text (stored.row_text)."""
+    return [[_cell(v) if type(v) is bytes else v for v in r] for r in rows]
+
+
+def _cell(v: bytes):
+    if v[:1] == PACKED_ROW:
+        return {"z": base64.b64encode(v).decode()}
+    return row_text(v)
 
 
 def _plain(key, kind, value):
@@ -364,7 +378,7 @@ def _timestamp_before(text: str, i: int) -> float | None:
     return None
 
 
-def _exec_eventlog_of(text: str) -> str:
+def exec_eventlog_of(text: str) -> str:
     """_exec_eventlog of an eventlog's text: read off its first start and
     finish lines where they have the usual spelling (a dump writes one per
     job that ran), else decoded."""

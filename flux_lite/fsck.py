@@ -19,6 +19,8 @@ from flux_lite import check as checkmod
 from flux_lite import instance as instance_mod
 from flux_lite.broker import _check_timer_row
 from flux_lite.errors import FluxLiteError
+from flux_lite.forked import available as forked_available
+from flux_lite.forked import forked
 from flux_lite.formats.jobid import f58, jobid_of_key, kvs_key
 from flux_lite.instance import DB_NAME, Instance, NoInstanceError, check_private, resolve_state_dir
 from flux_lite.job_manager import dependency, index, replay
@@ -103,19 +105,75 @@ def _instance_keys(kvs, report):
         report.add(exc.plain)
 
 
-def _jobs(kvs, report):
+# a history this large is checked by two processes, each half of it
+# (flux_lite.forked): fsck of a million jobs is mostly Python replaying them
+PARALLEL_MIN_JOBS = 20000
+
+
+def _jobs(kvs, report, parallel: bool = True):
     """Replay every job, a batch at a time, and compare each with its row of
     the derived job index as it comes (the index is read in id order beside
     the jobs). Returns {jobid: Job} of the good jobs that are active (what
     the dependency tables are checked against): the inactive history is
-    never held whole."""
+    never held whole.
+
+    A large history is split in two at its middle job: a second process
+    checks the upper half (with its own connection, in the same snapshot:
+    this command holds the write lock, or the state dir is read-only)
+    while this one checks the lower; what each finds is reported in job
+    order, as one pass would."""
     present = {r[0] for r in kvs.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     has_index = index.TABLE in present
-    rows = kvs.conn.execute("SELECT id, data, listing FROM jobs ORDER BY id") if has_index else iter(())
+    report.index_present = has_index
+    split = _split_point(kvs) if parallel and has_index and forked_available() else None
+    if split is None:
+        active, report.index_problems = _check_range(kvs, report, has_index)
+        return active
+    path, readonly = kvs.path, kvs.readonly
+
+    def upper():
+        part = Report()
+        mine = KVS(path, readonly=readonly)
+        with mine.read_transaction():
+            active, problems = _check_range(mine, part, has_index, start=split)
+        yield part.problems, part.damaged_jobs, part.max_jobid, active, problems
+
+    with forked(upper) as results:
+        active, index_problems = _check_range(kvs, report, has_index, stop=split)
+        for problems, damaged, max_jobid, more_active, more_index_problems in results:
+            report.problems.extend(problems)
+            report.damaged_jobs.update(damaged)
+            report.max_jobid = max(report.max_jobid, max_jobid)
+            active.update(more_active)
+            index_problems.extend(more_index_problems)
+    report.index_problems = index_problems
+    return active
+
+
+def _split_point(kvs):
+    """The id of the job in the middle of the index, when it is large enough
+    to be worth a second process."""
+    n = kvs.conn.execute("SELECT count(*) FROM jobs").fetchone()[0]
+    if n < PARALLEL_MIN_JOBS:
+        return None
+    row = kvs.conn.execute("SELECT id FROM jobs ORDER BY id LIMIT 1 OFFSET ?", (n // 2,)).fetchone()
+    return row[0] if row else None
+
+
+def _check_range(kvs, report, has_index, start=None, stop=None):
+    """_jobs() for the jobs start <= id < stop: (the active jobs, the index
+    problems found)."""
+    if has_index:
+        where = " AND ".join(["1", *(["id >= :start"] if start is not None else []),
+                              *(["id < :stop"] if stop is not None else [])])
+        rows = kvs.conn.execute(f"SELECT id, data, listing FROM jobs WHERE {where} ORDER BY id",
+                                {"start": start, "stop": stop})
+    else:
+        rows = iter(())
     pending = next(rows, None)
     index_problems = []  # reported after every job's own, as they always were
     active = {}
-    for jobid, keys in job_dirs(kvs):
+    for jobid, keys in job_dirs(kvs, start=start, stop=stop):
         report.max_jobid = jobid
         while pending is not None and pending[0] < jobid:
             _index_row(pending, None, report, index_problems)
@@ -126,7 +184,8 @@ def _jobs(kvs, report):
             job = replay.replay_job(keys, jobid)
             if keys.get_raw(key + ".jobspec") is None:
                 raise stored.DamagedError(key + ".jobspec", "missing")
-            keys.get(key + ".J")
+            if keys.get_raw(key + ".J") != keys.get_raw(key + ".jobspec"):
+                keys.get(key + ".J")  # (the same text as the jobspec, just checked, is an object)
             R = keys.get(key + ".R")
             if R is not None:
                 _check_R_deep(R, (keys.get_raw(key + ".R") or ("", None))[1], key)
@@ -148,9 +207,7 @@ def _jobs(kvs, report):
     while pending is not None:
         _index_row(pending, None, report, index_problems)
         pending = next(rows, None)
-    report.index_present = has_index
-    report.index_problems = index_problems
-    return active
+    return active, index_problems
 
 
 # R texts already parsed whole (idsets, hostlists), without their times: a

@@ -186,7 +186,7 @@ class Instance:
                     populate(state_dir, kvs)  # a restore writes the whole state itself
                 else:
                     cls._populate(state_dir, kvs, cfg, R, mode, start, prepare, load_scheduler, hardware=hardware)
-                kvs.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                kvs.publish()
             finally:
                 kvs.close()
             if force:

@@ -202,7 +202,14 @@ class KVS:
             # go back to the file system at the end of a command (set before
             # anything, the WAL mode included, writes the file's first page)
             self.conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        if not readonly:
+        if create:
+            # a new database is built under a temporary name and published
+            # whole (Instance.create): until then nothing needs WAL's second
+            # copy of every page, only the means to roll back (publish()
+            # turns WAL on)
+            self.conn.execute("PRAGMA journal_mode=MEMORY")
+            self.conn.execute("PRAGMA synchronous=OFF")
+        elif not readonly:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
         self._depth = 0
@@ -238,6 +245,13 @@ class KVS:
                 raise
         return sqlite3.connect(sqlite_uri(self.path, "ro") + "&immutable=1", timeout=self.BUSY_TIMEOUT,
                                isolation_level=None, uri=True)
+
+    def publish(self) -> None:
+        """A new database made ready to be shared: the write-ahead log every
+        instance uses, and the settings of an ordinary connection."""
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self):
         if (self._appends or self._puts or self._pack) and not self._depth:

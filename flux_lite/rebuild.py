@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator
 
 from flux_lite import schema
-from flux_lite.formats.jobid import jobid_of_key
+from flux_lite.formats.jobid import jobid_of_key, kvs_key
 from flux_lite.job_manager import dependency
 from flux_lite.job_manager.exec import planned_end
 from flux_lite.job_manager.index import ensure_counts, write_row
@@ -89,17 +89,21 @@ class JobKeys:
 _MISSING = object()
 
 
-def job_dirs(kvs, batch: int = BATCH) -> Iterator[tuple[int, JobKeys]]:
-    """(jobid, its keys) of every job that has an eventlog, in id order,
-    read BATCH rows at a time: a rebuild or an fsck holds a batch of jobs,
-    never all of them. (Each batch is read whole before it is used, so what
-    the caller writes meanwhile cannot disturb the reading.)"""
+def job_dirs(kvs, batch: int = BATCH, start: int | None = None, stop: int | None = None
+             ) -> Iterator[tuple[int, JobKeys]]:
+    """(jobid, its keys) of every job that has an eventlog, in id order
+    (start <= jobid < stop, when given), read BATCH rows at a time: a
+    rebuild or an fsck holds a batch of jobs, never all of them. (Each
+    batch is read whole before it is used, so what the caller writes
+    meanwhile cannot disturb the reading.)"""
     kvs.flush()
     conn = kvs.conn
-    low = "job."
+    # (a job's keys sort after its directory's name, before the next one's)
+    low = "job." if start is None else kvs_key(start)
+    high = "job/" if stop is None else kvs_key(stop)
     while True:
-        rows = conn.execute("SELECT key, kind, value FROM kvs WHERE key > ? AND key < 'job/' ORDER BY key LIMIT ?",
-                            (low, batch)).fetchall()
+        rows = conn.execute("SELECT key, kind, value FROM kvs WHERE key > ? AND key < ? ORDER BY key LIMIT ?",
+                            (low, high, batch)).fetchall()
         if not rows:
             return
         last = rows[-1][0][:_JOB_DIR_LEN]

@@ -31,13 +31,15 @@ import math
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from flux_lite import __version__
 from flux_lite import config as configmod
 from flux_lite.archive import ArchiveError, Entry
 from flux_lite.dump import FOREIGN, PREFIX, ContentDigest, content_digest, flux_path, is_job_dir
+from flux_lite.forked import available as forked_available
+from flux_lite.forked import forked
 from flux_lite.formats.signed import unwrap_J
 from flux_lite.formats import eventlog
 from flux_lite.formats.idset import IDset
@@ -48,6 +50,8 @@ from flux_lite.job_manager.job import CLEANUP, DEPEND, PRIORITY, RUN, SCHED
 from flux_lite.job_manager.queues import STATE_KEY
 from flux_lite.rebuild import rebuild
 from flux_lite.schema import DERIVED_VERSION, TABLES
+from flux_lite.kvs import PACKED, decode_value
+from flux_lite.stored import pack
 
 # values shorter than this are stored inline in a Flux KVS directory entry;
 # longer ones become a content blob (flux-core's BLOBREF_MAX_STRING_SIZE)
@@ -198,18 +202,35 @@ class _Stream:
 _JOB_VALUE = re.compile(r"job/[0-9a-f]{4}/[0-9a-f]{4}/[0-9a-f]{4}/[0-9a-f]{4}/(J|R|eventlog|jobspec)")
 
 
-def _read(kvs, entries: Iterable[Entry], on_entry) -> _Stream:
-    """Write the archive's entries into the new database as they come."""
+def _read(kvs, entries: Iterable[Entry], on_entry, parallel: bool = False) -> _Stream:
+    """Write the archive's entries into the new database as they come.
+
+    Two stages: _scan reads the archive and does what needs every entry in
+    order (the counts, the digest, flux-lite's records), _store what needs
+    the database (the rows, the tables). With parallel, the scan runs in a
+    second process (flux_lite.forked) while this one stores."""
+    if not parallel:
+        return _store(kvs, _scan(entries), on_entry)
+    with forked(lambda: _scan(entries)) as items:
+        return _store(kvs, items, on_entry)
+
+
+def _scan(entries: Iterable[Entry]) -> Iterator[tuple]:
+    """The archive's entries as the store needs them, in order, each as
+    (what, path, count, blobs, ...) with the running counts of the progress
+    line (blobs lag by one, as Flux's do): ("j", ..., key, name, kind, text)
+    for a job's J, R, eventlog or jobspec (most of any archive), ("e", ...,
+    key, parts, data, target) for any other Flux key, ("t", ..., data, name,
+    chunk) for a chunk of a derived table, ("o", ...) for flux-lite's other
+    records (kept in the _Stream); last ("end", the _Stream of what was
+    counted and kept)."""
     st = _Stream()
-    conn = kvs.conn
-    rows: list[tuple[str, str, str]] = []
     blobs = st.blobs
     digest = st.digest
     job_value = _JOB_VALUE.fullmatch
     for i, entry in enumerate(entries, 1):
         path = entry.path
-        if on_entry is not None:
-            on_entry(entry, i, blobs.values)
+        nblobs = blobs.values
         st.nkeys = i
         if entry.mtime > st.mtime:
             st.mtime = entry.mtime
@@ -221,34 +242,112 @@ def _read(kvs, entries: Iterable[Entry], on_entry) -> _Stream:
             digest.add(entry)
             if st.legacy is not None and not st.streamed_format:
                 _legacy(st, entry)
-            rows.append((key, *_job_value(m.group(1), entry.data, key)))
-            if len(rows) >= BATCH:
-                _write(kvs, rows)
+            name = m.group(1)
+            yield ("j", path, i, nblobs, key, name, *_job_value(name, entry.data, key))
             continue
         key = _key_of(path)
         parts = key.split(".")
         blobs.add(parts, entry)
         if parts[0] == PREFIX:
-            _own_entry(conn, st, entry, parts[1:])
+            table = _own_entry(st, entry, parts[1:])
+            if table is not None:
+                yield ("t", path, i, nblobs, entry.data, *table)
+            else:
+                yield ("o", path, i, nblobs)
             continue
         digest.add(entry)
         if st.legacy is not None and not st.streamed_format:
             _legacy(st, entry)
-        if entry.target is not None:
-            kind, text = "symlink", entry.target
-        elif len(parts) == 6 and parts[5] in ("jobspec", "R", "eventlog", "J") and is_job_dir(parts):
-            kind, text = _job_value(parts[5], entry.data, key)
-        else:
-            kind, text = _kind_for(key, entry.data)
-        if parts[0] in ("checkpoint", "admin") or key in _KEPT:
-            st.kept[key] = (kind, text)
-            if parts[0] == "checkpoint":
-                continue  # the new instance's own checkpoint is the one that counts
-        rows.append((key if flux_path(key) is not None else f"{FOREIGN}.{key}", kind, text))
-        if len(rows) >= BATCH:
+        yield ("e", path, i, nblobs, key, parts, entry.data, entry.target)
+    yield ("end", st)
+
+
+def _store(kvs, items: Iterable[tuple], on_entry) -> _Stream:
+    """The scanned entries into the database (see _scan); on_entry(entry,
+    count, blobs) sees each one first."""
+    conn = kvs.conn
+    rows: list[tuple[str, str, str]] = []
+    job = _JobDir(rows)
+    tables: dict = {}
+    kept: dict = {}
+    for item in items:
+        what, path = item[0], item[1]
+        if what == "end":
+            st = path
+            job.end()
             _write(kvs, rows)
-    _write(kvs, rows)
-    return st
+            st.tables = tables
+            st.kept = kept
+            return st
+        if on_entry is not None:
+            on_entry(Entry(path, target=item[7] if what == "e" else None), item[2], item[3])
+        if job.dir is not None and not path.startswith(job.dir):
+            job.end()
+            if len(rows) >= BATCH:
+                _write(kvs, rows)
+        if what == "j":
+            job.add(path, *item[4:])
+            continue
+        if what == "e":
+            key, parts, data, target = item[4:]
+            if target is not None:
+                kind, text = "symlink", target
+            elif len(parts) == 6 and parts[5] in ("jobspec", "R", "eventlog", "J") and is_job_dir(parts):
+                kind, text = _job_value(parts[5], data, key)
+            else:
+                kind, text = _kind_for(key, data)
+            if parts[0] in ("checkpoint", "admin") or key in _KEPT:
+                kept[key] = (kind, text)
+                if parts[0] == "checkpoint":
+                    continue  # the new instance's own checkpoint is the one that counts
+            row = (key if flux_path(key) is not None else f"{FOREIGN}.{key}", kind, text)
+            if job.dir is not None:  # (in the job's directory: its guest namespace's exec eventlog)
+                job.values.append(row)
+                continue
+            rows.append(row)
+            if len(rows) >= BATCH:
+                _write(kvs, rows)
+        elif what == "t":
+            _table_entry(conn, tables, path, *item[4:])
+    raise ArchiveError("the archive's reading ended early")  # (the scan always ends with "end")
+
+
+_CLEAN = '"name":"clean"'
+
+
+class _JobDir:
+    """The values of the job directory being read, held until it ends: an
+    inactive job's (its eventlog ends with clean) are stored packed, as the
+    job manager stores them once a job is inactive (stored.pack)."""
+
+    __slots__ = ("rows", "dir", "values", "inactive")
+
+    def __init__(self, rows: list) -> None:
+        self.rows = rows  # where the values go once the directory ends
+        self.dir: str | None = None  # "job/XXXX/XXXX/XXXX/XXXX/"
+        self.values: list[tuple[str, str, str]] = []
+        self.inactive = False
+
+    def add(self, path: str, key: str, name: str, kind: str, text: str) -> None:
+        d = path[:24]
+        if d != self.dir:
+            self.end()
+            self.dir = d
+        if name == "eventlog" and kind == "eventlog" and text.endswith("\n") \
+                and _CLEAN in text[text.rfind("\n", 0, len(text) - 1):]:
+            self.inactive = True
+        self.values.append((key, kind, text))
+
+    def end(self) -> None:
+        if self.values:
+            if self.inactive:
+                self.rows.extend((key, "z" + kind, pack(text)) if kind in ("json", "eventlog") else (key, kind, text)
+                                 for key, kind, text in self.values)
+            else:
+                self.rows.extend(self.values)
+            self.values = []
+        self.dir = None
+        self.inactive = False
 
 
 def _legacy(st, entry):
@@ -287,9 +386,10 @@ def _job_value(name, data, key):
     return "json", text
 
 
-def _own_entry(conn, st: _Stream, entry: Entry, rest: list[str]) -> None:
+def _own_entry(st: _Stream, entry: Entry, rest: list[str]) -> tuple[str, str | None] | None:
     """An entry under flux-lite/: the format and content records, an own key,
-    a derived table (format 1: one entry; streamed: chunks of its rows)."""
+    or a derived table's (format 1: one entry; streamed: chunks of its rows),
+    which is returned (name, chunk) for the store."""
     if entry.is_symlink:
         raise ArchiveError(f"{entry.path}: unknown flux-lite entry")
     if rest == ["format"] and st.nkeys == 1:
@@ -302,21 +402,24 @@ def _own_entry(conn, st: _Stream, entry: Entry, rest: list[str]) -> None:
             raise ArchiveError(f"{entry.path}: not a flux-lite dump {rest[0]} record") from None
         setattr(st, rest[0], value)
     elif len(rest) in (2, 3) and rest[0] == "tables":
-        _table_entry(conn, st, entry, rest[1], None if len(rest) == 2 else rest[2])
+        return rest[1], None if len(rest) == 2 else rest[2]
     elif len(rest) >= 2 and rest[0] == "kvs":
         st.own[".".join(rest[1:])] = (entry.path, entry.data)
     else:
         raise ArchiveError(f"{entry.path}: unknown flux-lite entry")
+    return None
 
 
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _table_entry(conn, st, entry, name, chunk):
+def _table_entry(conn, tables, path, data, name, chunk):
+    """A chunk of a derived table into the new database (tables: name ->
+    (index statements, columns) of those begun)."""
     if not _TABLE_NAME.fullmatch(name) or name == "kvs" or name.startswith("sqlite_"):
-        raise ArchiveError(f"{entry.path}: not a table flux-lite dumps")
+        raise ArchiveError(f"{path}: not a table flux-lite dumps")
     try:
-        table = json.loads(entry.data)
+        table = json.loads(data)
         if chunk is None or chunk == "000000":
             assert isinstance(table, dict) and isinstance(table.get("sql"), str)
             assert table["sql"].lstrip().upper().startswith("CREATE TABLE")
@@ -324,19 +427,29 @@ def _table_entry(conn, st, entry, name, chunk):
             conn.execute(table["sql"])
             rows = table["rows"]
             columns = table["columns"]
-            st.tables[name] = ([str(sql) for sql in table.get("indexes") or []], columns)
+            tables[name] = ([str(sql) for sql in table.get("indexes") or []], columns)
         else:
-            assert isinstance(table, list) and name in st.tables
+            assert isinstance(table, list) and name in tables
             rows = table
-            columns = st.tables[name][1]
+            columns = tables[name][1]
         if rows:
+            _packed_cells(rows)
             marks = ", ".join("?" * len(columns))
             cols = ", ".join(f'"{c}"' for c in columns)
             conn.executemany(f'INSERT INTO "{name}" ({cols}) VALUES ({marks})', rows)
     except (KeyError, TypeError, ValueError, AssertionError) as exc:
-        raise ArchiveError(f"{entry.path}: damaged table ({exc})") from None
+        raise ArchiveError(f"{path}: damaged table ({exc})") from None
     except sqlite3.Error as exc:  # a table that does not fit
-        raise ArchiveError(f"{entry.path}: {exc}") from None
+        raise ArchiveError(f"{path}: {exc}") from None
+
+
+def _packed_cells(rows) -> None:
+    """A table chunk's packed cells ({"z": base64}: dump._cell) back to the
+    bytes they were; TypeError/ValueError when damaged."""
+    for row in rows:
+        for i, cell in enumerate(row):
+            if type(cell) is dict:
+                row[i] = base64.b64decode(cell["z"], validate=True)
 
 
 def _from_flux_lite(st: _Stream) -> bool:
@@ -365,20 +478,21 @@ def _from_flux_lite(st: _Stream) -> bool:
 
 def restore(state_dir, entries: Iterable[Entry], *, force: bool = False, clock: str | None = None,
             config: dict | None = None, resources: dict | None = None, source: str = "archive",
-            on_entry: Callable[[Entry, int, int], None] | None = None) -> Restored:
+            on_entry: Callable[[Entry, int, int], None] | None = None, parallel: bool | None = None) -> Restored:
     """Create the instance at state_dir from an archive's entries, read as
     they come; on_entry(entry, keys, blobs) sees each one with the running
     counts (blobs lag by one, as Flux's do).
 
     resources: the keyword arguments of a fresh instance's resource set
     (size, hosts, cores, gpus) to use instead of the archive's resource/R
-    (Flux archives only).
+    (Flux archives only). parallel: read the archive in a second process
+    (default: where fork(2) is); on_entry is then called there.
     """
     counts: list[int] = []
 
     def populate(sd, kvs):
         with kvs.transaction():
-            st = _read(kvs, entries, on_entry)
+            st = _read(kvs, entries, on_entry, forked_available() if parallel is None else parallel)
             ours = _from_flux_lite(st)
             if not (ours and st.format_first):
                 st.blobs.job_dirs_from(kvs.conn)
@@ -485,13 +599,15 @@ def _check_jobs(conn) -> float:
     Returns the last time the archive's eventlogs record. (Read back from
     the database, BATCH rows at a time.)"""
     latest = 0.0
-    cur = conn.execute("SELECT key, kind, value FROM kvs WHERE kind = 'eventlog' "
+    cur = conn.execute("SELECT key, kind, value FROM kvs WHERE kind IN ('eventlog', 'zeventlog') "
                        "OR (key > 'job.' AND key < 'job/' AND (key LIKE '%.jobspec' OR key LIKE '%.R'))")
     while True:
         rows = cur.fetchmany(BATCH)
         if not rows:
             return latest
         for key, kind, text in rows:
+            if kind in PACKED:  # (an inactive job's, packed as it was read: _JobDir)
+                kind, text = decode_value(key, kind, text)
             name = key[len(FOREIGN) + 1:] if key.startswith(FOREIGN + ".") else key
             if kind == "eventlog":
                 try:

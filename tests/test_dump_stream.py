@@ -161,9 +161,10 @@ def test_restore_writes_in_batches_as_it_reads(many, tmp_path, monkeypatch):
             events.append(("read", 1))
             yield e
 
-    restoremod.restore(tmp_path / "copy", entries(), clock="virtual").close()
+    # (read here, in this process, so that the reads and the writes interleave in one list)
+    restoremod.restore(tmp_path / "copy", entries(), clock="virtual", parallel=False).close()
     writes = [n for kind, n in events if kind == "write"]
-    assert max(writes) <= 50
+    assert max(writes) <= 50 + 5  # a batch, and the rest of a job's directory (its 5 keys)
     assert len(writes) >= 4 * NJOBS // 50  # the jobs' keys went in batch after batch
     first_write = next(i for i, (kind, _) in enumerate(events) if kind == "write")
     nreads = sum(1 for kind, _ in events if kind == "read")

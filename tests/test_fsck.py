@@ -24,6 +24,17 @@ def raw(flux, key):
     return decode_value(key, kind, value)[1]
 
 
+@pytest.fixture(autouse=True, params=["one process", "two processes"])
+def processes(request, monkeypatch):
+    """Every check also with the history split between two processes
+    (fsck forks a second one for a large history: here for any)."""
+    from flux_lite import fsck
+
+    if request.param == "two processes":
+        monkeypatch.setattr(fsck, "PARALLEL_MIN_JOBS", 1)
+    return request.param
+
+
 @pytest.fixture
 def busy(flux):
     ids = [flux.submit("-t", "1h", "sleep", "inf"), flux.submit("-N2", "-t", "1h", "sleep", "inf"),

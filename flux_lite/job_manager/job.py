@@ -210,8 +210,14 @@ class Job:
         (a resource-update copies it before changing it)."""
         job = cls(jobid, jobspec)
         for entry in entries:
-            if entry["name"] == "alloc" and R is not None and job.R is None:
-                job.R = R
+            if entry["name"] == "alloc":
+                if R is not None and job.R is None:
+                    job.R = R
+                ctx = entry.get("context")
+                if ctx and "annotations" in ctx:
+                    # adopted, not copied (apply's rule for the job's own): the
+                    # entries are a fresh decode the caller does not keep
+                    job.annotations = ctx["annotations"]
             job.apply(entry)
         if job.R is None and R is not None and job.state & (RUNNING | INACTIVE):
             job.R = R
