@@ -9,7 +9,7 @@ from flux_lite.cli.words import prog
 from flux_lite import archive
 from flux_lite import config as configmod
 from flux_lite import restore as restoremod
-from flux_lite.dump import entries
+from flux_lite.dump import batched_entries
 from flux_lite.instance import resolve_state_dir
 
 
@@ -22,17 +22,20 @@ class _Progress:
         self.quiet = quiet
         self.verbose = verbose
         self.open = False
+        self.hundreds = 0  # count // 100 when the line was last shown
 
     def due(self, count):
         """Is the line shown at this count? (Asked first: a dump of a million
-        jobs passes here five million times.)"""
-        return (count % 100 == 0 or count < 10) and not (self.quiet or self.verbose)
+        jobs passes here five million times. The count may also jump by a
+        batch of keys: the line is shown once it has passed a hundred.)"""
+        return (count < 10 or count // 100 != self.hundreds) and not (self.quiet or self.verbose)
 
     def show(self, text, count):
         if self.due(count):
             sys.stderr.write(f"\r{self.prog}: {text}")
             sys.stderr.flush()
             self.open = True
+            self.hundreds = count // 100
 
     def end(self, text):
         if not self.quiet and not self.verbose:
@@ -69,11 +72,12 @@ def dump(ctx, verbose, quiet, checkpoint, outfile):
         elif progress.due(n):
             progress.show(f"archived {n} keys", n)
 
-    # the archive is written as the instance is read, a batch of jobs at a time
+    # the archive is written as the instance is read, a batch of jobs at a
+    # time (made by two processes, unless each key is listed as it goes)
     with read_session(ctx) as broker:
         try:
-            n = archive.write(outfile, entries(broker, checkpoint=checkpoint), stdout=sys.stdout.buffer,
-                              on_entry=on_entry)
+            n = archive.write(outfile, batched_entries(broker, checkpoint=checkpoint), stdout=sys.stdout.buffer,
+                              on_entry=on_entry, parallel=not verbose)
         except BaseException:
             progress.abort()
             raise

@@ -27,7 +27,7 @@ from typing import Any
 
 from flux_lite import archive, restore as restoremod, study, workload
 from flux_lite import config as configmod
-from flux_lite.dump import entries as dump_entries
+from flux_lite.dump import batched_entries as dump_entries
 from flux_lite.instance import Instance
 
 Progress = Callable[[int, int], None]
@@ -100,7 +100,8 @@ def dump(instance: Instance, path: str | os.PathLike[str], *, checkpoint: bool =
     archive.check_output(out)
     with instance.read_session() as broker:
         return archive.write(out, dump_entries(broker, checkpoint=checkpoint),
-                             on_entry=None if progress is None else (lambda _entry, n: progress(n, 0)))
+                             on_entry=None if progress is None else (lambda _entry, n: progress(n, 0)),
+                             parallel=True)
 
 
 def restore(path: str | os.PathLike[str], state_dir: str | os.PathLike[str], *, force: bool = False,

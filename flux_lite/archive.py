@@ -26,6 +26,7 @@ import os
 import stat
 import tarfile
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from dataclasses import dataclass
 from zlib import adler32
 
@@ -50,6 +51,46 @@ class Entry:
     @property
     def is_symlink(self) -> bool:
         return self.target is not None
+
+
+@dataclass
+class Batch:
+    """Entries to be made by make(arg) where the writer chooses: in its own
+    process, or (a tar written with parallel=True) in a second one while it
+    makes the next batch itself. make is a module-level function and arg
+    plain data (both are sent to the other process); make returns (entries,
+    extra), and then(extra), when given, is called in the writer's process,
+    batch after batch in order, once the batch's entries are written."""
+
+    make: Callable[[Any], tuple[list[Entry], Any]]
+    arg: Any
+    then: Callable[[Any], None] | None = None
+
+
+class _Sync:
+    """See SYNC."""
+
+
+# in a stream of entries and batches: every batch before it is written, its
+# then() called, before the stream is asked for the next item (what the
+# stream makes next depends on them)
+SYNC = _Sync()
+
+Item = Entry | Batch | _Sync  # what write() takes
+
+
+def expand(items: Iterable[Item]) -> Iterator[Entry]:
+    """A stream of entries and batches as entries only (each batch made here)."""
+    for item in items:
+        if item is SYNC:
+            continue
+        if type(item) is Batch:
+            made, extra = item.make(item.arg)
+            yield from made
+            if item.then is not None:
+                item.then(extra)
+        else:
+            yield item  # type: ignore[misc]
 
 
 # -- writing --------------------------------------------------------------------
@@ -90,17 +131,19 @@ def encode(entries: Iterable[Entry], container: str, compression: str | None = N
     return buf.getvalue()
 
 
-def write_stream(out, entries: Iterable[Entry], container: str, compression: str | None = None,
-                 uid: int = 0, gid: int = 0, on_entry: Callable[[Entry, int], None] | None = None) -> int:
-    """Write entries to the binary file out as they come; returns their number.
-    on_entry(entry, n) sees each one once it is written."""
+def write_stream(out, entries: Iterable[Item], container: str, compression: str | None = None,
+                 uid: int = 0, gid: int = 0, on_entry: Callable[[Entry | None, int], None] | None = None,
+                 parallel: bool = False) -> int:
+    """Write entries (and batches of them) to the binary file out as they
+    come; returns their number. on_entry(entry, n) sees each one once it is
+    written (None for a batch made in a second process: see _write_tar)."""
     sink = _compressing(out, compression)
     if container == "tar":
-        n = _write_tar(sink, entries, uid, gid, on_entry)
+        n = _write_tar(sink, entries, uid, gid, on_entry, parallel)
     elif container == "zip":
-        n = _write_zip(sink, entries, on_entry)
+        n = _write_zip(sink, expand(entries), on_entry)
     elif container == "cpio":
-        n = _write_cpio(sink, entries, uid, gid, on_entry)
+        n = _write_cpio(sink, expand(entries), uid, gid, on_entry)
     else:  # pragma: no cover - write_format never yields another
         raise ArchiveError(f"unknown archive container {container}")
     if sink is not out:
@@ -179,73 +222,148 @@ def _pax_header(e, uid, gid):
 
 
 
-def _write_tar(out, entries, uid, gid, on_entry):
-    """A tar archive: plain ustar headers (pax only for entries that need
-    it), as libarchive's "pax restricted" format that flux dump writes.
+class _TarEncoder:
+    """Entries as tar blocks: plain ustar headers (pax only for entries that
+    need it), as libarchive's "pax restricted" format that flux dump writes.
 
     The common header (an ASCII name of at most 100 bytes) is put together
     from pieces made once, its checksum from theirs: a dump writes millions."""
-    ids = b"000644 \0" + b"%06o \0" % uid + b"%06o \0" % gid
-    tail = b"ustar\x0000" + bytes(64) + b"000000 \0" * 2 + bytes(167)
-    fast = 0 <= uid < 0o777777 and 0 <= gid < 0o777777
-    base = sum(ids) + sum(tail) + 8 * 32  # (the checksum field counts as spaces)
-    names = bytes(100)
-    times: dict[int, tuple[bytes, int]] = {}
-    link0 = bytes(100)
-    pending: list[bytes] = []
-    size = 0
-    n = 0
-    for e in entries:
+
+    def __init__(self, uid: int, gid: int) -> None:
+        self.uid, self.gid = uid, gid
+        self.ids = b"000644 \0" + b"%06o \0" % uid + b"%06o \0" % gid
+        self.tail = b"ustar\x0000" + bytes(64) + b"000000 \0" * 2 + bytes(167)
+        self.fast = 0 <= uid < 0o777777 and 0 <= gid < 0o777777
+        self.base = sum(self.ids) + sum(self.tail) + 8 * 32  # (the checksum field counts as spaces)
+        self.times: dict[int, tuple[bytes, int]] = {}
+
+    def add(self, e: Entry, pending: list[bytes]) -> int:
+        """Append e's blocks to pending; returns their size."""
         target = e.target
         header = None
         path = e.path
-        if fast and len(path) <= 100 and path.isascii():
+        if self.fast and len(path) <= 100 and path.isascii():
             raw = path.encode()
             if target is None:
                 body = e.data
                 blen = len(body)
                 mt = int(e.mtime)
-                tm = times.get(mt)
+                tm = self.times.get(mt)
                 if tm is None and 0 <= mt < 0o77777777777:
                     field = b"%011o " % mt
-                    tm = times[mt] = (field, sum(field))
+                    tm = self.times[mt] = (field, sum(field))
                 if tm is not None and blen < 0o77777777777:
                     sz = b"%011o " % blen
-                    head = raw + names[len(raw):] + ids + sz + tm[0]
-                    chk = base + sum(raw) + sum(sz) + tm[1] + 48  # (typeflag '0')
-                    header = b"".join((head, b"%06o\0 " % chk, b"0", link0, tail))
+                    head = raw + _NAMES[len(raw):] + self.ids + sz + tm[0]
+                    chk = self.base + sum(raw) + sum(sz) + tm[1] + 48  # (typeflag '0')
+                    header = b"".join((head, b"%06o\0 " % chk, b"0", _LINK0, self.tail))
             else:
                 body = b""
                 if len(target) <= 100 and target.isascii():
                     link = target.encode()
                     field = b"%011o " % 0
-                    head = raw + names[len(raw):] + ids + field + field
-                    chk = base + sum(raw) + 2 * sum(field) + 50 + sum(link)  # (typeflag '2')
-                    header = b"".join((head, b"%06o\0 " % chk, b"2", link + link0[len(link):], tail))
+                    head = raw + _NAMES[len(raw):] + self.ids + field + field
+                    chk = self.base + sum(raw) + 2 * sum(field) + 50 + sum(link)  # (typeflag '2')
+                    header = b"".join((head, b"%06o\0 " % chk, b"2", link + _LINK0[len(link):], self.tail))
         if header is None:
             if target is not None:
-                header = _ustar_header(e.path, 0, 0, uid, gid, target)
+                header = _ustar_header(e.path, 0, 0, self.uid, self.gid, target)
                 body = b""
             else:
-                header = _ustar_header(e.path, len(e.data), int(e.mtime), uid, gid)
+                header = _ustar_header(e.path, len(e.data), int(e.mtime), self.uid, self.gid)
                 body = e.data
             if header is None:
-                header = _pax_header(e, uid, gid)
+                header = _pax_header(e, self.uid, self.gid)
         pending.append(header)
-        size += 512
+        size = len(header)
         if body:
             pending.append(body)
             pad = -len(body) % 512
             if pad:
                 pending.append(_ZERO_BLOCK[:pad])
             size += len(body) + pad
-        if size >= _FLUSH_AT:
-            out.write(b"".join(pending))
-            pending.clear()
-            size = 0
-        n += 1
+        return size
+
+    def made(self, make, arg) -> tuple[bytes, int, Any]:
+        """A batch's entries made (make(arg)) and encoded: (blocks, count, extra)."""
+        made, extra = make(arg)
+        pending: list[bytes] = []
+        for e in made:
+            self.add(e, pending)
+        return b"".join(pending), len(made), extra
+
+
+_NAMES = bytes(100)
+_LINK0 = bytes(100)
+
+
+def _write_tar(out, entries, uid, gid, on_entry, parallel=False):
+    """A tar archive of entries (and batches: see Batch). With parallel, a
+    second process makes and encodes every other batch while this one does
+    the next (flux_lite.forked.worker); on_entry then sees None for the
+    entries of a batch, once, with the count after it."""
+    enc = _TarEncoder(uid, gid)
+    pending: list[bytes] = []
+    size = 0
+    n = 0
+    helper = None
+    waiting: Batch | None = None  # the batch the helper is making
+
+    def write_batch(item, blocks, count, extra):
+        nonlocal n
+        out.write(blocks)
+        n += count
+        if item.then is not None:
+            item.then(extra)
         if on_entry is not None:
-            on_entry(e, n)
+            on_entry(None, n)
+
+    def collect():
+        nonlocal waiting
+        item, waiting = waiting, None
+        write_batch(item, *helper.result())
+
+    try:
+        for e in entries:
+            if e is SYNC:
+                if waiting is not None:
+                    collect()
+                continue
+            if type(e) is Batch:
+                if size:
+                    out.write(b"".join(pending))
+                    pending.clear()
+                    size = 0
+                if not parallel:
+                    write_batch(e, *enc.made(e.make, e.arg))
+                    continue
+                if helper is None:
+                    from flux_lite.forked import worker
+
+                    helper = worker(lambda request: enc.made(*request))
+                if waiting is None:
+                    helper.submit((e.make, e.arg))
+                    waiting = e
+                else:
+                    mine = enc.made(e.make, e.arg)  # (while the helper makes the one before)
+                    collect()
+                    write_batch(e, *mine)
+                continue
+            if waiting is not None:
+                collect()
+            size += enc.add(e, pending)
+            if size >= _FLUSH_AT:
+                out.write(b"".join(pending))
+                pending.clear()
+                size = 0
+            n += 1
+            if on_entry is not None:
+                on_entry(e, n)
+        if waiting is not None:
+            collect()
+    finally:
+        if helper is not None:
+            helper.close()
     pending.append(bytes(1024))
     out.write(b"".join(pending))
     return n
@@ -309,10 +427,11 @@ def check_output(path: str) -> None:
         raise ArchiveError(f"Failed to open '{path}'")
 
 
-def write(path: str, entries: Iterable[Entry], stdout=None,
-          on_entry: Callable[[Entry, int], None] | None = None) -> int:
-    """Write entries to path in the format its extension names ('-': stdout),
-    as they come; returns their number.
+def write(path: str, entries: Iterable[Item], stdout=None,
+          on_entry: Callable[[Entry | None, int], None] | None = None, parallel: bool = False) -> int:
+    """Write entries (and batches: Batch) to path in the format its
+    extension names ('-': stdout), as they come; returns their number.
+    parallel: a tar's batches are made by two processes (see _write_tar).
 
     The file appears whole or not at all: it is written beside its final name
     and renamed into place.
@@ -320,7 +439,7 @@ def write(path: str, entries: Iterable[Entry], stdout=None,
     container, compression = write_format(path)
     uid, gid = os.getuid(), os.getgid()
     if path == "-":
-        n = write_stream(stdout, entries, container, compression, uid, gid, on_entry)
+        n = write_stream(stdout, entries, container, compression, uid, gid, on_entry, parallel)
         stdout.flush()
         return n
     directory = os.path.dirname(os.path.abspath(path))
@@ -331,7 +450,7 @@ def write(path: str, entries: Iterable[Entry], stdout=None,
         raise ArchiveError(f"Failed to open '{path}'") from None
     try:
         with f:
-            n = write_stream(f, entries, container, compression, uid, gid, on_entry)
+            n = write_stream(f, entries, container, compression, uid, gid, on_entry, parallel)
         os.replace(tmp, path)
     except BaseException as exc:
         try:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 
 from flux_lite import __version__, access
-from flux_lite.archive import Entry
+from flux_lite.archive import SYNC, Batch, Entry, Item, expand
 from flux_lite.formats import eventlog
 from flux_lite.formats.jobid import kvs_key, kvs_namespace
 from flux_lite.formats.signed import sign_none
@@ -104,7 +104,18 @@ def collect(broker, checkpoint: bool = False) -> list[Entry]:
 
 def entries(broker, checkpoint: bool = False) -> Iterator[Entry]:
     """The archive entries for the instance as it is now (inside a session),
-    produced as they are written: a bounded number of jobs is read at a time.
+    produced as they are written: a bounded number of jobs is read at a time
+    (batched_entries(), every batch made here)."""
+    return expand(batched_entries(broker, checkpoint))
+
+
+JOBS_PER_BATCH = 256  # job directories per archive.Batch
+
+
+def batched_entries(broker, checkpoint: bool = False) -> Iterator[Item]:
+    """entries(), with the jobs' entries in archive.Batch items (JOBS_PER_BATCH
+    job directories each, read here: a writer may make their entries in a
+    second process; see archive.write's parallel).
 
     Order: flux-lite/format (so that a restore knows at once what it reads),
     Flux's keys (the admin and checkpoint keys, resource/, one job directory
@@ -171,8 +182,20 @@ def entries(broker, checkpoint: bool = False) -> Iterator[Entry]:
         yield flux(e)
 
     # the jobs, one directory at a time, beside their state in the index
-    for e in _job_entries(conn, now, own):
-        yield flux(e)
+    def then(extra):
+        total, more_own = extra
+        digest.total += total
+        own.extend(more_own)
+
+    batch: list = []
+    for job in _job_dirs(conn):
+        batch.append(job)
+        if len(batch) >= JOBS_PER_BATCH:
+            yield Batch(_make_jobs, (now, batch), then)
+            batch = []
+    if batch:
+        yield Batch(_make_jobs, (now, batch), then)
+    yield SYNC  # (the digest below counts every batch's entries)
 
     # keys of a Flux archive flux-lite has no use for, back under their names
     for key, kind, value in kvs.rows(FOREIGN):
@@ -191,19 +214,22 @@ def entries(broker, checkpoint: bool = False) -> Iterator[Entry]:
     yield from _table_entries(conn, now)
 
 
-def _job_entries(conn, now, own) -> Iterator[Entry]:
-    """Each job's entries: J (signed as Flux writes an unsigned job), R,
-    eventlog, jobspec, its guest namespace; the exec system's part made up
-    from the state in the index (a running job's guest namespace is a
-    symlink; once the job is inactive its exec eventlog is in its directory)."""
+def _job_dirs(conn) -> Iterator[tuple]:
+    """Each job directory's rows as stored, beside the job's state in the
+    index: (jobdir, rows, state, started) in id order, started only for an
+    active job (an inactive one's eventlog says it itself). A key under job.
+    outside any job directory comes as (None, [its row], None, False): it is
+    flux-lite's own."""
     states = iter(conn.execute("SELECT id, state FROM jobs ORDER BY id"))
     pending = next(states, None)
     rows = conn.execute("SELECT key, kind, value FROM kvs WHERE key > 'job.' AND key < 'job/' ORDER BY key")
+
+    def alone(state):  # a job in the index without keys
+        return (kvs_key(state[0]), [], state, state[1] != INACTIVE and _started(conn, state[0]))
+
     group: list[tuple[str, str, str]] = []
     jobdir = None
     for row in itertools.chain(rows, [None]):
-        if row is not None and row[1] in PACKED:
-            row = _plain(*row)
         key: str = row[0] if row is not None else ""
         if row is not None and key[:_JOB_DIR_LEN] == jobdir and (len(key) == _JOB_DIR_LEN or key[_JOB_DIR_LEN] == "."):
             group.append(row)
@@ -211,12 +237,12 @@ def _job_entries(conn, now, own) -> Iterator[Entry]:
         if jobdir is not None:
             jobid = _jobid_of(jobdir)
             while pending is not None and pending[0] < jobid:
-                yield from _job_dir(conn, kvs_key(pending[0]), [], pending, now, own)
+                yield alone(pending)
                 pending = next(states, None)
             state = None
             if pending is not None and pending[0] == jobid:
                 state, pending = pending, next(states, None)
-            yield from _job_dir(conn, jobdir, group, state, now, own)
+            yield (jobdir, group, state, state is not None and state[1] != INACTIVE and _started(conn, jobid))
             group = []
             jobdir = None
         if row is None:
@@ -225,16 +251,38 @@ def _job_entries(conn, now, own) -> Iterator[Entry]:
             jobdir = key[:_JOB_DIR_LEN]
             group.append(row)
         else:
-            own.append(row)  # job.* keys outside any job directory: flux-lite's own
+            yield (None, [row], None, False)  # job.* keys outside any job directory: flux-lite's own
     while pending is not None:
-        yield from _job_dir(conn, kvs_key(pending[0]), [], pending, now, own)
+        yield alone(pending)
         pending = next(states, None)
 
 
-def _job_dir(conn, jobdir, rows, state, now, own) -> Iterator[Entry]:
+def _make_jobs(arg) -> tuple[list[Entry], tuple[int, list]]:
+    """A Batch's entries: each job's (see _job_dir), and (the digest of them
+    as ContentDigest adds it, the rows that are flux-lite's own)."""
+    now, jobs = arg
+    made: list[Entry] = []
+    own: list = []
+    digest = ContentDigest()
+    for jobdir, rows, state, started in jobs:
+        if jobdir is None:
+            own.extend(_plain(*row) for row in rows)
+            continue
+        for e in _job_dir(jobdir, rows, state, started, now, own):
+            digest.add(e)
+            made.append(e)
+    return made, (digest.total, own)
+
+
+def _job_dir(jobdir, rows, state, started, now, own) -> Iterator[Entry]:
+    """One job's entries: J (signed as Flux writes an unsigned job), R,
+    eventlog, jobspec, its guest namespace; the exec system's part made up
+    from the state in the index (a running job's guest namespace is a
+    symlink; once the job is inactive its exec eventlog is in its directory)."""
     has_guest = False
     log_text = ""
     n = _JOB_DIR_LEN + 1
+    rows = [_plain(*row) if row[1] in PACKED else row for row in rows]
     for key, _kind, value in rows:
         if key[n:] == "eventlog":
             log_text = value
@@ -259,7 +307,7 @@ def _job_dir(conn, jobdir, rows, state, now, own) -> Iterator[Entry]:
     if state is None or has_guest:
         return
     if state[1] != INACTIVE:
-        if _started(conn, state[0]):
+        if started:
             yield Entry(dirpath + "/guest", target=f"{kvs_namespace(_jobid_of(jobdir))}::.", mtime=0)
     elif log_text:
         # (an inactive job that never started, or never finished, has none)

@@ -23,7 +23,7 @@ import pickle
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from flux_lite.errors import FluxLiteError
 
@@ -102,6 +102,92 @@ class forked:  # noqa: N801 - used as a function: `with forked(produce) as items
         close = getattr(self._items, "close", None)
         if close is not None:
             close()
+
+
+class worker:  # noqa: N801 - used as a function: `helper = worker(fn)`
+    """fn applied in a child process to the requests submitted, one at a
+    time: submit(request), then result() (fn's value, or its error raised
+    here as forked's are). The caller does other work between the two; a
+    request and a result are pickled. close() ends the child."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.pid = 0
+        if not available():
+            self._pending: list = []
+            return
+        r1, w1 = os.pipe()  # requests
+        r2, w2 = os.pipe()  # results
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(w1)
+            os.close(r2)
+            _serve(fn, r1, w2)
+        os.close(r1)
+        os.close(w2)
+        self.pid = pid
+        self._to = os.fdopen(w1, "wb", buffering=_PIPE_BUFFER)
+        self._from = os.fdopen(r2, "rb", buffering=_PIPE_BUFFER)
+
+    def submit(self, request: Any) -> None:
+        if not self.pid:
+            self._pending.append(request)
+            return
+        pickle.dump(request, self._to, pickle.HIGHEST_PROTOCOL)
+        self._to.flush()
+
+    def result(self) -> Any:
+        if not self.pid:
+            return self.fn(self._pending.pop(0))
+        try:
+            what, payload = pickle.load(self._from)
+        except EOFError:
+            self.close()
+            raise FluxLiteError("a helper process ended before its work was done") from None
+        if what != "result":
+            self.close()
+            raise _rebuilt(*payload)
+        return payload
+
+    def close(self) -> None:
+        if self.pid:
+            pid, self.pid = self.pid, 0
+            for f in (self._to, self._from):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+
+
+def _serve(fn, r, w) -> None:
+    code = 0
+    inp = os.fdopen(r, "rb", buffering=_PIPE_BUFFER)
+    out = os.fdopen(w, "wb", buffering=_PIPE_BUFFER)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        while True:
+            try:
+                request = pickle.load(inp)
+            except EOFError:
+                break  # closed: the work is over
+            pickle.dump(("result", fn(request)), out, pickle.HIGHEST_PROTOCOL)
+            out.flush()
+    except FluxLiteError as exc:
+        _send_error(out, [], type(exc), exc.message, exc.errno)
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
+        _send_error(out, [], None, f"{type(exc).__name__}: {exc}", None)
+        code = 1
+    finally:
+        try:
+            out.flush()
+        except BaseException:  # noqa: BLE001 - the parent has gone
+            code = 1
+        os._exit(code)
 
 
 def _child(produce, w, batch) -> None:

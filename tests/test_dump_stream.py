@@ -65,11 +65,14 @@ def many(flux):
     return flux
 
 
-def test_dump_reads_a_bounded_number_of_rows_before_writing(many):
-    """The first job's entries come out after a few rows were read: the
-    archive is made as the instance is read, not after reading all of it."""
+def test_dump_reads_a_bounded_number_of_rows_before_writing(many, monkeypatch):
+    """The first job's entries come out after a batch of jobs' rows were
+    read: the archive is made as the instance is read, not after reading
+    all of it."""
     from flux_lite import dump
     from flux_lite.instance import Instance
+
+    monkeypatch.setattr(dump, "JOBS_PER_BATCH", 4)
 
     inst = Instance.open(many.state_dir)
     try:
@@ -83,8 +86,8 @@ def test_dump_reads_a_bounded_number_of_rows_before_writing(many):
                     seen.append(entry.path)
                     if entry.path.startswith("job/") and entry.path.endswith("/jobspec"):
                         break
-                # one job's rows (4), the instance's few keys, the first index rows
-                assert counting.rows < 40, counting.rows
+                # a batch's rows (4 jobs, 4 keys each), the instance's few keys, the first index rows
+                assert counting.rows < 50, counting.rows
                 assert len(seen) < 20
                 rest = sum(1 for _ in stream)
                 assert counting.rows > 4 * NJOBS  # (and then all of them)
@@ -264,3 +267,29 @@ def test_format_1_dump_restores_as_flux_lite(many, tmp_path):
     stale = Flux(tmp_path / "stale")
     stale("restore", "-q", "--clock=virtual", str(path))
     assert "broker.info[0]: flux-lite state in the archive is older than its content: ignored" in stale.dmesg()
+
+
+def test_parallel_dump_writes_the_same_archive(many, tmp_path, monkeypatch):
+    """Job batches made by two processes (every other one by the helper)
+    give byte for byte the archive one process writes, the content digest
+    included."""
+    from flux_lite import archive, dump
+    from flux_lite.instance import Instance
+
+    monkeypatch.setattr(dump, "JOBS_PER_BATCH", 7)  # many batches, an odd number
+    outs = {}
+    for parallel in (False, True):
+        out = tmp_path / f"{parallel}.tar"
+        inst = Instance.open(many.state_dir)
+        try:
+            with inst.read_session() as broker:
+                seen = []
+                n = archive.write(str(out), dump.batched_entries(broker), parallel=parallel,
+                                  on_entry=lambda e, k: seen.append(k))
+        finally:
+            inst.close()
+        assert seen[-1] == n and seen == sorted(seen)
+        outs[parallel] = out.read_bytes()
+    assert outs[True] == outs[False]
+    entries = archive.parse(outs[True])
+    assert sum(1 for e in entries if e.path.endswith("/eventlog") and e.path.count("/") == 5) == NJOBS

@@ -105,3 +105,36 @@ def test_the_child_works_while_the_parent_does(tmp_path):
             time.sleep(0.01)
         assert mark.exists()
         assert list(items) == [1]
+
+
+def test_worker_answers_requests_in_another_process():
+    helper = forkedmod.worker(lambda request: (request * 2, os.getpid()))
+    try:
+        helper.submit(21)
+        helper.submit(4)  # (a second request may wait in line)
+        first, second = helper.result(), helper.result()
+        assert (first[0], second[0]) == (42, 8)
+        assert first[1] == second[1] != os.getpid()
+    finally:
+        helper.close()
+
+
+def test_worker_error_comes_back_as_its_class():
+    def fn(request):
+        raise ArchiveError(f"bad request {request}")
+
+    helper = forkedmod.worker(fn)
+    try:
+        helper.submit(1)
+        with pytest.raises(ArchiveError, match="^bad request 1$"):
+            helper.result()
+    finally:
+        helper.close()
+
+
+def test_worker_without_fork_answers_here(monkeypatch):
+    monkeypatch.setattr(forkedmod, "available", lambda: False)
+    helper = forkedmod.worker(lambda request: (request, os.getpid()))
+    helper.submit("x")
+    assert helper.result() == ("x", os.getpid())
+    helper.close()
