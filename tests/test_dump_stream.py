@@ -283,9 +283,9 @@ def test_parallel_dump_writes_the_same_archive(many, tmp_path, monkeypatch):
         inst = Instance.open(many.state_dir)
         try:
             with inst.read_session() as broker:
-                seen = []
+                seen: list[int] = []
                 n = archive.write(str(out), dump.batched_entries(broker), parallel=parallel,
-                                  on_entry=lambda e, k: seen.append(k))
+                                  on_entry=lambda e, k, seen=seen: seen.append(k))
         finally:
             inst.close()
         assert seen[-1] == n and seen == sorted(seen)
