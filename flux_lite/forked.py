@@ -41,10 +41,13 @@ def available() -> bool:
 class forked:  # noqa: N801 - used as a function: `with forked(produce) as items:`
     """produce()'s items, made in a child process started at once (see the
     module's note): the caller does its own work meanwhile, then iterates.
+    Items are sent batch items at a time, and at once after an item that
+    heavy(item) says is large.
     Leaving the with block (or close()) kills a child still running and
     reaps it."""
 
-    def __init__(self, produce: Callable[[], Iterator[T]], batch: int = BATCH) -> None:
+    def __init__(self, produce: Callable[[], Iterator[T]], batch: int = BATCH,
+                 heavy: Callable[[T], bool] | None = None) -> None:
         self.pid = 0
         self._items: Iterator = iter(())
         if not available():
@@ -54,7 +57,7 @@ class forked:  # noqa: N801 - used as a function: `with forked(produce) as items
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(r)
-            _child(produce, w, batch)
+            _child(produce, w, batch, heavy)
         os.close(w)
         self.pid = pid
         self._items = self._receive(os.fdopen(r, "rb", buffering=_PIPE_BUFFER))
@@ -190,7 +193,7 @@ def _serve(fn, r, w) -> None:
         os._exit(code)
 
 
-def _child(produce, w, batch) -> None:
+def _child(produce, w, batch, heavy) -> None:
     code = 0
     out = os.fdopen(w, "wb", buffering=_PIPE_BUFFER)
     items: list = []
@@ -198,7 +201,8 @@ def _child(produce, w, batch) -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # ^C: the parent reports it, once
         for item in produce():
             items.append(item)
-            if len(items) >= batch:
+            # (a heavy item goes at once: a batch of them would be held whole on both sides)
+            if len(items) >= batch or (heavy is not None and heavy(item)):
                 pickle.dump(("items", items), out, pickle.HIGHEST_PROTOCOL)
                 items = []
         if items:

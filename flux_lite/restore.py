@@ -211,8 +211,13 @@ def _read(kvs, entries: Iterable[Entry], on_entry, parallel: bool = False) -> _S
     second process (flux_lite.forked) while this one stores."""
     if not parallel:
         return _store(kvs, _scan(entries), on_entry)
-    with forked(lambda: _scan(entries)) as items:
+    with forked(lambda: _scan(entries), heavy=_heavy) as items:
         return _store(kvs, items, on_entry)
+
+
+def _heavy(item: tuple) -> bool:
+    """A chunk of a table (up to TABLE_CHUNK rows): sent on its own."""
+    return item[0] == "t"
 
 
 def _scan(entries: Iterable[Entry]) -> Iterator[tuple]:

@@ -138,3 +138,27 @@ def test_worker_without_fork_answers_here(monkeypatch):
     helper.submit("x")
     assert helper.result() == ("x", os.getpid())
     helper.close()
+
+
+def test_a_heavy_item_is_sent_at_once():
+    """A large item is not held back for a batch (both sides would hold the
+    whole batch): the parent gets it while the child goes on."""
+    import signal
+
+    def produce():
+        yield ("t", b"x" * 4096)
+        while True:  # (more would come, slowly)
+            time.sleep(1)
+            yield ("j", b"")
+
+    def timeout(*_):
+        raise AssertionError("the heavy item was held back")
+
+    old = signal.signal(signal.SIGALRM, timeout)
+    signal.alarm(10)
+    try:
+        with forkedmod.forked(produce, batch=512, heavy=lambda item: item[0] == "t") as items:
+            assert next(iter(items)) == ("t", b"x" * 4096)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
