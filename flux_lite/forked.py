@@ -204,6 +204,7 @@ def _child(produce, w, batch, heavy) -> None:
             # (a heavy item goes at once: a batch of them would be held whole on both sides)
             if len(items) >= batch or (heavy is not None and heavy(item)):
                 pickle.dump(("items", items), out, pickle.HIGHEST_PROTOCOL)
+                out.flush()  # (the parent has them at once)
                 items = []
         if items:
             pickle.dump(("items", items), out, pickle.HIGHEST_PROTOCOL)
