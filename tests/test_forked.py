@@ -68,15 +68,14 @@ def test_a_parent_that_stops_early_stops_the_child(tmp_path):
         i = 0
         while True:  # never ends by itself
             i += 1
-            if i % 1000 == 0:
-                mark.write_text(str(i))
+            mark.write_text(str(i))
             yield b"%099d" % i  # (distinct objects: pickle would send one repeated object once)
 
     it = forkedmod.forked(produce, batch=100)
     assert [next(it) for _ in range(10)] == [b"%099d" % i for i in range(1, 11)]
     time.sleep(0.3)  # (the child runs on by itself: a real process, so a real wait)
     made = int(mark.read_text())
-    assert made < 200000  # blocked on the pipe, not running on
+    assert 10 <= made < 20000  # blocked on the pipe (and its buffers), not running on
     pid = it.pid
     it.close()  # kills and reaps the child: no zombie, no hang
     with pytest.raises(ChildProcessError):
