@@ -564,13 +564,18 @@ class JobIndex:
         requests outstanding, jobs holding resources. Each query reads an
         index range, never the pending jobs' rows."""
         conn = self.conn
-        queued = conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0",
-                              (sched_state,)).fetchone()[0]
+        queued = self.queue_length(sched_state)
         pending = conn.execute(f"SELECT count(*) FROM jobs WHERE {_in_states(ACTIVE)} AND alloc_pending = 1"
                                ).fetchone()[0]
         running = conn.execute(f"SELECT count(*) FROM jobs WHERE {_in_states(_HOLDING)} AND has_resources = 1"
                                ).fetchone()[0]
         return {"queue_length": queued, "alloc_pending": pending, "running": running}
+
+    def queue_length(self, sched_state: int) -> int:
+        """SCHED jobs with a priority and no request outstanding (alloc_counts'
+        first count, alone: its running count reads every running job's row)."""
+        return self.conn.execute("SELECT count(*) FROM jobs WHERE state = ? AND alloc_pending = 0 AND priority > 0",
+                                 (sched_state,)).fetchone()[0]
 
     def count_active(self, state_mask: int) -> int:
         """Active jobs in these states, from the columns (call save() first)."""
