@@ -24,6 +24,7 @@ from typing import Any
 
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import jj, jsontext
+from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import Rset, compact_R
 from flux_lite.job_manager.job import ACTIVE, CLEANUP, INACTIVE, PENDING, RESULT_NAMES, RUN, RUNNING, STATE_NAMES, Job
 from flux_lite.notices import notice
@@ -638,7 +639,7 @@ class JobIndex:
 
                 check_R(R)
             except (ValueError, RecursionError):
-                notice(f"job {jobid}: damaged R in the jobs index: left out "
+                notice(f"job {f58(jobid)}: damaged R in the jobs index: left out "
                        "(rebuild it with 'flux-lite fsck --repair')")
                 continue
             yield R
@@ -666,13 +667,13 @@ class JobIndex:
                 if R is not None:
                     check_R(R)
             except (ValueError, TypeError, RecursionError):
-                notice(f"job {jobid}: damaged R in the jobs index: left out of hello "
+                notice(f"job {f58(jobid)}: damaged R in the jobs index: left out of hello "
                        "(rebuild it with 'flux-lite fsck --repair')")
                 continue
             yield jobid, priority, userid, t_submit, R
 
 
-_scan = jsonscanner.make_scanner(json.JSONDecoder())
+_scan = jsonscanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # (it takes any decoder)
 
 
 def _json_value(text: str) -> Any:

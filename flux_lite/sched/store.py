@@ -301,7 +301,8 @@ def _save_fresh_pool(conn: sqlite3.Connection, pool: Pool) -> None:
         conn.executemany("DELETE FROM sched_rank WHERE rank = ?", [(rank,) for rank in held])
     if put:
         conn.executemany("INSERT OR REPLACE INTO sched_rank(rank, cores, gpus) VALUES (?, ?, ?)", put)
-    held_jobs = {jobid: (end, parts) for jobid, end, parts in conn.execute("SELECT id, end_time, parts FROM sched_alloc")}
+    held_jobs = {jobid: (end, parts)
+                 for jobid, end, parts in conn.execute("SELECT id, end_time, parts FROM sched_alloc")}
     rows = []
     for jobid, rec in pool.jobs.items():
         row = (rec.end, encode_parts(pool, rec.parts))
