@@ -1001,14 +1001,19 @@ class Pool:
         (a set made for one job: no other will bring the same object)."""
         topo = self.topology
         pos = topo.index
-        indexes = []
-        for r in ranks:
+        if len(ranks) == 1:  # (most allocations: one node)
+            r = ranks.first()
             i = pos.get(r)
-            if i is None:
-                indexes = None
-                break
-            indexes.append(i)
-        info = (ranks, ranks.encode(), indexes if indexes else None)
+            info = (ranks, str(r), None if i is None else (i,))
+        else:
+            indexes: list | None = []
+            for r in ranks:
+                i = pos.get(r)
+                if i is None:
+                    indexes = None
+                    break
+                indexes.append(i)
+            info = (ranks, ranks.encode(), tuple(indexes) if indexes else None)
         if cache:
             if len(topo.hello_ranks) > 65536:
                 topo.hello_ranks.clear()

@@ -290,32 +290,37 @@ def _save_fresh_pool(conn: sqlite3.Connection, pool: Pool) -> None:
     (see loader.module_reload), the same allocations as hello rebuilt them,
     and rewriting 10,000 equal rows cost a tenth of the reload."""
     ranks = pool.topology.ranks
-    held = {rank: (c, g) for rank, c, g in conn.execute("SELECT rank, cores, gpus FROM sched_rank")}
-    put = []
-    for rank, c, g in zip(ranks, pool.alloc_cores, pool.alloc_gpus):
-        if c or g:
-            row = (f"{c:x}", f"{g:x}")
-            if held.pop(rank, None) != row:
-                put.append((rank, *row))
-    if held:
-        conn.executemany("DELETE FROM sched_rank WHERE rank = ?", [(rank,) for rank in held])
-    if put:
-        conn.executemany("INSERT OR REPLACE INTO sched_rank(rank, cores, gpus) VALUES (?, ?, ?)", put)
-    held_jobs = {jobid: (end, parts)
-                 for jobid, end, parts in conn.execute("SELECT id, end_time, parts FROM sched_alloc")}
+    _sync_rows(conn, "sched_rank", "rank, cores, gpus",
+               [(rank, f"{c:x}", f"{g:x}") for rank, c, g in zip(ranks, pool.alloc_cores, pool.alloc_gpus) if c or g])
     rows = []
     for jobid, rec in pool.jobs.items():
-        row = (rec.end, encode_parts(pool, rec.parts))
-        if held_jobs.pop(jobid, None) != row:
-            rows.append((jobid, *row))
-    if held_jobs:
-        conn.executemany("DELETE FROM sched_alloc WHERE id = ?", [(jobid,) for jobid in held_jobs])
-    if rows:
-        conn.executemany("INSERT OR REPLACE INTO sched_alloc(id, end_time, parts) VALUES (?, ?, ?)", rows)
+        parts = rec.parts
+        if len(parts) == 1:  # (encode_parts' text, without a call per job)
+            i, cm, gm = parts[0]
+            rows.append((jobid, rec.end, f"{ranks[i]}:{cm:x}:{gm:x}"))
+        else:
+            rows.append((jobid, rec.end, encode_parts(pool, parts)))
+    rows.sort()
+    _sync_rows(conn, "sched_alloc", "id, end_time, parts", rows)
     jobs = StoredJobs(None, pool)
     jobs._d = pool.jobs
     pool.attach_jobs(jobs)
     mark_saved(pool)
+
+
+def _sync_rows(conn: sqlite3.Connection, table: str, columns: str, rows: list[tuple]) -> None:
+    """Make table hold rows (sorted by its key, the first column), writing
+    only the rows that differ from those it holds."""
+    key = columns.split(",", 1)[0]
+    held = conn.execute(f"SELECT {columns} FROM {table} ORDER BY {key}").fetchall()
+    if held == rows:  # (a reload: all of them, compared at C speed)
+        return
+    by_key = {row[0]: row for row in held}
+    put = [row for row in rows if by_key.pop(row[0], None) != row]
+    if by_key:
+        conn.executemany(f"DELETE FROM {table} WHERE {key} = ?", [(k,) for k in by_key])
+    if put:
+        conn.executemany(f"INSERT OR REPLACE INTO {table}({columns}) VALUES ({', '.join('?' * len(put[0]))})", put)
 
 
 class StoredQueue(LazyRows):
