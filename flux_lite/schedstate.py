@@ -61,7 +61,7 @@ def discard(kvs: Any, keep_pool: bool = False) -> None:
     loaded next in the same command to save its pool over (only what
     differs is written); whoever asks for it clears them if none does."""
     kvs.delete(STATE_KEY)
-    clear(kvs.conn, TABLES[2:] if keep_pool else TABLES)
+    clear(kvs.conn, ("sched_queue",) if keep_pool else TABLES)
 
 
 def clear(conn: sqlite3.Connection, tables: tuple[str, ...] = TABLES) -> None:
