@@ -55,16 +55,19 @@ def create(conn: sqlite3.Connection) -> None:
             conn.execute(stmt)
 
 
-def discard(kvs: Any) -> None:
-    """Forget the scheduler's persisted state (key and rows): the module was removed."""
+def discard(kvs: Any, keep_pool: bool = False) -> None:
+    """Forget the scheduler's persisted state (key and rows): the module was
+    removed. keep_pool: the rank and allocation rows stay, for the scheduler
+    loaded next in the same command to save its pool over (only what
+    differs is written); whoever asks for it clears them if none does."""
     kvs.delete(STATE_KEY)
-    clear(kvs.conn)
+    clear(kvs.conn, ("sched_queue",) if keep_pool else TABLES)
 
 
-def clear(conn: sqlite3.Connection) -> None:
+def clear(conn: sqlite3.Connection, tables: tuple[str, ...] = TABLES) -> None:
     """Forget the scheduler's rows (module removed, or its state is rebuilt)."""
     if present(conn):
-        for table in TABLES:
+        for table in tables:
             conn.execute(f"DELETE FROM {table}")
 
 

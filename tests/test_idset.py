@@ -205,3 +205,18 @@ def test_garbage_only_idset_error(text):
         IDset.parse(text)
     except IdsetError:
         pass
+
+
+@pytest.mark.parametrize("text", ["0", "7", "4095", str(IDSET_MAX_ID)])
+def test_one_decimal_id_parses_as_the_grammar_does(text):
+    ids = IDset.parse(text)
+    assert list(ids) == [int(text)] and ids.encode() == text and len(ids) == 1
+    assert ids == IDset.from_ranges([(int(text), int(text))])
+
+
+@pytest.mark.parametrize("text", ["007", "00", str(IDSET_MAX_ID + 1), "\u0663", "\u00b2"])
+def test_one_decimal_id_outside_the_grammar_is_refused(text):
+    """(non-ASCII digits, leading zeros and ids past the maximum are
+    refused by the one-id path as by the grammar)"""
+    with pytest.raises(IdsetError):
+        IDset.parse(text)

@@ -404,3 +404,12 @@ def test_f58_of_ids_named_again_follows_the_locale_and_the_checks(monkeypatch, u
         for _ in range(2):
             with pytest.raises(JobIDError):
                 J.f58(bad)
+
+
+@FAST
+@given(ids)
+def test_f58_digits_from_a_shared_head_are_the_base58_digits(x):
+    """f58 makes all but the last two digits from x // 3364 (kept for the
+    ids of a burst): the same as the digits written out one by one."""
+    assert J._f58_digits(x) == J._encode_digits(x, J._B58_DIGITS)
+    assert J.f58_namer()(x) == J.f58(x)

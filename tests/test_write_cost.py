@@ -3,6 +3,8 @@ timers table, and the scheduler's pool is saved row by row (the ranks and
 allocations that changed), whatever else the instance holds."""
 
 import re
+import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +76,94 @@ def test_catch_up_touches_only_due_timers(crowded, monkeypatch):
     flux.advance("1m")
     assert _writes(statements, "timers") == []
     assert _writes(statements, "jobs") == []
+
+
+# -- sched reload: hello rebuilds the rows the tables hold ---------------------------------
+
+
+def _pool_rows(flux):
+    conn = sqlite3.connect(flux.state_dir + "/kvs.sqlite")
+    try:
+        return (conn.execute("SELECT id, end_time, parts FROM sched_alloc ORDER BY id").fetchall(),
+                conn.execute("SELECT rank, cores, gpus FROM sched_rank ORDER BY rank").fetchall())
+    finally:
+        conn.close()
+
+
+def _sql(flux, *statements):
+    conn = sqlite3.connect(flux.state_dir + "/kvs.sqlite", isolation_level=None)
+    try:
+        for statement in statements:
+            conn.execute(statement)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("args", [("sched", "reload"), ("sched", "reload", "--policy=easy")])
+def test_sched_reload_rewrites_no_equal_row(crowded, monkeypatch, args):
+    """The old module's rank and allocation rows stay until the new one
+    saves its pool, which hello rebuilt the same: nothing is written (the
+    64 jobs' rows, and the 16 ranks', are those of before)."""
+    flux, running = crowded
+    before = _pool_rows(flux)
+    statements = _trace(monkeypatch)
+    flux(*args)
+    assert _writes(statements, "sched_alloc") == []
+    assert _writes(statements, "sched_rank") == []
+    assert _pool_rows(flux) == before
+    assert flux.out("sched", "check") == "sched check: ok\n"
+
+
+def test_sched_reload_writes_the_rows_that_differ(crowded, monkeypatch):
+    """Rows that are not what hello rebuilds are rewritten, and rows of
+    nothing hello reports are deleted: the tables end as a fresh load's."""
+    flux, running = crowded
+    before = _pool_rows(flux)
+    first, rank0 = before[0][0], before[1][0]
+    _sql(flux, f"UPDATE sched_alloc SET end_time = 1.0 WHERE id = {first[0]}",
+         "INSERT INTO sched_alloc(id, end_time, parts) VALUES (1, 0.0, '3:1:0')",
+         f"DELETE FROM sched_rank WHERE rank = {rank0[0]}",
+         "INSERT INTO sched_rank(rank, cores, gpus) VALUES (99, 'ff', '0')")
+    statements = _trace(monkeypatch)
+    flux("sched", "reload")
+    assert len(_writes(statements, "sched_alloc")) == 2  # the changed row, the stray one
+    assert len(_writes(statements, "sched_rank")) == 2  # the missing rank, the stray one
+    assert _pool_rows(flux) == before
+    assert flux.out("sched", "check") == "sched check: ok\n"
+
+
+def _reload_in_library(flux, name, fail=False, monkeypatch=None):
+    """loader.module_reload in one session; fail: the new module's start
+    raises, and the caller keeps the removal (as `module reload` does)."""
+    from flux_lite.errors import FluxLiteError
+    from flux_lite.instance import Instance
+    from flux_lite.sched import loader
+    from flux_lite.sched.base import Scheduler
+
+    if fail:
+        def refuse(self, progress=None):
+            raise FluxLiteError("refused")
+        monkeypatch.setattr(Scheduler, "start", refuse)
+    inst = Instance.open(flux.state_dir)
+    try:
+        with inst.session() as broker:
+            try:
+                loader.module_reload(broker, name, [] if name.endswith(".py") else {})
+            except FluxLiteError as exc:
+                assert fail and str(exc) == "refused"
+    finally:
+        inst.close()
+
+
+def test_reload_to_a_module_file_or_a_failed_load_leaves_no_pool_rows(crowded, monkeypatch):
+    """The rows are kept only for a scheduler that saves its pool over them:
+    a module file keeps its own state, and a load that fails leaves none."""
+    flux, running = crowded
+    tiny = str(Path(__file__).parent / "flux_modules" / "sched-tiny.py")
+    _reload_in_library(flux, tiny)
+    assert _pool_rows(flux) == ([], [])
+    assert "sched-tiny" in flux.out("module", "list")
+    flux("module", "reload", "sched-simple")
+    assert len(_pool_rows(flux)[0]) == 64
+    _reload_in_library(flux, "sched-simple", fail=True, monkeypatch=monkeypatch)
+    assert _pool_rows(flux) == ([], [])

@@ -421,6 +421,11 @@ _MASK_CACHE: dict = {}
 @lru_cache(maxsize=8192)
 def _parse_cached(text):
     s = text
+    if s.isdigit() and s.isascii() and (s[0] != "0" or len(s) == 1):
+        # one id (an R_lite rank: a reload parses thousands), as below makes it
+        n = int(s)
+        if n <= IDSET_MAX_ID:
+            return IDset._make(((n, n),), 1)
     if len(s) >= 2 and s[0] == "[" and s[-1] == "]":
         s = s[1:-1]
     if "[" in s or "]" in s:

@@ -223,17 +223,32 @@ def _b58(jobid):
 
 def f58(jobid):
     """F58 form with the locale-dependent prefix, e.g. ``ƒYpmarK``."""
-    digits = _F58_DIGITS.get(jobid) if type(jobid) is int else None
-    if digits is None:
-        digits = _b58(_check_id(jobid))
-        if len(_F58_DIGITS) >= 4096:
-            _F58_DIGITS.clear()
-        _F58_DIGITS[jobid] = digits
-    return f58_prefix() + digits
+    return f58_prefix() + _f58_digits(jobid)
 
 
-# job id -> its base58 digits (the scheduler names a job in its log lines a few times)
-_F58_DIGITS: dict = {}
+def f58_namer():
+    """f58 with the prefix read once: a loop naming thousands of jobs."""
+    prefix = f58_prefix()
+    return lambda jobid: prefix + _f58_digits(jobid)
+
+
+def _f58_digits(jobid):
+    """_b58(jobid) of a valid id: all but its last two digits are those of
+    jobid // 3364, which the jobs of a burst share (made once: a hello
+    names thousands of jobs)."""
+    if type(jobid) is int and 3364 <= jobid <= MAX_JOBID:
+        high, low = divmod(jobid, 3364)
+        head = _F58_HEADS.get(high)
+        if head is None:
+            if len(_F58_HEADS) >= 4096:
+                _F58_HEADS.clear()
+            head = _F58_HEADS[high] = _b58(high)
+        return head + _B58_PAIRS[low]
+    return _b58(_check_id(jobid))
+
+
+# jobid // 3364 -> its base58 digits (see _f58_digits)
+_F58_HEADS: dict = {}
 
 
 def f58plain(jobid):

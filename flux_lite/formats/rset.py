@@ -161,6 +161,13 @@ def rlite_entries(R: Any) -> list[tuple[IDset, IDset, IDset]]:
             ranks, cores, gpus = get(entry["rank"]), get(children["core"]), get(children.get("gpu", ""))
         except (KeyError, TypeError, AttributeError):
             return _rlite_checked(R)
+        if ranks is None and cores is not None and gpus is not None and type(entry["rank"]) is str:
+            # a rank set not seen yet beside known children (a reload's
+            # thousands of one-node jobs): parse just it
+            try:
+                ranks = _rlite_ids(entry["rank"])
+            except IdsetError:
+                ranks = None
         if ranks is None or cores is None or gpus is None:
             ranks, cores, gpus = _rlite_entry(len(out), entry)
         out.append((ranks, cores, gpus))
@@ -189,6 +196,15 @@ def _rlite_checked(R: Any) -> list[tuple[IDset, IDset, IDset]]:
     if not isinstance(R_lite, list):
         raise RsetError("R: R_lite must be an array")
     return [_rlite_entry(i, entry) for i, entry in enumerate(R_lite)]
+
+
+def _rlite_ids(text: str) -> IDset:
+    """IDset.parse(text), remembered (IdsetError when malformed)."""
+    if len(_RLITE_IDS) >= 65536:
+        _RLITE_IDS.clear()
+        _RLITE_IDS[""] = IDset.parse("")
+    ids = _RLITE_IDS[text] = IDset.parse(text)
+    return ids
 
 
 def _rlite_entry(i: int, entry: Any) -> tuple[IDset, IDset, IDset]:

@@ -306,7 +306,7 @@ class SchedInterface:
         # re-run cleanup actions so that interrupted frees are re-sent
         for job in index.active_in(CLEANUP):
             self.jm.event.actions.append(job.id)
-        return {"count": index.alloc_counts(SCHED)["queue_length"]}
+        return {"count": index.queue_length(SCHED)}
 
     def disconnect(self, msg=None, cred=None):
         """The scheduler went away: outstanding requests go back to the

@@ -29,7 +29,7 @@ from flux_lite import protocol as rfc27
 from flux_lite import schedstate
 from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.formats.idset import IDset
-from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.formats.jobid import f58, f58_namer, kvs_key
 from flux_lite.formats.rset import Rset, nodes_summary, rlite_nodes, rlite_without
 from flux_lite.sched import store
 from flux_lite.sched.pool import InfeasibleRequest, Pool
@@ -50,6 +50,7 @@ DEBUG_EXPIRATION_UPDATE_DENY = 4  # while set, sched.expiration requests are ref
 
 LOG_LEVELS = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
 _LEVEL = {name: i for i, name in enumerate(LOG_LEVELS)}
+_INFO, _DEBUG = _LEVEL["info"], _LEVEL["debug"]
 
 
 class ModuleArg(NamedTuple):
@@ -326,6 +327,7 @@ class Scheduler:
         """
         b = self.b
         records = b.rpc(rfc27.JM_HELLO, rfc27.hello_request(self.hello_partial_ok))
+        self._hello_name = f58_namer()  # (the prefix read once for the log lines)
         total = len(records)
         self.pool.begin_bulk()
         for count, rec in enumerate(records, 1):
@@ -353,6 +355,9 @@ class Scheduler:
         self.ready_log()
         self.request_pass()
 
+    # how hello names a job in its log lines (start() sets one that reads the prefix once)
+    _hello_name = staticmethod(f58)
+
     def hello(self, jobid: int, priority: int, userid: int, t_submit: float, R: dict,
               free: str | None = None) -> None:
         """Re-register one allocation the job manager reports (minus the
@@ -366,10 +371,12 @@ class Scheduler:
             nodes = rlite_nodes(R)
             summary = nodes_summary(nodes)
             self.pool.register_alloc(jobid, R, nodes)
-        idf58 = f58(jobid)
-        self.log("info", f"hello: {idf58}: {summary}")
-        if self.logs("debug"):
-            self.log("debug", f"hello: id={idf58} priority={priority} userid={userid} t_submit={t_submit:.1f}")
+        idf58 = self._hello_name(jobid)
+        if self._log_max >= _INFO:
+            self.b.log(self.name, "info", f"hello: {idf58}: {summary}")
+            if self._log_max >= _DEBUG:
+                self.b.log(self.name, "debug",
+                           f"hello: id={idf58} priority={priority} userid={userid} t_submit={t_submit:.1f}")
 
     def hello_R(self, jobid: int) -> dict | None:
         """R of a hello record that came without one: the KVS R, as a Flux

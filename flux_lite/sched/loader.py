@@ -15,7 +15,7 @@ from flux_lite import config as configmod
 from flux_lite import schedstate
 from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.sched import hosted, registry
-from flux_lite.sched.base import parse_depth
+from flux_lite.sched.base import Scheduler, parse_depth
 from flux_lite.schedstate import MODULE_KEY, STATE_KEY
 from flux_lite.stored import DamagedError
 
@@ -207,7 +207,8 @@ def _module_file_load(broker, path, args):
     return sched
 
 
-def module_remove(broker):
+def module_remove(broker, keep_pool=False):
+    """Unload the scheduler and forget its state (keep_pool: see schedstate.discard)."""
     rec = broker.kvs.get(MODULE_KEY)
     if rec is None:
         raise FluxLiteError("no scheduler module is loaded", errno=ENOENT)
@@ -215,7 +216,7 @@ def module_remove(broker):
     broker.log("broker", "debug", f"rmmod {name}")
     broker.rmmod_scheduler()
     broker.kvs.delete(MODULE_KEY)
-    discard_state(broker.kvs)
+    discard_state(broker.kvs, keep_pool=keep_pool)
     broker.log("broker", "debug", f"module {name} exited")
     return name
 
@@ -252,11 +253,22 @@ def module_reload(broker, name=None, args=None, progress=None):
         args = rec["args"] if rec is not None and rec["name"] == name else {}
         if rec is not None and rec.get("path") and rec["name"] == name:
             name = rec["path"]  # reloading a module file: the file again
+    # a scheduler class saves its pool through sched.store, which writes only
+    # the rank and allocation rows that differ from those it finds: the old
+    # module's stay until then (hello rebuilds the same allocations)
+    cls = None if hosted.is_module_file(name) else registry.module_class(name)
+    keep = rec is not None and isinstance(cls, type) and issubclass(cls, Scheduler)
     if rec is not None:
-        module_remove(broker)
-    if not hosted.is_module_file(name):
-        _switch_companions(broker, scheduler_class(name))
-    return module_load(broker, name, args, progress=progress)
+        module_remove(broker, keep_pool=keep)
+    try:
+        if not hosted.is_module_file(name):
+            _switch_companions(broker, scheduler_class(name))
+        sched = module_load(broker, name, args, progress=progress)
+    except BaseException:
+        if keep:
+            schedstate.clear(broker.kvs.conn)  # (no scheduler to save over them)
+        raise
+    return sched
 
 
 def _and_list(items):

@@ -165,6 +165,7 @@ class Topology:
         "shapes",
         "host_prefix",
         "identity",
+        "hello_ranks",
     )
 
     def __init__(self, rset):
@@ -202,6 +203,9 @@ class Topology:
         self.shapes = {}  # constraint key -> {(ncore, ngpu): count}
         # hosts named prefix + rank: an allocation's nodelist is written from its ranks
         self.host_prefix = Hostlist.rank_prefix(self.hosts, self.ranks)
+        # id(rank IDset) -> Pool._ranks_info() of it (the IDsets are
+        # rlite_entries' cached ones: thousands of hello entries share them)
+        self.hello_ranks = {}
 
     def index_mask(self, request):
         """(key, index mask or None) of ranks allowed by the request."""
@@ -960,30 +964,61 @@ class Pool:
         except (RsetError, TypeError, ValueError):
             return None
         topo = self.topology
-        pos, cmask, gmask, ac, ag = topo.index, topo.core_mask, topo.gpu_mask, self.alloc_cores, self.alloc_gpus
-        parts = []
-        for r in ranks:
-            i = pos.get(r)
-            if i is None or cm & ~cmask[i] or gm & ~gmask[i] or cm & ac[i] or gm & ag[i]:
+        cmask, gmask, ac, ag = topo.core_mask, topo.gpu_mask, self.alloc_cores, self.alloc_gpus
+        hit = topo.hello_ranks.get(id(ranks))
+        if hit is None or hit[0] is not ranks:
+            hit = self._ranks_info(ranks, cache=not free)
+        _, rtext, indexes = hit
+        if indexes is None:
+            return None
+        for i in indexes:
+            if cm & ~cmask[i] or gm & ~gmask[i] or cm & ac[i] or gm & ag[i]:
                 return None
-            parts.append((i, cm, gm))
+        parts = tuple([(i, cm, gm) for i in indexes]) if len(indexes) > 1 else ((indexes[0], cm, gm),)
         if self._bulk:
             # hello registers thousands: the buckets are rebuilt once at the end
-            ncore, ngpu, fc, fg = topo.ncores, topo.ngpus, self.nfree_cores, self.nfree_gpus
-            for i, c, g in parts:
-                ac[i] |= c
-                fc[i] = ncore[i] - ac[i].bit_count()
-                if g:
-                    ag[i] |= g
-                    fg[i] = ngpu[i] - ag[i].bit_count()
+            ncore, fc = topo.ncores, self.nfree_cores
+            for i in indexes:
+                c = ac[i] = ac[i] | cm
+                fc[i] = ncore[i] - c.bit_count()
+            if gm:
+                ngpu, fg = topo.ngpus, self.nfree_gpus
+                for i in indexes:
+                    g = ag[i] = ag[i] | gm
+                    fg[i] = ngpu[i] - g.bit_count()
         else:
             for i, c, g in parts:
                 self._apply(i, c, g, True)
         if free:
             R = rlite_without(R, IDset.parse(free))
-        self._jobs[jobid] = Allocation(None, expiration, tuple(parts), rdict=R)
+        self._jobs[jobid] = Allocation(None, expiration, parts, R)
         self.generation += 1
-        return entry_summary(ranks.encode(), ctext, gtext)
+        return entry_summary(rtext, ctext, gtext)
+
+    def _ranks_info(self, ranks, cache=True):
+        """(ranks, ranks.encode(), their indexes in the pool, or None if one
+        is not in it), kept per rank set for register_hello unless not cache
+        (a set made for one job: no other will bring the same object)."""
+        topo = self.topology
+        pos = topo.index
+        if len(ranks) == 1:  # (most allocations: one node)
+            r = ranks.first()
+            i = pos.get(r)
+            info = (ranks, str(r), None if i is None else (i,))
+        else:
+            indexes: list | None = []
+            for r in ranks:
+                i = pos.get(r)
+                if i is None:
+                    indexes = None
+                    break
+                indexes.append(i)
+            info = (ranks, ranks.encode(), tuple(indexes) if indexes else None)
+        if cache:
+            if len(topo.hello_ranks) > 65536:
+                topo.hello_ranks.clear()
+            topo.hello_ranks[id(ranks)] = info
+        return info
 
     def begin_bulk(self):
         """Many register_hello() calls follow: keep the free-resource buckets
