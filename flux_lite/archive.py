@@ -837,7 +837,7 @@ def _read_tar(r: _Reader) -> Iterator[Entry]:
     pax: dict[str, str] = {}
     first = True
     while True:
-        if not r.have(512):
+        if len(r.buf) - r.pos < 512 and not r.have(512):
             if r.rest_is_zero():
                 return  # no end blocks: accepted, as libarchive does
             raise ArchiveError("Truncated tar archive")
@@ -877,12 +877,17 @@ def _read_tar(r: _Reader) -> Iterator[Entry]:
         if size < 0 or size > limit:
             raise ArchiveError(f"archive entry larger than {_mib(limit)}: allow more with --max-size=SIZE"
                                if size > 0 else "Damaged tar header")
-        if not r.have(size):
-            raise ArchiveError("Truncated tar archive")
-        body = r.buf[r.pos:r.pos + size]
-        r.pos += size
-        if not r.skip(-size % 512):
-            raise ArchiveError("Truncated tar archive")  # the padding is cut off
+        end = r.pos + size
+        if end + (-size % 512) <= len(r.buf):  # (the usual case: body and padding at hand)
+            body = r.buf[r.pos:end]
+            r.pos = end + (-size % 512)
+        else:
+            if not r.have(size):
+                raise ArchiveError("Truncated tar archive")
+            body = r.buf[r.pos:r.pos + size]
+            r.pos += size
+            if not r.skip(-size % 512):
+                raise ArchiveError("Truncated tar archive")  # the padding is cut off
         if flag in (b"x", b"g", b"L", b"K"):
             if flag == b"x":
                 pax.update(_pax_records(body))
