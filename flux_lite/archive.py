@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from zlib import adler32
 
 from flux_lite.errors import FluxLiteError
+from flux_lite.forked import worker
 
 UNRECOGNIZED = "Unrecognized archive format"
 
@@ -338,8 +339,6 @@ def _write_tar(out, entries, uid, gid, on_entry, parallel=False):
                     write_batch(e, *enc.made(e.make, e.arg))
                     continue
                 if helper is None:
-                    from flux_lite.forked import worker
-
                     helper = worker(lambda request: enc.made(*request))
                 if waiting is None:
                     helper.submit((e.make, e.arg))
