@@ -38,6 +38,20 @@ def available() -> bool:
     return hasattr(os, "fork")
 
 
+def _pipe() -> tuple[int, int]:
+    """A pipe as large as the system lets it be (Linux: up to 1 MiB): the
+    two processes' speeds vary from batch to batch, and each stall of one
+    waiting on a full or empty pipe is time lost to both."""
+    r, w = os.pipe()
+    try:
+        import fcntl
+
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, _PIPE_BUFFER)
+    except (ImportError, AttributeError, OSError):
+        pass  # (the default size works, more slowly)
+    return r, w
+
+
 class forked:  # noqa: N801 - used as a function: `with forked(produce) as items:`
     """produce()'s items, made in a child process started at once (see the
     module's note): the caller does its own work meanwhile, then iterates.
@@ -53,7 +67,7 @@ class forked:  # noqa: N801 - used as a function: `with forked(produce) as items
         if not available():
             self._items = produce()
             return
-        r, w = os.pipe()
+        r, w = _pipe()
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(r)
@@ -119,8 +133,8 @@ class worker:  # noqa: N801 - used as a function: `helper = worker(fn)`
         if not available():
             self._pending: list = []
             return
-        r1, w1 = os.pipe()  # requests
-        r2, w2 = os.pipe()  # results
+        r1, w1 = _pipe()  # requests
+        r2, w2 = _pipe()  # results
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(w1)

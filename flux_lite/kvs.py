@@ -209,6 +209,9 @@ class KVS:
             # turns WAL on)
             self.conn.execute("PRAGMA journal_mode=MEMORY")
             self.conn.execute("PRAGMA synchronous=OFF")
+            # (a restore writes a whole history into it: 32 MiB of pages
+            # cached, not the default 2, saves a tenth of a large restore)
+            self.conn.execute("PRAGMA cache_size=-32768")
         elif not readonly:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
