@@ -138,15 +138,26 @@ def write_stream(out, entries: Iterable[Item], container: str, compression: str 
     """Write entries (and batches of them) to the binary file out as they
     come; returns their number. on_entry(entry, n) sees each one once it is
     written (None for a batch made in a second process: see _write_tar)."""
-    sink = _compressing(out, compression)
+    helper = enc = None
     if container == "tar":
-        n = _write_tar(sink, entries, uid, gid, on_entry, parallel)
-    elif container == "zip":
-        n = _write_zip(sink, expand(entries), on_entry)
-    elif container == "cpio":
-        n = _write_cpio(sink, expand(entries), uid, gid, on_entry)
-    else:  # pragma: no cover - write_format never yields another
-        raise ArchiveError(f"unknown archive container {container}")
+        enc = _TarEncoder(uid, gid)
+        if parallel:
+            # forked before the compressor's thread starts: a fork copies only
+            # the thread that makes it, not the locks the others hold
+            helper = worker(lambda request: enc.made(*request))
+    try:
+        sink = _compressing(out, compression)
+        if enc is not None:
+            n = _write_tar(sink, entries, enc, on_entry, helper)
+        elif container == "zip":
+            n = _write_zip(sink, expand(entries), on_entry)
+        elif container == "cpio":
+            n = _write_cpio(sink, expand(entries), uid, gid, on_entry)
+        else:  # pragma: no cover - write_format never yields another
+            raise ArchiveError(f"unknown archive container {container}")
+    finally:
+        if helper is not None:
+            helper.close()
     if sink is not out:
         sink.close()  # the compressor's trailer (out itself stays open)
     return n
@@ -298,16 +309,14 @@ _NAMES = bytes(100)
 _LINK0 = bytes(100)
 
 
-def _write_tar(out, entries, uid, gid, on_entry, parallel=False):
-    """A tar archive of entries (and batches: see Batch). With parallel, a
-    second process makes and encodes every other batch while this one does
-    the next (flux_lite.forked.worker); on_entry then sees None for the
-    entries of a batch, once, with the count after it."""
-    enc = _TarEncoder(uid, gid)
+def _write_tar(out, entries, enc: _TarEncoder, on_entry, helper=None):
+    """A tar archive of entries (and batches: see Batch). With a helper (a
+    flux_lite.forked.worker making enc.made), a second process makes and
+    encodes every other batch while this one does the next; on_entry then
+    sees None for the entries of a batch, once, with the count after it."""
     pending: list[bytes] = []
     size = 0
     n = 0
-    helper = None
     waiting: Batch | None = None  # the batch the helper is making
 
     def write_batch(item, blocks, count, extra):
@@ -324,45 +333,39 @@ def _write_tar(out, entries, uid, gid, on_entry, parallel=False):
         item, waiting = waiting, None
         write_batch(item, *helper.result())
 
-    try:
-        for e in entries:
-            if e is SYNC:
-                if waiting is not None:
-                    collect()
-                continue
-            if type(e) is Batch:
-                if size:
-                    out.write(b"".join(pending))
-                    pending.clear()
-                    size = 0
-                if not parallel:
-                    write_batch(e, *enc.made(e.make, e.arg))
-                    continue
-                if helper is None:
-                    helper = worker(lambda request: enc.made(*request))
-                if waiting is None:
-                    helper.submit((e.make, e.arg))
-                    waiting = e
-                else:
-                    mine = enc.made(e.make, e.arg)  # (while the helper makes the one before)
-                    collect()
-                    write_batch(e, *mine)
-                continue
+    for e in entries:
+        if e is SYNC:
             if waiting is not None:
                 collect()
-            size += enc.add(e, pending)
-            if size >= _FLUSH_AT:
+            continue
+        if type(e) is Batch:
+            if size:
                 out.write(b"".join(pending))
                 pending.clear()
                 size = 0
-            n += 1
-            if on_entry is not None:
-                on_entry(e, n)
+            if helper is None:
+                write_batch(e, *enc.made(e.make, e.arg))
+                continue
+            if waiting is None:
+                helper.submit((e.make, e.arg))
+                waiting = e
+            else:
+                mine = enc.made(e.make, e.arg)  # (while the helper makes the one before)
+                collect()
+                write_batch(e, *mine)
+            continue
         if waiting is not None:
             collect()
-    finally:
-        if helper is not None:
-            helper.close()
+        size += enc.add(e, pending)
+        if size >= _FLUSH_AT:
+            out.write(b"".join(pending))
+            pending.clear()
+            size = 0
+        n += 1
+        if on_entry is not None:
+            on_entry(e, n)
+    if waiting is not None:
+        collect()
     pending.append(bytes(1024))
     out.write(b"".join(pending))
     return n

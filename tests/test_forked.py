@@ -68,7 +68,8 @@ def test_a_parent_that_stops_early_stops_the_child(tmp_path):
         i = 0
         while True:  # never ends by itself
             i += 1
-            mark.write_text(str(i))
+            (tmp_path / "next").write_text(str(i))
+            os.replace(tmp_path / "next", mark)  # (read whole, never half written)
             yield b"%099d" % i  # (distinct objects: pickle would send one repeated object once)
 
     it = forkedmod.forked(produce, batch=100)
