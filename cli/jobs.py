@@ -81,7 +81,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
     # builds and renders; everything is printed once the bar is gone
     width = listing.terminal_width(width)
     if from_stdin:
-        _list_stdin(fmt, no_header, as_json, sort, width)
+        _list_stdin(fmt, no_header, as_json, sort, width, color)
         return
     with staged_progress("listing jobs", 3, minimum=output.JOBS_PROGRESS_MIN) as stage:
         with read_session() as broker:
@@ -130,6 +130,10 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
             items[i] = None
         click.echo('{"jobs": [' + ", ".join(texts) + "]}")
         return
+    _emit_colored(lines, items, color, no_header)
+
+
+def _emit_colored(lines, items, color, no_header):
     colors = None
     if color and lines and len(lines) == len(items) + (0 if no_header else 1):
         # flux-jobs colors each inactive job's line by its result; not the header
@@ -137,7 +141,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
     emit(lines, colors)
 
 
-def _list_stdin(fmt, no_header, as_json, sort, width):
+def _list_stdin(fmt, no_header, as_json, sort, width, color):
     """--from-stdin, flux-jobs' testing input: Flux's job objects listed as
     read, filters ignored. Times are against the instance's clock, the wall
     clock when there is no instance (flux-jobs needs no broker for this)."""
@@ -151,7 +155,8 @@ def _list_stdin(fmt, no_header, as_json, sort, width):
     if as_json:
         click.echo(json.dumps({"jobs": [jobs_listing.to_json(info) for info in items]}))
         return
-    emit(listing.render(jobs_listing.JOBS, fmt, items, no_header=no_header, sort=sort, width=width), None)
+    lines = listing.render(jobs_listing.JOBS, fmt, items, no_header=no_header, sort=sort, width=width)
+    _emit_colored(lines, items, color, no_header)
 
 
 def _stdin_records():

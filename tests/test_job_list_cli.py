@@ -229,6 +229,10 @@ def test_jobs_from_stdin_lists_job_list_objects_as_the_instance_lists_its_jobs(f
     assert flux.out("jobs", "-no", ROUND_TRIP_FORMAT, "--from-stdin", input=objects) == listed
     # every state and result: pending, timeout, canceled before running, failed
     assert sorted(line.split()[0] for line in listed.splitlines()) == sorted([run, pend, held, failing])
+    # colored by result as the instance's own listing is
+    colored = flux.out("jobs", "-a", "-o", "{id.f58} {result}", "--color=always")
+    assert "\x1b[" in colored
+    assert flux.out("jobs", "-o", "{id.f58} {result}", "--color=always", "--from-stdin", input=objects) == colored
 
 
 def test_jobs_from_stdin_keeps_the_stated_result_and_wait_status():
