@@ -506,6 +506,9 @@ class Broker:
             return 0
         count = jm.index.flush_inactive()
         self.kvs.flush()
+        # the log lines so far too: a scheduler logging each job at debug
+        # level (sched-backfill) would otherwise hold a few hundred bytes a job
+        self.instance.flush_log()
         return count
 
     def save(self):

@@ -18,6 +18,8 @@ import io
 import math
 import os
 import statistics
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from math import isfinite
 
@@ -140,6 +142,11 @@ def read_trace(path: str, limit: int | None = None) -> Trace:
     header: dict[str, str] = {}
     jobs: list[TraceJob] = []
     skipped = {"no_procs": 0, "no_runtime": 0}
+    # run times, requests and waits repeat across a trace: one float object
+    # per value (24 bytes a field a job, 18 MB of a 250,000-job trace);
+    # zero, whose sign a dict would not tell apart, is left alone
+    shared: dict[float, float] = {}
+    share = shared.setdefault
     try:
         with _open_text(path) as f:
             for lineno, line in enumerate(_bounded_lines(f, path), 1):
@@ -169,8 +176,11 @@ def read_trace(path: str, limit: int | None = None) -> Trace:
                     skipped["no_runtime"] += 1
                     continue
                 # (num, submit, run, procs, req_time, user, wait)
-                jobs.append(TraceJob(int(nums[0]), max(nums[1], 0.0), nums[3], procs, nums[8], int(nums[11]),
-                                     nums[2], int(nums[12]), int(nums[14]), int(nums[15])))
+                run, req, wait = nums[3], nums[8], nums[2]
+                jobs.append(TraceJob(int(nums[0]), max(nums[1], 0.0), share(run, run) if run else run, procs,
+                                     share(req, req) if req else req, int(nums[11]),
+                                     share(wait, wait) if wait else wait, int(nums[12]), int(nums[14]),
+                                     int(nums[15])))
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise TraceError(f"{path}: {exc}") from None
     if not jobs:
@@ -207,25 +217,37 @@ class Outcome:
     result: str
 
 
-def summarize(outcomes: list[Outcome], total_cores: int) -> dict:
-    """Makespan, utilisation, waits and bounded slowdown of a replay."""
-    waits: list[float] = []
-    slowdowns: list[float] = []
+def summarize(outcomes: Iterable[Outcome], total_cores: int) -> dict:
+    """Makespan, utilisation, waits and bounded slowdown of a replay (one
+    pass over the outcomes: a replay's are made as they are read)."""
+    wait_list = array("d")  # (8 bytes a job; the means are fsums, so the same in any order)
+    slowdowns = array("d")
     busy = 0.0
     results: dict[str, int] = {}
-    t_first = min(o.t_submit for o in outcomes)
-    t_last = max((o.t_end for o in outcomes if o.t_end is not None), default=t_first)
+    njobs = 0
+    t_first = t_last = None
     for o in outcomes:
+        njobs += 1
+        # (the first of equal values kept, as min and max do)
+        if t_first is None or o.t_submit < t_first:
+            t_first = o.t_submit
+        if o.t_end is not None and (t_last is None or o.t_end > t_last):
+            t_last = o.t_end
         results[o.result] = results.get(o.result, 0) + 1
         if o.t_run is None:
             continue
         run = max((o.t_end if o.t_end is not None else o.t_run) - o.t_run, 0.0)
         wait = o.t_run - o.t_submit
-        waits.append(wait)
+        wait_list.append(wait)
         slowdowns.append(max(1.0, (wait + run) / max(run, SLOWDOWN_TAU)))
         busy += run * o.ncores
+    if t_first is None:
+        raise ValueError("summarize: no outcomes")
+    if t_last is None:
+        t_last = t_first
     makespan = t_last - t_first
-    waits.sort()
+    waits = sorted(wait_list)
+    del wait_list
 
     def pct(p: float) -> float:
         if not waits:
@@ -233,7 +255,7 @@ def summarize(outcomes: list[Outcome], total_cores: int) -> dict:
         return waits[min(len(waits) - 1, int(round(p / 100 * (len(waits) - 1))))]
 
     return {
-        "jobs": len(outcomes),
+        "jobs": njobs,
         "started": len(waits),
         "makespan": round(makespan, 3),
         "utilization": round(busy / (total_cores * makespan), 4) if makespan > 0 else 0.0,
@@ -400,6 +422,7 @@ def _run(inst, jobs, progress, total_cores, results, queue_map):
         # into the command's transaction now, not all at its end: a replay's
         # memory stays bounded (eventlogs of jobs still active are appended to)
         broker.kvs.flush()
+        broker.instance.flush_log()  # (sched-backfill logs every job it starts and frees)
         if progress is not None:
             progress(done, total)
 
@@ -456,20 +479,15 @@ def _run(inst, jobs, progress, total_cores, results, queue_map):
     return summary
 
 
-def _outcomes(inst, collected=None) -> list[Outcome]:
-    """The outcome of every job of the index (read from it), or of the
-    collected (id, outcome_rows values) of every job, in id order as the
-    index has them."""
-    if collected is not None:
-        # consumed as the outcomes are made: a replay of 250,000 jobs holds
-        # one of the two lists at a time, not both
-        collected.sort(reverse=True)
-        rows = (collected.pop()[1:6] for _ in range(len(collected)))
-    else:
-        rows = index.outcome_rows(inst.kvs.conn)
-    return [Outcome(t_submit=t_submit, t_run=t_run or None, t_end=t_end or None, ncores=ncores or 0,
-                    result=result)
-            for t_submit, t_run, t_end, ncores, result in rows]
+def _outcomes(inst, collected: Collected | None = None) -> Iterator[Outcome]:
+    """The outcome of every job of the index (read from it), or of every
+    job collected as its row was written, in id order as the index has
+    them; made as they are read (a replay of 250,000 jobs never holds
+    them all)."""
+    rows = collected.rows() if collected is not None else index.outcome_rows(inst.kvs.conn)
+    for t_submit, t_run, t_end, ncores, result in rows:
+        yield Outcome(t_submit=t_submit, t_run=t_run or None, t_end=t_end or None, ncores=ncores or 0,
+                      result=result)
 
 
 def outcomes(records) -> list[Outcome]:

@@ -413,8 +413,8 @@ def test_outcomes_collected_as_rows_are_written_are_the_indexs(tmp_path, monkeyp
 
     def outcomes(inst, collected=None):
         taken.append(collected is not None)
-        got = real(inst, collected)
-        assert got == real(inst)
+        got = list(real(inst, collected))
+        assert got == list(real(inst))
         return got
 
     monkeypatch.setattr(workload, "_outcomes", outcomes)
@@ -436,3 +436,56 @@ def test_outcomes_collected_as_rows_are_written_are_the_indexs(tmp_path, monkeyp
             results[name] = results.get(name, 0) + count
     assert results["COMPLETED"] and results["TIMEOUT"]
     assert taken == [not sabotage] * 2
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy"])
+def test_replay_holds_a_batch_of_log_lines_and_scheduler_ids(tmp_path, monkeypatch, policy):
+    """A replay writes the log lines (sched-backfill logs every job it
+    starts and frees) with each batch of finished jobs, and the scheduler's
+    row maps forget a job queued, allocated and freed within the command:
+    what is held stays near a batch, and the log, the scheduler's tables
+    and the summary are what one write at the end gives."""
+    from flux_lite import broker as brokermod
+    from flux_lite.instance import Instance
+    from flux_lite.sched import store as storemod
+
+    def run(name, batch):
+        monkeypatch.setattr(workload, "FLUSH_EVERY", batch)
+        monkeypatch.setattr(brokermod, "FLUSH_BATCH", batch)
+        seen = {"log": 0, "ids": 0}
+        orig_set = storemod.LazyRows.__setitem__
+
+        def setitem(self, jobid, rec):
+            orig_set(self, jobid, rec)
+            # (the ids remembered besides the records held)
+            seen["ids"] = max(seen["ids"], len(self.dirty - self._d.keys()) + len(self._gone))
+
+        monkeypatch.setattr(storemod.LazyRows, "__setitem__", setitem)
+        orig_log = Instance.log
+
+        def log(self, *args, **kw):
+            orig_log(self, *args, **kw)
+            seen["log"] = max(seen["log"], len(self._log))
+
+        monkeypatch.setattr(Instance, "log", log)
+        summary = workload.replay_trace(tmp_path / name, random_trace(5, 200), 4, 4, policy=policy)
+        monkeypatch.undo()
+        inst = Instance.open(str(tmp_path / name))
+        try:
+            conn = inst.kvs.conn
+            tables = [conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
+                      for t in ("sched_alloc", "sched_queue", "sched_rank")]
+            return summary, inst.read_log(), tables, seen
+        finally:
+            inst.close()
+
+    small, small_log, small_tables, held = run("small", 8)
+    whole, whole_log, whole_tables, _ = run("whole", 10**9)
+    assert small == whole and small_log == whole_log and small_tables == whole_tables
+    assert small["jobs"] == 200
+    if policy == "easy":  # (its debug lines: a start and a free per job at least)
+        assert sum(row[3].startswith("free: ") for row in small_log) == 200
+    # lines of a batch of jobs, those of the jobs ending at one instant
+    # and of a scheduling pass; no id of a job gone from the scheduler
+    assert held["log"] <= 200, held
+    assert held["ids"] == 0, held

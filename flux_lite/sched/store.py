@@ -68,14 +68,39 @@ def decode_parts(pool: Pool, text: str) -> tuple:
 class LazyRows:
     """A jobid -> record map backed by one table: rows are read as ids are
     asked for, all of them only when iterated; what changed is remembered
-    for save(). Subclasses say how a row is read (``_one``, ``_each``)."""
+    for save(). Subclasses say how a row is read (``_one``, ``_each``) and
+    name their table (``TABLE``).
+
+    Rows are only ever written from the map (save), so an id above the
+    table's largest when first asked, not in the map, has no row. A record
+    set and removed again before the next save (a replay's jobs, each
+    queued, allocated and freed within one command) leaves nothing behind:
+    neither a row to delete nor an id to remember."""
+
+    TABLE = ""
 
     def __init__(self, conn: sqlite3.Connection | None) -> None:
         self._conn = conn
         self._d: dict[int, Any] = {}
         self._gone: set[int] = set()
         self._all = conn is None
+        self._max: int | None = None  # the largest id in the table when first asked
         self.dirty: set[int] = set()
+        self._fresh: set[int] = set()  # ids set since the last save that the table has no row for
+
+    def _beyond(self, jobid: int) -> bool:
+        """True if the table holds no row for jobid because it is larger
+        than any id the table had when first asked (see the class)."""
+        if self._conn is None:
+            return False
+        if self._max is None:
+            self._max = self._table_max()
+        return jobid > self._max
+
+    def _table_max(self) -> int:
+        """The largest id in the table (-1 when empty)."""
+        assert self._conn is not None
+        return self._conn.execute(f"SELECT coalesce(max(id), -1) FROM {self.TABLE}").fetchone()[0]
 
     def _one(self, jobid: int) -> Any:
         """The record of jobid's row, or None (no row)."""
@@ -89,6 +114,8 @@ class LazyRows:
         rec = self._d.get(jobid)
         if rec is not None or self._all or jobid in self._gone:
             return rec
+        if self._beyond(jobid):
+            return None  # (no query, and nothing to remember)
         rec = self._one(jobid)
         if rec is None:
             self._gone.add(jobid)
@@ -124,7 +151,10 @@ class LazyRows:
     # to have no row, is no longer consulted, nor kept)
 
     def __setitem__(self, jobid: int, rec: Any) -> None:
-        self._d[jobid] = rec
+        d = self._d
+        if jobid not in d and jobid not in self.dirty and (self._all or jobid in self._gone or self._beyond(jobid)):
+            self._fresh.add(jobid)
+        d[jobid] = rec
         if not self._all:
             self._gone.discard(jobid)
         self.dirty.add(jobid)
@@ -139,10 +169,19 @@ class LazyRows:
                 return default[0]
             raise KeyError(jobid)
         del self._d[jobid]
-        if not self._all:
-            self._gone.add(jobid)
-        self.dirty.add(jobid)
+        if jobid in self._fresh:
+            self._fresh.discard(jobid)
+            self.dirty.discard(jobid)
+        else:
+            if not self._all:
+                self._gone.add(jobid)
+            self.dirty.add(jobid)
         return rec
+
+    def mark_saved(self) -> None:
+        """The table now holds the map."""
+        self.dirty.clear()
+        self._fresh.clear()
 
     def items(self) -> Any:
         return self.full().items()
@@ -166,10 +205,11 @@ class LazyRows:
 class StoredJobs(LazyRows):
     """The pool's jobid -> allocation map, backed by ``sched_alloc``."""
 
+    TABLE = "sched_alloc"
+
     def __init__(self, conn: sqlite3.Connection | None, pool: Pool) -> None:
         super().__init__(conn)
         self._pool = pool
-        self._max: int | None = None  # the largest id in the table when first asked
         # per rank index, the allocated core and gpu masks the table holds
         # (see mark_saved: save_pool writes the ranks that differ)
         self.saved: tuple[list[int], list[int]] = ([], [])
@@ -182,12 +222,6 @@ class StoredJobs(LazyRows):
 
     def _one(self, jobid: int) -> Any:
         assert self._conn is not None
-        if self._max is None:
-            self._max = self._conn.execute("SELECT coalesce(max(id), -1) FROM sched_alloc").fetchone()[0]
-        if jobid > self._max:
-            # rows added since were written from _d (save), so a larger id
-            # not in _d has none: a new allocation asks this for every job
-            return None
         row = self._conn.execute("SELECT end_time, parts FROM sched_alloc WHERE id = ?", (jobid,)).fetchone()
         return None if row is None else self._row(jobid, *row)
 
@@ -243,7 +277,7 @@ def mark_saved(pool: Pool) -> None:
     jobs = pool.jobs
     if isinstance(jobs, StoredJobs):
         jobs.saved = (list(pool.alloc_cores), list(pool.alloc_gpus))
-        jobs.dirty.clear()
+        jobs.mark_saved()
 
 
 def save_pool(conn: sqlite3.Connection, pool: Pool) -> None:
@@ -328,6 +362,8 @@ class StoredQueue(LazyRows):
     command that queues or withdraws one request reads only its row; the
     whole queue is read only when a pass walks it."""
 
+    TABLE = "sched_queue"
+
     def __init__(self, conn: sqlite3.Connection | None = None,
                  make: Callable[..., PendingJob] | None = None) -> None:
         super().__init__(conn)
@@ -394,7 +430,7 @@ def save_queue(conn: sqlite3.Connection, q: StoredQueue) -> None:
     if rows:
         conn.executemany("INSERT OR REPLACE INTO sched_queue(id, priority, userid, t_submit, request, annotations) "
                          "VALUES (?, ?, ?, ?, ?, ?)", rows)
-    q.dirty.clear()
+    q.mark_saved()
 
 
 def save(sched: Scheduler) -> None:
