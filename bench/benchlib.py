@@ -144,10 +144,22 @@ def start_instance(state_dir, size=4, cores=4, config=None, extra=()):
 
 
 def copy_state(src, dst):
-    """Copy a closed instance (the SQLite database and its WAL files)."""
+    """Copy a closed instance (the SQLite database and its WAL files), and
+    have the copy written to disk: otherwise the first command that syncs
+    the database (a checkpoint at its close) waits for the whole copy to be
+    written back (0.35 s for a 900 MB history), a cost of the copy, not of
+    the command measured."""
     if os.path.exists(dst):
         shutil.rmtree(dst)
     shutil.copytree(src, dst)
+    for name in os.listdir(dst):
+        path = os.path.join(dst, name)
+        if os.path.isfile(path):
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 # -- statistics and the report -------------------------------------------------------
