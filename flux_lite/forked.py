@@ -1,12 +1,13 @@
 """Work done in a second process, for the commands that read or write a
-whole history (restore, fsck): the machine's other core.
+whole history (dump, restore, fsck): the machine's other core.
 
 `forked(produce)` runs the generator function `produce` in a child made by
 fork(2) and yields its items in the parent as they come, through a pipe
-(pickled, a batch at a time). The child starts with a copy of the parent's
-memory, so `produce` can be any closure; it must not use a database
-connection the parent opened (SQLite's rule across fork): it opens its own
-when it reads the database.
+(pickled, a batch at a time); `worker(fn)` applies fn in a child to the
+requests the parent submits, one at a time. The child starts with a copy
+of the parent's memory, so `produce` and `fn` can be any closures; they
+must not use a database connection the parent opened (SQLite's rule across
+fork): they open their own when they read the database.
 
 An error in the child comes back to the parent: a FluxLiteError as the same
 class with the same message (another FluxLiteError when that class cannot be
