@@ -46,12 +46,12 @@ from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58, jobid_of_key
 from flux_lite.formats.rset import Rset
 from flux_lite.instance import Instance
-from flux_lite.job_manager.job import CLEANUP, DEPEND, PRIORITY, RUN, SCHED
+from flux_lite.job_manager.job import CLEANUP, DEPEND, INACTIVE, PRIORITY, RUN, SCHED
 from flux_lite.job_manager.queues import STATE_KEY
 from flux_lite.rebuild import rebuild
 from flux_lite.schema import DERIVED_VERSION, TABLES
 from flux_lite.kvs import PACKED, decode_value
-from flux_lite.stored import pack
+from flux_lite.stored import pack, pack_row
 
 # values shorter than this are stored inline in a Flux KVS directory entry;
 # longer ones become a content blob (flux-core's BLOBREF_MAX_STRING_SIZE)
@@ -439,6 +439,8 @@ def _table_entry(conn, tables, path, data, name, chunk):
             columns = tables[name][1]
         if rows:
             _packed_cells(rows)
+            if name == "jobs" and "data" in columns and "state" in columns:
+                _pack_inactive_records(rows, columns.index("state"), columns.index("data"))
             marks = ", ".join("?" * len(columns))
             cols = ", ".join(f'"{c}"' for c in columns)
             conn.executemany(f'INSERT INTO "{name}" ({cols}) VALUES ({marks})', rows)
@@ -446,6 +448,14 @@ def _table_entry(conn, tables, path, data, name, chunk):
         raise ArchiveError(f"{path}: damaged table ({exc})") from None
     except sqlite3.Error as exc:  # a table that does not fit
         raise ArchiveError(f"{path}: {exc}") from None
+
+
+def _pack_inactive_records(rows, state: int, data: int) -> None:
+    """An inactive job's index record as the index stores it: packed (an
+    archive written before dumps carried them packed has their text)."""
+    for row in rows:
+        if row[state] == INACTIVE and type(row[data]) is str:
+            row[data] = pack_row(row[data])
 
 
 def _packed_cells(rows) -> None:
