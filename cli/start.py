@@ -32,8 +32,9 @@ MAX_PER_NODE = 4096
               help="Cores per node.")
 @click.option("--test-gpus", type=click.IntRange(min=0, max=MAX_PER_NODE), default=0, show_default=True,
               help="GPUs per node.")
-@click.option("-c", "--config", "config_file", metavar="FILE|DIR", type=click.Path(),
-              help="Instance configuration: a TOML, YAML or JSON file, or a directory of *.toml files.")
+@click.option("-c", "--config", "--config-path", "config_file", metavar="FILE|DIR", type=click.Path(),
+              help="Instance configuration: a TOML, YAML or JSON file, or a directory of *.toml files "
+                   "(--config-path: Flux's name).")
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VAL|FILE",
               help="Set configuration KEY to VAL (JSON, else a string), or merge a .toml/.json FILE, over -c's.")
 @click.option("--clock", type=click.Choice(["real", "virtual"]), default=None, help="Clock mode (default real).")

@@ -4,6 +4,7 @@ flux-lite's instance is brokers that are always up on one machine: every
 rank of the instance is online and in state run.
 """
 
+import socket
 from typing import Any
 
 from flux_lite import __version__
@@ -26,7 +27,7 @@ def attributes(broker: Any) -> dict[str, str]:
     attrs = {
         "broker.pid": "0",
         "broker.starttime": "%f" % inst.meta.get("start", 0.0),
-        "hostlist": broker.resources.hostlist_of(range(size)) if size else "",
+        "hostlist": (hosts[0] if _fake(broker) else broker.resources.hostlist_of(range(size))) if size else "",
         "instance-level": "0",
         "local-uri": f"local://{state}",
         "rank": "0",
@@ -42,9 +43,18 @@ def attributes(broker: Any) -> dict[str, str]:
 
 
 def hostnames(broker: Any) -> list[str]:
-    """The host name of each rank of the instance (excluded ranks too)."""
+    """The host name of each broker rank of the instance (excluded ranks
+    too): one per rank of its resources, except an instance of
+    [fake-resources], which is one broker on this machine (as Flux's:
+    size 1, its own host name) whatever nodes its resources pretend."""
+    if _fake(broker):
+        return [socket.gethostname().split(".", 1)[0]]
     rset = Rset.from_dict(broker.resources.instance_R)
     return [rset.hostname(rank) for rank in sorted(rset.ranks)]
+
+
+def _fake(broker: Any) -> bool:
+    return broker.config.get("fake-resources") is not None
 
 
 def tbon_children(size: int, fanout: int = TBON_FANOUT) -> dict[int, list[int]]:

@@ -364,3 +364,19 @@ def test_hwloc_1x_sockets_and_groups():
           </object>
         </object></topology>""")
     assert hwloc.parse(text).treepool() == {"Group": [{"cores": "0-1"}, {"cores": "2-3"}]}
+
+
+def test_fake_resources_instance_is_one_broker_on_this_host(flux_factory, tmp_path):
+    """As Flux's: the resources pretend four nodes, the instance is one
+    broker (size 1) named by this machine (recorded from Flux 0.88:
+    `flux getattr size` 1, `flux uptime` size 1, `flux overlay status`
+    `0 HOST: full`, while `flux resource list` shows fake[0-3])."""
+    import socket
+
+    flux = start(flux_factory, tmp_path, "nnodes = 4\ncores-per-node = 2\n")
+    host = socket.gethostname().split(".", 1)[0]
+    assert flux.out("getattr", "size") == "1\n"
+    assert flux.out("getattr", "hostlist") == f"{host}\n"
+    assert flux.out("overlay", "status") == f"0 {host}: full\n"
+    assert flux.out("uptime").rstrip().endswith("size 1")
+    assert "fake[0-3]" in flux.out("resource", "list")
