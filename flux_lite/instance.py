@@ -353,8 +353,8 @@ class Instance:
 
     def flush_log(self):
         if self._log:
-            self.kvs.conn.executemany("INSERT INTO dmesg(t, name, level, msg) VALUES (?, ?, ?, ?)", self._log)
-            self._log = []
+            rows, self._log = self._log, []
+            log.write(self.kvs.conn, rows)
 
     # -- sessions -----------------------------------------------------------------
 
@@ -486,6 +486,8 @@ class Instance:
         if version == DERIVED_VERSION and DERIVED_NAMES <= present:
             if jobindex.COUNTS not in present and not self.readonly:
                 jobindex.ensure_counts(conn)  # (a state dir from before the inactive counts: once)
+            if jobindex.HOLDING_INDEX not in present and not self.readonly:
+                jobindex.ensure_holding_index(conn)  # (and from before hello's index)
             return
         if self.readonly:
             raise FluxLiteError("the job index must be rebuilt, and the state directory is read-only")

@@ -152,8 +152,18 @@ def alloc_response(jobid: int, rtype: int, **payload: Any) -> dict:
     return payload
 
 
-def hello_request(partial_ok: bool) -> dict:
-    return {"partial-ok": bool(partial_ok)}
+# flux-lite's own schedulers ask hello for R as the job manager keeps it, its
+# JSON text (in Flux a message's payload is text anyway): a scheduler that
+# reads the usual one-entry R from a few fields of its text builds no dict for
+# each of thousands of running jobs. Texts of other shapes still come decoded.
+HELLO_R_TEXT = "flux-lite.R-text"
+
+
+def hello_request(partial_ok: bool, R_text: bool = False) -> dict:
+    msg: dict[str, Any] = {"partial-ok": bool(partial_ok)}
+    if R_text:
+        msg[HELLO_R_TEXT] = True
+    return msg
 
 
 class HelloRecord(TypedDict, total=False):
@@ -161,11 +171,11 @@ class HelloRecord(TypedDict, total=False):
     priority: int
     userid: int
     t_submit: float
-    R: dict | None
+    R: dict | str | None  # (a str: its checked JSON text, when the request asked for HELLO_R_TEXT)
     free: str  # idset of ranks already released (partial-ok only)
 
 
-def hello_record(jobid: int, priority: int, userid: int, t_submit: float, R: dict | None,
+def hello_record(jobid: int, priority: int, userid: int, t_submit: float, R: dict | str | None,
                  free: str | None = None) -> HelloRecord:
     rec: HelloRecord = {"id": jobid, "priority": priority, "userid": userid, "t_submit": t_submit, "R": R}
     if free:

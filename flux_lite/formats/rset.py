@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from itertools import islice
 from operator import itemgetter
@@ -35,6 +36,7 @@ from flux_lite.errors import HostlistError, IdsetError, RsetError
 from flux_lite.formats import jsontext
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.formats.idset import IDset
+from flux_lite.limits import MAX_TIME
 
 __all__ = [
     "Rset",
@@ -43,8 +45,10 @@ __all__ = [
     "entry_summary",
     "group_ranks",
     "nodes_summary",
+    "one_entry_text",
     "property_terms",
     "rlite_entries",
+    "rlite_ids",
     "rlite_nodes",
     "rlite_ranks",
     "rlite_summary",
@@ -172,6 +176,52 @@ def rlite_entries(R: Any) -> list[tuple[IDset, IDset, IDset]]:
             ranks, cores, gpus = _rlite_entry(len(out), entry)
         out.append((ranks, cores, gpus))
     return out
+
+
+# -- R as text: the usual allocation, read without decoding it ---------------------
+
+_NUMBER = r"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+_HOST = r'"[^"\\\x00-\x1f]*"'
+# the compact text flux-lite writes of an R of one R_lite entry (compact_R
+# of to_dict()'s keys, in its order): a reload's thousands of running jobs
+_ONE_ENTRY_R = re.compile(
+    r'\{"version":1,"execution":\{"R_lite":\[\{"rank":"([0-9,-]+)","children":\{"core":"([0-9,-]+)"'
+    r'(?:,"gpu":"([0-9,-]+)")?\}\}\],"starttime":' + _NUMBER + r',"expiration":' + _NUMBER
+    + r'(?:,"nslots":[0-9]+)?,"nodelist":\[' + _HOST + "(?:," + _HOST + r")*\]\}\}")
+
+
+def one_entry_text(text: str) -> tuple[str, str, str, float] | None:
+    """(rank, core and gpu idset texts, expiration) of the JSON text of an
+    R whose one R_lite entry is a rank set with cores (and gpus), written
+    compact in flux-lite's key order, its times within [0, MAX_TIME]: a
+    valid Rv1 (check_R passes it). None for any other text, which the
+    caller decodes. The idset texts are not parsed here."""
+    fields = _ONE_ENTRY_READ.get(text)
+    if fields is not None:
+        return fields
+    m = _ONE_ENTRY_R.fullmatch(text)
+    if m is None:
+        return None
+    ranks, cores, gpus, start, end = m.groups()
+    expiration = float(end)
+    if not (0 <= float(start) <= MAX_TIME and 0 <= expiration <= MAX_TIME):
+        return None
+    if len(_ONE_ENTRY_READ) >= 65536:
+        _ONE_ENTRY_READ.clear()
+    fields = _ONE_ENTRY_READ[text] = ranks, cores, gpus or "", expiration
+    return fields
+
+
+# the texts one_entry_text() read last: hello reads each twice, the job
+# manager to check it, then the scheduler to register it
+_ONE_ENTRY_READ: dict[str, tuple[str, str, str, float]] = {}
+
+
+def rlite_ids(text: str) -> IDset:
+    """The IDset of an R_lite idset text, decoded once per process
+    (IdsetError when malformed)."""
+    ids = _RLITE_IDS.get(text)
+    return ids if ids is not None else _rlite_ids(text)
 
 
 def _rlite_checked(R: Any) -> list[tuple[IDset, IDset, IDset]]:

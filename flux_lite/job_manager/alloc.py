@@ -289,8 +289,9 @@ class SchedInterface:
         index.save()  # the index must show this command's changes
         # flux-lite hands the scheduler the job's current R (resource-update
         # events applied); Flux's scheduler re-reads the original from the KVS
+        as_text = bool(msg.get(rfc27.HELLO_R_TEXT))
         records = [rfc27.hello_record(jobid, priority, userid, t_submit, R)
-                   for jobid, priority, userid, t_submit, R in index.holding_resources()]
+                   for jobid, priority, userid, t_submit, R in index.holding_resources(as_text)]
         records.extend(self.b.housekeeping.hello_records(partial_ok))
         return records
 

@@ -25,10 +25,10 @@ from typing import Any
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import jj, jsontext
 from flux_lite.formats.jobid import f58
-from flux_lite.formats.rset import Rset, compact_R
+from flux_lite.formats.rset import Rset, compact_R, one_entry_text
 from flux_lite.job_manager.job import ACTIVE, CLEANUP, INACTIVE, PENDING, RESULT_NAMES, RUN, RUNNING, STATE_NAMES, Job
 from flux_lite.notices import notice
-from flux_lite.stored import DamagedError, check_R, decode_row, good_rows, pack_row, row_text
+from flux_lite.stored import check_R, decode_row, good_rows, pack_row, row_text
 
 TABLE = "jobs"
 SCHEMA = """
@@ -52,9 +52,14 @@ CREATE INDEX IF NOT EXISTS jobs_inactive ON jobs(state, t_inactive, id);
 CREATE INDEX IF NOT EXISTS jobs_user ON jobs(userid, id);
 CREATE INDEX IF NOT EXISTS jobs_result ON jobs(state, result);
 CREATE INDEX IF NOT EXISTS jobs_allocq ON jobs(state, alloc_pending, priority, id);
+CREATE INDEX IF NOT EXISTS jobs_holding ON jobs(id, state, priority, userid, t_submit, R) WHERE has_resources = 1;
 """
 # the table and indexes above, for the derived-table check
 NAMES = {"jobs", "jobs_state", "jobs_inactive", "jobs_user", "jobs_result", "jobs_allocq"}
+# hello's covering index: what it reads of the jobs holding resources, in id
+# order, without visiting their rows. Not in NAMES: a state dir from before it
+# gains it (ensure_holding_index) instead of rebuilding its tables.
+HOLDING_INDEX = "jobs_holding"
 
 # attributes kept in the record, besides the job's id
 RECORD_SLOTS = (
@@ -254,6 +259,13 @@ def ensure_counts(conn: sqlite3.Connection) -> bool:
     conn.execute(f"INSERT INTO {COUNTS}(result, n) SELECT coalesce(result, -1), count(*) FROM jobs "
                  f"WHERE state = {INACTIVE} GROUP BY 1")
     return True
+
+
+def ensure_holding_index(conn: sqlite3.Connection) -> None:
+    """Hello's index, made if missing (a state dir from before it: once)."""
+    for stmt in SCHEMA.split(";"):
+        if HOLDING_INDEX in stmt:
+            conn.execute(stmt)
 
 
 def _add_counts(conn: sqlite3.Connection, by_result: dict, sign: int) -> None:
@@ -644,24 +656,25 @@ class JobIndex:
                 continue
             yield R
 
-    def holding_resources(self) -> Iterator[tuple[int, int, int, float, dict | None]]:
+    def holding_resources(self, as_text: bool = False) -> Iterator[tuple[int, int, int, float, dict | str | None]]:
         """(id, priority, userid, t_submit, current R) of every active job
         holding resources, by id, from the index's own columns (call save()
-        first). Jobs whose rows are damaged (quarantined) are left out, and
-        so are damaged Rs, with a notice."""
-        # whether a row is damaged is asked of SQLite (json_valid), so that
-        # no record is decoded here; the few that fail are decoded to say why
-        for jobid, priority, userid, t_submit, text, ok in self.conn.execute(
-            "SELECT id, priority, userid, t_submit, R, json_valid(data) "
-            f"FROM jobs WHERE {_in_states(_HOLDING)} AND has_resources = 1 ORDER BY id"
-        ):
-            if not ok and jobid not in self._cache:
-                row = self.conn.execute("SELECT data FROM jobs WHERE id = ?", (jobid,)).fetchone()
-                try:
-                    decode_row(jobid, row[0])
-                except DamagedError as exc:
-                    notice(exc.message)
-                    continue  # quarantined: its row is damaged
+        first). With as_text, an R of the usual shape (rset.one_entry_text)
+        comes as its text, checked but not decoded. A damaged R is left out,
+        with a notice. A job whose record (the data column) is damaged is
+        not: its eventlog says it holds these resources, and its R column
+        says which."""
+        query = ("SELECT id, priority, userid, t_submit, R FROM jobs {} "
+                 f"WHERE {_in_states(_HOLDING)} AND has_resources = 1 ORDER BY id")
+        try:
+            # (SQLite's planner prefers the state index, then sorts)
+            rows = self.conn.execute(query.format(f"INDEXED BY {HOLDING_INDEX}"))
+        except sqlite3.OperationalError:
+            rows = self.conn.execute(query.format(""))  # (a read-only state dir from before the index)
+        for jobid, priority, userid, t_submit, text in rows:
+            if as_text and text and one_entry_text(text) is not None:
+                yield jobid, priority, userid, t_submit, text
+                continue
             try:
                 R = _json_value(text) if text else None
                 if R is not None:

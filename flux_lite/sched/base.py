@@ -21,6 +21,7 @@ keeps state derived from the queue or the pool overrides ``changed()``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -326,7 +327,7 @@ class Scheduler:
         progress(done, total) is called now and then (a bar for large reloads).
         """
         b = self.b
-        records = b.rpc(rfc27.JM_HELLO, rfc27.hello_request(self.hello_partial_ok))
+        records = b.rpc(rfc27.JM_HELLO, rfc27.hello_request(self.hello_partial_ok, R_text=True))
         self._hello_name = f58_namer()  # (the prefix read once for the log lines)
         total = len(records)
         self.pool.begin_bulk()
@@ -358,19 +359,20 @@ class Scheduler:
     # how hello names a job in its log lines (start() sets one that reads the prefix once)
     _hello_name = staticmethod(f58)
 
-    def hello(self, jobid: int, priority: int, userid: int, t_submit: float, R: dict,
+    def hello(self, jobid: int, priority: int, userid: int, t_submit: float, R: dict | str,
               free: str | None = None) -> None:
         """Re-register one allocation the job manager reports (minus the
-        ranks in the `free` idset, already released). Raising makes the job
-        manager kill the job (scheduler-restart)."""
+        ranks in the `free` idset, already released); R is a dict or its
+        JSON text. Raising makes the job manager kill the job
+        (scheduler-restart)."""
         summary = self.pool.register_hello(jobid, R, free)
         if summary is None:  # unusual R, or a conflict: the checking path says what is wrong
-
+            Rd = json.loads(R) if isinstance(R, str) else R
             if free:
-                R = rlite_without(R, IDset.parse(free))
-            nodes = rlite_nodes(R)
+                Rd = rlite_without(Rd, IDset.parse(free))
+            nodes = rlite_nodes(Rd)
             summary = nodes_summary(nodes)
-            self.pool.register_alloc(jobid, R, nodes)
+            self.pool.register_alloc(jobid, Rd, nodes)
         idf58 = self._hello_name(jobid)
         if self._log_max >= _INFO:
             self.b.log(self.name, "info", f"hello: {idf58}: {summary}")

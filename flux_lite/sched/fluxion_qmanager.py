@@ -31,6 +31,7 @@ loses it; the SUCCESS carries ``t_estimate`` null and ``selection_type``
 
 from __future__ import annotations
 
+import json
 import re
 from bisect import bisect_left
 from errno import EBUSY, EINVAL, ENODEV, ENOENT, ERANGE
@@ -521,8 +522,10 @@ class FluxionQmanager(Scheduler):
         name = self.vparents.get(name, name)
         return name if name in self.fqueues else None
 
-    def hello(self, jobid: int, priority: int, userid: int, t_submit: float, R: dict,
+    def hello(self, jobid: int, priority: int, userid: int, t_submit: float, R: dict | str,
               free: str | None = None) -> None:
+        # (start() asks for dicts; a text is decoded)
+        Rd: dict = json.loads(R) if isinstance(R, str) else R
         jobspec = self.b.kvs.get(kvs_key(jobid, "jobspec")) or {}
         qname = self.queue_of_job(jobspec)
         if qname is None:
@@ -533,13 +536,13 @@ class FluxionQmanager(Scheduler):
             self.log("err", f"jobmanager_hello_cb: unknown queue name (id={jobid} queue={shown})")
             raise _HelloRefused()
         if free:
-            R = rlite_without(R, IDset.parse(free))
+            Rd = rlite_without(Rd, IDset.parse(free))
         try:
-            self.graph.update(jobid, R, self.b.now)
+            self.graph.update(jobid, Rd, self.b.now)
         except FluxLiteError as exc:
             self.log("err", f"jobmanager_hello_cb: reconstruct (id={jobid} queue={qname}): {exc}")
             raise _HelloRefused() from None
-        self._mirror(jobid, R)
+        self._mirror(jobid, Rd)
         self.res.dirty = True
         fj = FJob(jobid, priority, userid, t_submit, self._arrive(), qname, None)
         self.fjobs[jobid] = fj

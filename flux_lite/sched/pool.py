@@ -38,8 +38,10 @@ from flux_lite.formats.rset import (
     Rset,
     entry_summary,
     group_ranks,
+    one_entry_text,
     property_terms,
     rlite_entries,
+    rlite_ids,
     rlite_nodes,
     rlite_ranks,
     rlite_without,
@@ -114,6 +116,7 @@ def _indexes(mask):
 
 _IDS_INFO = {}  # id(IDset) -> (the IDset, its encode(), its bitmask or None), for register_hello
 _NO_IDS = IDset.parse("")  # (the empty set the R_lite decoder gives for no gpus)
+_TEXT_IDS = {}  # R_lite idset text -> (its encode(), its bitmask or None), for register_hello's texts
 
 
 def _ids_info(ids):
@@ -126,6 +129,19 @@ def _ids_info(ids):
             _IDS_INFO.clear()
         last = ids.last()
         hit = _IDS_INFO[id(ids)] = (ids, ids.encode(), None if last is not None and last >= 65536 else ids.as_mask())
+    return hit
+
+
+def _text_ids(text):
+    """_TEXT_IDS' entry of an idset text, made once: (text, None) when
+    malformed (the checking path says so)."""
+    try:
+        _, encoded, mask = _ids_info(rlite_ids(text))
+    except ValueError:
+        encoded, mask = text, None
+    if len(_TEXT_IDS) > 65536:
+        _TEXT_IDS.clear()
+    hit = _TEXT_IDS[text] = (encoded, mask)
     return hit
 
 
@@ -166,6 +182,7 @@ class Topology:
         "host_prefix",
         "identity",
         "hello_ranks",
+        "hello_rank_texts",
     )
 
     def __init__(self, rset):
@@ -206,6 +223,7 @@ class Topology:
         # id(rank IDset) -> Pool._ranks_info() of it (the IDsets are
         # rlite_entries' cached ones: thousands of hello entries share them)
         self.hello_ranks = {}
+        self.hello_rank_texts = {}  # R_lite rank text -> (its encode(), its indexes or None)
 
     def index_mask(self, request):
         """(key, index mask or None) of ranks allowed by the request."""
@@ -933,21 +951,27 @@ class Pool:
         self.generation += 1
 
     def register_hello(self, jobid, R, free=None):
-        """register_alloc() of an R dict from hello, minus the ranks of the
+        """register_alloc() of an R from hello, minus the ranks of the
         `free` idset string; returns the allocation's summary (as
         Rset.summary() prints it), or None when the R is not one R_lite
         entry, or conflicts (register_alloc() then decides, with messages).
+        R is a dict, or its JSON text (a record of HELLO_R_TEXT): a text of
+        the usual shape is read without decoding it, None for another
+        (the caller decodes it).
 
         Thousands of running jobs share a few hundred rank, core and gpu
         sets: each is decoded once per process (rlite_entries keeps them),
         its text and bitmask made once (_ids_info)."""
         if jobid in self._jobs:
             return None
+        if type(R) is str:
+            return None if free else self._hello_text(jobid, R)
         try:
             entries = rlite_entries(R)
             if len(entries) != 1:
                 return None
             ranks, cores, gpus = entries[0]
+            expiration = float(R["execution"].get("expiration", 0.0) or 0.0)
             if free:
                 ranks = ranks - IDset.parse(free)
                 if not ranks:
@@ -960,17 +984,54 @@ class Pool:
                 _, gtext, gm = _ids_info(gpus)
             if cm is None or gm is None:
                 return None
-            expiration = float(R["execution"].get("expiration", 0.0) or 0.0)
         except (RsetError, TypeError, ValueError):
             return None
-        topo = self.topology
-        cmask, gmask, ac, ag = topo.core_mask, topo.gpu_mask, self.alloc_cores, self.alloc_gpus
-        hit = topo.hello_ranks.get(id(ranks))
+        hit = self.topology.hello_ranks.get(id(ranks))
         if hit is None or hit[0] is not ranks:
             hit = self._ranks_info(ranks, cache=not free)
         _, rtext, indexes = hit
         if indexes is None:
             return None
+        if free:
+            R = rlite_without(R, IDset.parse(free))
+        return self._book_hello(jobid, indexes, cm, gm, expiration, R, rtext, ctext, gtext)
+
+    def _hello_text(self, jobid, text):
+        """register_hello() of an R text, from one_entry_text's fields: each
+        rank, core and gpu text is decoded once per pool (ranks) or process."""
+        fields = one_entry_text(text)
+        if fields is None:
+            return None
+        rank_t, core_t, gpu_t, expiration = fields
+        hit = self.topology.hello_rank_texts.get(rank_t)
+        rtext, indexes = hit if hit is not None else self._rank_text_info(rank_t)
+        ctext, cm = _TEXT_IDS.get(core_t) or _text_ids(core_t)
+        gtext, gm = (_TEXT_IDS.get(gpu_t) or _text_ids(gpu_t)) if gpu_t else ("", 0)
+        if indexes is None or cm is None or gm is None:
+            return None
+        return self._book_hello(jobid, indexes, cm, gm, expiration, None, rtext, ctext, gtext)
+
+    def _rank_text_info(self, text):
+        """(the rank set's encode(), its indexes or None) of an R_lite rank
+        text, kept per topology for _hello_text."""
+        try:
+            ranks = rlite_ids(text)
+        except ValueError:
+            info = (text, None)
+        else:
+            _, encoded, indexes = self._ranks_info(ranks)
+            info = (encoded, indexes)
+        cache = self.topology.hello_rank_texts
+        if len(cache) > 65536:
+            cache.clear()
+        cache[text] = info
+        return info
+
+    def _book_hello(self, jobid, indexes, cm, gm, expiration, R, rtext, ctext, gtext):
+        """The tail of register_hello(): the allocation on the rank indexes,
+        unless it conflicts (None); its summary."""
+        topo = self.topology
+        cmask, gmask, ac, ag = topo.core_mask, topo.gpu_mask, self.alloc_cores, self.alloc_gpus
         for i in indexes:
             if cm & ~cmask[i] or gm & ~gmask[i] or cm & ac[i] or gm & ag[i]:
                 return None
@@ -989,9 +1050,8 @@ class Pool:
         else:
             for i, c, g in parts:
                 self._apply(i, c, g, True)
-        if free:
-            R = rlite_without(R, IDset.parse(free))
-        self._jobs[jobid] = Allocation(None, expiration, parts, R)
+        # (without R, the allocation's R is made from its parts when asked for)
+        self._jobs[jobid] = Allocation(None, expiration, parts, R, None if R is not None else topo)
         self.generation += 1
         return entry_summary(rtext, ctext, gtext)
 
