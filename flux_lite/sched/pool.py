@@ -1014,13 +1014,18 @@ class Pool:
     def _rank_text_info(self, text):
         """(the rank set's encode(), its indexes or None) of an R_lite rank
         text, kept per topology for _hello_text."""
-        try:
-            ranks = rlite_ids(text)
-        except ValueError:
-            info = (text, None)
+        if text.isdigit():  # (one rank: most allocations, and no idset to parse)
+            rank = int(text)
+            i = self.topology.index.get(rank)
+            info = (str(rank), None if i is None else (i,))
         else:
-            _, encoded, indexes = self._ranks_info(ranks)
-            info = (encoded, indexes)
+            try:
+                ranks = rlite_ids(text)
+            except ValueError:
+                info = (text, None)
+            else:
+                _, encoded, indexes = self._ranks_info(ranks)
+                info = (encoded, indexes)
         cache = self.topology.hello_rank_texts
         if len(cache) > 65536:
             cache.clear()
