@@ -78,6 +78,17 @@ def load_persisted(broker):
         raise DamagedError(STATE_KEY, f"the scheduler cannot load it: {exc}") from None
 
 
+def persisted_unloads(broker):
+    """Does the persisted scheduler module have an unload hook (something
+    it leaves in other modules)? True when it cannot be told without
+    loading it (a module file, an unknown or damaged record)."""
+    rec = broker.kvs.get(MODULE_KEY)
+    if not isinstance(rec, dict) or rec.get("path") or not isinstance(rec.get("name"), str):
+        return True
+    cls = registry.module_class(rec["name"])
+    return not isinstance(cls, type) or hasattr(cls, "unload")
+
+
 discard_state = schedstate.discard
 
 
