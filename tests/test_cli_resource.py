@@ -55,6 +55,17 @@ def test_resource_status_default_format(flux):
     ]
 
 
+def test_resource_status_keeps_reasons_apart_that_an_expanded_column_truncates(flux):
+    # as Flux's Deduplicator: a +: field is compared whole (t2354-resource-status)
+    flux("resource", "drain", "-f", "0-3", "xxxxxxxx")
+    flux("resource", "drain", "-f", "0", "xxxxxxxxyy")
+    expanded = flux.out("resource", "status", "-no", "{state:>12} {ranks:>6} +:{reason:<5.5+}")
+    assert expanded == flux.out("resource", "status", "-no", "{state:>12} {ranks:>6} {reason:<10}") == (
+        "     drained      0 xxxxxxxxyy\n     drained    1-3 xxxxxxxx  \n")
+    # a plain truncated field still combines what it prints alike
+    assert flux.out("resource", "status", "-no", "{state:>12} {ranks:>6} {reason:<5.5+}") == "     drained    0-3 xxxx+\n"
+
+
 def test_resource_list_fields_and_states(flux):
     assert rl(flux, "all", "{nnodes} {ncores} {ngpus} {ranks} {nodelist} {rlist}") == \
         "4 8 0 0-3 node[0-3] rank[0-3]/core[0-1]"

@@ -538,3 +538,11 @@ def test_garbage_formats_only_raise_format_error(text):
         fmt.lines([{"a": 1.5, "h": "", "d": 0, "s": "str"}, {}])
     except FormatError:
         pass
+
+
+def test_dedup_format_drops_combined_fields_and_bares_expanded_ones():
+    # as Flux's OutputFormat.copy(except_fields=..., nullify_expansion=True)
+    fmt = OutputFormat("{state:>12} {ranks:>6} +:{reason:<5.5+} at {nodelist} ?:{timestamp}",
+                       {"state": "S", "ranks": "R", "reason": "W", "nodelist": "N", "timestamp": "T"})
+    assert fmt.dedup_format(("ranks", "nodelist")).fmt == "{state:>12}{reason} at  ?:{timestamp}"
+    assert fmt.dedup_format(()).fmt == "{state:>12} {ranks:>6}{reason} at {nodelist} ?:{timestamp}"

@@ -587,6 +587,23 @@ class OutputFormat:
                 raise FormatError(str(exc)) from None
         return "".join(out)
 
+    def dedup_format(self, except_fields):
+        """The format that tells alike items apart, as Flux's Deduplicator
+        makes it: without except_fields (the literal text before one goes
+        too when it is only whitespace or a sentinel), and each ``+:`` field
+        bare (``+:{reason:<5.5+}`` -> ``{reason}``): items that differ in a
+        value an expanded column would have truncated stay apart."""
+        tokens = []
+        for text, field, spec, conv in self.tokens:
+            if field in except_fields:
+                if text.strip() not in ("", "+:", "?:", "?+:"):
+                    tokens.append([text, "", "", ""])
+                continue
+            if text.endswith("+:"):
+                text, spec = "", ""
+            tokens.append([text, field, spec, conv])
+        return self._from_tokens(self, tokens)
+
     def filter(self, items, no_header=False):
         """Return a new OutputFormat with ``?:`` columns that are empty for all
         items removed, ``+:`` columns widened to their longest value (and

@@ -428,8 +428,7 @@ def status_lines(broker, fmt, states_text=None, skip_empty=False, include=None, 
             candidates.append(StatusLine.make(hostname, state, online, (rank,), reason=info["reason"] or "",
                                               timestamp=info["timestamp"]))
     formatter = outputformat.OutputFormat(fmt, RESOURCE_STATUS.headings)
-    keyfmt = outputformat.OutputFormat._from_tokens(
-        formatter, [tok for tok in formatter.tokens if tok[1] not in ("nodelist", "ranks", "nnodes")])
+    keyfmt = formatter.dedup_format(("nodelist", "ranks", "nnodes"))
     combined = {}
     lines = []
     for line in candidates:
