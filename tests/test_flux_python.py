@@ -106,6 +106,17 @@ def test_rpc_get_and_get_str(pyflux, flux):
     assert f.is_ready()
 
 
+def test_job_manager_resource_status_is_what_jobs_hold(pyflux, flux):
+    # as Flux 0.88 answers (t2354-resource-status reads its node count)
+    h = pyflux.Flux()
+    empty = {"version": 1, "execution": {"R_lite": [], "starttime": 0.0, "expiration": 0.0, "nodelist": [""]}}
+    assert h.rpc("job-manager.resource-status").get() == {"allocated": empty}
+    flux.submit("-N2", "sleep", "inf")
+    assert h.rpc("job-manager.resource-status").get() == {"allocated": {"version": 1, "execution": {
+        "R_lite": [{"rank": "0-1", "children": {"core": "0-1"}}], "starttime": 0.0, "expiration": 0.0,
+        "nodelist": ["node[0-1]"]}}}
+
+
 def test_streaming_eventlog_watch_through_the_reactor(pyflux, flux):
     from flux.constants import FLUX_RPC_STREAMING
 

@@ -1,5 +1,5 @@
 """job-manager: the requests a script makes about its jobs (wait, raise,
-kill, urgency, update) and the job manager's stats.
+kill, urgency, update), the job manager's stats and the resources it holds.
 
 Each handler calls the library function the matching command calls
 (`flux job wait`, `job raise` / `cancel`, `job kill`, `job urgency`,
@@ -83,3 +83,17 @@ def job_update(instance: Instance, payload: Payload) -> Payload:
 def stats_get(instance: Instance, payload: Payload) -> Payload:
     with instance.read_session() as broker:
         return broker.jm.stats()
+
+
+@service(SERVICES, "job-manager.resource-status")
+def resource_status(instance: Instance, payload: Payload) -> Payload:
+    """{allocated: R}: what jobs and housekeeping hold (as `resource list`
+    counts allocated, and Flux's job manager answers the resource module)."""
+    with instance.read_session() as broker:
+        R = broker.resources.allocated_rset().to_dict()
+    # (a union of allocations has no times; an empty one names one empty hostlist, as librlist writes them)
+    execution = R["execution"]
+    execution["starttime"] = execution["expiration"] = 0.0
+    if not execution.get("nodelist"):
+        execution["nodelist"] = [""]
+    return {"allocated": R}
