@@ -3,7 +3,8 @@
 Nothing executes in flux-lite, so the housekeeping script of the sharness
 tests is simulated through flux-lite's config keys: `duration` (every rank),
 `rank-durations` ({TARGETS: FSD|inf}, e.g. rank 3 sleeping 10 s),
-`fail-ranks` (nonzero exit) and `drain-on-failure`. Jobs "run" in test-exec
+`fail-ranks` (nonzero exit) and `drain-on-failure`, or by the command itself
+when the job emulation knows it (`sleep inf`, `false`). Jobs "run" in test-exec
 mode (`exec.test.run_duration`); the 4-node x 2-core instance runs on a
 virtual clock, so every release happens at an exact instant.
 """
@@ -564,3 +565,46 @@ def test_drain_on_failure_leaves_an_already_drained_rank_alone(flux_factory):
             flux.out("resource", "status", "-s", "drained", "-no", "{ranks} {reason}").splitlines()}
     assert rows == {"0": f"housekeeping@{jobid}", "1": "maint"}
     assert flux("sched", "check").exit_code == 0
+
+
+# -- a command the job emulation knows, simulated as it would run ----------------------
+
+
+def test_a_sleep_inf_command_holds_the_nodes_until_killed(flux):
+    # t2354-resource-status's configuration, as Flux 0.88 shows it
+    flux("config", "load", input=json.dumps(
+        {"job-manager": {"housekeeping": {"release-after": "0", "command": ["sleep", "inf"]}}}))
+    jobid = run(flux, "-N4")
+    flux.advance("1h")
+    assert flux.out("resource", "status") == ("       STATEUP NNODES NODELIST\n       avail ✔      4 node[0-3]\n"
+                                              "housekeeping ✔      4 node[0-3]\n")
+    flux("housekeeping", "kill", "--targets=0-1")
+    assert flux.out("resource", "status", "-s", "housekeeping", "-no", "{ranks}") == "2-3\n"
+    assert hk_list(flux, "-no", "{id} {nnodes} {nodelist}") == f"{jobid} 2 node[2-3]\n"
+
+
+def test_sleep_false_and_overrides(flux):
+    hk_config(flux, command=["sleep", "30"])
+    jobid = run(flux, "-N2")
+    flux.advance("29s")
+    assert running(flux) == 1
+    flux.advance("1s")
+    assert running(flux) == 0
+    # a command that exits nonzero fails on every rank
+    hk_config(flux, command=["false"])
+    flux("dmesg", "-C")
+    jobid = run(flux, "-N2")
+    assert f"job-manager.err[0]: housekeeping: node[0-1] (rank 0-1) {jobid}: nonzero exit code" in hk_log(flux)
+    assert running(flux) == 0
+    # the simulation keys, when set, say instead
+    hk_config(flux, command=["sleep", "inf"], duration="5s", fail_ranks="1")
+    flux("dmesg", "-C")
+    jobid = run(flux, "-N2")
+    assert running(flux) == 1
+    flux.advance("5s")
+    assert running(flux) == 0
+    assert f"job-manager.err[0]: housekeeping: node1 (rank 1) {jobid}: nonzero exit code" in hk_log(flux)
+    # a command it does not know finishes at once, as before
+    hk_config(flux, command=["/usr/libexec/site-epilog"])
+    run(flux, "-N2")
+    assert running(flux) == 0

@@ -256,6 +256,18 @@ def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None
     return Plan(len(tasks), output, duration, (rc & 0xFF) << 8, tasks)
 
 
+def housekeeping_run(argv: Any, broker_rank: int, hostname: str, userid: int) -> TaskRun | None:
+    """What a housekeeping command (argv, as configured) would do on one
+    node, run by the instance owner in /; None when it is not in the table."""
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        return None
+    ctx = _Context(Task(0, 0, broker_rank, hostname), {}, "/", userid)
+    try:
+        return ctx.run(argv)
+    except NotEmulated:
+        return None
+
+
 def killed_status(signum: int) -> int:
     """The wait status of a job whose tasks a signal killed: the job shell
     exits with 128+signal, which job-exec reports as an exit status."""

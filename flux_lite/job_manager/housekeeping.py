@@ -17,6 +17,7 @@ from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.formats.jobid import f58 as _f58
 from flux_lite.formats.rset import Rset
+from flux_lite.job_manager import emulate
 
 KEY = "job-manager.housekeeping"
 
@@ -62,13 +63,27 @@ class Housekeeping:
         for target, value in overrides.items():
             if rank in self.b.resources.targets_to_ranks(str(target)):
                 return configmod._fsd(value, "job-manager.housekeeping.rank-durations")
+        if "duration" not in conf:
+            run = self._command_run(rank)
+            if run is not None:
+                return run.duration
         return configmod._fsd(conf.get("duration", 0), "job-manager.housekeeping.duration")
 
     def _fails(self, rank):
         conf = self.conf or {}
         if "fail-ranks" not in conf:
-            return False
+            run = self._command_run(rank)
+            return run is not None and run.rc != 0
         return rank in self.b.resources.targets_to_ranks(str(conf["fail-ranks"]))
+
+    def _command_run(self, rank):
+        """What the configured command would do on rank, when it is one the
+        job emulation knows (`sleep inf`, `true`, `false`, a script of
+        those...); the simulation keys, when set, say instead."""
+        command = (self.conf or {}).get("command")
+        if not command:
+            return None
+        return emulate.housekeeping_run(command, rank, self.b.resources.hostlist_of(IDset([rank])), self.b.instance.owner)
 
     def stats_config(self):
         conf = self.conf or {}
@@ -128,8 +143,24 @@ class Housekeeping:
         if alloc is None:
             return
         if what == "finish":
-            reason = "nonzero exit code" if arg.get("fail") else None
-            self._finish(jobid, alloc, [arg["rank"]], reason)
+            # the job's other ranks that end at this instant finish with it,
+            # as one batch of exits in Flux (one error line for those failed)
+            rank = arg["rank"]
+            end = alloc.get("ends", {}).get(str(rank), [None])[0]
+            pending = IDset.parse(alloc["pending"])
+            together = {rank: bool(arg.get("fail"))}
+            if end is not None:
+                for other, (t, fail) in alloc["ends"].items():
+                    if t == end and int(other) in pending:
+                        together.setdefault(int(other), bool(fail))
+            others = set(together) - {rank}
+            if others:
+                self.b.cancel_timers(jobid, "housekeeping.finish", match=lambda a, others=others: a["rank"] in others)
+            for fail in sorted({together[r] for r in together}, reverse=True):
+                self._finish(jobid, alloc, sorted(r for r in together if together[r] == fail),
+                             "nonzero exit code" if fail else None)
+                if jobid not in self.allocs:
+                    break
         elif what == "release":
             alloc["expired"] = True
             self._dirty = True
@@ -140,7 +171,6 @@ class Housekeeping:
         done = IDset(r for r in ranks if r in pending)
         if not done:
             return
-        alloc["pending"] = str(pending - done)
         self._dirty = True
         if reason:
             hosts = self.b.resources.hostlist_of(done)
@@ -154,11 +184,19 @@ class Housekeeping:
                 if fresh:
                     res.drain(fresh, f"housekeeping@{f58(jobid)} {reason}")
         release_after = alloc["release_after"]
-        if not alloc["pending"] or release_after == 0 or alloc["expired"]:
-            self._release(jobid, alloc)
-        elif release_after > 0 and not alloc["armed"]:
-            alloc["armed"] = self.b.now + release_after
-            self.b.add_timer(alloc["armed"], "housekeeping.release", jobid)
+        if release_after == 0:
+            # each rank is freed as it is finished, as Flux's finish_one does
+            for rank in done:
+                pending = pending - IDset([rank])
+                alloc["pending"] = str(pending)
+                self._release(jobid, alloc)
+        else:
+            alloc["pending"] = str(pending - done)
+            if not alloc["pending"] or alloc["expired"]:
+                self._release(jobid, alloc)
+            elif release_after > 0 and not alloc["armed"]:
+                alloc["armed"] = self.b.now + release_after
+                self.b.add_timer(alloc["armed"], "housekeeping.release", jobid)
         if not alloc["pending"] and jobid in self.allocs:
             self._complete(jobid)
 
