@@ -63,7 +63,8 @@ def test_resource_status_keeps_reasons_apart_that_an_expanded_column_truncates(f
     assert expanded == flux.out("resource", "status", "-no", "{state:>12} {ranks:>6} {reason:<10}") == (
         "     drained      0 xxxxxxxxyy\n     drained    1-3 xxxxxxxx  \n")
     # a plain truncated field still combines what it prints alike
-    assert flux.out("resource", "status", "-no", "{state:>12} {ranks:>6} {reason:<5.5+}") == "     drained    0-3 xxxx+\n"
+    truncated = flux.out("resource", "status", "-no", "{state:>12} {ranks:>6} {reason:<5.5+}")
+    assert truncated == "     drained    0-3 xxxx+\n"
 
 
 def test_resource_list_fields_and_states(flux):

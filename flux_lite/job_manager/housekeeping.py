@@ -83,7 +83,8 @@ class Housekeeping:
         command = (self.conf or {}).get("command")
         if not command:
             return None
-        return emulate.housekeeping_run(command, rank, self.b.resources.hostlist_of(IDset([rank])), self.b.instance.owner)
+        host = self.b.resources.hostlist_of(IDset([rank]))
+        return emulate.housekeeping_run(command, rank, host, self.b.instance.owner)
 
     def stats_config(self):
         conf = self.conf or {}
