@@ -14,7 +14,9 @@ import click
 from flux_lite.cli.submit import (
     add_dependencies,
     build_jobspec,
+    LogFiles,
     bulk_options,
+    check_progress,
     cc_ids,
     dependency_entries,
     job_copies,
@@ -221,7 +223,8 @@ def alloc(args):
 @click.option("--sep", default="\n", metavar="STRING",
               help="Set the input argument separator. To split on whitespace, use --sep=none. The default is newline.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def bulksubmit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io, shuffle, sep):
+def bulksubmit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io, log, log_stderr, progress_, jps,
+               shuffle, sep):
     """Submit one job per set of inputs, as xargs would run a command:
     inputs from standard input (split at --sep), or from ::: lists on the
     command line (every combination; :::: FILE reads a list from FILE;
@@ -240,6 +243,8 @@ def bulksubmit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io,
     parse_urgency(opts.urgency)
     parse_flags(opts.flags)
     specs = []
+    logs = []  # per job, its --log and --log-stderr names ({} replaced)
+    opts["log"], opts["log_stderr"] = log, log_stderr
     for seq, values in enumerate(inputs):
         cmd, job_opts, changed = _expand(template, opts, values, seq)
         if opts.dry_run or opts.get("verbose"):
@@ -249,9 +254,17 @@ def bulksubmit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io,
         copies, set_cc = cc_ids(cc, bcc)
         specs.extend(job_copies(cmd, job_opts, copies, set_cc,
                                 dependency_entries(job_opts.dependencies, job_opts.begin_times)))
+        logs.extend((job_opts.get("log"), job_opts.get("log_stderr"), ccid) for ccid in copies)
     if opts.dry_run:
         return
-    code = submit_all(specs, opts, quiet, wait_event, wait, watch, label_io)
+    bar = check_progress(progress_)
+    files = LogFiles()
+    try:
+        targets = [files.targets(*names) for names in logs] if log or log_stderr else None
+        labels = [f"cc={ccid}: " for _log, _err, ccid in logs] if cc is not None or bcc is not None else None
+        code = submit_all(specs, opts, quiet, wait_event, wait, watch, label_io, targets, bar, labels)
+    finally:
+        files.close()
     if wait or watch or wait_event:
         sys.exit(code)
 
@@ -301,7 +314,8 @@ _MUTABLE = (("queue", "-q"), ("bank", "-B"), ("ntasks", "-n"), ("nodes", "-N"), 
             ("urgency", "--urgency="), ("setopts", "-o "), ("setattrs", "--setattr="), ("job_name", "--job-name="),
             ("output", "--output="), ("error", "--error="), ("dependencies", "--dependency="),
             ("taskmap", "--taskmap="), ("requires", "--requires="), ("cwd", "--cwd="), ("flags", "--flags="),
-            ("begin_times", "--begin-time="), ("signal", "--signal="))
+            ("begin_times", "--begin-time="), ("signal", "--signal="), ("log", "--log="),
+            ("log_stderr", "--log-stderr="))
 
 
 def _expand(template, opts, values, seq):

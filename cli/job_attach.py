@@ -40,17 +40,19 @@ def attach_job(inst, jobid, label_io=False, attach_cmd=False):
     return exit_code
 
 
-def emit(lines, log_prog):
-    """Print report lines: output to its stream as it is, the rest to stderr."""
+def emit(lines, log_prog, out=None, err=None):
+    """Print report lines: output to its stream as it is, the rest to stderr
+    (out, err: files instead of the terminal, as submit's --log)."""
+    to_err = {"err": True} if err is None else {"file": err}
     for kind, text in lines:
         if kind == attach.STDOUT:
-            click.echo(text, nl=False)
+            click.echo(text, nl=False, file=out)
         elif kind == attach.STDERR:
-            click.echo(text, nl=False, err=True)
+            click.echo(text, nl=False, **to_err)
         elif kind == attach.LOG:
-            click.echo(f"{log_prog}: {text}", err=True)
+            click.echo(f"{log_prog}: {text}", **to_err)
         else:
-            click.echo(text, err=True)
+            click.echo(text, **to_err)
 
 
 @click.command("attach")

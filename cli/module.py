@@ -12,6 +12,7 @@ from flux_lite.cli._complete import (
     complete_module_args,
     complete_sched_modules,
 )
+from flux_lite.cli.params import C_INT
 from flux_lite.cli.common import session
 from flux_lite.cli.output import progress_report
 from flux_lite.cli.words import is_flux
@@ -217,9 +218,9 @@ def jansson_dumps(value, indent=1, level=0):
 
 @module.command("debug")
 @click.option("-c", "--clear", "clear_all", is_flag=True, help="Clear all debug flags.")
-@click.option("-s", "--set", "set_", type=int, default=None, metavar="MASK", help="Set debug flags to MASK.")
-@click.option("-S", "--setbit", type=int, default=None, metavar="MASK", help="Set the bits of MASK.")
-@click.option("-C", "--clearbit", type=int, default=None, metavar="MASK", help="Clear the bits of MASK.")
+@click.option("-s", "--set", "set_", type=C_INT, default=None, metavar="MASK", help="Set debug flags to MASK.")
+@click.option("-S", "--setbit", type=C_INT, default=None, metavar="MASK", help="Set the bits of MASK.")
+@click.option("-C", "--clearbit", type=C_INT, default=None, metavar="MASK", help="Clear the bits of MASK.")
 @click.argument("name", shell_complete=complete_debug_modules)
 def debug(clear_all, set_, setbit, clearbit, name):
     """Set, clear or print a module's debug flags (as flux module debug).

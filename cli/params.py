@@ -97,3 +97,35 @@ def jobids_and_note(words, note=True):
     if words[0] == "--":
         words.pop(0)
     return ids, " ".join(words)
+
+
+def strtoul(text):
+    """C's strtoul(text, NULL, 0) as Flux's C tools call it, unchecked: a
+    hex (0x), octal (0) or decimal prefix read until the first other
+    character; no digits at all is 0."""
+    text = text.lstrip()
+    sign = -1 if text[:1] == "-" else 1
+    text = text[1:] if text[:1] in "+-" else text
+    if text[:2].lower() == "0x" and text[2:3] and text[2:3] in "0123456789abcdefABCDEF":
+        base, digits, text = 16, "0123456789abcdefABCDEF", text[2:]
+    elif text[:1] == "0":
+        base, digits = 8, "01234567"
+    else:
+        base, digits = 10, "0123456789"
+    end = 0
+    while end < len(text) and text[end] in digits:
+        end += 1
+    value = int(text[:end], base) if end else 0
+    return (sign * value) & 0xFFFFFFFFFFFFFFFF
+
+
+class CIntType(click.ParamType):
+    """An integer as Flux's C tools read it (strtoul, base 0: 0x2, 010, 5)."""
+
+    name = "MASK"
+
+    def convert(self, value, param, ctx):
+        return value if isinstance(value, int) else strtoul(value)
+
+
+C_INT = CIntType()

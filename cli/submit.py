@@ -499,6 +499,13 @@ def bulk_options(f):
         click.option("--wait", is_flag=True, help="Wait for the jobs to end; exit with the largest exit code."),
         click.option("--watch", is_flag=True, help="Watch the jobs' output (implies --wait; test jobs have none)."),
         click.option("-l", "--label-io", is_flag=True, help="With --watch, label each line of output with its job id."),
+        click.option("--log", metavar="FILE",
+                     help="Print program log messages (e.g. submitted jobid) to FILE instead of terminal"),
+        click.option("--log-stderr", metavar="FILE",
+                     help="Separate stderr messages into FILE instead of terminal or logfile destination"),
+        click.option("--progress", "progress_", is_flag=True,
+                     help="Show progress of job submission or completion (with --wait)"),
+        click.option("--jps", is_flag=True, help="With --progress, show job throughput"),
     ]
     for opt in reversed(options):
         f = opt(f)
@@ -547,27 +554,76 @@ def job_copies(command, opts, copies, set_cc, dep_entries):
     return specs
 
 
-def submit_all(specs, opts, quiet, wait_event, wait, watch, label_io):
+class LogFiles:
+    """Where each job's id and messages go (--log, --log-stderr), as Flux's
+    submit opens them: FILE once per name (truncated, line buffered), {cc}
+    in a name replaced by the job's cc; the terminal without them."""
+
+    def __init__(self):
+        self._files = {}
+
+    def open(self, name):
+        if name is None:
+            return None
+        f = self._files.get(name)
+        if f is None:
+            try:
+                f = self._files[name] = open(name, "w", buffering=1, encoding="utf-8")  # noqa: SIM115 (closed by close())
+            except OSError as exc:
+                raise FluxLiteError(f"{name}: {exc.strerror}") from None
+        return f
+
+    def targets(self, log, log_stderr, ccid=None):
+        """(stdout, stderr) of one job: a file, or None for the terminal."""
+        def name(text):
+            return text.replace("{cc}", str(ccid)) if text is not None and ccid is not None else text
+        out = self.open(name(log))
+        return out, self.open(name(log_stderr)) or out
+
+    def close(self):
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+
+
+def check_progress(progress_):
+    """--progress: a bar on a terminal; Flux's warning, and none, elsewhere."""
+    if progress_ and not sys.stdout.isatty():
+        who = "flux" if is_flux() else prog("submit")
+        click.echo(f"{who}: WARNING: stdout is not a tty. Ignoring --progress option", err=True)
+        return False
+    return progress_
+
+
+def submit_all(specs, opts, quiet, wait_event, wait, watch, label_io, targets=None, bar=False, labels=None):
     """Submit the jobspecs in one transaction, print their ids (unless
-    quiet), and wait as asked; returns the exit code."""
+    quiet), and wait as asked; returns the exit code. targets: per job,
+    (stdout, stderr) files for its id and messages (None: the terminal);
+    bar: a progress bar on stdout (--progress); labels: per job, what
+    prefixes its error (`cc=N: `, with --cc or --bcc)."""
     urgency_value = parse_urgency(opts.urgency)
     flagbits = parse_flags(opts.flags)
     inst = instance()
     try:
         with inst.session() as broker:
             ids = []
-            with progress(len(specs), "submitting") as advance:
+            with progress(len(specs), "submitting", stream=sys.stdout if bar else None,
+                          minimum=1 if bar else None) as advance:
                 for js in specs:
                     ids.append(broker.jm.submit(js, urgency=urgency_value, flags=flagbits))
                     broker.run()
                     advance(1)
     except FluxLiteError as exc:
-        _refused(exc)
+        _refused(exc, [err for _out, err in targets] if targets else [None] * len(specs), labels)
     if not quiet:
-        click.echo("\n".join(f58(i) for i in ids))
+        if targets is None:
+            click.echo("\n".join(f58(i) for i in ids))
+        else:
+            for jobid, (out, _err) in zip(ids, targets):
+                click.echo(f58(jobid), file=out)
     if wait or watch or wait_event:
         return _wait_all(inst, ids, wait_event if wait_event and not (wait or watch) else "clean", watch,
-                         label_io)
+                         label_io, targets, opts.get("verbose") or 0)
     return 0
 
 
@@ -575,7 +631,7 @@ def submit_all(specs, opts, quiet, wait_event, wait, watch, label_io):
 @job_options
 @bulk_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def submit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io):
+def submit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io, log, log_stderr, progress_, jps):
     """Submit a job to run COMMAND; print its id (f58)."""
     opts["label_io"] = label_io
     if opts.input is not None and input_file(opts.input) is None:
@@ -592,26 +648,41 @@ def submit(command, opts, cc, bcc, quiet, wait_event, wait, watch, label_io):
         # as flux submit: the first job's jobspec only (it exits there)
         click.echo(json.dumps(specs[0], ensure_ascii=False))
         return
-    code = submit_all(specs, opts, quiet, wait_event, wait, watch, label_io)
+    bar = check_progress(progress_)
+    files = LogFiles()
+    try:
+        targets = [files.targets(log, log_stderr, ccid) for ccid in copies] if log or log_stderr else None
+        labels = [f"cc={ccid}: " for ccid in copies] if copies[0] is not None else None
+        code = submit_all(specs, opts, quiet, wait_event, wait, watch, label_io, targets, bar, labels)
+    finally:
+        files.close()
     if wait or watch or wait_event:
         sys.exit(code)
 
 
-def _refused(exc):
-    """A submission the job manager refused. As `flux`, flux submit prints
-    the RPC's error as Python shows an OSError (`[Errno 22] ...`)."""
+def _refused(exc, errs, labels=None):
+    """A submission the job manager refused (all of it: one transaction).
+    As `flux`, flux submit prints the RPC's error as Python shows an
+    OSError (`[Errno 22] ...`), for each job (`cc=N: ` before it), to its
+    --log-stderr/--log file or the terminal (errs: per job, a file or None);
+    flux-lite's own words say it once."""
     if exc.errno and not isinstance(exc, UsageError) and is_flux():
-        click.echo(f"[Errno {exc.errno}] {exc}", err=True)
+        for n, err in enumerate(errs if labels else errs[:1]):
+            click.echo(f"{labels[n] if labels else ''}[Errno {exc.errno}] {exc}", err=err is None, file=err)
+        sys.exit(1)
+    if errs and errs[0] is not None:
+        click.echo(f"{prog('submit')}: ERROR: {exc}", file=errs[0])
         sys.exit(1)
     raise exc
 
 
-def _wait_all(inst, ids, name, watch=False, label_io=False):
+def _wait_all(inst, ids, name, watch=False, label_io=False, targets=None, verbose=0):
     """Wait for event NAME (or the end) of each job, as flux submit's job
     watcher does: fatal exceptions on stderr; the largest exit code."""
     exit_code = 0
+    t0 = None
     with attach_signals(prog("submit"), ids) as intr:
-        for jobid in ids:
+        for n, jobid in enumerate(ids):
             try:
                 entries = inst.wait(lambda b, j=jobid: intr.check(b) or job_info.watched(b, j, name))
             except (WaitTimeout, WaitStalled):
@@ -622,8 +693,12 @@ def _wait_all(inst, ids, name, watch=False, label_io=False):
             if watch:
                 with inst.session() as broker:
                     output = attach.job_output(broker, jobid)
-            lines, code = attach.watch_report(entries, output, f"{f58(jobid)}: " if label_io else None)
-            emit(lines, prog("submit"))
+            if t0 is None and entries:
+                t0 = entries[0]["timestamp"]  # (the first job's submission: the watcher's start)
+            lines, code = attach.watch_report(entries, output, f"{f58(jobid)}: " if label_io else None,
+                                              verbose, t0, f58(jobid))
+            out, err = targets[n] if targets else (None, None)
+            emit(lines, prog("submit"), out, err)
             exit_code = max(exit_code, code)
     return exit_code
 

@@ -145,6 +145,10 @@ def filter_names(mapping: Mapping, pattern: str, keep: bool = False) -> dict:
     return {k: v for k, v in mapping.items() if bool(match(k)) == keep}
 
 
+# what an environment file (--env-file, --env=^FILE) may hold
+ENV_FILE_LIMIT = 1 << 20
+
+
 def filtered_environment(rules: Iterable[str] | None, environ: Mapping | None = None,
                          process_env: Mapping | None = None) -> tuple[dict, dict]:
     """(environment, env-expand) after ``--env`` rules, in order, starting
@@ -166,10 +170,16 @@ def filtered_environment(rules: Iterable[str] | None, environ: Mapping | None = 
         elif rule.startswith("^"):
             path = os.path.expanduser(rule[1:])
             try:
-                with open(path, encoding="utf-8") as f:
-                    more = [line.strip() for line in f]
+                with open(path, "rb") as f:
+                    data = f.read(ENV_FILE_LIMIT + 1)  # (bounded: /dev/zero has no end)
             except OSError as exc:
                 raise ValueError(f"--env: {exc}") from None
+            if len(data) > ENV_FILE_LIMIT:
+                raise ValueError(f"--env: {path}: file larger than {ENV_FILE_LIMIT // 1024} KiB")
+            try:
+                more = [line.strip() for line in data.decode("utf-8").splitlines()]
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"--env: {path}: not UTF-8 text (byte {exc.start})") from None
             env, more_expand = filtered_environment([r for r in more if r], env, process)
             expand.update(more_expand)
         elif "=" not in rule:

@@ -16,6 +16,8 @@ to stderr, in the order it was written among the job's events; with
 rank), each of `submit --watch`'s with ``JOBID: ``.
 """
 
+import json
+
 from flux_lite.formats.jobid import kvs_key
 from flux_lite.job_manager.wait import waitstatus_outcome
 from flux_lite.job_manager.waiters import readable_eventlog
@@ -148,19 +150,35 @@ def attach_report(entries, jobid_f58: str, output=None, label_io: bool = False):
     return lines, exit_code
 
 
-def watch_report(entries, output=None, label=None):
+def context_string(ctx) -> str:
+    """An event's context as Flux's Python tools print it: compact JSON
+    with sorted keys, nothing when empty."""
+    return json.dumps(ctx, ensure_ascii=False, separators=(",", ":"), sort_keys=True) if ctx else ""
+
+
+def watch_report(entries, output=None, label=None, verbose=0, t0=None, name_f58=None):
     """([(RAW|STDOUT|STDERR, text)], exit code) of `flux submit --wait` or
     `--watch` for one job's entries: RAW lines go to stderr. output: the
     entries of its output eventlog (--watch of a job that has one); then, as
     Flux's job watcher, exceptions once the job shell started are not
-    printed (the output tells). label: each output line's prefix (--label-io)."""
+    printed (the output tells). label: each output line's prefix (--label-io).
+    verbose (-v, -vv): as the watcher's log_status and log_events, the job's
+    end (`ID: 0.050s: failed: status=256`) and each event, timed from t0
+    (the first job's submission), the job named name_f58."""
     lines = []
     times = []
     exit_code = 0
     started = False
+
+    def log(ts, msg):
+        lines.append((RAW, f"{name_f58}: {ts - t0:4.3f}s: {msg}"))
+        times.append(ts)
+
     for entry in entries:
         name = entry["name"]
         ctx = entry.get("context") or {}
+        if verbose > 1:
+            log(entry["timestamp"], f"{name} {context_string(ctx)}")
         if name == "start":
             started = True
         elif name == "exception" and ctx.get("severity", 0) == 0:
@@ -174,7 +192,10 @@ def watch_report(entries, output=None, label=None):
             lines.append((RAW, text))
             times.append(entry["timestamp"])
         elif name == "finish":
-            exit_code = max(exit_code, status_exitcode(ctx.get("status", 0)))
+            status = ctx.get("status", 0)
+            exit_code = max(exit_code, status_exitcode(status))
+            if verbose:
+                log(entry["timestamp"], f"{'failed' if status > 0 else 'complete'}: status={status}")
     if output is not None:
         return _merged(list(zip(times, (k for k, _t in lines), (t for _k, t in lines))),
                        output_items(output, (lambda _rank: label) if label else None)), exit_code
