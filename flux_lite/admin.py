@@ -471,6 +471,19 @@ def module_debug(broker, name, clear_all=False, set_=None, setbit=None, clearbit
     return flags
 
 
+def module_defer(broker, name, flag):
+    """module.debug's defer: hold the messages for module `name` until it is
+    released (Flux's broker does this for any module; flux-lite's job
+    manager talks to the scheduler by messages, so only the scheduler
+    module can be deferred). Owner only; ENOENT for a module not loaded."""
+    _require_owner(broker, "module debug")
+    if name != loader.loaded_name(broker):
+        if name in ("job-manager", "job-exec", "job-ingest", "job-list", "job-info", "resource", "kvs"):
+            raise FluxLiteError(f"{name}: flux-lite defers the scheduler module's messages only", errno=errno_.EINVAL)
+        raise FluxLiteError("No such file or directory", errno=errno_.ENOENT)
+    broker.defer(name, flag)
+
+
 # -- the flux package's KVS requests (kvs.commit, kvs.lookup) -------------------------
 
 

@@ -20,6 +20,9 @@ from flux_lite.protocol import Cred
 from flux_lite.schedstate import MODULE_KEY
 from flux_lite.stored import TIMERS, DamagedError
 
+# messages held for deferred modules (module.debug {"defer": true}): {name: [[topic, payload], ...]}
+DEFERRED_KEY = "broker.deferred"
+
 _LOUD = ("emerg", "alert", "crit", "err", "warning")
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
 TIMER_MODULES = ("exec", "housekeeping", "depend", "sched")  # what _fire dispatches to
@@ -83,6 +86,8 @@ class Broker:
         self.companions = {}
         self._module_file_checked = False  # see run(): a module file attaches before any work
         self._timers = None
+        self._deferred_msgs = None  # module name -> held messages (see defer), read when first needed
+        self._deferred_dirty = False
         # a read-only command's broker (Instance.read_session): the instance
         # is settled, so there is no module work to run and nothing to save
         self.reading = False
@@ -224,7 +229,60 @@ class Broker:
                 # the job manager never sends in that state, so this is a drop
                 return
             raise RuntimeError(f"no handler for {topic}")
+        if module is self._sched and self._deferred():
+            held = self._deferred_msgs.get(module.name)
+            if held is not None:
+                held.append([topic, payload])
+                self._deferred_dirty = True
+                return
         module.handle(topic, payload, None)
+
+    # -- deferred delivery (module.debug {"defer": true}, as Flux's broker) ----
+
+    def _deferred(self):
+        """Module name -> the messages held for it (kept in DEFERRED_KEY)."""
+        if self._deferred_msgs is None:
+            raw = self.kvs.get(DEFERRED_KEY)
+            if raw is None:
+                raw = {}
+            elif not (isinstance(raw, dict) and all(
+                    isinstance(held, list) and all(isinstance(m, list) and len(m) == 2 and isinstance(m[0], str)
+                                                   and isinstance(m[1], dict) for m in held)
+                    for held in raw.values())):
+                raise DamagedError(DEFERRED_KEY, "not a table of held messages by module")
+            self._deferred_msgs = raw
+        return self._deferred_msgs
+
+    def holds_deferred(self):
+        """Is some module deferred (its messages held for a later command)?"""
+        try:
+            return bool(self._deferred())
+        except DamagedError:
+            return False
+
+    def defer(self, name, flag):
+        """Hold the messages for module `name` (flag), or deliver those held,
+        in their order, before anything queued since (Flux's
+        module_set_defer). The held messages are kept with the state, so the
+        module gets none of them until a later command releases it."""
+        held = self._deferred()
+        if flag and name not in held:
+            held[name] = []
+            self._deferred_dirty = True
+        elif not flag and name in held:
+            self.messages.extendleft(reversed([(topic, payload) for topic, payload in held.pop(name)]))
+            self._deferred_dirty = True
+
+    def _drop_deferred(self, name):
+        """A module removed loses what was held for it (Flux destroys its
+        list); a damaged record goes too, so that a reload repairs it."""
+        try:
+            held = self._deferred()
+        except DamagedError:
+            self._deferred_msgs, self._deferred_dirty = {}, True
+            return
+        if held.pop(name, None) is not None:
+            self._deferred_dirty = True
 
     # -- timers -------------------------------------------------------------
     # The queue is the ``timers`` table, indexed by (t, seq) and by job. A
@@ -475,6 +533,9 @@ class Broker:
             unload = getattr(self.sched, "unload", None)
             if unload is not None:  # what it leaves in other modules (Fluxion's reservations)
                 unload()
+        rec = self.kvs.get(MODULE_KEY)
+        if isinstance(rec, dict) and isinstance(rec.get("name"), str):
+            self._drop_deferred(rec["name"])
         self._sched = None
         self._sched_loaded = True
         self.rpc(protocol.JM_DISCONNECT, {})
@@ -533,6 +594,12 @@ class Broker:
             module.save()
         if self._hk is not None:
             self._hk.save()
+        if self._deferred_dirty:
+            if self._deferred_msgs:
+                self.kvs.put(DEFERRED_KEY, self._deferred_msgs)
+            else:
+                self.kvs.delete(DEFERRED_KEY)
+            self._deferred_dirty = False
         self._save_timers()
         self.instance.set_clock(self.now)
         self.instance.flush_log()

@@ -528,6 +528,7 @@ class Instance:
                         # timeout: the clock cannot be moved there)
                         deadline = now + timeout
                     result = check(ctx)
+                    held = False
                     while result is None and self.virtual:
                         nxt = ctx.next_event_time()
                         if nxt is None or nxt > limit or (deadline is not None and nxt > deadline):
@@ -535,13 +536,17 @@ class Instance:
                             if deadline is not None:
                                 ctx.advance_to(deadline)
                                 outcome = WaitTimeout("timeout")
+                            elif ctx.holds_deferred():
+                                # a deferred module's messages: another command
+                                # may release them, so the wait polls
+                                held = True
                             else:
                                 outcome = WaitStalled("nothing left to happen under the virtual clock")
                             break
                         ctx.advance_to(nxt)
                         result = check(ctx)
                     if self.virtual and deadline is None and ctx.now > start and (
-                            isinstance(outcome, WaitStalled) or isinstance(result, str)):
+                            isinstance(outcome, WaitStalled) or isinstance(result, str) or held):
                         # what was waited for never came: the simulated time it
                         # took to find out is rolled back, not imposed on every job
                         raise _Undo(outcome, result)

@@ -275,6 +275,7 @@ MANAGED = {
     "job-ingest.module": "use 'flux-lite module load/remove job-ingest'",
     "resource.drain-state": "use 'flux-lite resource drain/undrain'",
     "resource.module": "use 'flux-lite module load resource'",
+    "broker.deferred": "the broker holds a deferred module's messages there (module.debug)",
 }
 
 
