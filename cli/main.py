@@ -32,6 +32,8 @@ COMMANDS = {
     "job": ("job", "job",
             "Job utilities: id, submit, eventlog, info, wait-event, wait, last, purge, urgency, raise, ..."),
     "update": ("update", "update", "Update a job's jobspec (duration, ...)"),
+    "job-exec-override": ("job_exec_override", "job_exec_override",
+                          "Start or finish a test-exec job in override mode"),
     "resource": ("resource", "resource", "List, drain and undrain resources"),
     "R": ("R", "R", "Read, generate and combine RFC 20 resource sets (R)"),
     "housekeeping": ("housekeeping", "housekeeping", "List and kill housekeeping tasks"),

@@ -471,6 +471,12 @@ def module_debug(broker, name, clear_all=False, set_=None, setbit=None, clearbit
     return flags
 
 
+def job_exec_override(broker, jobid, event, status=0):
+    """job-exec.override: start or finish a test-exec job in override mode
+    (its owner only, as Flux's test exec checks; see Exec.override)."""
+    broker.exec.override(jobid, event, status, broker.instance.identity.userid)
+
+
 def module_defer(broker, name, flag):
     """module.debug's defer: hold the messages for module `name` until it is
     released (Flux's broker does this for any module; flux-lite's job

@@ -253,12 +253,16 @@ class Broker:
             self._deferred_msgs = raw
         return self._deferred_msgs
 
-    def holds_deferred(self):
-        """Is some module deferred (its messages held for a later command)?"""
+    def awaits_another_command(self):
+        """Can only another command move things on: a module deferred (its
+        messages held), or a job waiting for `flux job-exec-override`?
+        (A wait under the virtual clock then polls instead of stalling.)"""
         try:
-            return bool(self._deferred())
+            if self._deferred():
+                return True
         except DamagedError:
-            return False
+            pass
+        return self.exec.awaits_override()
 
     def defer(self, name, flag):
         """Hold the messages for module `name` (flag), or deliver those held,

@@ -536,9 +536,10 @@ class Instance:
                             if deadline is not None:
                                 ctx.advance_to(deadline)
                                 outcome = WaitTimeout("timeout")
-                            elif ctx.holds_deferred():
-                                # a deferred module's messages: another command
-                                # may release them, so the wait polls
+                            elif ctx.awaits_another_command():
+                                # a deferred module, a job in exec override
+                                # mode: another command may move them, so the
+                                # wait polls
                                 held = True
                             else:
                                 outcome = WaitStalled("nothing left to happen under the virtual clock")

@@ -273,6 +273,13 @@ class Exec:
             # job-exec's init phase fails: the job never starts
             self._exec_exception(job, "mock initialization exception generated")
             return
+        if test.get("override"):
+            return  # started by `flux job-exec-override start` (see override)
+        self._run(job, run_duration, plan, test)
+
+    def _run(self, job, run_duration, plan, test):
+        """The job starts: its start event, then its end as a timer."""
+        jm = self.b.jm
         jm.post(job, "start")
         if test.get("mock_exception") == "run":
             self._exec_exception(job, "mock run exception generated")
@@ -413,6 +420,42 @@ class Exec:
             # exceptions from the exec system carry the owner's userid before the note
             jm.post(job, "exception", {"type": "timeout", "severity": 0, "userid": self.b.instance.owner,
                                        "note": "resource allocation expired"})
+
+    def override(self, jobid, event, status, userid):
+        """job-exec.override (`flux job-exec-override`), as Flux's test exec
+        answers it: a job of the test execution mode with ``override`` set
+        starts only when its owner says `start` (and then runs its
+        run_duration), and finishes, with STATUS, when its owner says
+        `finish`. FluxLiteError with Flux's words otherwise."""
+        job = self.b.jm.lookup(jobid)
+        test = _test_conf(job.jobspec) if job is not None else {}
+        if job is None or job.state != RUN or "test" not in (_exec_table(job.jobspec) or {}):
+            raise FluxLiteError("Job not found", errno=ENOENT)
+        if userid != job.userid:
+            raise FluxLiteError("Permission denied", errno=EPERM)
+        if not test.get("override"):
+            raise FluxLiteError("Job not in exec override mode", errno=EINVAL)
+        if event == "start":
+            if job.started:
+                raise FluxLiteError("Job already running", errno=EINVAL)
+            run_duration, plan = planned_end(self.b, job)
+            self._run(job, run_duration, None, test)
+        elif event == "finish":
+            if not job.started or job.finished:
+                raise FluxLiteError("Job not running", errno=EINVAL)
+            self.b.cancel_timers(job.id, "exec.")
+            self.b.jm.post(job, "finish", {"status": status}, _STATUS_TEXT % status)
+            self.b.jm.post(job, "release", {"ranks": "all", "final": True}, _RELEASE_ALL_TEXT)
+        else:
+            raise FluxLiteError("Invalid event", errno=EINVAL)
+
+    def awaits_override(self):
+        """Is a job waiting for `flux job-exec-override` (so that a wait
+        for it must poll: only another command can move it)?"""
+        for job in self.b.jm.index.active_in(RUN):
+            if _test_conf(job.jobspec).get("override") and not job.finished:
+                return True
+        return False
 
     def _exec_exception(self, job, note):
         # exceptions from the exec system carry the owner's userid before the note

@@ -8,8 +8,11 @@ Each handler calls the library function the matching command calls
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
+from flux_lite import admin
+from flux_lite.errors import FluxLiteError
 from flux_lite.instance import Instance
 from flux_lite.job_manager import exec as exec_
 from flux_lite.job_manager import update, wait
@@ -97,3 +100,16 @@ def resource_status(instance: Instance, payload: Payload) -> Payload:
     if not execution.get("nodelist"):
         execution["nodelist"] = [""]
     return {"allocated": R}
+
+
+@service(SERVICES, "job-exec.override")
+def exec_override(instance: Instance, payload: Payload) -> Payload | None:
+    """{event: start|finish, jobid, status?}: `flux job-exec-override`."""
+    event = field(payload, "event", str)
+    jobid = field(payload, "jobid", int)
+    status = payload.get("status", 0)
+    if not isinstance(status, int) or isinstance(status, bool):
+        raise FluxLiteError("Protocol error", errno=errno.EPROTO)
+    with instance.session() as broker:
+        admin.job_exec_override(broker, jobid, event, status)
+    return None
