@@ -52,9 +52,10 @@ def test_refusals(flux):
     assert flux.fails("job-exec-override", "start", "bogus", code=2).stderr
 
 
-def test_only_the_jobs_owner_may(flux, monkeypatch):
+def test_only_the_jobs_owner_may(flux):
     jobid = flux.submit(OVERRIDE, "true")
-    r = flux.fails("job-exec-override", "start", jobid, env={"FLUX_HANDLE_USERID": "4242", "FLUX_HANDLE_ROLEMASK": "0x2"})
+    guest = {"FLUX_HANDLE_USERID": "4242", "FLUX_HANDLE_ROLEMASK": "0x2"}
+    r = flux.fails("job-exec-override", "start", jobid, env=guest)
     assert r.stderr.endswith("ERROR: Permission denied\n")
 
 

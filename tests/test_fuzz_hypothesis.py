@@ -50,8 +50,8 @@ STATUS_EXITS = {("run",), ("start",), ("broker",), ("env",), ("job", "status"), 
 # Flux's own exit codes beyond 0/1/2: flux ion-resource's ENOENT, EBUSY, ENODEV
 EXTRA_EXITS = {"ion-resource": (3, 16, 19)}
 # commands whose nonzero exit may follow a committed change (see _explained)
-WAITERS = {("run",), ("submit",), ("bulksubmit",), ("job", "wait"), ("job", "attach"), ("update",), ("pkill",), ("job", "wait-event"),
-           ("job", "status"), ("queue", "drain"), ("queue", "idle")}
+WAITERS = {("run",), ("submit",), ("bulksubmit",), ("job", "wait"), ("job", "attach"), ("update",), ("pkill",),
+           ("job", "wait-event"), ("job", "status"), ("queue", "drain"), ("queue", "idle")}
 
 JOBIDS = []  # the fuzz instance's jobs
 PATHS = []  # files of hostile content, filled in by the fixture (absolute, under tmp)
