@@ -102,7 +102,7 @@ def test_rpc_get_and_get_str(pyflux, flux):
     h = pyflux.Flux()
     f = h.rpc("attr.get", {"name": "rank"})
     assert f.get() == {"value": "0", "flags": 0}
-    assert json.loads(f.get_str()) == {"value": "0", "flags": 0}
+    assert f.get_str() == '{"value":"0","flags":0}'  # compact, as Flux's payloads
     assert f.is_ready()
 
 
@@ -115,6 +115,26 @@ def test_job_manager_resource_status_is_what_jobs_hold(pyflux, flux):
     assert h.rpc("job-manager.resource-status").get() == {"allocated": {"version": 1, "execution": {
         "R_lite": [{"rank": "0-1", "children": {"core": "0-1"}}], "starttime": 0.0, "expiration": 0.0,
         "nodelist": ["node[0-1]"]}}}
+
+
+def test_job_manager_getattr(pyflux, flux):
+    # as Flux 0.88 answers (t2292-job-update-running reads R's expiration so)
+    jobid = flux.submit("-t", "5m", "sleep", "300")
+    dec = int(flux.out("job", "id", "--to=dec", jobid))
+    h = pyflux.Flux()
+    R = h.rpc("job-manager.getattr", {"id": dec, "attrs": ["R"]}).get()["R"]
+    flux("update", jobid, "duration=+1m")
+    again = h.rpc("job-manager.getattr", {"id": dec, "attrs": ["R"]}).get()["R"]
+    assert again["execution"]["expiration"] == R["execution"]["expiration"] + 60
+    got = h.rpc("job-manager.getattr", {"id": dec, "attrs": ["jobspec", "eventlog"]}).get()
+    assert "environment" not in got["jobspec"]["attributes"]["system"]
+    assert got["eventlog"][1] == {"timestamp": got["eventlog"][1]["timestamp"], "name": "validate"}
+    for payload, code, text in [({"id": dec, "attrs": ["bogus"]}, 2, "unknown attr bogus"),
+                                ({"id": 12345, "attrs": ["R"]}, 22, "unknown job"),
+                                ({"id": dec, "attrs": [7]}, 71, "attribute list contains non-string")]:
+        with pytest.raises(OSError) as exc:
+            h.rpc("job-manager.getattr", payload).get()
+        assert (exc.value.errno, exc.value.strerror) == (code, text)
 
 
 def test_streaming_eventlog_watch_through_the_reactor(pyflux, flux):

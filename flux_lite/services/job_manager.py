@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from flux_lite import admin
+from flux_lite import admin, job_info
 from flux_lite.errors import FluxLiteError
 from flux_lite.instance import Instance
 from flux_lite.job_manager import exec as exec_
@@ -113,3 +113,11 @@ def exec_override(instance: Instance, payload: Payload) -> Payload | None:
     with instance.session() as broker:
         admin.job_exec_override(broker, jobid, event, status)
     return None
+
+
+@service(SERVICES, "job-manager.getattr")
+def getattr_(instance: Instance, payload: Payload) -> Payload:
+    """{id, attrs: [jobspec|R|eventlog...]}: what the job manager holds of the job."""
+    jobid = field(payload, "id", int)
+    with instance.read_session() as broker:
+        return job_info.manager_attrs(broker, jobid, payload.get("attrs"))

@@ -37,7 +37,8 @@ class RPC(Future):
 
     def get_str(self) -> str | None:
         value = self.get()
-        return None if value is None else json.dumps(value)
+        # (a response's payload as the broker sends it: compact JSON)
+        return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
     def get_raw(self) -> bytes:
         text = self.get_str()
