@@ -8,11 +8,13 @@ Each handler calls the library function the matching command calls
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
+from flux_lite.errors import FluxLiteError
 from flux_lite.instance import Instance
 from flux_lite.job_manager import exec as exec_
-from flux_lite.job_manager import update, wait
+from flux_lite.job_manager import joblist, update, wait
 from flux_lite.services.table import Payload, Service, field, service, wait_for
 
 SERVICES: list[Service] = []
@@ -83,3 +85,13 @@ def job_update(instance: Instance, payload: Payload) -> Payload:
 def stats_get(instance: Instance, payload: Payload) -> Payload:
     with instance.read_session() as broker:
         return broker.jm.stats()
+
+
+@service(SERVICES, "job-manager.list")
+def job_list(instance: Instance, payload: Payload) -> Payload:
+    """{max_entries} -> {jobs}: the job manager's jobs (flux-core's list-jobs test program)."""
+    max_entries = field(payload, "max_entries", int)
+    if max_entries < 0:
+        raise FluxLiteError("Protocol error", errno=errno.EPROTO)
+    with instance.read_session() as broker:
+        return {"jobs": joblist.list_jobs(broker, max_entries)}
