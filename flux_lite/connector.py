@@ -260,10 +260,6 @@ _ACCEPTED = frozenset({"event.subscribe", "event.unsubscribe"})
 # names the stream by matchtag, and the stream ends with ENODATA
 _CANCELS = {"kvs-watch.cancel": "kvs-watch.lookup", "job-info.eventlog-watch-cancel": "job-info.eventlog-watch"}
 
-# services whose one response may take long (they wait for a job): served
-# in their own thread, as streams are, so the connection's other requests go on
-_WAITING = frozenset({"job-manager.wait"})
-
 
 def _error_of(exc: BaseException) -> tuple[int, str | None]:
     """(errnum, error text) of a failed request."""
@@ -293,7 +289,7 @@ class _Connection:
         self._queue: queue.Queue[Message | None] = queue.Queue()
         self._streams: dict[int, threading.Event] = {}  # matchtag -> its cancel
         self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
+        self._threads: list[tuple[threading.Thread, threading.Event]] = []  # (a stream's or a wait's, its cancel)
         self.closed = threading.Event()
         self.reader = threading.Thread(target=self._read, name="flux-lite-conn", daemon=True)
         self.worker = threading.Thread(target=self._work, name="flux-lite-worker", daemon=True)
@@ -369,7 +365,8 @@ class _Connection:
             with self._lock:
                 self._streams[msg.matchtag] = cancel
             self._spawn(self._stream, msg, cancel)
-        elif topic in _WAITING:
+        elif svc.waits:
+            # (in a thread of its own, so that the connection's other requests go on)
             self._spawn(self._wait, msg, threading.Event())
         else:
             self._queue.put(msg)
@@ -393,8 +390,10 @@ class _Connection:
                cancel: threading.Event) -> None:
         thread = threading.Thread(target=target, args=(msg, cancel), name="flux-lite-stream", daemon=True)
         with self._lock:
-            self._threads = [t for t in self._threads if t.is_alive()]
-            self._threads.append(thread)
+            self._threads = [(t, c) for t, c in self._threads if t.is_alive()]
+            self._threads.append((thread, cancel))
+            if self.closed.is_set():
+                cancel.set()
         thread.start()
 
     # -- serving ----------------------------------------------------------------
@@ -459,7 +458,7 @@ class _Connection:
             return
         self.closed.set()
         with self._lock:
-            for cancel in self._streams.values():
+            for _thread, cancel in self._threads:
                 cancel.set()
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
@@ -468,7 +467,7 @@ class _Connection:
         self.reader.join(timeout)
         self.worker.join(timeout)
         with self._lock:
-            threads = list(self._threads)
+            threads = [t for t, _ in self._threads]
         for thread in threads:
             thread.join(timeout)
         with contextlib.suppress(OSError):

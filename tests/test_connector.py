@@ -281,6 +281,31 @@ def test_an_open_stream_blocks_nothing_and_its_cancel_ends_it(real_clock):
         assert other.rpc("attr.get", {"name": "size"})[1] == 0
 
 
+def test_a_waiting_request_blocks_nothing(real_clock):
+    flux, srv = real_clock
+    jobid = int(flux.out("job", "id", flux.submit("--flags=waitable", "-n1", "sleep", "600")))
+    with Client(srv.path) as c:
+        c.send("job-manager.wait", {"id": jobid}, matchtag=5)
+        assert c.rpc("attr.get", {"name": "size"}, matchtag=6)[1:3] == (0, 6)
+        flux("cancel", str(jobid))
+        topic, errnum, tag, _, payload = c.recv()
+        assert (topic, errnum, tag) == ("job-manager.wait", 0, 5)
+        answer = value(payload)
+        assert answer["id"] == jobid and answer["success"] is False
+
+
+def test_closing_the_server_ends_a_waiting_request(real_clock):
+    flux, srv = real_clock
+    jobid = int(flux.out("job", "id", flux.submit("--flags=waitable", "-n1", "sleep", "600")))
+    with Client(srv.path) as c:
+        c.send("job-manager.wait", {"id": jobid}, matchtag=5)
+        assert c.rpc("attr.get", {"name": "size"}, matchtag=6)[1] == 0  # (the wait has begun)
+        srv.close()  # returns: the wait was told to end (the fixture checks that its thread is gone)
+        with pytest.raises(EOFError):
+            while True:
+                c.recv()
+
+
 def test_closing_the_server_ends_open_streams_and_clients(real_clock):
     flux, srv = real_clock
     flux("kvs", "put", "test.key=1")

@@ -23,7 +23,7 @@ SERVICES: list[Service] = []
 JOBID_ANY = 0xFFFFFFFFFFFFFFFF
 
 
-@service(SERVICES, "job-manager.wait")
+@service(SERVICES, "job-manager.wait", waits=True)
 def job_wait(instance: Instance, payload: Payload) -> Payload:
     """A waitable job's end: {id, success, errstr} (each job is reaped once;
     ECHILD when there is nothing, or nothing more, to wait for)."""

@@ -23,13 +23,17 @@ class Service:
     topic: str
     handler: Handler
     streaming: bool  # the handler returns an iterator of responses
+    waits: bool = False  # its one response may be long in coming (it waits for jobs)
 
 
-def service(services: list[Service], topic: str, streaming: bool = False) -> Callable[[Handler], Handler]:
-    """A decorator adding the handler of topic to a module's list."""
+def service(services: list[Service], topic: str, streaming: bool = False,
+            waits: bool = False) -> Callable[[Handler], Handler]:
+    """A decorator adding the handler of topic to a module's list. A
+    streaming or waiting service is served beside a client's other requests
+    (the broker socket gives it a thread of its own), not before them."""
 
     def register(handler: Handler) -> Handler:
-        services.append(Service(topic, handler, streaming))
+        services.append(Service(topic, handler, streaming, waits))
         return handler
 
     return register
