@@ -258,7 +258,8 @@ _ACCEPTED = frozenset({"event.subscribe", "event.unsubscribe"})
 
 # a streaming request's cancel topic -> the topic it cancels; its payload
 # names the stream by matchtag, and the stream ends with ENODATA
-_CANCELS = {"kvs-watch.cancel": "kvs-watch.lookup", "job-info.eventlog-watch-cancel": "job-info.eventlog-watch"}
+_CANCELS = {"kvs-watch.cancel": "kvs-watch.lookup", "job-info.eventlog-watch-cancel": "job-info.eventlog-watch",
+            "job-info.update-watch-cancel": "job-info.update-watch"}
 
 
 def _error_of(exc: BaseException) -> tuple[int, str | None]:
@@ -287,7 +288,7 @@ class _Connection:
         self.rolemask = ROLE_OWNER | ROLE_LOCAL
         self._send_lock = threading.Lock()
         self._queue: queue.Queue[Message | None] = queue.Queue()
-        self._streams: dict[int, threading.Event] = {}  # matchtag -> its cancel
+        self._streams: dict[int, tuple[str, threading.Event]] = {}  # matchtag -> (topic, its cancel)
         self._lock = threading.Lock()
         self._threads: list[tuple[threading.Thread, threading.Event]] = []  # (a stream's or a wait's, its cancel)
         self.closed = threading.Event()
@@ -359,11 +360,12 @@ class _Connection:
             return
         if svc.streaming:
             if not msg.has(FLAG_STREAMING):
-                self.respond(msg, errnum=errno.EPROTO)
+                name = topic.split(".", 1)[-1]
+                self.respond(msg, errnum=errno.EPROTO, errstr=f"{name} request rejected without streaming RPC flag")
                 return
             cancel = threading.Event()
             with self._lock:
-                self._streams[msg.matchtag] = cancel
+                self._streams[msg.matchtag] = (topic, cancel)
             self._spawn(self._stream, msg, cancel)
         elif svc.waits:
             # (in a thread of its own, so that the connection's other requests go on)
@@ -381,9 +383,9 @@ class _Connection:
             self.respond(msg, errnum=errno.EPROTO)
             return
         with self._lock:
-            cancel = self._streams.get(tag)
-        if cancel is not None:
-            cancel.set()
+            stream = self._streams.get(tag)
+        if stream is not None and stream[0] == _CANCELS[msg.topic or ""]:
+            stream[1].set()
         self.respond(msg, {})
 
     def _spawn(self, target: Callable[[Message, threading.Event], None], msg: Message,

@@ -225,8 +225,9 @@ def module_stats(broker: Any) -> dict:
     those of a guest.* path, which a pending job's also counts while it
     waits for the job to start)."""
     ws = [w for w in watchers.live(broker.instance.state_dir) if w.get("service") == "job-info"]
+    # (an update watch is an eventlog watch of job-info's own as well, as in Flux)
     return {"lookups": 0, "watchers": len(ws), "guest_watchers": sum(1 for w in ws if w.get("guest")),
-            "update_lookups": 0, "update_watchers": 0}
+            "update_lookups": 0, "update_watchers": sum(1 for w in ws if w.get("update"))}
 
 
 def kvs_watch_stats(broker: Any) -> dict:

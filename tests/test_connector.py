@@ -255,6 +255,42 @@ def test_a_stream_ends_with_enodata(server, flux):
         assert names[0] == "submit" and names[-1] == "clean" and "finish" in names
 
 
+def test_update_watch_follows_r_and_jobspec_until_the_job_ends(real_clock):
+    # (real time: under a virtual clock a watch lets simulated time pass, to the job's end)
+    flux, server = real_clock
+    jobid = int(flux.out("job", "id", flux.submit("-n1", "-t", "10m", "sleep", "300")))
+    start = json.loads(flux.out("job", "info", str(jobid), "R"))["execution"]["starttime"]
+    with Client(server.path) as c:
+        _, errnum, _, _, payload = c.rpc("job-info.update-lookup", {"id": jobid, "key": "R", "flags": 0})
+        assert errnum == 0 and value(payload)["R"]["execution"]["expiration"] == start + 600
+        c.send("job-info.update-watch", {"id": jobid, "key": "R", "flags": 0}, matchtag=2, flags=STREAMING)
+        c.send("job-info.update-watch", {"id": jobid, "key": "jobspec", "flags": 0}, matchtag=3, flags=STREAMING)
+        first = {tag: value(p) for _, _, tag, _, p in (c.recv(), c.recv())}
+        assert first[2]["R"]["execution"]["expiration"] == start + 600
+        assert first[3]["jobspec"]["attributes"]["system"]["duration"] == 600
+        flux("update", str(jobid), "duration=20m")
+        flux("cancel", str(jobid))
+        got = {2: [], 3: []}
+        ended = set()
+        while ended != {2, 3}:
+            _, errnum, tag, _, payload = c.recv()
+            if errnum:
+                assert errnum == errno.ENODATA
+                ended.add(tag)
+            else:
+                got[tag].append(value(payload))
+        assert [r["R"]["execution"]["expiration"] for r in got[2]] == [start + 1200]
+        assert [j["jobspec"]["attributes"]["system"]["duration"] for j in got[3]] == [1200.0]
+        # refusals, in job-info's words
+        _, errnum, _, _, payload = c.rpc("job-info.update-watch", {"id": jobid, "key": "foo", "flags": 0},
+                                         flags=STREAMING)
+        assert (errnum, payload) == (errno.EINVAL, b"update-watch unsupported key specified\0")
+        _, errnum, _, _, payload = c.rpc("job-info.update-watch", {"id": jobid, "key": "R", "flags": 0})
+        assert (errnum, payload) == (errno.EPROTO, b"update-watch request rejected without streaming RPC flag\0")
+        _, errnum, _, _, payload = c.rpc("job-info.update-lookup", {"id": jobid, "key": "jobspec", "flags": 0})
+        assert (errnum, payload) == (errno.EINVAL, b"update-lookup unsupported key specified\0")
+
+
 def test_a_streaming_service_wants_a_streaming_request(server, flux):
     jobid = int(flux.out("job", "id", flux.submit("-n1", "true")))
     with Client(server.path) as c:

@@ -48,12 +48,14 @@ def field(payload: Payload, key: str, kind: type | tuple[type, ...], default: An
     return value
 
 
-def wait_for(instance: Instance, check: Callable[[Any], Any], what: str, timeout: float | None = None) -> Any:
+def wait_for(instance: Instance, check: Callable[[Any], Any], what: str, timeout: float | None = None,
+             watches: list[dict] | None = None) -> Any:
     """instance.wait(check), as `flux job wait-event` waits (under a virtual
     clock, simulated time passes); a wait that nothing left could end is
-    ETIMEDOUT, saying so (`what` names what was waited for)."""
+    ETIMEDOUT, saying so (`what` names what was waited for). The watches are
+    announced while it polls (`flux module stats`: flux_lite.watchers)."""
     try:
-        return instance.wait(check, timeout=timeout)
+        return instance.wait(check, timeout=timeout, watches=watches)
     except WaitStalled:
         raise FluxLiteError(f"{what}: nothing left to happen under the virtual clock",
                             errno=errno.ETIMEDOUT) from None
