@@ -552,3 +552,23 @@ def test_flux_cores_list_jobs_program():
     assert {j["userid"] for j in jobs} == {os.getuid()}
     assert len(lines[first + 1:second]) == 1
     assert lines[-1] == "rpc-ok"
+
+
+def test_job_manager_getattr(flux):
+    flux("queue", "stop")
+    jobid = int(flux.out("job", "id", flux.submit("--env=FOO=bar", "-n1", "true")))
+    with Instance.open(flux.state_dir) as inst:
+        got = services.call(inst, "job-manager.getattr", {"id": jobid, "attrs": ["jobspec", "eventlog"]})
+        # the redacted jobspec: no environment
+        assert "environment" not in got["jobspec"]["attributes"]["system"]
+        assert got["jobspec"]["tasks"][0]["command"] == ["true"]
+        assert [e["name"] for e in got["eventlog"]][:2] == ["submit", "validate"]
+        for attrs, num, text in ((["noexist"], errno.ENOENT, "unknown attr noexist"),
+                                 (["R"], errno.ENOENT, "R is NULL"),
+                                 ([1], errno.EPROTO, "attribute list contains non-string")):
+            with pytest.raises(Exception) as info:
+                services.call(inst, "job-manager.getattr", {"id": jobid, "attrs": attrs})
+            assert (info.value.errno, str(info.value)) == (num, text)
+        with pytest.raises(Exception) as info:
+            services.call(inst, "job-manager.getattr", {"id": 1234, "attrs": ["R"]})
+        assert (info.value.errno, str(info.value)) == (errno.EINVAL, "unknown job")

@@ -95,3 +95,13 @@ def job_list(instance: Instance, payload: Payload) -> Payload:
         raise FluxLiteError("Protocol error", errno=errno.EPROTO)
     with instance.read_session() as broker:
         return {"jobs": joblist.list_jobs(broker, max_entries)}
+
+
+@service(SERVICES, "job-manager.getattr")
+def job_getattr(instance: Instance, payload: Payload) -> Payload:
+    """{id, attrs: [jobspec, R, eventlog]} -> {ATTR: value}: a job's
+    redacted jobspec, R and eventlog (its owner's and the instance owner's)."""
+    jobid = field(payload, "id", int)
+    attrs = field(payload, "attrs", list)
+    with instance.read_session() as broker:
+        return joblist.job_attrs(broker, jobid, attrs)
