@@ -358,11 +358,10 @@ class _Connection:
         except FluxLiteError:
             self.respond(msg, errnum=errno.ENOSYS, errstr=f"No service matching {topic} is registered")
             return
-        if svc.streaming:
-            if not msg.has(FLAG_STREAMING):
-                name = topic.split(".", 1)[-1]
-                self.respond(msg, errnum=errno.EPROTO, errstr=f"{name} request rejected without streaming RPC flag")
-                return
+        if svc.streaming and not msg.has(FLAG_STREAMING):
+            name = topic.split(".", 1)[-1]
+            self.respond(msg, errnum=errno.EPROTO, errstr=f"{name} request rejected without streaming RPC flag")
+        elif svc.streaming or msg.has(FLAG_STREAMING) and svc.streamed is not None:
             cancel = threading.Event()
             with self._lock:
                 self._streams[msg.matchtag] = (topic, cancel)

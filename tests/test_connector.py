@@ -291,6 +291,26 @@ def test_update_watch_follows_r_and_jobspec_until_the_job_ends(real_clock):
         assert (errnum, payload) == (errno.EINVAL, b"update-lookup unsupported key specified\0")
 
 
+def test_a_streaming_job_list_request_gets_a_job_a_response(server, flux):
+    request = {"max_entries": 10, "attrs": ["state"]}
+    with Client(server.path) as c:
+        assert c.rpc("job-list.list", request, flags=STREAMING)[1] == errno.ENODATA  # (no job: no response)
+        ids = [int(flux.out("job", "id", flux.submit("-n1", "sleep", "60"))) for _ in range(3)]
+        c.send("job-list.list", request, matchtag=2, flags=STREAMING)
+        answers = [c.recv() for _ in range(4)]
+        assert [a[1] for a in answers] == [0, 0, 0, errno.ENODATA]
+        payloads = [value(a[4]) for a in answers[:3]]
+        assert [p.get("version") for p in payloads] == [1, None, None]
+        # without the flag: one response, all the jobs, in the same order
+        listed = [j["id"] for j in value(c.rpc("job-list.list", request)[4])["jobs"]]
+        assert [p["jobs"][0]["id"] for p in payloads] == listed and sorted(listed) == ids
+        # a one-response service asked to stream answers once, as Flux's do
+        _, errnum, _, flags, payload = c.rpc("attr.get", {"name": "size"}, flags=STREAMING)
+        assert errnum == 0 and flags & STREAMING and value(payload)["value"] == "4"
+        _, errnum, _, _, payload = c.rpc("job-list.list", {"max_entries": 5, "attrs": ["foo"]}, flags=STREAMING)
+        assert errnum == errno.EINVAL and b"foo is not a valid attribute" in payload
+
+
 def test_a_streaming_service_wants_a_streaming_request(server, flux):
     jobid = int(flux.out("job", "id", flux.submit("-n1", "true")))
     with Client(server.path) as c:

@@ -71,8 +71,12 @@ def call(instance: Instance, topic: str, payload: Payload | None = None) -> Any:
 
 
 def stream(instance: Instance, topic: str, payload: Payload | None = None) -> Iterator[Any]:
-    """The responses of a request, in order; a non-streaming topic gives one."""
+    """The responses of a streaming request, in order: a streaming topic's,
+    or those a one-response topic gives a streaming request (job-list.list:
+    one job each), else its one response."""
     svc = lookup(topic)
     if svc.streaming:
         return iter(svc.handler(instance, payload or {}))
+    if svc.streamed is not None:
+        return iter(svc.streamed(instance, payload or {}))
     return iter([svc.handler(instance, payload or {})])

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
 
 from flux_lite import job_list
 from flux_lite.errors import FluxLiteError
 from flux_lite.instance import Instance
 from flux_lite.job_manager import stats
 from flux_lite.job_manager.job import INACTIVE
-from flux_lite.services.table import Payload, Service, field, service
+from flux_lite.services.table import Payload, Service, field, service, streamed
 
 SERVICES: list[Service] = []
 
@@ -42,6 +43,15 @@ def list_(instance: Instance, payload: Payload) -> Payload:
     with instance.read_session() as broker:
         jobs = job_list.list_jobs(broker, attrs, max_entries, since, constraint)
     return {"jobs": jobs}
+
+
+@streamed(SERVICES, "job-list.list")
+def list_stream(instance: Instance, payload: Payload) -> Iterator[Payload]:
+    """A streaming job-list.list: the same jobs, one a response, the first
+    with the listing's version (1); the stream then ends."""
+    jobs = list_(instance, payload)["jobs"]
+    for i, job in enumerate(jobs):
+        yield {"jobs": [job], "version": 1} if i == 0 else {"jobs": [job]}
 
 
 @service(SERVICES, "job-list.list-inactive")

@@ -6,6 +6,7 @@ with `service()`; flux_lite/services/__init__.py merges the lists.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ class Service:
     handler: Handler
     streaming: bool  # the handler returns an iterator of responses
     waits: bool = False  # its one response may be long in coming (it waits for jobs)
+    # how a one-response service answers a streaming request (FLUX_RPC_STREAMING),
+    # when it has a way of its own (an iterator of responses); else its one response
+    streamed: Handler | None = None
 
 
 def service(services: list[Service], topic: str, streaming: bool = False,
@@ -35,6 +39,20 @@ def service(services: list[Service], topic: str, streaming: bool = False,
     def register(handler: Handler) -> Handler:
         services.append(Service(topic, handler, streaming, waits))
         return handler
+
+    return register
+
+
+def streamed(services: list[Service], topic: str) -> Callable[[Handler], Handler]:
+    """A decorator giving topic's service (in the module's list already) the
+    handler of its streaming requests: it returns an iterator of responses."""
+
+    def register(handler: Handler) -> Handler:
+        for i, svc in enumerate(services):
+            if svc.topic == topic:
+                services[i] = dataclasses.replace(svc, streamed=handler)
+                return handler
+        raise ValueError(f"{topic}: no such service to stream")
 
     return register
 
