@@ -592,3 +592,21 @@ def test_job_manager_getattr(flux):
         with pytest.raises(Exception) as info:
             services.call(inst, "job-manager.getattr", {"id": 1234, "attrs": ["R"]})
         assert (info.value.errno, str(info.value)) == (errno.EINVAL, "unknown job")
+
+
+def test_the_older_job_list_request_ands_its_terms(flux):
+    one = int(flux.out("job", "id", flux.submit("--job-name=one", "-n1", "sleep", "60")))
+    two = int(flux.out("job", "id", flux.submit("--job-name=two", "-n1", "sleep", "60")))
+    with Instance.open(flux.state_dir) as inst:
+        def ids(**legacy):
+            request = {"max_entries": 0, "attrs": [], "userid": -1, "states": 0, "results": 0, **legacy}
+            return sorted(j["id"] for j in services.call(inst, "job-list.list", request)["jobs"])
+
+        assert ids() == [one, two]
+        assert ids(name="two") == [two]
+        assert ids(userid=os.getuid(), name="one") == [one]
+        assert ids(userid=os.getuid() + 1) == []
+        assert ids(queue="nosuch") == []
+        # states and results: both must hold (a running job has no result)
+        assert ids(states=16, results=1) == []
+        assert ids(states=16) == [one, two]

@@ -24,6 +24,32 @@ def _attrs(payload: Payload) -> list:
     return attrs
 
 
+def _legacy_constraint(payload: Payload) -> dict | None:
+    """The constraint of the older request (userid, states and results, all
+    three, and name and queue if given), as job-list builds it: every term
+    must hold (a zero states or results, or an unknown userid, is no term);
+    None when the request is not of that form."""
+    values = [payload.get(k) for k in ("userid", "states", "results")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return None
+    name, queue = payload.get("name"), payload.get("queue")
+    if name is not None and not isinstance(name, str) or queue is not None and not isinstance(queue, str):
+        return None
+    userid, states, results = values
+    terms: list = []
+    if userid & 0xFFFFFFFF != job_list.USERID_UNKNOWN:
+        terms.append({"userid": [userid & 0xFFFFFFFF]})
+    if name is not None:
+        terms.append({"name": [name]})
+    if queue is not None:
+        terms.append({"queue": [queue]})
+    if states:
+        terms.append({"states": [states]})
+    if results:
+        terms.append({"results": [results]})
+    return {"and": terms}
+
+
 @service(SERVICES, "job-list.list")
 def list_(instance: Instance, payload: Payload) -> Payload:
     """{max_entries, attrs, since?, constraint?} -> {jobs}. The older
@@ -32,14 +58,8 @@ def list_(instance: Instance, payload: Payload) -> Payload:
     attrs = _attrs(payload)
     since = float(field(payload, "since", _NUMBER, 0.0))
     constraint = payload.get("constraint")
-    if constraint is None and any(k in payload for k in ("userid", "states", "results")):
-        terms: list = [{"userid": [field(payload, "userid", int, job_list.USERID_UNKNOWN)]}]
-        states, results = field(payload, "states", int, 0), field(payload, "results", int, 0)
-        if states and results:
-            terms.append({"or": [{"states": [states]}, {"results": [results]}]})
-        elif states or results:
-            terms.append({"states": [states]} if states else {"results": [results]})
-        constraint = {"and": terms}
+    if constraint is None:
+        constraint = _legacy_constraint(payload)
     with instance.read_session() as broker:
         jobs = job_list.list_jobs(broker, attrs, max_entries, since, constraint)
     return {"jobs": jobs}
