@@ -29,9 +29,12 @@ def _legacy_constraint(payload: Payload) -> dict | None:
     three, and name and queue if given), as job-list builds it: every term
     must hold (a zero states or results, or an unknown userid, is no term);
     None when the request is not of that form."""
-    values = [payload.get(k) for k in ("userid", "states", "results")]
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        return None
+    values: list[int] = []
+    for key in ("userid", "states", "results"):
+        value = payload.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        values.append(value)
     name, queue = payload.get("name"), payload.get("queue")
     if name is not None and not isinstance(name, str) or queue is not None and not isinstance(queue, str):
         return None
