@@ -6,9 +6,10 @@ makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
 from collections.abc import Callable
+from pathlib import Path
 from errno import EEXIST, EINVAL, ENOENT, ENOSYS, EPROTO
 
-from flux_lite import watchers
+from flux_lite import access, watchers
 from flux_lite.config import queue_of
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import when
@@ -552,3 +553,47 @@ def module_stats(broker) -> dict:
                      "running": sum(n for s, n in counts.items() if s & RUNNING),
                      "inactive": counts.get(INACTIVE, 0)},
             "idsync": {"lookups": 0, "waits": len(waits)}, "stats_watchers": 0}
+
+
+# -- job-state-pause: job-list's test hook ------------------------------------------
+
+# Flux's job-list may be told to stop taking in job state changes (flux-core's
+# tests do it to see `flux job list-ids` wait for ids it has not synced yet).
+# flux-lite's job-list reads the job index, so a pause hides the jobs
+# submitted after it until the unpause. Like the watches, it is runtime state
+# (a module's memory in Flux), a file of the state directory, not instance state.
+PAUSE_FILE = "job-list.paused"
+
+
+def _pause_path(broker) -> Path:
+    return Path(broker.instance.state_dir) / PAUSE_FILE
+
+
+def pause_state_updates(broker) -> None:
+    """job-list.job-state-pause (the owner's): later jobs go unseen."""
+    access.require_owner(broker.instance.identity, None)
+    newest = broker.kvs.conn.execute("SELECT MAX(id) FROM jobs").fetchone()[0] or 0
+    try:
+        _pause_path(broker).write_text(f"{newest}\n")
+    except OSError as exc:
+        raise FluxLiteError(f"job-state-pause: {exc.strerror}") from None
+
+
+def unpause_state_updates(broker) -> None:
+    """job-list.job-state-unpause (the owner's): every job is seen again."""
+    access.require_owner(broker.instance.identity, None)
+    try:
+        _pause_path(broker).unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise FluxLiteError(f"job-state-unpause: {exc.strerror}") from None
+
+
+def synced(broker, jobid: int) -> bool:
+    """Has job-list taken the job in? (Not while paused since before its submission.)"""
+    try:
+        newest = int(_pause_path(broker).read_text())
+    except (OSError, ValueError):
+        return True
+    return jobid <= newest

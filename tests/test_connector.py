@@ -610,3 +610,23 @@ def test_the_older_job_list_request_ands_its_terms(flux):
         # states and results: both must hold (a running job has no result)
         assert ids(states=16, results=1) == []
         assert ids(states=16) == [one, two]
+
+
+def test_job_state_pause_hides_later_jobs_from_list_ids(server, flux):
+    before = flux.submit("-n1", "sleep", "60")
+    with Client(server.path) as c:
+        _, errnum, _, _, payload = c.rpc("job-list.job-state-pause", None)
+        assert (errnum, payload) == (0, None)  # (no payload, as job-list answers)
+        # the owner's alone
+        assert c.rpc("job-list.job-state-pause", None, userid=os.getuid() + 1, rolemask=2)[1] == errno.EPERM
+        after = flux.submit("-n1", "sleep", "60")
+        with Instance.open(flux.state_dir) as inst, inst.read_session() as broker:
+            from flux_lite import job_list
+
+            assert job_list.synced(broker, int(flux.out("job", "id", before)))
+            assert not job_list.synced(broker, int(flux.out("job", "id", after)))
+        # list-ids waits for the later job: under the virtual clock nothing can end that wait
+        assert "cannot reach the state" in flux.fails("job", "list-ids", after).stderr
+        assert json.loads(flux.out("job", "list-ids", before))["id"] == int(flux.out("job", "id", before))
+        assert c.rpc("job-list.job-state-unpause", None)[1] == 0
+        assert json.loads(flux.out("job", "list-ids", after))["id"] == int(flux.out("job", "id", after))

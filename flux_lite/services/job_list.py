@@ -108,3 +108,18 @@ def list_attrs(instance: Instance, payload: Payload) -> Payload:
 def job_stats(instance: Instance, payload: Payload) -> Payload:
     with instance.read_session() as broker:
         return stats.job_stats(broker)
+
+
+@service(SERVICES, "job-list.job-state-pause")
+def job_state_pause(instance: Instance, payload: Payload) -> None:
+    """The owner's test hook: jobs submitted from now on go unseen by
+    job-list (`flux job list-ids` waits for them) until the unpause. The
+    response has no payload, as job-list's."""
+    with instance.read_session() as broker:
+        job_list.pause_state_updates(broker)
+
+
+@service(SERVICES, "job-list.job-state-unpause")
+def job_state_unpause(instance: Instance, payload: Payload) -> None:
+    with instance.read_session() as broker:
+        job_list.unpause_state_updates(broker)
