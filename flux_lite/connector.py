@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import json
 import os
 import queue
@@ -262,6 +263,14 @@ _CANCELS = {"kvs-watch.cancel": "kvs-watch.lookup", "job-info.eventlog-watch-can
             "job-info.update-watch-cancel": "job-info.update-watch"}
 
 
+def _collect() -> None:
+    """After a request: the console script runs with the cyclic collector off
+    (a command is short), but `flux-lite start` serves requests for as long
+    as COMMAND runs, and each leaves a broker whose parts point at each other."""
+    if not gc.isenabled():
+        gc.collect(1)
+
+
 def _error_of(exc: BaseException) -> tuple[int, str | None]:
     """(errnum, error text) of a failed request."""
     if isinstance(exc, FluxLiteError):
@@ -422,6 +431,8 @@ class _Connection:
             self.respond(msg, errnum=_error_of(exc)[0], errstr=_error_of(exc)[1])
         else:
             self.respond(msg, result)
+        finally:
+            _collect()
 
     def _wait(self, msg: Message, cancel: threading.Event) -> None:
         with self.server.instance(cancel) as instance:
@@ -450,6 +461,7 @@ class _Connection:
         finally:
             with self._lock:
                 self._streams.pop(msg.matchtag, None)
+            _collect()
 
     # -- ending -------------------------------------------------------------------
 
