@@ -311,6 +311,24 @@ def test_a_streaming_job_list_request_gets_a_job_a_response(server, flux):
         assert errnum == errno.EINVAL and b"foo is not a valid attribute" in payload
 
 
+def test_an_eventlog_watch_with_initial_sentinel(server, flux):
+    jobid = int(flux.out("job", "id", flux.submit("-n1", "--setattr=exec.test.run_duration=5s", "true")))
+    before = flux.eventlog(str(jobid))
+    with Client(server.path) as c:
+        c.send("job-info.eventlog-watch", {"id": jobid, "path": "eventlog", "flags": 2}, matchtag=4,
+               flags=STREAMING)
+        got = []
+        while True:
+            _, errnum, _, _, payload = c.recv()
+            if errnum:
+                assert errnum == errno.ENODATA
+                break
+            got.append("sentinel" if payload is None else json.loads(value(payload)["event"])["name"])
+        # what was there, the sentinel (an empty response), then what came after it
+        assert got[:len(before) + 1] == before + ["sentinel"]
+        assert got[-1] == "clean" and got.count("sentinel") == 1
+
+
 def test_a_streaming_service_wants_a_streaming_request(server, flux):
     jobid = int(flux.out("job", "id", flux.submit("-n1", "true")))
     with Client(server.path) as c:

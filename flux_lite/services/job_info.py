@@ -22,6 +22,8 @@ SERVICES: list[Service] = []
 # job-info.lookup flags (Flux's FLUX_JOB_LOOKUP_*)
 LOOKUP_JSON_DECODE = 1
 LOOKUP_CURRENT = 2
+# job-info.eventlog-watch flags (Flux's FLUX_JOB_EVENT_WATCH_*)
+WATCH_INITIAL_SENTINEL = 2
 
 
 @service(SERVICES, "job-info.lookup")
@@ -42,7 +44,7 @@ def lookup(instance: Instance, payload: Payload) -> Payload:
 
 
 @service(SERVICES, "job-info.eventlog-watch", streaming=True)
-def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
+def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload | None]:
     """A job's eventlog, entry by entry. The main eventlog ends (ENODATA)
     after `clean`; a guest eventlog (guest.output...) once the job is
     inactive and every entry was sent, at once if the job never ran. One
@@ -53,6 +55,8 @@ def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
     under a virtual clock, simulated time passes until it is posted."""
     jobid = field(payload, "id", int)
     path = field(payload, "path", str, "eventlog")
+    # INITIAL_SENTINEL: an empty response (None) once what is there is sent
+    sentinel = bool(field(payload, "flags", int, 0) & WATCH_INITIAL_SENTINEL)
     main = path == "eventlog"
     key = kvs_key(jobid, path)
     sent = 0
@@ -88,9 +92,12 @@ def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
             return
         for entry in found:
             sent += 1
-            yield {"event": format_json(entry)}
+            yield {"event": format_json(entry) + "\n"}  # (an eventlog line, as job-info sends it)
             if main and entry["name"] == "clean":
                 return
+        if sentinel:
+            sentinel = False
+            yield None
 
 
 # the key an update watch follows -> the event that updates it
