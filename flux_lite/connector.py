@@ -263,6 +263,20 @@ _CANCELS = {"kvs-watch.cancel": "kvs-watch.lookup", "job-info.eventlog-watch-can
             "job-info.update-watch-cancel": "job-info.update-watch"}
 
 
+def _guarded(target: Callable[..., None], on_error: Callable[[], None]) -> Callable[..., None]:
+    """A thread's target that never ends in a traceback: an unexpected
+    error ends what the thread served (on_error: its connection), not the
+    server, and prints nothing."""
+
+    def run(*args: Any) -> None:
+        try:
+            target(*args)
+        except Exception:
+            on_error()
+
+    return run
+
+
 def _collect() -> None:
     """After a request: the console script runs with the cyclic collector off
     (a command is short), but `flux-lite start` serves requests for as long
@@ -301,8 +315,10 @@ class _Connection:
         self._lock = threading.Lock()
         self._threads: list[tuple[threading.Thread, threading.Event]] = []  # (a stream's or a wait's, its cancel)
         self.closed = threading.Event()
-        self.reader = threading.Thread(target=self._read, name="flux-lite-conn", daemon=True)
-        self.worker = threading.Thread(target=self._work, name="flux-lite-worker", daemon=True)
+        self.reader = threading.Thread(target=_guarded(self._read, self.shutdown), name="flux-lite-conn",
+                                       daemon=True)
+        self.worker = threading.Thread(target=_guarded(self._work, self.shutdown), name="flux-lite-worker",
+                                       daemon=True)
 
     def start(self) -> None:
         self.reader.start()
@@ -325,7 +341,11 @@ class _Connection:
     def respond(self, request: Message, payload: Any = None, errnum: int = 0, errstr: str | None = None) -> bool:
         if request.has(FLAG_NORESPONSE):
             return True
-        return self.send(response_to(request, payload, errnum, errstr))
+        try:
+            response = response_to(request, payload, errnum, errstr)
+        except (TypeError, ValueError):  # (a service's answer that is no JSON: never expected)
+            response = response_to(request, errnum=errno.EPROTO, errstr="response is not JSON")
+        return self.send(response)
 
     # -- reading --------------------------------------------------------------
 
@@ -339,7 +359,11 @@ class _Connection:
                 if msg is None:
                     break
                 if msg.type == REQUEST:
-                    self._dispatch(msg)
+                    try:
+                        self._dispatch(msg)
+                    except Exception as exc:  # (no thread to serve it, ...): that request fails
+                        num, text = _error_of(exc)
+                        self.respond(msg, errnum=num, errstr=text)
                 # (responses, events and control messages from a client go nowhere)
         finally:
             self.shutdown()
@@ -398,7 +422,8 @@ class _Connection:
 
     def _spawn(self, target: Callable[[Message, threading.Event], None], msg: Message,
                cancel: threading.Event) -> None:
-        thread = threading.Thread(target=target, args=(msg, cancel), name="flux-lite-stream", daemon=True)
+        thread = threading.Thread(target=_guarded(target, self.shutdown), args=(msg, cancel),
+                                  name="flux-lite-stream", daemon=True)
         with self._lock:
             self._threads = [(t, c) for t, c in self._threads if t.is_alive()]
             self._threads.append((thread, cancel))
@@ -533,7 +558,8 @@ class Server:
         self._selector = selectors.DefaultSelector()
         self._selector.register(listener, selectors.EVENT_READ)
         self._selector.register(self._wake_r, selectors.EVENT_READ)
-        self._thread = threading.Thread(target=self._accept_loop, name="flux-lite-socket", daemon=True)
+        self._thread = threading.Thread(target=_guarded(self._accept_loop, lambda: None), name="flux-lite-socket",
+                                        daemon=True)
         self._thread.start()
         return self
 
@@ -549,8 +575,8 @@ class Server:
         thread); its waits end when cancel is set. None if it cannot be opened."""
         try:
             inst = Instance.open(self.state_dir)
-        except FluxLiteError as exc:
-            self.open_error = exc
+        except Exception as exc:  # (the requests are answered with it)
+            self.open_error = exc if isinstance(exc, FluxLiteError) else FluxLiteError(str(exc), errno=errno.EIO)
             yield None
             return
         inst.cancel = cancel
@@ -573,7 +599,10 @@ class Server:
                     sock, _addr = self._listener.accept()
                 except OSError:
                     continue
-                self._welcome(sock)
+                try:
+                    self._welcome(sock)
+                except Exception:  # (no thread to serve it: that client is turned away, not the others)
+                    sock.close()
 
     def _welcome(self, sock: socket.socket) -> None:
         """The handshake: 0 to a client the owner runs, EPERM to anyone else."""

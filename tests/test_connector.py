@@ -666,3 +666,24 @@ def test_requests_leave_no_garbage_when_the_collector_is_off(flux, sockdir):
         assert gc.collect() < 30
     finally:
         gc.enable()
+
+
+def test_a_failing_service_is_an_error_response_not_a_traceback(server, monkeypatch, capfd):
+    from flux_lite.services.table import Service
+
+    def boom(instance, payload):
+        raise RuntimeError("boom")
+
+    def not_json(instance, payload):
+        return {"value": object()}
+
+    monkeypatch.setitem(services._SERVICES, "test.boom", Service("test.boom", boom, False))
+    monkeypatch.setitem(services._SERVICES, "test.odd", Service("test.odd", not_json, False))
+    monkeypatch.setitem(services._SERVICES, "test.stream", Service("test.stream", boom, True))
+    with Client(server.path) as c:
+        assert c.rpc("test.boom", {})[1:5:3] == (errno.EINVAL, b"boom\0")
+        assert c.rpc("test.odd", {})[1:5:3] == (errno.EPROTO, b"response is not JSON\0")
+        assert c.rpc("test.stream", {}, flags=STREAMING)[1:5:3] == (errno.EINVAL, b"boom\0")
+        assert c.rpc("attr.get", {"name": "size"})[1] == 0
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err
