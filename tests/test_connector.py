@@ -327,6 +327,18 @@ def test_an_eventlog_watch_with_initial_sentinel(server, flux):
         # what was there, the sentinel (an empty response), then what came after it
         assert got[:len(before) + 1] == before + ["sentinel"]
         assert got[-1] == "clean" and got.count("sentinel") == 1
+        # a job that has ended: its whole eventlog, then the sentinel
+        c.send("job-info.eventlog-watch", {"id": jobid, "path": "eventlog", "flags": 2}, matchtag=5,
+               flags=STREAMING)
+        responses = []
+        while not responses or not responses[-1][1]:
+            responses.append(c.recv())
+        assert [r[4] is None for r in responses[-3:]] == [False, True, True]  # clean, the sentinel, ENODATA
+        assert responses[-1][1] == errno.ENODATA
+        # an unknown flag: EPROTO, in job-info's words
+        _, errnum, _, _, payload = c.rpc("job-info.eventlog-watch", {"id": jobid, "path": "eventlog", "flags": 499},
+                                         flags=STREAMING)
+        assert (errnum, payload) == (errno.EPROTO, b"eventlog-watch request rejected with invalid flag\0")
 
 
 def test_a_streaming_service_wants_a_streaming_request(server, flux):

@@ -23,6 +23,7 @@ SERVICES: list[Service] = []
 LOOKUP_JSON_DECODE = 1
 LOOKUP_CURRENT = 2
 # job-info.eventlog-watch flags (Flux's FLUX_JOB_EVENT_WATCH_*)
+WATCH_WAITCREATE = 1
 WATCH_INITIAL_SENTINEL = 2
 
 
@@ -55,8 +56,12 @@ def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload | N
     under a virtual clock, simulated time passes until it is posted."""
     jobid = field(payload, "id", int)
     path = field(payload, "path", str, "eventlog")
+    flags = field(payload, "flags", int, 0)
+    if flags & ~(WATCH_WAITCREATE | WATCH_INITIAL_SENTINEL):
+        raise FluxLiteError("eventlog-watch request rejected with invalid flag", errno=errno.EPROTO)
     # INITIAL_SENTINEL: an empty response (None) once what is there is sent
-    sentinel = bool(field(payload, "flags", int, 0) & WATCH_INITIAL_SENTINEL)
+    # (after the clean of a job that has ended too)
+    sentinel = bool(flags & WATCH_INITIAL_SENTINEL)
     main = path == "eventlog"
     key = kvs_key(jobid, path)
     sent = 0
@@ -94,6 +99,8 @@ def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload | N
             sent += 1
             yield {"event": format_json(entry) + "\n"}  # (an eventlog line, as job-info sends it)
             if main and entry["name"] == "clean":
+                if sentinel:  # (still the first batch: what was there)
+                    yield None
                 return
         if sentinel:
             sentinel = False
