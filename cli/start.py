@@ -18,7 +18,7 @@ from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.formats import submitopts
 from flux_lite.formats.hostlist import Hostlist
 from flux_lite.connector import Server
-from flux_lite.instance import Instance, resolve_state_dir, socket_path
+from flux_lite.instance import Instance, resolve_state_dir
 
 # bounds that keep one start within seconds and megabytes
 MAX_NODES = 100000
@@ -115,7 +115,7 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, confs,
         create(tmp, force=True).close()
         # `flux` in COMMAND is flux-lite on this instance, as `flux start` makes it;
         # programs linked against libflux reach it through the broker socket
-        with Server(socket_path(tmp), tmp) as server:
+        with Server.of_instance(tmp) as server:
             env = dict(os.environ, **flux_environment(tmp), FLUX_URI=server.uri)
             try:
                 rc = subprocess.call(list(command), env=env)

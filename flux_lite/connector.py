@@ -37,8 +37,10 @@ import json
 import os
 import queue
 import selectors
+import shutil
 import socket
 import struct
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -47,7 +49,7 @@ from typing import Any
 from flux_lite import services
 from flux_lite.access import ROLE_OWNER, Identity
 from flux_lite.errors import FluxLiteError
-from flux_lite.instance import Instance
+from flux_lite.instance import SOCKET_NAME, Instance, socket_path
 
 # -- the wire ------------------------------------------------------------------
 
@@ -74,6 +76,8 @@ NODEID_ANY = 0xFFFFFFFF
 
 # a message larger than this is no client's: its connection is closed
 MAX_MESSAGE = 1 << 30
+# the longest path a UNIX socket may have (sun_path, less its NUL)
+MAX_SOCKET_PATH = 107
 
 _MAGIC = struct.Struct("=I")  # the header's magic: host byte order
 _SIZE = struct.Struct("!I")  # the header's size: network byte order
@@ -523,6 +527,7 @@ class Server:
     def __init__(self, path: str | os.PathLike, state_dir: str | os.PathLike) -> None:
         self.path = os.fspath(path)
         self.state_dir = os.fspath(state_dir)
+        self._own_dir: str | None = None  # a directory made for the socket, removed with it
         self.open_error: FluxLiteError | None = None
         self._listener: socket.socket | None = None
         self._selector: selectors.BaseSelector | None = None
@@ -536,6 +541,21 @@ class Server:
     @property
     def uri(self) -> str:
         return f"local://{self.path}"
+
+    @classmethod
+    def of_instance(cls, state_dir: str | os.PathLike) -> Server:
+        """The server of the instance in state_dir, its socket there (local-0),
+        or, when that path is too long for a UNIX socket, in a directory of
+        its own under /tmp (the instance's commands find it by
+        FLUX_LITE_STATE_DIR all the same)."""
+        path = os.fspath(socket_path(state_dir))
+        own = None
+        if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+            own = tempfile.mkdtemp(prefix="flux-lite-", dir="/tmp")
+            path = os.path.join(own, SOCKET_NAME)
+        server = cls(path, state_dir)
+        server._own_dir = own
+        return server
 
     def start(self) -> Server:
         with contextlib.suppress(FileNotFoundError):
@@ -552,7 +572,8 @@ class Server:
             listener.listen(64)
         except OSError as exc:
             listener.close()
-            raise FluxLiteError(f"{self.path}: cannot listen: {exc.strerror}") from None
+            self._remove_own_dir()
+            raise FluxLiteError(f"{self.path}: cannot listen: {exc.strerror or exc}") from None
         self._listener = listener
         self._wake_r, self._wake_w = os.pipe()
         self._selector = selectors.DefaultSelector()
@@ -647,3 +668,9 @@ class Server:
         os.close(self._wake_w)
         with contextlib.suppress(OSError):
             os.unlink(self.path)
+        self._remove_own_dir()
+
+    def _remove_own_dir(self) -> None:
+        if self._own_dir is not None:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
+            self._own_dir = None

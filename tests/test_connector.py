@@ -699,3 +699,22 @@ def test_a_failing_service_is_an_error_response_not_a_traceback(server, monkeypa
         assert c.rpc("attr.get", {"name": "size"})[1] == 0
     out, err = capfd.readouterr()
     assert "Traceback" not in out + err
+
+
+def test_a_state_dir_too_deep_for_a_socket_gets_one_under_tmp(tmp_path):
+    from conftest import Flux
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    flux = Flux(deep)
+    flux("start", "--clock=virtual")
+    srv = Server.of_instance(flux.state_dir)
+    assert srv.path != str(socket_path(flux.state_dir)) and srv.path.startswith("/tmp/")
+    with srv, Client(srv.path) as c:
+        assert value(c.rpc("attr.get", {"name": "size"})[4])["value"] == "1"
+    assert not os.path.exists(os.path.dirname(srv.path))
+    # a short one is the instance's own
+    with tempfile.TemporaryDirectory(prefix="fl-") as short:
+        shallow = Flux(os.path.join(short, "s"))
+        shallow("start", "--clock=virtual")
+        with Server.of_instance(shallow.state_dir) as srv:
+            assert srv.path == str(socket_path(shallow.state_dir))
