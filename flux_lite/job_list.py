@@ -350,7 +350,7 @@ def record_from_attrs(obj) -> dict:
 # -- job-list.list / list-id as requests (flux.job.job_list) -------------------
 
 USERID_UNKNOWN = 0xFFFFFFFF  # FLUX_USERID_UNKNOWN: every user
-_TIMES = ("t_submit", "t_depend", "t_run", "t_cleanup", "t_inactive")
+_TIMES = ("t_submit", "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup", "t_inactive")
 _RESULT_BY_NAME = {name.lower(): bit for name, bit in (("COMPLETED", COMPLETED), ("FAILED", FAILED),
                                                        ("CANCELED", CANCELED), ("TIMEOUT", TIMEOUT))}
 

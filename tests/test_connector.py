@@ -718,3 +718,19 @@ def test_a_state_dir_too_deep_for_a_socket_gets_one_under_tmp(tmp_path):
         shallow("start", "--clock=virtual")
         with Server.of_instance(shallow.state_dir) as srv:
             assert srv.path == str(socket_path(shallow.state_dir))
+
+
+def test_job_list_constraints_on_t_priority_and_t_sched(flux):
+    flux("queue", "stop")
+    queued = int(flux.out("job", "id", flux.submit("-n1", "true")))
+    waiting = int(flux.out("job", "id", flux.submit(f"--dependency=afterany:{queued}", "-n1", "true")))
+    with Instance.open(flux.state_dir) as inst:
+        def ids(constraint):
+            request = {"max_entries": 0, "attrs": [], "constraint": constraint}
+            return sorted(j["id"] for j in services.call(inst, "job-list.list", request)["jobs"])
+
+        # a job still in DEPEND has neither time, which matches nothing
+        assert ids({"t_priority": [">=0"]}) == [queued]
+        assert ids({"t_sched": [">=0"]}) == [queued]
+        assert ids({"t_sched": ["<1"]}) == []
+        assert ids({"t_depend": [">=0"]}) == [queued, waiting]
