@@ -445,15 +445,20 @@ class _Connection:
                     return
                 self._serve_one(instance, msg)
 
+    def _prepare(self, instance: Instance | None, msg: Message) -> tuple[Instance, str, dict]:
+        """(instance, topic, payload) of a request, the instance acting for
+        its sender; ProtocolError if its payload is no JSON object."""
+        if instance is None:
+            raise self.server.open_error or FluxLiteError("no instance", errno=errno.ENOENT)
+        payload = msg.json()
+        if payload is not None and not isinstance(payload, dict):
+            raise ProtocolError("payload is not an object")
+        instance.identity = self.server.identity(instance, msg)
+        return instance, msg.topic or "", payload or {}
+
     def _serve_one(self, instance: Instance | None, msg: Message) -> None:
         try:
-            if instance is None:
-                raise self.server.open_error or FluxLiteError("no instance", errno=errno.ENOENT)
-            payload = msg.json()
-            if payload is not None and not isinstance(payload, dict):
-                raise ProtocolError("payload is not an object")
-            instance.identity = self.server.identity(instance, msg)
-            result = services.call(instance, msg.topic or "", payload or {})
+            result = services.call(*self._prepare(instance, msg))
         except ProtocolError:
             self.respond(msg, errnum=errno.EPROTO)
         except Exception as exc:  # every failure is the client's error response
@@ -471,13 +476,7 @@ class _Connection:
         try:
             with self.server.instance(cancel) as instance:
                 try:
-                    if instance is None:
-                        raise self.server.open_error or FluxLiteError("no instance", errno=errno.ENOENT)
-                    payload = msg.json()
-                    if payload is not None and not isinstance(payload, dict):
-                        raise ProtocolError("payload is not an object")
-                    instance.identity = self.server.identity(instance, msg)
-                    responses: Iterator[Any] = services.stream(instance, msg.topic or "", payload or {})
+                    responses: Iterator[Any] = services.stream(*self._prepare(instance, msg))
                     for response in responses:
                         if cancel.is_set() or not self.respond(msg, response):
                             break
