@@ -401,13 +401,10 @@ def _state_mask(op, args, names):
 def _time_test(op, args):
     tests = []
     for value in _values(op, args):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            cmp, text = ">=", str(value)
-        elif isinstance(value, str):
-            cmp = next((c for c in (">=", "<=", ">", "<") if value.startswith(c)), ">=")
-            text = value[len(cmp):] if value.startswith(cmp) else value
-        else:
-            raise _constraint_error(f"{op} value invalid")
+        if not isinstance(value, str):
+            raise _constraint_error(f"{op} value must be a string")
+        cmp = next((c for c in (">=", "<=", ">", "<") if value.startswith(c)), ">=")
+        text = value[len(cmp):] if value.startswith(cmp) else value
         try:
             when = float(text)
         except ValueError:
@@ -456,12 +453,16 @@ def constraint_test(constraint) -> Callable[[dict], bool]:
             mask = _state_mask(op, args, _RESULT_BY_NAME)
             tests.append(lambda rec, mask=mask: bool((result_of(rec) or 0) & mask))
         elif op == "hostlist":
+            if not all(isinstance(v, str) for v in _values(op, args)):
+                raise _constraint_error("host value must be a string")
             try:
                 hosts = set().union(*(Hostlist(h) for h in _values(op, args)))
             except (TypeError, ValueError, FluxLiteError):
                 raise _constraint_error("invalid hostlist value") from None
             tests.append(lambda rec, hosts=hosts: bool(hosts & set(Hostlist(rec.get("nodelist") or ""))))
         elif op == "ranks":
+            if not all(isinstance(v, str) for v in _values(op, args)):
+                raise _constraint_error("ranks value must be a string")
             try:
                 # kept as ranges: 0-999999999 is a valid idset, not a billion ids
                 ranks = IDset().union(*(IDset.parse(str(r)) for r in _values(op, args)))

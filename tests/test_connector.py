@@ -734,3 +734,16 @@ def test_job_list_constraints_on_t_priority_and_t_sched(flux):
         assert ids({"t_sched": [">=0"]}) == [queued]
         assert ids({"t_sched": ["<1"]}) == []
         assert ids({"t_depend": [">=0"]}) == [queued, waiting]
+
+
+@pytest.mark.parametrize("constraint, text", [
+    ({"ranks": [3]}, "ranks value must be a string"),
+    ({"hostlist": [1]}, "host value must be a string"),
+    ({"t_submit": [0]}, "t_submit value must be a string"),
+    ({"t_sched": [1.5]}, "t_sched value must be a string"),
+])
+def test_job_list_constraint_values_are_strings(flux, constraint, text):
+    with Instance.open(flux.state_dir) as inst:
+        with pytest.raises(Exception) as info:
+            services.call(inst, "job-list.list", {"max_entries": 0, "attrs": [], "constraint": constraint})
+    assert (info.value.errno, str(info.value)) == (errno.EPROTO, text)
