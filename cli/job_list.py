@@ -189,8 +189,8 @@ def job_list_ids(wait_state, ids):
         # each job printed once it is listed in the state (or inactive), in
         # the order they get there; an unknown job ends the command
         for jobid in targets:
-            if jobid in printed:
-                continue
+            if jobid in printed or not job_list.synced(broker, jobid):
+                continue  # (one job-list has not taken in yet is waited for)
             recs = job_list.query(broker, ids=[jobid], missing_ok=True)
             if not recs:
                 return "flux job-list.list-d: No such file or directory"

@@ -17,6 +17,7 @@ from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError, UsageError
 from flux_lite.formats import submitopts
 from flux_lite.formats.hostlist import Hostlist
+from flux_lite.connector import Server
 from flux_lite.instance import Instance, resolve_state_dir
 
 # bounds that keep one start within seconds and megabytes
@@ -53,8 +54,9 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, confs,
     Without COMMAND the instance is created in the selected state directory.
     With COMMAND a temporary instance is created, COMMAND runs with
     FLUX_LITE_STATE_DIR pointing at it and a `flux` command (flux-lite
-    speaking as Flux) first on PATH, the instance is removed afterwards
-    and flux-lite exits with COMMAND's status.
+    speaking as Flux) first on PATH and FLUX_URI naming the instance's
+    broker socket (for programs linked against libflux), the instance is
+    removed afterwards and flux-lite exits with COMMAND's status.
     """
     log_filename = None
     for attr in attrs:
@@ -111,13 +113,15 @@ def start(ctx, test_size, test_hosts, test_cores, test_gpus, config_file, confs,
     tmp = tempfile.mkdtemp(prefix="flux-lite-")
     try:
         create(tmp, force=True).close()
-        # `flux` in COMMAND is flux-lite on this instance, as `flux start` makes it
-        env = dict(os.environ, **flux_environment(tmp))
-        try:
-            rc = subprocess.call(list(command), env=env)
-        except OSError as exc:
-            click.echo(f"{prog('start')}: {command[0]}: {exc.strerror}", err=True)
-            rc = 127
+        # `flux` in COMMAND is flux-lite on this instance, as `flux start` makes it;
+        # programs linked against libflux reach it through the broker socket
+        with Server.of_instance(tmp) as server:
+            env = dict(os.environ, **flux_environment(tmp), FLUX_URI=server.uri)
+            try:
+                rc = subprocess.call(list(command), env=env)
+            except OSError as exc:
+                click.echo(f"{prog('start')}: {command[0]}: {exc.strerror}", err=True)
+                rc = 127
         if log_filename is not None:
             inst = Instance.open(tmp)
             try:

@@ -57,6 +57,14 @@ class Identity:
             if not 0 <= self.userid <= 0xFFFFFFFF:
                 raise FluxLiteError("FLUX_HANDLE_USERID must be a user id between 0 and 4294967295")
 
+    @classmethod
+    def given(cls, owner: int, userid: int, rolemask: int) -> "Identity":
+        """A requester whose credentials were established elsewhere (the
+        broker socket's handshake and the message's own credentials)."""
+        ident = cls.__new__(cls)
+        ident.owner, ident.userid, ident.rolemask = owner, userid, rolemask
+        return ident
+
     @property
     def is_owner(self) -> bool:
         return bool(self.rolemask & ROLE_OWNER)

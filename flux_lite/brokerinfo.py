@@ -9,6 +9,7 @@ from typing import Any
 
 from flux_lite import __version__
 from flux_lite.formats.rset import Rset
+from flux_lite.instance import served_socket
 
 # Flux's default tree-based overlay network: k-ary, k = 32
 TBON_FANOUT = 32
@@ -24,12 +25,14 @@ def attributes(broker: Any) -> dict[str, str]:
     hosts = hostnames(broker)
     size = len(hosts)
     state = str(inst.state_dir)
+    sock = served_socket(state)
     attrs = {
         "broker.pid": "0",
         "broker.starttime": "%f" % inst.meta.get("start", 0.0),
         "hostlist": (hosts[0] if _fake(broker) else broker.resources.hostlist_of(range(size))) if size else "",
         "instance-level": "0",
-        "local-uri": f"local://{state}",
+        # the broker socket while `flux-lite start COMMAND` serves one
+        "local-uri": f"local://{sock or state}",
         "rank": "0",
         "rundir": state,
         "security.owner": str(inst.owner),

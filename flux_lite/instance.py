@@ -7,9 +7,11 @@ change, and commits. Everything a command does lands together or not at all.
 """
 
 import contextlib
+import errno
 import gc
 import json
 import os
+import stat
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -88,6 +90,37 @@ def default_state_dir():
     return Path(xdg) / "flux-lite"
 
 
+# the broker socket of an instance a `flux-lite start COMMAND` runs (named as
+# Flux names rank 0's: local-0 in its rundir)
+SOCKET_NAME = "local-0"
+
+
+def socket_path(state_dir) -> Path:
+    return Path(state_dir) / SOCKET_NAME
+
+
+def served_socket(state_dir) -> Path | None:
+    """The broker socket of the instance in state_dir, while one is served."""
+    path = socket_path(state_dir)
+    try:
+        return path if stat.S_ISSOCK(path.stat().st_mode) else None
+    except OSError:
+        return None
+
+
+def state_dir_of_uri(path: str) -> str:
+    """The state directory a `local://` path names: the path itself, or the
+    directory holding it when it is the broker socket of an instance there."""
+    p = Path(path)
+    try:
+        is_socket = stat.S_ISSOCK(p.stat().st_mode)
+    except (OSError, ValueError):
+        return path
+    if is_socket and (p.parent / DB_NAME).exists():
+        return str(p.parent)
+    return path
+
+
 def resolve_state_dir(option=None):
     return Path(option) if option else default_state_dir()
 
@@ -106,6 +139,9 @@ class Instance:
         self._identity = None
         self._hwm_file = None  # the job id high-water mark, opened by the first submit
         self._log = []
+        # set (a threading.Event) to end this instance's waits: a stream the
+        # broker socket serves, canceled or disconnected (WaitCanceled)
+        self.cancel = None
 
     # -- creation and opening ----------------------------------------------
 
@@ -298,6 +334,11 @@ class Instance:
         if self._identity is None:
             self._identity = Identity(self.owner)
         return self._identity
+
+    @identity.setter
+    def identity(self, value):
+        """Who the next requests are from (the broker socket serves many requesters)."""
+        self._identity = value
 
     @property
     def config(self):
@@ -566,7 +607,10 @@ class Instance:
                 stack.enter_context(watchers.announced(self.state_dir, listed))
             ctx = None  # the poll's broker is garbage from here
             _collect_step_garbage()
-            wall_sleep(poll)
+            if self.cancel is None:
+                wall_sleep(poll)
+            elif self.cancel.wait(poll):
+                raise WaitCanceled("No data available")
 
     @property
     def clock_limit(self) -> float:
@@ -664,3 +708,9 @@ class WaitTimeout(FluxLiteError):
 
 class WaitStalled(FluxLiteError):
     pass
+
+
+class WaitCanceled(FluxLiteError):
+    """The waiter went away (Flux ends a canceled stream with ENODATA)."""
+
+    errno = errno.ENODATA

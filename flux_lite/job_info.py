@@ -8,7 +8,6 @@ command's.
 from __future__ import annotations
 
 import errno
-import copy
 import json
 from typing import Any
 
@@ -36,39 +35,6 @@ def lookup(broker: Any, jobid: int, not_found: str | None = None, denied: str | 
     else:
         access.require_job_access(broker.instance.identity, job.userid, denied)
     return job
-
-
-def manager_attrs(broker: Any, jobid: int, attrs: Any) -> dict:
-    """job-manager.getattr: what the job manager holds of a job, by name --
-    its jobspec (without the environment, as its redacted copy), its
-    current R, its eventlog (entries, an empty context left out) -- in
-    Flux's words for what it refuses."""
-    if not isinstance(attrs, list):
-        raise FluxLiteError("Protocol error", errno=errno.EPROTO)
-    job = broker.jm.load_any(jobid)
-    if job is None:
-        raise FluxLiteError("unknown job", errno=errno.EINVAL)
-    access.require_job_access(broker.instance.identity, job.userid, "guests can only access their own jobs")
-    out: dict[str, Any] = {}
-    for key in attrs:
-        if not isinstance(key, str):
-            raise FluxLiteError("attribute list contains non-string", errno=errno.EPROTO)
-        if key == "jobspec":
-            js = copy.deepcopy(job.jobspec)
-            system = (js.get("attributes") or {}).get("system")
-            if isinstance(system, dict):
-                system.pop("environment", None)
-            out[key] = js
-        elif key == "R":
-            if not job.R:
-                raise FluxLiteError("R is NULL", errno=errno.ENOENT)
-            out[key] = job.R
-        elif key == "eventlog":
-            entries = broker.kvs.get_eventlog(kvs_key(jobid, "eventlog")) or []
-            out[key] = [{k: v for k, v in e.items() if k != "context" or v} for e in entries]
-        else:
-            raise FluxLiteError(f"unknown attr {key}", errno=errno.ENOENT)
-    return out
 
 
 def lookup_keys(broker: Any, jobid: int, keys: list[str], current: bool = True, original: bool = False,
@@ -259,8 +225,9 @@ def module_stats(broker: Any) -> dict:
     those of a guest.* path, which a pending job's also counts while it
     waits for the job to start)."""
     ws = [w for w in watchers.live(broker.instance.state_dir) if w.get("service") == "job-info"]
+    # (an update watch is an eventlog watch of job-info's own as well, as in Flux)
     return {"lookups": 0, "watchers": len(ws), "guest_watchers": sum(1 for w in ws if w.get("guest")),
-            "update_lookups": 0, "update_watchers": 0}
+            "update_lookups": 0, "update_watchers": sum(1 for w in ws if w.get("update"))}
 
 
 def kvs_watch_stats(broker: Any) -> dict:

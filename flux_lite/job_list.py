@@ -6,9 +6,10 @@ makes of them (columns, formats) is flux_lite.listing.jobs.
 """
 
 from collections.abc import Callable
+from pathlib import Path
 from errno import EEXIST, EINVAL, ENOENT, ENOSYS, EPROTO
 
-from flux_lite import watchers
+from flux_lite import access, watchers
 from flux_lite.config import queue_of
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import when
@@ -349,7 +350,7 @@ def record_from_attrs(obj) -> dict:
 # -- job-list.list / list-id as requests (flux.job.job_list) -------------------
 
 USERID_UNKNOWN = 0xFFFFFFFF  # FLUX_USERID_UNKNOWN: every user
-_TIMES = ("t_submit", "t_depend", "t_run", "t_cleanup", "t_inactive")
+_TIMES = ("t_submit", "t_depend", "t_priority", "t_sched", "t_run", "t_cleanup", "t_inactive")
 _RESULT_BY_NAME = {name.lower(): bit for name, bit in (("COMPLETED", COMPLETED), ("FAILED", FAILED),
                                                        ("CANCELED", CANCELED), ("TIMEOUT", TIMEOUT))}
 
@@ -400,13 +401,10 @@ def _state_mask(op, args, names):
 def _time_test(op, args):
     tests = []
     for value in _values(op, args):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            cmp, text = ">=", str(value)
-        elif isinstance(value, str):
-            cmp = next((c for c in (">=", "<=", ">", "<") if value.startswith(c)), ">=")
-            text = value[len(cmp):] if value.startswith(cmp) else value
-        else:
-            raise _constraint_error(f"{op} value invalid")
+        if not isinstance(value, str):
+            raise _constraint_error(f"{op} value must be a string")
+        cmp = next((c for c in (">=", "<=", ">", "<") if value.startswith(c)), ">=")
+        text = value[len(cmp):] if value.startswith(cmp) else value
         try:
             when = float(text)
         except ValueError:
@@ -455,12 +453,16 @@ def constraint_test(constraint) -> Callable[[dict], bool]:
             mask = _state_mask(op, args, _RESULT_BY_NAME)
             tests.append(lambda rec, mask=mask: bool((result_of(rec) or 0) & mask))
         elif op == "hostlist":
+            if not all(isinstance(v, str) for v in _values(op, args)):
+                raise _constraint_error("host value must be a string")
             try:
                 hosts = set().union(*(Hostlist(h) for h in _values(op, args)))
             except (TypeError, ValueError, FluxLiteError):
                 raise _constraint_error("invalid hostlist value") from None
             tests.append(lambda rec, hosts=hosts: bool(hosts & set(Hostlist(rec.get("nodelist") or ""))))
         elif op == "ranks":
+            if not all(isinstance(v, str) for v in _values(op, args)):
+                raise _constraint_error("ranks value must be a string")
             try:
                 # kept as ranges: 0-999999999 is a valid idset, not a billion ids
                 ranks = IDset().union(*(IDset.parse(str(r)) for r in _values(op, args)))
@@ -552,3 +554,47 @@ def module_stats(broker) -> dict:
                      "running": sum(n for s, n in counts.items() if s & RUNNING),
                      "inactive": counts.get(INACTIVE, 0)},
             "idsync": {"lookups": 0, "waits": len(waits)}, "stats_watchers": 0}
+
+
+# -- job-state-pause: job-list's test hook ------------------------------------------
+
+# Flux's job-list may be told to stop taking in job state changes (flux-core's
+# tests do it to see `flux job list-ids` wait for ids it has not synced yet).
+# flux-lite's job-list reads the job index, so a pause hides the jobs
+# submitted after it until the unpause. Like the watches, it is runtime state
+# (a module's memory in Flux), a file of the state directory, not instance state.
+PAUSE_FILE = "job-list.paused"
+
+
+def _pause_path(broker) -> Path:
+    return Path(broker.instance.state_dir) / PAUSE_FILE
+
+
+def pause_state_updates(broker) -> None:
+    """job-list.job-state-pause (the owner's): later jobs go unseen."""
+    access.require_owner(broker.instance.identity, None)
+    newest = broker.kvs.conn.execute("SELECT MAX(id) FROM jobs").fetchone()[0] or 0
+    try:
+        _pause_path(broker).write_text(f"{newest}\n")
+    except OSError as exc:
+        raise FluxLiteError(f"job-state-pause: {exc.strerror}") from None
+
+
+def unpause_state_updates(broker) -> None:
+    """job-list.job-state-unpause (the owner's): every job is seen again."""
+    access.require_owner(broker.instance.identity, None)
+    try:
+        _pause_path(broker).unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise FluxLiteError(f"job-state-unpause: {exc.strerror}") from None
+
+
+def synced(broker, jobid: int) -> bool:
+    """Has job-list taken the job in? (Not while paused since before its submission.)"""
+    try:
+        newest = int(_pause_path(broker).read_text())
+    except (OSError, ValueError):
+        return True
+    return jobid <= newest

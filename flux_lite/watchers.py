@@ -12,7 +12,8 @@ KVS, dumps or restores, and a killed waiter's file is ignored (and removed
 by the next reader).
 
 A watch is a small JSON object: ``{"service": "job-info", "jobid": N,
-"guest": bool}`` for an eventlog watch of a job, ``{"service": "kvs-watch",
+"guest": bool}`` for an eventlog watch of a job (with ``"update": true``
+for an update watch of its R or jobspec, which the broker socket serves), ``{"service": "kvs-watch",
 "namespace": NS}`` for a watch of a KVS key, ``{"service": "job-list",
 "jobid": N}`` for a job-list id wait.
 """

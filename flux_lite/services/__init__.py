@@ -7,7 +7,11 @@ caller's process, as one transaction of the instance, exactly as a CLI
 command does; `stream(...)` serves a streaming request (Flux's
 `FLUX_RPC_STREAMING`) one response at a time, each response its own
 transaction, so a watch under a virtual clock lets simulated time pass
-between responses as `flux job wait-event` does.
+between responses as `flux job wait-event` does. Two clients use it: the
+`flux` package, in its own process, and programs linked against Flux's
+libflux, through the broker socket `flux-lite start COMMAND` serves
+(flux_lite/connector.py), which gives streams and waiting services
+(`waits=True`) a thread of their own.
 
 Each topic module (attr.py, job_info.py, ...) lists its handlers in
 SERVICES (table.py's `service` decorator), named in _MODULES below. A
@@ -71,8 +75,12 @@ def call(instance: Instance, topic: str, payload: Payload | None = None) -> Any:
 
 
 def stream(instance: Instance, topic: str, payload: Payload | None = None) -> Iterator[Any]:
-    """The responses of a request, in order; a non-streaming topic gives one."""
+    """The responses of a streaming request, in order: a streaming topic's,
+    or those a one-response topic gives a streaming request (job-list.list:
+    one job each), else its one response."""
     svc = lookup(topic)
     if svc.streaming:
         return iter(svc.handler(instance, payload or {}))
+    if svc.streamed is not None:
+        return iter(svc.streamed(instance, payload or {}))
     return iter([svc.handler(instance, payload or {})])

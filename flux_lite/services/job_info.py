@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import errno
 import json
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from typing import Any
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats.eventlog import format_json
 from flux_lite.formats.jobid import f58, kvs_key
+from flux_lite.formats.jobspec import apply_updates
 from flux_lite.instance import Instance
 from flux_lite.job_info import EXEC_EVENTLOG, exec_eventlog, lookup_keys
 from flux_lite.job_manager import waiters
@@ -20,6 +22,9 @@ SERVICES: list[Service] = []
 # job-info.lookup flags (Flux's FLUX_JOB_LOOKUP_*)
 LOOKUP_JSON_DECODE = 1
 LOOKUP_CURRENT = 2
+# job-info.eventlog-watch flags (Flux's FLUX_JOB_EVENT_WATCH_*)
+WATCH_WAITCREATE = 1
+WATCH_INITIAL_SENTINEL = 2
 
 
 @service(SERVICES, "job-info.lookup")
@@ -40,7 +45,7 @@ def lookup(instance: Instance, payload: Payload) -> Payload:
 
 
 @service(SERVICES, "job-info.eventlog-watch", streaming=True)
-def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
+def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload | None]:
     """A job's eventlog, entry by entry. The main eventlog ends (ENODATA)
     after `clean`; a guest eventlog (guest.output...) once the job is
     inactive and every entry was sent, at once if the job never ran. One
@@ -51,6 +56,12 @@ def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
     under a virtual clock, simulated time passes until it is posted."""
     jobid = field(payload, "id", int)
     path = field(payload, "path", str, "eventlog")
+    flags = field(payload, "flags", int, 0)
+    if flags & ~(WATCH_WAITCREATE | WATCH_INITIAL_SENTINEL):
+        raise FluxLiteError("eventlog-watch request rejected with invalid flag", errno=errno.EPROTO)
+    # INITIAL_SENTINEL: an empty response (None) once what is there is sent
+    # (after the clean of a job that has ended too)
+    sentinel = bool(flags & WATCH_INITIAL_SENTINEL)
     main = path == "eventlog"
     key = kvs_key(jobid, path)
     sent = 0
@@ -86,6 +97,82 @@ def eventlog_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
             return
         for entry in found:
             sent += 1
-            yield {"event": format_json(entry)}
+            yield {"event": format_json(entry) + "\n"}  # (an eventlog line, as job-info sends it)
             if main and entry["name"] == "clean":
+                if sentinel:  # (still the first batch: what was there)
+                    yield None
                 return
+        if sentinel:
+            sentinel = False
+            yield None
+
+
+# the key an update watch follows -> the event that updates it
+_UPDATE_EVENTS = {"R": "resource-update", "jobspec": "jobspec-update"}
+
+
+def _updated(key: str, value: Any, context: Any) -> Any:
+    """value (R or jobspec) after one update event's context, as job-info applies it."""
+    if not isinstance(context, dict) or not isinstance(value, dict):
+        return value
+    if key == "jobspec":
+        return apply_updates(value, context)
+    value = copy.deepcopy(value)
+    if "expiration" in context:
+        value.setdefault("execution", {})["expiration"] = context["expiration"]
+    return value
+
+
+@service(SERVICES, "job-info.update-lookup")
+def update_lookup(instance: Instance, payload: Payload) -> Payload:
+    """{id, key: "R", flags: 0} -> {id, R}: R with its updates (job-info's
+    older request; update-watch is the newer)."""
+    jobid = field(payload, "id", int)
+    key = field(payload, "key", str)
+    if field(payload, "flags", int):
+        raise FluxLiteError("update-lookup request rejected with invalid flag", errno=errno.EPROTO)
+    if key != "R":
+        raise FluxLiteError("update-lookup unsupported key specified", errno=errno.EINVAL)
+    with instance.read_session() as broker:
+        values = lookup_keys(broker, jobid, [key], current=True)
+    return {"id": jobid, key: json.loads(values[key])}
+
+
+@service(SERVICES, "job-info.update-watch", streaming=True)
+def update_watch(instance: Instance, payload: Payload) -> Iterator[Payload]:
+    """{id, key: "R" or "jobspec", flags: 0} -> {KEY: value}, the value with
+    its updates now, then again after each update event (resource-update,
+    jobspec-update); the stream ends (ENODATA) once the job is clean. Each
+    event is waited for as `flux job wait-event` waits."""
+    jobid = field(payload, "id", int)
+    key = field(payload, "key", str)
+    if field(payload, "flags", int):
+        raise FluxLiteError("update-watch request rejected with invalid flag", errno=errno.EPROTO)
+    if key not in _UPDATE_EVENTS:
+        raise FluxLiteError("update-watch unsupported key specified", errno=errno.EINVAL)
+    event = _UPDATE_EVENTS[key]
+    with instance.read_session() as broker:
+        entries = waiters.readable_eventlog(broker, jobid)
+        if entries is None:
+            raise FluxLiteError("No such file or directory", errno=errno.ENOENT)
+        value = json.loads(lookup_keys(broker, jobid, [key], current=True)[key])
+    seen = sum(1 for e in entries if e["name"] == event)
+    yield {key: value}
+    if entries[-1]["name"] == "clean":
+        return
+    while True:
+        def more(broker: Any, seen: int = seen) -> Any:
+            entries = waiters.readable_eventlog(broker, jobid) or []
+            updates = [e for e in entries if e["name"] == event]
+            if len(updates) > seen:
+                return updates[seen:]
+            return "clean" if entries and entries[-1]["name"] == "clean" else None
+
+        found = wait_for(instance, more, f"update {seen + 1} of the {key} of job {f58(jobid)} cannot arrive",
+                         watches=[{"service": "job-info", "jobid": jobid, "guest": False, "update": True}])
+        if found == "clean":
+            return
+        for entry in found:
+            seen += 1
+            value = _updated(key, value, entry.get("context"))
+            yield {key: value}

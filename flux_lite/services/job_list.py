@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
 
 from flux_lite import job_list
 from flux_lite.errors import FluxLiteError
 from flux_lite.instance import Instance
 from flux_lite.job_manager import stats
 from flux_lite.job_manager.job import INACTIVE
-from flux_lite.services.table import Payload, Service, field, service
+from flux_lite.services.table import Payload, Service, field, service, streamed
 
 SERVICES: list[Service] = []
 
@@ -23,6 +24,35 @@ def _attrs(payload: Payload) -> list:
     return attrs
 
 
+def _legacy_constraint(payload: Payload) -> dict | None:
+    """The constraint of the older request (userid, states and results, all
+    three, and name and queue if given), as job-list builds it: every term
+    must hold (a zero states or results, or an unknown userid, is no term);
+    None when the request is not of that form."""
+    values: list[int] = []
+    for key in ("userid", "states", "results"):
+        value = payload.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        values.append(value)
+    name, queue = payload.get("name"), payload.get("queue")
+    if name is not None and not isinstance(name, str) or queue is not None and not isinstance(queue, str):
+        return None
+    userid, states, results = values
+    terms: list = []
+    if userid & 0xFFFFFFFF != job_list.USERID_UNKNOWN:
+        terms.append({"userid": [userid & 0xFFFFFFFF]})
+    if name is not None:
+        terms.append({"name": [name]})
+    if queue is not None:
+        terms.append({"queue": [queue]})
+    if states:
+        terms.append({"states": [states]})
+    if results:
+        terms.append({"results": [results]})
+    return {"and": terms}
+
+
 @service(SERVICES, "job-list.list")
 def list_(instance: Instance, payload: Payload) -> Payload:
     """{max_entries, attrs, since?, constraint?} -> {jobs}. The older
@@ -31,17 +61,20 @@ def list_(instance: Instance, payload: Payload) -> Payload:
     attrs = _attrs(payload)
     since = float(field(payload, "since", _NUMBER, 0.0))
     constraint = payload.get("constraint")
-    if constraint is None and any(k in payload for k in ("userid", "states", "results")):
-        terms: list = [{"userid": [field(payload, "userid", int, job_list.USERID_UNKNOWN)]}]
-        states, results = field(payload, "states", int, 0), field(payload, "results", int, 0)
-        if states and results:
-            terms.append({"or": [{"states": [states]}, {"results": [results]}]})
-        elif states or results:
-            terms.append({"states": [states]} if states else {"results": [results]})
-        constraint = {"and": terms}
+    if constraint is None:
+        constraint = _legacy_constraint(payload)
     with instance.read_session() as broker:
         jobs = job_list.list_jobs(broker, attrs, max_entries, since, constraint)
     return {"jobs": jobs}
+
+
+@streamed(SERVICES, "job-list.list")
+def list_stream(instance: Instance, payload: Payload) -> Iterator[Payload]:
+    """A streaming job-list.list: the same jobs, one a response, the first
+    with the listing's version (1); the stream then ends."""
+    jobs = list_(instance, payload)["jobs"]
+    for i, job in enumerate(jobs):
+        yield {"jobs": [job], "version": 1} if i == 0 else {"jobs": [job]}
 
 
 @service(SERVICES, "job-list.list-inactive")
@@ -75,3 +108,18 @@ def list_attrs(instance: Instance, payload: Payload) -> Payload:
 def job_stats(instance: Instance, payload: Payload) -> Payload:
     with instance.read_session() as broker:
         return stats.job_stats(broker)
+
+
+@service(SERVICES, "job-list.job-state-pause")
+def job_state_pause(instance: Instance, payload: Payload) -> None:
+    """The owner's test hook: jobs submitted from now on go unseen by
+    job-list (`flux job list-ids` waits for them) until the unpause. The
+    response has no payload, as job-list's."""
+    with instance.read_session() as broker:
+        job_list.pause_state_updates(broker)
+
+
+@service(SERVICES, "job-list.job-state-unpause")
+def job_state_unpause(instance: Instance, payload: Payload) -> None:
+    with instance.read_session() as broker:
+        job_list.unpause_state_updates(broker)

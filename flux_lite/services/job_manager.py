@@ -11,11 +11,11 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from flux_lite import admin, job_info
+from flux_lite import admin
 from flux_lite.errors import FluxLiteError
 from flux_lite.instance import Instance
 from flux_lite.job_manager import exec as exec_
-from flux_lite.job_manager import update, wait
+from flux_lite.job_manager import joblist, update, wait
 from flux_lite.services.table import Payload, Service, field, service, wait_for
 
 SERVICES: list[Service] = []
@@ -24,7 +24,7 @@ SERVICES: list[Service] = []
 JOBID_ANY = 0xFFFFFFFFFFFFFFFF
 
 
-@service(SERVICES, "job-manager.wait")
+@service(SERVICES, "job-manager.wait", waits=True)
 def job_wait(instance: Instance, payload: Payload) -> Payload:
     """A waitable job's end: {id, success, errstr} (each job is reaped once;
     ECHILD when there is nothing, or nothing more, to wait for)."""
@@ -115,9 +115,21 @@ def exec_override(instance: Instance, payload: Payload) -> Payload | None:
     return None
 
 
-@service(SERVICES, "job-manager.getattr")
-def getattr_(instance: Instance, payload: Payload) -> Payload:
-    """{id, attrs: [jobspec|R|eventlog...]}: what the job manager holds of the job."""
-    jobid = field(payload, "id", int)
+@service(SERVICES, "job-manager.list")
+def job_list(instance: Instance, payload: Payload) -> Payload:
+    """{max_entries} -> {jobs}: the job manager's jobs (flux-core's list-jobs test program)."""
+    max_entries = field(payload, "max_entries", int)
+    if max_entries < 0:
+        raise FluxLiteError("Protocol error", errno=errno.EPROTO)
     with instance.read_session() as broker:
-        return job_info.manager_attrs(broker, jobid, payload.get("attrs"))
+        return {"jobs": joblist.list_jobs(broker, max_entries)}
+
+
+@service(SERVICES, "job-manager.getattr")
+def job_getattr(instance: Instance, payload: Payload) -> Payload:
+    """{id, attrs: [jobspec, R, eventlog]} -> {ATTR: value}: a job's
+    redacted jobspec, R and eventlog (its owner's and the instance owner's)."""
+    jobid = field(payload, "id", int)
+    attrs = field(payload, "attrs", list)
+    with instance.read_session() as broker:
+        return joblist.job_attrs(broker, jobid, attrs)

@@ -4,7 +4,8 @@ Flux's handle is a connection to a broker. flux-lite's is the state
 directory of an instance: chosen by the URL given (`local://DIR` or a
 directory), else FLUX_LITE_STATE_DIR (which `flux python`, `flux-lite env`
 and `flux-lite start COMMAND` set), else FLUX_URI when it is `local://` a
-flux-lite state directory, else the default instance. The instance is opened
+flux-lite state directory or the broker socket in one (`flux-lite start
+COMMAND` sets it so), else the default instance. The instance is opened
 at the first request, and every request is one transaction of it, as every
 CLI command is.
 """
@@ -31,15 +32,19 @@ _LEVELS = {constants.FLUX_LOG_EMERG: "emerg", constants.FLUX_LOG_ALERT: "alert",
 
 
 def _state_dir_of(url: str | None) -> str | None:
+    from flux_lite.instance import Instance, state_dir_of_uri
+
+    # (a local:// path may name the instance's broker socket, as the FLUX_URI
+    # `flux-lite start COMMAND` sets does: its directory is the instance)
     if url:
-        return url[len("local://"):] if url.startswith("local://") else url
+        return state_dir_of_uri(url[len("local://"):]) if url.startswith("local://") else url
     if os.environ.get("FLUX_LITE_STATE_DIR"):
         return os.environ["FLUX_LITE_STATE_DIR"]
     uri = os.environ.get("FLUX_URI", "")
-    from flux_lite.instance import Instance
-
-    if uri.startswith("local://") and Instance.exists(uri[len("local://"):]):
-        return uri[len("local://"):]
+    if uri.startswith("local://"):
+        path = state_dir_of_uri(uri[len("local://"):])
+        if Instance.exists(path):
+            return path
     return None
 
 
