@@ -118,7 +118,7 @@ def test_completion_under_the_program_name_flux():
     # the variable the scripts set, whatever the name flux-lite runs under
     env = {"_FLUX_LITE_COMPLETE": "bash_complete", "COMP_WORDS": "flux jo", "COMP_CWORD": "1"}
     r = CliRunner().invoke(cli, [], env=env, prog_name="flux", catch_exceptions=False)
-    assert (r.exit_code, r.stdout) == (0, "plain,job\nplain,jobs\nplain,jobtap\n")
+    assert (r.exit_code, r.stdout) == (0, "plain,job\nplain,job-exec-override\nplain,jobs\nplain,jobtap\n")
     r = CliRunner().invoke(cli, [], env={"_FLUX_LITE_COMPLETE": "bash_source"}, prog_name="flux")
     assert "complete -o nosort -F _flux_completion flux\n" in r.stdout
 
