@@ -137,6 +137,28 @@ def test_job_manager_getattr(pyflux, flux):
         assert (exc.value.errno, exc.value.strerror) == (code, text)
 
 
+def test_inner_has_libjobs_state_and_result_names(pyflux):
+    # what flux-core's job-conv.py test helper calls through Flux's cffi bindings
+    from flux.core.inner import ffi, raw
+
+    assert [raw.flux_job_statetostr(n, "L") for n in (1, 8, 16, 64, 3)] == [
+        b"NEW", b"SCHED", b"RUN", b"INACTIVE", b"(unknown)"]
+    assert [raw.flux_job_statetostr(n, f) for n, f in ((14, "S"), (48, "s"), (62, "l"), (5, "S"))] == [
+        b"PD", b"ru", b"active", b"?"]
+    assert [raw.flux_job_resulttostr(n, f) for n, f in ((1, "L"), (4, "S"), (8, "l"), (0, "L"))] == [
+        b"COMPLETED", b"CA", b"timeout", b"(unknown)"]
+    cell = ffi.new("flux_job_state_t [1]")
+    for text, num in (("sched", 8), ("R", 16), ("PD", 14), ("inactive", 64)):
+        assert raw.flux_job_strtostate(text, cell) == 0 and cell[0] == num
+    result = ffi.new("flux_job_result_t [1]")
+    assert raw.flux_job_strtoresult(b"TO", result) == 0 and result[0] == 8
+    for bad in ("Sched", "bogus", ""):
+        with pytest.raises(OSError):
+            raw.flux_job_strtostate(bad, cell)
+    with pytest.raises(AttributeError, match="flux-lite has no libflux"):
+        getattr(raw, "flux_open")  # noqa: B009 (the lookup is what is tested)
+
+
 def test_streaming_eventlog_watch_through_the_reactor(pyflux, flux):
     from flux.constants import FLUX_RPC_STREAMING
 
