@@ -1,0 +1,425 @@
+"""The job manager's jobtap plugins (flux-core job-manager/jobtap.c).
+
+Which plugins are loaded, in load order, with the configuration each was
+loaded with, persists under ``job-manager.jobtap`` (absent: the builtins
+only, as a job manager starts). The builtins are parts of flux-lite's job
+manager that stop when removed (their checks are asked ``loaded(name)``).
+Of the plugins Flux ships, three are emulated here, as their C sources
+behave:
+
+``alloc-bypass.so``
+    an instance owner's job with ``attributes.system.alloc-bypass.R`` gets
+    that R at once, the scheduler never told (nor told of its free);
+``alloc-check.so``
+    a job allocated resources another job it watches still holds gets a
+    fatal ``alloc-check`` exception (it watches the jobs submitted since it
+    was loaded);
+``perilog.so``
+    ``[job-manager.prolog]`` / ``[job-manager.epilog]`` commands, simulated
+    as housekeeping's are (:func:`emulate.housekeeping_run`): the job is held
+    between prolog-start and prolog-finish (before it starts) and between
+    epilog-start and epilog-finish (before its resources are freed).
+
+Any other plugin file is one flux-lite cannot run: loading it is an error.
+"""
+
+import fnmatch
+import json
+import math
+import os
+import sys
+from errno import EEXIST, EINVAL, ENOENT, EPERM
+from typing import Any
+
+from flux_lite import config as configmod
+from flux_lite.errors import FluxLiteError
+from flux_lite.formats.idset import IDset
+from flux_lite.formats.jobid import f58
+from flux_lite.formats.rset import rlite_entries
+from flux_lite.job_manager import emulate
+
+KEY = "job-manager.jobtap"
+# the builtins in the order a job manager loads them (.update-queue is the
+# queue module's, registered after the others)
+BUILTINS = (".priority-default", ".limit-job-size", ".limit-duration", ".dependency-after",
+            ".dependency-singleton", ".begin-time", ".validate-duration", ".update-duration",
+            ".history", ".post-event", ".update-queue")
+ALLOC_BYPASS, ALLOC_CHECK, PERILOG = "alloc-bypass.so", "alloc-check.so", "perilog.so"
+SHIPPED = (ALLOC_BYPASS, ALLOC_CHECK, PERILOG)
+# where Flux's installed plugins would be found (query's "path" of a plugin loaded by name)
+PLUGIN_DIR = os.path.join(sys.prefix, "lib", "flux", "job-manager", "plugins")
+PROLOG, EPILOG = "prolog", "epilog"
+_GLOB = set("*?[")
+
+
+def _default_state() -> dict:
+    return {"plugins": [{"name": name} for name in BUILTINS]}
+
+
+def _checked_state(raw: Any) -> dict:
+    """The stored state, or the default when it is not one (a damaged value
+    is not trusted: the job manager starts with its builtins)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("plugins"), list) \
+            or not all(isinstance(p, dict) and isinstance(p.get("name"), str) for p in raw["plugins"]):
+        return _default_state()
+    return raw
+
+
+def _fnmatch_period(pattern: str, name: str) -> bool:
+    """fnmatch(3) with FNM_PERIOD: a leading period is matched only by a period."""
+    if name.startswith(".") and not pattern.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+class Jobtap:
+    def __init__(self, broker):
+        self.b = broker
+        self.state = _checked_state(broker.kvs.get(KEY))
+        self._dirty = False
+        self._names: set[str] | None = None
+
+    def save(self) -> None:
+        if self._dirty:
+            self.b.kvs.put(KEY, self.state)
+            self._dirty = False
+
+    def _changed(self) -> None:
+        self._dirty = True
+        self._names = None
+
+    # -- what is loaded -----------------------------------------------------------
+
+    def names(self) -> list[str]:
+        """The loaded plugins' names, in load order (a builtin loaded twice is there twice)."""
+        return [p["name"] for p in self.state["plugins"]]
+
+    def loaded(self, name: str) -> bool:
+        names = self._names
+        if names is None:
+            names = self._names = set(self.names())
+        return name in names
+
+    def _plugin(self, name: str) -> dict | None:
+        for p in self.state["plugins"]:
+            if p["name"] == name:
+                return p
+        return None
+
+    def query(self, name: str) -> str:
+        """job-manager.jobtap-query: the plugin's JSON text, as Flux answers it."""
+        p = self._plugin(name)
+        if p is None:
+            raise FluxLiteError(f"{name}: plugin not found")
+        out: dict[str, Any] = {"name": name, "path": p.get("path") or "builtin"}
+        if name == PERILOG:
+            out["conf"] = {kind: self._perilog_desc(kind) for kind in (PROLOG, EPILOG)}
+            out["procs"] = {f58(int(jobid)): self._proc_json(proc)
+                            for jobid, proc in sorted(self._procs().items(), key=lambda kv: int(kv[0]))}
+        return json.dumps(out, separators=(",", ":"))
+
+    # -- load and remove ------------------------------------------------------------
+
+    def remove(self, arg: str) -> int:
+        """Remove the plugins named arg (a glob: those it matches; "all":
+        every one but the builtins); how many were removed."""
+        is_all = arg == "all"
+        is_glob = bool(_GLOB & set(arg))
+        keep, gone = [], []
+        for p in self.state["plugins"]:
+            name = p["name"]
+            if (is_all and not name.startswith(".")) or (is_glob and _fnmatch_period(arg, name)) \
+                    or name == arg:
+                gone.append(p)
+            else:
+                keep.append(p)
+        if not gone and not is_all:
+            raise FluxLiteError("Failed to find plugin to remove", errno=ENOENT)
+        if gone:
+            self.state["plugins"] = keep
+            for p in gone:
+                self._finalize(p)
+            self._changed()
+        return len(gone)
+
+    def load(self, path: str, conf: Any = None, remove: str | None = None) -> None:
+        """Load plugin path (a builtin's name, a shipped plugin's name or a
+        path ending in it), after removing `remove` when given."""
+        if remove is not None:
+            self.remove(remove)
+        if conf is not None and not isinstance(conf, dict):
+            raise FluxLiteError("jobptap: plugin conf must be a JSON object", errno=EINVAL)
+        entry: dict[str, Any] = {}
+        if path.startswith(".") and "/" not in path:
+            if path not in BUILTINS:
+                raise FluxLiteError(f"{path}: No such plugin found", errno=ENOENT)
+            name = path
+            if name == ".update-duration" and conf and type(conf.get("owner-allow-any")) is int:
+                # (the plugin's setting is a static of the job manager: a
+                # later load without it keeps it)
+                self.state["owner-allow-any"] = conf["owner-allow-any"]
+        else:
+            name = os.path.basename(path)
+            if "/" in path:
+                if not os.path.exists(path):
+                    raise FluxLiteError(f"{path}: No such plugin found", errno=ENOENT)
+                full = path
+            else:
+                full = os.path.join(PLUGIN_DIR, name)
+            if name not in SHIPPED:
+                if "/" not in path:
+                    raise FluxLiteError(f"{path}: No such plugin found", errno=ENOENT)
+                raise FluxLiteError(f"{path}: flux-lite cannot load this jobtap plugin (it emulates "
+                                    f"{', '.join(SHIPPED)} and the builtins only)", errno=EPERM)
+            if self.loaded(name):
+                raise FluxLiteError(f"{name} already loaded", errno=EEXIST)
+            entry["path"] = full
+            if name == ALLOC_CHECK:
+                # it watches the jobs submitted from now on
+                entry["since"] = self.b.jm.submission.max_jobid
+                entry["allocated"] = {}
+            elif name == PERILOG:
+                for kind in (PROLOG, EPILOG):
+                    self._perilog_desc(kind)  # (a bad configuration fails the load)
+        entry["name"] = name
+        if conf:
+            entry["conf"] = conf
+        self.state["plugins"].append(entry)
+        self._changed()
+
+    def _finalize(self, p: dict) -> None:
+        if p["name"] == PERILOG and not self.loaded_after_removal(PERILOG):
+            # its processes go with it: the jobs they held go on
+            procs = self.state.pop("perilog", None) or {}
+            for jobid in procs:
+                self.b.cancel_timers(int(jobid), "jobtap.")
+                job = self.b.jm.lookup(int(jobid))
+                if job is not None:
+                    self.b.jm.requeue_action(job)
+
+    def loaded_after_removal(self, name: str) -> bool:
+        return any(p["name"] == name for p in self.state["plugins"])
+
+    # -- builtins ----------------------------------------------------------------------
+
+    def owner_allow_any(self, cfg: dict) -> bool:
+        """.update-duration's owner-allow-any: as last loaded with, else as configured."""
+        value = self.state.get("owner-allow-any")
+        if type(value) is int:
+            return bool(value)
+        return bool(configmod.get_path(cfg, "job-manager.update-duration.owner-allow-any", True))
+
+    # -- event hooks (Events.post) ---------------------------------------------------
+
+    @property
+    def watches_events(self) -> bool:
+        return self.loaded(ALLOC_CHECK) or self.loaded(PERILOG)
+
+    def on_event(self, job: Any, name: str, context: dict | None) -> None:
+        for p in list(self.state["plugins"]):
+            pname = p["name"]
+            if pname == ALLOC_CHECK:
+                self._alloc_check(p, job, name, context)
+            elif pname == PERILOG:
+                self._perilog_event(job, name, context)
+
+    # -- alloc-bypass.so ---------------------------------------------------------------
+
+    def bypass_validate(self, jobspec: Any, userid: int) -> Any:
+        """job.validate: the R an alloc-bypass job asks for (None: not one)."""
+        if not self.loaded(ALLOC_BYPASS):
+            return None
+        system = (jobspec.get("attributes") or {}).get("system") or {}
+        bypass = system.get("alloc-bypass") if isinstance(system, dict) else None
+        if bypass is None:
+            return None
+        if not isinstance(bypass, dict):
+            raise FluxLiteError("invalid system.alloc-bypass.R: Expected object, got "
+                                f"{type(bypass).__name__}", errno=EINVAL)
+        R = bypass.get("R")
+        if R is None:
+            return None
+        if userid != self.b.instance.owner:
+            raise FluxLiteError("Guest user cannot use alloc bypass", errno=EINVAL)
+        try:
+            entries = rlite_entries(R)
+            if not entries:
+                raise ValueError("R has no resources")
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise FluxLiteError(f"alloc-bypass: invalid R: {exc}", errno=EINVAL) from None
+        return R
+
+    def bypass_alloc(self, job: Any) -> bool:
+        """job.state.sched of an alloc-bypass job: it gets its own R."""
+        if not self.loaded(ALLOC_BYPASS):
+            return False
+        R = ((job.jobspec or {}).get("attributes") or {}).get("system", {}).get("alloc-bypass", {}).get("R")
+        if R is None:
+            return False
+        job.R = R
+        self.b.jm.post(job, "alloc", {"bypass": True})
+        return True
+
+    # -- alloc-check.so ---------------------------------------------------------------
+
+    def _alloc_check(self, p: dict, job: Any, name: str, context: dict | None) -> None:
+        if job.id <= p.get("since", 0):
+            return  # not a job it subscribed to
+        allocated = p.setdefault("allocated", {})
+        key = str(job.id)
+        if name == "alloc":
+            mine = _resource_units(job.R)
+            held = set()
+            for other, units in allocated.items():
+                if other != key:
+                    held.update(tuple(u) for u in units)
+            allocated[key] = sorted(mine)
+            self._dirty = True
+            if mine & held:
+                self.b.jm.raise_exception(job, "alloc-check", 0, "resources already allocated",
+                                          userid=self.b.instance.owner)
+        elif name == "free" or (name == "exception" and (context or {}).get("severity") == 0
+                                and (context or {}).get("type") == "scheduler-restart"):
+            mine = allocated.pop(key, None)
+            if mine is not None:
+                # (Flux's diff takes the job's resources out whoever holds them)
+                drop = {tuple(u) for u in mine}
+                for other in list(allocated):
+                    allocated[other] = [u for u in allocated[other] if tuple(u) not in drop]
+                self._dirty = True
+
+    # -- perilog.so ------------------------------------------------------------------
+
+    def _perilog_desc(self, kind: str) -> dict:
+        """[job-manager.prolog|epilog] as perilog.so reads it (query's conf)."""
+        conf = configmod.get_path(self.b.config, f"job-manager.{kind}")
+        if not isinstance(conf, dict):
+            return {}
+        command = conf.get("command")
+        if command is None:
+            raise FluxLiteError("no command specified and exec.imp not defined", errno=EINVAL)
+        if not isinstance(command, list) or not all(isinstance(a, str) for a in command) or not command:
+            raise FluxLiteError("command must be an array", errno=EINVAL)
+        timeout = conf.get("timeout", "30m" if kind == PROLOG else "0")
+        try:
+            seconds = configmod._fsd(timeout, f"job-manager.{kind}.timeout")
+        except configmod.ConfigError:
+            raise FluxLiteError(f"invalid {kind} timeout", errno=EINVAL) from None
+        kill_timeout = conf.get("kill-timeout", -1.0)
+        return {"command": list(command), "per_rank": bool(conf.get("per-rank", False)),
+                "cancel_on_exception": bool(conf.get("cancel-on-exception", kind == PROLOG)),
+                "timeout": 0.0 if math.isinf(seconds) else float(seconds),
+                "kill-timeout": float(kill_timeout) if isinstance(kill_timeout, (int, float))
+                and kill_timeout > 0 else 60.0}
+
+    def _procs(self) -> dict:
+        return self.state.get("perilog") or {}
+
+    def _proc_json(self, proc: dict) -> dict:
+        remaining = proc["end"] - self.b.now
+        return {"name": proc["kind"], "state": "running", "total": proc["total"],
+                "active": proc["total"], "active_ranks": proc["ranks"],
+                "remaining_time": int(round(remaining)) if proc.get("timeout") else -1}
+
+    def holds(self, job: Any) -> bool:
+        """A prolog or epilog of the job's is running: it neither starts nor frees."""
+        procs = self.state.get("perilog")
+        return bool(procs) and str(job.id) in procs
+
+    def _perilog_event(self, job: Any, name: str, context: dict | None) -> None:
+        if name == "alloc":
+            self._perilog_start(job, PROLOG)
+        elif name == "finish":
+            self._perilog_start(job, EPILOG)
+
+    def _perilog_start(self, job: Any, kind: str, after_start: Any = None) -> bool:
+        """Start job's prolog or epilog (False: none is configured);
+        after_start() runs once its start event is posted."""
+        try:
+            desc = self._perilog_desc(kind)
+        except FluxLiteError:
+            desc = {}
+        if not desc or not job.R:
+            return False
+        b = self.b
+        ranks = sorted({r for ids, _c, _g in rlite_entries(job.R) for r in ids}) if desc["per_rank"] else [0]
+        runs = {}
+        for rank in ranks:
+            host = b.resources.hostlist_of(IDset([rank]))
+            run = emulate.housekeeping_run(desc["command"], rank, host, b.instance.owner)
+            runs[rank] = (run.duration, run.rc) if run is not None else (0.0, 0)
+        duration = max(d for d, _rc in runs.values())
+        failed = [r for r, (_d, rc) in runs.items() if rc != 0]
+        status = max((rc for _d, rc in runs.values()), default=0)
+        proc = {"kind": kind, "ranks": str(IDset(ranks)), "total": len(ranks), "end": b.now + duration,
+                "status": (status & 0xFF) << 8, "failed": str(IDset(failed)) if desc["per_rank"] else None,
+                "timeout": desc["timeout"]}
+        timed_out = bool(desc["timeout"]) and duration > desc["timeout"]
+        if timed_out:
+            proc["end"] = b.now + desc["timeout"]
+            proc["timedout"] = True
+            proc["failed"] = str(IDset(ranks)) if desc["per_rank"] else None
+        self.state.setdefault("perilog", {})[str(job.id)] = proc
+        self._dirty = True
+        b.jm.post(job, f"{kind}-start", {"description": f"job-manager.{kind}"})
+        if after_start is not None:
+            after_start()
+        if proc["end"] <= b.now:
+            self._perilog_finish(job.id)
+        else:
+            b.add_timer(proc["end"], "jobtap.perilog", job.id)
+        return True
+
+    def timer(self, what: str, jobid: int, arg: Any) -> None:
+        if what == "perilog":
+            self._perilog_finish(jobid)
+
+    def _perilog_finish(self, jobid: int) -> None:
+        procs = self.state.get("perilog") or {}
+        proc = procs.pop(str(jobid), None)
+        if proc is None:
+            return
+        self._dirty = True
+        b = self.b
+        job = b.jm.lookup(jobid)
+        if job is None:
+            return
+        kind = proc["kind"]
+        status = proc["status"]
+        failed = status != 0 or proc.get("timedout")
+        if failed:
+            ranks = proc.get("failed")
+            hosts = b.resources.hostlist_of(IDset.parse(ranks)) if ranks else "unknown"
+            if proc.get("timedout"):
+                note = f"{kind} timed out on {hosts} (rank {ranks if ranks else '(null)'})"
+            else:
+                code = (status >> 8) & 0xFF
+                if code > 128:
+                    note = f"{kind} killed by signal {code - 128} on {hosts} (rank {ranks or '(null)'})"
+                else:
+                    note = f"{kind} exited with code={code} on {hosts} (rank {ranks or '(null)'})"
+            # a failed prolog fails the job; a failed epilog only marks it
+            b.jm.raise_exception(job, kind, 0 if kind == PROLOG else 2, note, userid=b.instance.owner)
+        finish = {"description": f"job-manager.{kind}", "status": status}
+        if kind == PROLOG and failed:
+            # an epilog still runs, to undo what the prolog did: its start
+            # is posted before prolog-finish, so the job is not freed between
+            if self._perilog_start(job, EPILOG, lambda: b.jm.post(job, "prolog-finish", finish)):
+                return
+        b.jm.post(job, f"{kind}-finish", finish)
+
+
+def _resource_units(R: Any) -> set[tuple[int, str, int]]:
+    """Every (rank, "core"|"gpu", id) of R."""
+    units: set[tuple[int, str, int]] = set()
+    if not R:
+        return units
+    try:
+        entries = rlite_entries(R)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return units
+    for ranks, cores, gpus in entries:
+        for rank in ranks:
+            units.update((rank, "core", c) for c in cores)
+            units.update((rank, "gpu", g) for g in gpus)
+    return units
