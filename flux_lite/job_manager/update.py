@@ -13,7 +13,6 @@ import math
 from errno import EINVAL, ENOENT, EPROTO
 
 from flux_lite import access
-from flux_lite import config as configmod
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import fsd
