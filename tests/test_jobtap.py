@@ -156,6 +156,37 @@ def test_limit_duration_removed(flux):
     assert flux.submit("-t", "2h", "true")
 
 
+def test_dependency_schemes_removed(flux):
+    jobid = flux.submit("true")
+    for plugin, args in ((".dependency-after", ["--dependency=afterok:" + jobid]),
+                         (".dependency-singleton", ["--dependency=singleton", "--job-name=x"]),
+                         (".begin-time", ["--begin-time=+1h"])):
+        as_flux(flux, "jobtap", "remove", plugin)
+        scheme = args[0].split("=")[1].split(":")[0] if plugin != ".begin-time" else "begin-time"
+        r = flux.fails("submit", *args, "true")
+        assert f'dependency scheme "{scheme}" not supported' in r.stderr
+        as_flux(flux, "jobtap", "load", plugin)
+        assert flux.submit(*args, "true")
+
+
+def test_history_removed(flux):
+    flux.submit("true")
+    as_flux(flux, "jobtap", "remove", ".history")
+    assert as_flux(flux, "job", "last") == (1, "", "flux-job: Unknown service method 'job-manager.history.get'\n")
+    as_flux(flux, "jobtap", "load", ".history")
+    assert as_flux(flux, "job", "last")[0] == 0
+
+
+def test_priority_default_removed_and_reloaded(flux):
+    as_flux(flux, "jobtap", "remove", ".priority-default")
+    jobid = flux.submit("--urgency=20", "true")
+    assert flux.eventlog(jobid) == ["submit", "validate", "depend"]
+    assert flux.state(jobid) == "PRIORITY"
+    as_flux(flux, "jobtap", "load", ".priority-default")  # a load reprioritizes every job
+    assert flux.eventlog(jobid)[3:5] == ["priority", "alloc"]
+    assert flux.events(jobid)[3]["context"] == {"priority": 20}
+
+
 # -- alloc-bypass.so and alloc-check.so ---------------------------------------------------
 
 
@@ -198,11 +229,11 @@ def test_alloc_bypass_guest_and_bad_R(flux):
     assert "alloc-bypass: invalid R" in r.stderr
 
 
-def test_alloc_check_watches_new_jobs_only(flux):
+def test_alloc_check_knows_jobs_allocated_since_loaded(flux):
     as_flux(flux, "jobtap", "load", "alloc-bypass.so")
     bypass = flux.submit("--setattr=alloc-bypass.R=" + bypass_R(flux), "sleep", "inf")
     as_flux(flux, "jobtap", "load", "alloc-check.so")
-    jobid = flux.submit("-N1", "true")  # double booked, but the bypass job is not watched
+    jobid = flux.submit("-N1", "true")  # double booked, but alloc-check never saw the bypass job's R
     assert "exception" not in flux.eventlog(jobid)
     flux("cancel", bypass)
 

@@ -82,6 +82,8 @@ class Events:
             if not job.dependencies:
                 self.post(job, "depend")
         elif state == PRIORITY:
+            if not self.b.jobtap.loaded(".priority-default"):
+                return  # no plugin gives it a priority: it waits for one (Flux's behaviour)
             priority = self.jm.urgency.compute_priority(job)
             self.post(job, "priority", {"priority": priority},
                       _PRIORITY_TEXT % priority if type(priority) is int else None)

@@ -11,9 +11,8 @@ behave:
     an instance owner's job with ``attributes.system.alloc-bypass.R`` gets
     that R at once, the scheduler never told (nor told of its free);
 ``alloc-check.so``
-    a job allocated resources another job it watches still holds gets a
-    fatal ``alloc-check`` exception (it watches the jobs submitted since it
-    was loaded);
+    a job allocated resources that a job allocated since it was loaded
+    still holds gets a fatal ``alloc-check`` exception;
 ``perilog.so``
     ``[job-manager.prolog]`` / ``[job-manager.epilog]`` commands, simulated
     as housekeeping's are (:func:`emulate.housekeeping_run`): the job is held
@@ -28,7 +27,7 @@ import json
 import math
 import os
 import sys
-from errno import EEXIST, EINVAL, ENOENT, EPERM
+from errno import EEXIST, EINVAL, ENOENT, ENOSYS, EPERM
 from typing import Any
 
 from flux_lite import config as configmod
@@ -37,6 +36,7 @@ from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import rlite_entries
 from flux_lite.job_manager import emulate
+from flux_lite.job_manager.job import PRIORITY as PRIORITY_STATE
 
 KEY = "job-manager.jobtap"
 # the builtins in the order a job manager loads them (.update-queue is the
@@ -175,9 +175,7 @@ class Jobtap:
                 raise FluxLiteError(f"{name} already loaded", errno=EEXIST)
             entry["path"] = full
             if name == ALLOC_CHECK:
-                # it watches the jobs submitted from now on
-                entry["since"] = self.b.jm.submission.max_jobid
-                entry["allocated"] = {}
+                entry["allocated"] = {}  # job id -> what its alloc event gave it
             elif name == PERILOG:
                 for kind in (PROLOG, EPILOG):
                     self._perilog_desc(kind)  # (a bad configuration fails the load)
@@ -186,6 +184,11 @@ class Jobtap:
             entry["conf"] = conf
         self.state["plugins"].append(entry)
         self._changed()
+        # as Flux, every job is reprioritized once a plugin loads (a job
+        # left in PRIORITY without .priority-default gets its priority)
+        jm = self.b.jm
+        for job in jm.index.active_in(PRIORITY_STATE):
+            jm.requeue_action(job)
 
     def _finalize(self, p: dict) -> None:
         if p["name"] == PERILOG and not self.loaded_after_removal(PERILOG):
@@ -201,6 +204,11 @@ class Jobtap:
         return any(p["name"] == name for p in self.state["plugins"])
 
     # -- builtins ----------------------------------------------------------------------
+
+    def require_service(self, plugin: str, topic: str) -> None:
+        """A service a builtin offers: gone with it, as an unknown method."""
+        if not self.loaded(plugin):
+            raise FluxLiteError(f"Unknown service method '{topic}'", errno=ENOSYS)
 
     def owner_allow_any(self, cfg: dict) -> bool:
         """.update-duration's owner-allow-any: as last loaded with, else as configured."""
@@ -263,8 +271,8 @@ class Jobtap:
     # -- alloc-check.so ---------------------------------------------------------------
 
     def _alloc_check(self, p: dict, job: Any, name: str, context: dict | None) -> None:
-        if job.id <= p.get("since", 0):
-            return  # not a job it subscribed to
+        # (it knows the R of the jobs allocated while it is loaded: a job
+        # allocated before has nothing to account for)
         allocated = p.setdefault("allocated", {})
         key = str(job.id)
         if name == "alloc":
