@@ -265,7 +265,7 @@ def test_perilog_events_and_timing(flux):
     assert flux.eventlog(jobid) == ["submit", "validate", "depend", "priority", "alloc", "prolog-start"]
     procs = json.loads(as_flux(flux, "jobtap", "query", "perilog.so")[1])["procs"]
     assert procs == {jobid: {"name": "prolog", "state": "running", "total": 1, "active": 1,
-                             "active_ranks": "0", "remaining_time": 3}}
+                             "active_ranks": "0", "remaining_time": 1800}}
     flux.advance("3s")
     assert flux.eventlog(jobid)[5:] == ["prolog-start", "prolog-finish", "start", "finish", "epilog-start",
                                         "release"]
@@ -310,3 +310,27 @@ def test_perilog_removed_lets_held_jobs_go(flux):
     assert flux.state(jobid) == "CLEANUP"
     as_flux(flux, "jobtap", "remove", "perilog.so")
     assert flux.state(jobid) == "INACTIVE"
+
+
+def test_prolog_canceled(flux):
+    perilog_config(flux, prolog={"command": ["sleep", "60"]})
+    as_flux(flux, "jobtap", "load", "perilog.so")
+    jobid = flux.submit("-N2", "true")
+    procs = json.loads(as_flux(flux, "jobtap", "query", "perilog.so")[1])["procs"]
+    assert procs[jobid]["remaining_time"] == 1800  # (the timeout's)
+    flux("cancel", jobid)
+    events = flux.events(jobid)
+    assert [e["name"] for e in events[5:]] == ["prolog-start", "exception", "prolog-finish", "free", "clean"]
+    assert events[7]["context"] == {"description": "job-manager.prolog", "status": 15}
+    assert flux.out("jobs", "-no", "{result}", jobid) == "CANCELED\n"
+    assert json.loads(as_flux(flux, "jobtap", "query", "perilog.so")[1])["procs"] == {}
+
+
+def test_bypass_job_not_in_hello(flux):
+    as_flux(flux, "jobtap", "load", "alloc-bypass.so")
+    bypass = flux.submit("--setattr=alloc-bypass.R=" + bypass_R(flux), "sleep", "inf")
+    flux("module", "reload", "sched-simple")
+    # the scheduler still thinks rank 0 free: a 4-node job runs beside the bypass job
+    assert flux.state(flux.submit("-N4", "true")) == "INACTIVE"
+    flux("cancel", bypass)
+    assert flux.eventlog(bypass)[-2:] == ["free", "clean"]

@@ -115,6 +115,8 @@ class Events:
                 return  # an epilog (or a prolog) runs: freed once it finishes
             if BYPASS not in job.set_flags:  # (the scheduler never gave it)
                 self.b.housekeeping.hand_off(job)
+            else:
+                self.b.jobtap.bypass_freed(job)
             self.post(job, "free")
             return
         if not job.has_resources:

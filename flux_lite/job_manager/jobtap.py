@@ -265,8 +265,20 @@ class Jobtap:
         if R is None:
             return False
         job.R = R
+        self.state.setdefault("bypass", []).append(job.id)
+        self._dirty = True
         self.b.jm.post(job, "alloc", {"bypass": True})
         return True
+
+    def bypass_freed(self, job: Any) -> None:
+        held = self.state.get("bypass") or []
+        if job.id in held:
+            held.remove(job.id)
+            self._dirty = True
+
+    def bypass_holders(self) -> set[int]:
+        """The alloc-bypass jobs holding their R: the scheduler's hello never hears of them."""
+        return set(self.state.get("bypass") or ())
 
     # -- alloc-check.so ---------------------------------------------------------------
 
@@ -324,7 +336,8 @@ class Jobtap:
         return self.state.get("perilog") or {}
 
     def _proc_json(self, proc: dict) -> dict:
-        remaining = proc["end"] - self.b.now
+        remaining = proc.get("start", self.b.now) + (proc.get("timeout") or 0) - self.b.now
+        # (the time left is the timeout's, as Flux's timer says)
         return {"name": proc["kind"], "state": "running", "total": proc["total"],
                 "active": proc["total"], "active_ranks": proc["ranks"],
                 "remaining_time": int(round(remaining)) if proc.get("timeout") else -1}
@@ -339,6 +352,12 @@ class Jobtap:
             self._perilog_start(job, PROLOG)
         elif name == "finish":
             self._perilog_start(job, EPILOG)
+        elif name == "exception" and (context or {}).get("severity") == 0:
+            proc = self._procs().get(str(job.id))
+            if proc is not None and proc.get("cancel"):
+                # canceled: the command is killed (SIGTERM), which is no failure of its own
+                self.b.cancel_timers(job.id, "jobtap.")
+                self._perilog_finish(job.id, canceled=True)
 
     def _perilog_start(self, job: Any, kind: str, after_start: Any = None) -> bool:
         """Start job's prolog or epilog (False: none is configured);
@@ -360,6 +379,7 @@ class Jobtap:
         failed = [r for r, (_d, rc) in runs.items() if rc != 0]
         status = max((rc for _d, rc in runs.values()), default=0)
         proc = {"kind": kind, "ranks": str(IDset(ranks)), "total": len(ranks), "end": b.now + duration,
+                "start": b.now, "cancel": desc["cancel_on_exception"],
                 "status": (status & 0xFF) << 8, "failed": str(IDset(failed)) if desc["per_rank"] else None,
                 "timeout": desc["timeout"]}
         timed_out = bool(desc["timeout"]) and duration > desc["timeout"]
@@ -382,7 +402,7 @@ class Jobtap:
         if what == "perilog":
             self._perilog_finish(jobid)
 
-    def _perilog_finish(self, jobid: int) -> None:
+    def _perilog_finish(self, jobid: int, canceled: bool = False) -> None:
         procs = self.state.get("perilog") or {}
         proc = procs.pop(str(jobid), None)
         if proc is None:
@@ -393,9 +413,9 @@ class Jobtap:
         if job is None:
             return
         kind = proc["kind"]
-        status = proc["status"]
+        status = 15 if canceled else proc["status"]
         failed = status != 0 or proc.get("timedout")
-        if failed:
+        if failed and not canceled:
             ranks = proc.get("failed")
             hosts = b.resources.hostlist_of(IDset.parse(ranks)) if ranks else "unknown"
             if proc.get("timedout"):
