@@ -334,3 +334,29 @@ def test_bypass_job_not_in_hello(flux):
     assert flux.state(flux.submit("-N4", "true")) == "INACTIVE"
     flux("cancel", bypass)
     assert flux.eventlog(bypass)[-2:] == ["free", "clean"]
+
+
+def test_plugins_configured_at_start(flux_factory, tmp_path):
+    toml = tmp_path / "jm.toml"
+    toml.write_text('[[job-manager.plugins]]\nload = "alloc-bypass.so"\n'
+                    '[[job-manager.plugins]]\nremove = ".history"\nload = "alloc-check.so"\n')
+    flux = flux_factory("--test-size=2", "-c", toml)
+    assert names(flux) == ["alloc-bypass.so", "alloc-check.so"]
+    assert ".history" not in names(flux, "-a")
+    # later config loads do not touch the plugins (as in Flux)
+    flux("config", "load", input=json.dumps({"job-manager": {"plugins": [{"load": "perilog.so"}]}}))
+    assert names(flux) == ["alloc-bypass.so", "alloc-check.so"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[job-manager.plugins]]\nload = "foo.so"\n')
+    r = flux.fails("start", "--test-size=2", "-c", bad, "--force")
+    assert "[job-manager.plugins][0]: load: foo.so: No such plugin found" in r.stderr
+    bad.write_text('[job-manager]\nplugins = 1\n')
+    r = flux.fails("start", "--test-size=2", "-c", bad, "--force")
+    assert "[job-manager.plugins] config must be an array" in r.stderr
+
+
+def test_bypass_per_resource_node(flux):
+    as_flux(flux, "jobtap", "load", "alloc-bypass.so")
+    R = flux.out("kvs", "get", "resource.R").strip()
+    r = flux("run", "--setattr=system.alloc-bypass.R=" + R, "-o", "per-resource.type=node", "hostname")
+    assert sorted(r.stdout.split()) == ["node0", "node1", "node2", "node3"]

@@ -190,6 +190,24 @@ class Jobtap:
         for job in jm.index.active_in(PRIORITY_STATE):
             jm.requeue_action(job)
 
+    def configure(self, cfg: dict) -> None:
+        """[[job-manager.plugins]] as the job manager starts: each entry's
+        remove, then its load (a later config load changes nothing, as in Flux)."""
+        plugins = configmod.get_path(cfg, "job-manager.plugins") or []
+        for i, entry in enumerate(plugins):
+            remove, load = entry.get("remove"), entry.get("load")
+            if remove is not None:
+                try:
+                    self.remove(remove)
+                except FluxLiteError as exc:
+                    raise FluxLiteError(f"[job-manager.plugins][{i}]: remove {remove}: {exc}",
+                                        errno=exc.errno) from None
+            if load is not None:
+                try:
+                    self.load(load, entry.get("conf"))
+                except FluxLiteError as exc:
+                    raise FluxLiteError(f"[job-manager.plugins][{i}]: load: {exc}", errno=exc.errno) from None
+
     def _finalize(self, p: dict) -> None:
         if p["name"] == PERILOG and not self.loaded_after_removal(PERILOG):
             # its processes go with it: the jobs they held go on
