@@ -365,7 +365,8 @@ def validate(cfg):
     if "queues" in cfg or get_path(cfg, "policy.jobspec.defaults.system.queue") is not None:
         validate_queues(cfg)
     jm = _section(cfg, "job-manager", ("housekeeping", "update-duration", "inactive-age-limit",
-                                        "inactive-num-limit", "prolog", "epilog", "plugins"))
+                                        "inactive-num-limit", "prolog", "epilog", "perilog",
+                                        "plugins"))
     if jm is not None:
         if "inactive-age-limit" in jm:
             age = jm["inactive-age-limit"]

@@ -360,3 +360,52 @@ def test_bypass_per_resource_node(flux):
     R = flux.out("kvs", "get", "resource.R").strip()
     r = flux("run", "--setattr=system.alloc-bypass.R=" + R, "-o", "per-resource.type=node", "hostname")
     assert sorted(r.stdout.split()) == ["node0", "node1", "node2", "node3"]
+
+
+def test_perilog_config_checked_while_loaded(flux):
+    def load(text):
+        return as_flux(flux, "config", "load", input=text)
+
+    assert load('[job-manager.prolog]\ncommand = "foo"\n') == (0, "", "")  # (not loaded: not its business)
+    flux("config", "load", input="")
+    as_flux(flux, "jobtap", "load", "perilog.so")
+    prefix = "flux-config: load: error updating job-manager: "
+    for text, msg in (('[job-manager.prolog]\ncommand = "foo"\n', "[job-manager.prolog]: command must be an array"),
+                      ('[job-manager.prolog]\ncommand = ["x"]\nfoo = 1\n',
+                       "[job-manager.prolog]: 1 object item(s) left unpacked: foo"),
+                      ("[job-manager.epilog]\n", "[job-manager.epilog]: no command specified and exec.imp not defined"),
+                      ('[job-manager.prolog]\ncommand = ["x"]\ntimeout = "5x"\n',
+                       "[job-manager.prolog]: invalid prolog timeout"),
+                      ("[job-manager.prolog]\ncommand = [1, 2]\n", "[job-manager.prolog]: malformed prolog command"),
+                      ('[job-manager.perilog]\nlog-ignore = "x"\n',
+                       "[job-manager.perilog]: error parsing log-ignore: not an array"),
+                      ('[job-manager.perilog]\nlog-ignore = ["["]\n',
+                       "[job-manager.perilog]: error parsing log-ignore: Failed to compile regex: [")):
+        assert load(text) == (1, "", prefix + msg + "\n")
+    as_flux(flux, "jobtap", "remove", "perilog.so")
+    load('[job-manager.prolog]\ncommand = "foo"\n')
+    assert as_flux(flux, "jobtap", "load", "perilog.so") == error("[job-manager.prolog]: command must be an array")
+
+
+def test_per_rank_prolog_output_logged_and_failure_drains(flux):
+    perilog_config(flux, prolog={"command": ["flux", "getattr", "rank"], "per-rank": True},
+                   perilog={"log-ignore": ["^1$"]})
+    as_flux(flux, "jobtap", "load", "perilog.so")
+    jobid = flux.submit("-N2", "true")
+    logged = [line for line in flux.dmesg() if ": prolog: " in line]
+    assert logged == [f"job-manager.info[0]: {jobid}: prolog: node0 (rank 0): stdout: 0"]
+    perilog_config(flux, prolog={"command": ["false"], "per-rank": True})
+    jobid = flux.submit("-N4", "true")
+    assert flux.state(jobid) == "INACTIVE"
+    assert flux.out("resource", "drain", "-no", "{ranks} {reason}") == f"0-3 prolog failed for job {jobid}\n"
+
+
+def test_prolog_timeout(flux):
+    perilog_config(flux, prolog={"command": ["sleep", "60"], "timeout": "10s", "per-rank": True})
+    as_flux(flux, "jobtap", "load", "perilog.so")
+    jobid = flux.submit("-N1", "true")
+    flux.advance("10s")
+    events = flux.events(jobid)
+    assert [e["name"] for e in events[5:]] == ["prolog-start", "exception", "prolog-finish", "free", "clean"]
+    assert events[6]["context"]["note"] == "prolog timed out on node0 (rank 0)"
+    assert flux.out("resource", "drain", "-no", "{ranks} {reason}") == f"0 prolog timed out for job {jobid}\n"

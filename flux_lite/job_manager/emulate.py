@@ -276,12 +276,14 @@ def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None
     return Plan(len(tasks), output, duration, (rc & 0xFF) << 8, tasks)
 
 
-def housekeeping_run(argv: Any, broker_rank: int, hostname: str, userid: int) -> TaskRun | None:
+def housekeeping_run(argv: Any, broker_rank: int, hostname: str, userid: int,
+                     env: dict[str, str] | None = None) -> TaskRun | None:
     """What a housekeeping command (argv, as configured) would do on one
-    node, run by the instance owner in /; None when it is not in the table."""
+    node, run by the instance owner in / (with env: a prolog's, an
+    epilog's); None when it is not in the table."""
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
         return None
-    ctx = _Context(Task(0, 0, broker_rank, hostname), {}, "/", userid)
+    ctx = _Context(Task(0, 0, broker_rank, hostname), dict(env or {}), "/", userid)
     try:
         return ctx.run(argv)
     except NotEmulated:

@@ -32,6 +32,7 @@ from typing import Any
 
 from flux_lite import config as configmod
 from flux_lite.errors import FluxLiteError
+from flux_lite.formats import fsd
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
 from flux_lite.formats.rset import rlite_entries
@@ -179,6 +180,7 @@ class Jobtap:
             elif name == PERILOG:
                 for kind in (PROLOG, EPILOG):
                     self._perilog_desc(kind)  # (a bad configuration fails the load)
+                log_ignore(self.b.config)
         entry["name"] = name
         if conf:
             entry["conf"] = conf
@@ -328,27 +330,18 @@ class Jobtap:
 
     # -- perilog.so ------------------------------------------------------------------
 
-    def _perilog_desc(self, kind: str) -> dict:
-        """[job-manager.prolog|epilog] as perilog.so reads it (query's conf)."""
-        conf = configmod.get_path(self.b.config, f"job-manager.{kind}")
-        if not isinstance(conf, dict):
-            return {}
-        command = conf.get("command")
-        if command is None:
-            raise FluxLiteError("no command specified and exec.imp not defined", errno=EINVAL)
-        if not isinstance(command, list) or not all(isinstance(a, str) for a in command) or not command:
-            raise FluxLiteError("command must be an array", errno=EINVAL)
-        timeout = conf.get("timeout", "30m" if kind == PROLOG else "0")
-        try:
-            seconds = configmod._fsd(timeout, f"job-manager.{kind}.timeout")
-        except configmod.ConfigError:
-            raise FluxLiteError(f"invalid {kind} timeout", errno=EINVAL) from None
-        kill_timeout = conf.get("kill-timeout", -1.0)
-        return {"command": list(command), "per_rank": bool(conf.get("per-rank", False)),
-                "cancel_on_exception": bool(conf.get("cancel-on-exception", kind == PROLOG)),
-                "timeout": 0.0 if math.isinf(seconds) else float(seconds),
-                "kill-timeout": float(kill_timeout) if isinstance(kill_timeout, (int, float))
-                and kill_timeout > 0 else 60.0}
+    def _perilog_desc(self, kind: str, cfg: dict | None = None) -> dict:
+        """[job-manager.prolog|epilog] as perilog.so reads it (query's conf);
+        {} when absent. A bad table is refused in perilog's words."""
+        return perilog_desc(self.b.config if cfg is None else cfg, kind)
+
+    def check_config(self, cfg: dict) -> None:
+        """A config about to be loaded, as the loaded plugins' conf.update
+        checks it (perilog.so: its tables)."""
+        if self.loaded(PERILOG):
+            for kind in (PROLOG, EPILOG):
+                perilog_desc(cfg, kind)
+            log_ignore(cfg)
 
     def _procs(self) -> dict:
         return self.state.get("perilog") or {}
@@ -382,29 +375,40 @@ class Jobtap:
         after_start() runs once its start event is posted."""
         try:
             desc = self._perilog_desc(kind)
+            ignore = log_ignore(self.b.config)
         except FluxLiteError:
-            desc = {}
+            desc, ignore = {}, []
         if not desc or not job.R:
             return False
         b = self.b
-        ranks = sorted({r for ids, _c, _g in rlite_entries(job.R) for r in ids}) if desc["per_rank"] else [0]
+        per_rank = desc["per_rank"]
+        ranks = sorted({r for ids, _c, _g in rlite_entries(job.R) for r in ids}) if per_rank else [0]
+        env = {"FLUX_JOB_ID": f58(job.id), "FLUX_JOB_USERID": str(job.userid)}
         runs = {}
         for rank in ranks:
             host = b.resources.hostlist_of(IDset([rank]))
-            run = emulate.housekeeping_run(desc["command"], rank, host, b.instance.owner)
+            run = emulate.housekeeping_run(desc["command"], rank, host, b.instance.owner, env)
             runs[rank] = (run.duration, run.rc) if run is not None else (0.0, 0)
-        duration = max(d for d, _rc in runs.values())
-        failed = [r for r, (_d, rc) in runs.items() if rc != 0]
-        status = max((rc for _d, rc in runs.values()), default=0)
-        proc = {"kind": kind, "ranks": str(IDset(ranks)), "total": len(ranks), "end": b.now + duration,
-                "start": b.now, "cancel": desc["cancel_on_exception"],
-                "status": (status & 0xFF) << 8, "failed": str(IDset(failed)) if desc["per_rank"] else None,
-                "timeout": desc["timeout"]}
-        timed_out = bool(desc["timeout"]) and duration > desc["timeout"]
-        if timed_out:
-            proc["end"] = b.now + desc["timeout"]
+            for _offset, stream, data in (run.output if run is not None else []):
+                # each line of output in the instance log, as perilog.so logs it
+                for line in data.splitlines():
+                    if not any(p.search(line) for p in ignore):
+                        b.log("job-manager", "err" if stream == "stderr" else "info",
+                              f"{f58(job.id)}: {kind}: {host} (rank {rank}): {stream}: {line}")
+        timeout = desc["timeout"]
+        if timeout and any(d > timeout for d, _rc in runs.values()):
+            # killed at the timeout: the ranks still running failed
+            failed = [r for r, (d, _rc) in runs.items() if d > timeout]
+            end, status, timedout = b.now + timeout, 15, True
+        else:
+            failed = [r for r, (_d, rc) in runs.items() if rc != 0]
+            rc = max((rc for _d, rc in runs.values()), default=0)
+            end, status, timedout = b.now + max(d for d, _rc in runs.values()), (rc & 0xFF) << 8, False
+        proc = {"kind": kind, "ranks": str(IDset(ranks)), "total": len(ranks), "end": end,
+                "start": b.now, "cancel": desc["cancel_on_exception"], "status": status,
+                "failed": str(IDset(failed)) if per_rank else None, "timeout": timeout}
+        if timedout:
             proc["timedout"] = True
-            proc["failed"] = str(IDset(ranks)) if desc["per_rank"] else None
         self.state.setdefault("perilog", {})[str(job.id)] = proc
         self._dirty = True
         b.jm.post(job, f"{kind}-start", {"description": f"job-manager.{kind}"})
@@ -444,6 +448,10 @@ class Jobtap:
                     note = f"{kind} killed by signal {code - 128} on {hosts} (rank {ranks or '(null)'})"
                 else:
                     note = f"{kind} exited with code={code} on {hosts} (rank {ranks or '(null)'})"
+            if ranks:
+                # per-rank: the nodes that failed it are drained (before the finish event)
+                what = "timed out" if proc.get("timedout") else "failed"
+                b.resources.drain(IDset.parse(ranks), f"{kind} {what} for job {f58(jobid)}", mode="update")
             # a failed prolog fails the job; a failed epilog only marks it
             b.jm.raise_exception(job, kind, 0 if kind == PROLOG else 2, note, userid=b.instance.owner)
         finish = {"description": f"job-manager.{kind}", "status": status}
@@ -453,6 +461,79 @@ class Jobtap:
             if self._perilog_start(job, EPILOG, lambda: b.jm.post(job, "prolog-finish", finish)):
                 return
         b.jm.post(job, f"{kind}-finish", finish)
+
+
+def _json_kind(value: Any) -> str:
+    if value is True or value is False:
+        return "true" if value else "false"
+    kinds = {str: "string", float: "real", int: "integer", list: "array", dict: "object"}
+    return kinds.get(type(value), "null")
+
+
+def perilog_desc(cfg: dict, kind: str) -> dict:
+    """perilog.so's reading of [job-manager.KIND] (KIND prolog or epilog):
+    {} when absent, else the command and its settings as query shows them."""
+    conf = configmod.get_path(cfg, f"job-manager.{kind}")
+    if conf is None:
+        return {}
+
+    def refuse(msg: str) -> FluxLiteError:
+        return configmod.ConfigError(f"[job-manager.{kind}]: {msg}")
+
+    if not isinstance(conf, dict):
+        raise refuse(f"Expected object, got {_json_kind(conf)}")
+    kinds = {"timeout": (str,), "kill-timeout": (int, float), "per-rank": (bool,),
+             "cancel-on-exception": (bool,), "exit-on-first-error": (bool,)}
+    for key, types in kinds.items():
+        value = conf.get(key)
+        if key in conf and (not isinstance(value, types) or (bool not in types and isinstance(value, bool))):
+            want = {str: "string", bool: "true or false", int: "real"}[types[0]]
+            raise refuse(f"Expected {want}, got {_json_kind(value)}")
+    extra = [k for k in conf if k not in kinds and k != "command"]
+    if extra:
+        raise refuse(f"{len(extra)} object item(s) left unpacked: {', '.join(extra)}")
+    command = conf.get("command")
+    if command is not None and not isinstance(command, list):
+        raise refuse("command must be an array")
+    if command is None:
+        imp = configmod.get_path(cfg, "exec.imp")
+        if isinstance(imp, str):
+            command = [imp, "run", kind]
+    elif not command or not all(isinstance(a, str) for a in command):
+        raise refuse(f"malformed {kind} command")
+    timeout = conf.get("timeout", "30m" if kind == PROLOG else "0")
+    try:
+        seconds = fsd.parse(timeout)
+    except ValueError:
+        raise refuse(f"invalid {kind} timeout") from None
+    if command is None:
+        raise refuse("no command specified and exec.imp not defined")
+    kill_timeout = conf.get("kill-timeout", -1.0)
+    return {"command": list(command), "per_rank": bool(conf.get("per-rank", False)),
+            "cancel_on_exception": bool(conf.get("cancel-on-exception", kind == PROLOG)),
+            "timeout": 0.0 if math.isinf(seconds) else float(seconds),
+            "kill-timeout": float(kill_timeout) if kill_timeout > 0 else 60.0}
+
+
+def log_ignore(cfg: dict) -> list:
+    """[job-manager.perilog] log-ignore: the patterns of output lines not logged."""
+    import re
+
+    patterns = configmod.get_path(cfg, "job-manager.perilog.log-ignore")
+    if patterns is None:
+        return []
+    prefix = "[job-manager.perilog]: error parsing log-ignore: "
+    if not isinstance(patterns, list):
+        raise configmod.ConfigError(prefix + "not an array")
+    if not all(isinstance(p, str) for p in patterns):
+        raise configmod.ConfigError(prefix + "all entries must be a string value")
+    out = []
+    for pattern in patterns:
+        try:
+            out.append(re.compile(pattern))
+        except re.error:
+            raise configmod.ConfigError(prefix + f"Failed to compile regex: {pattern}") from None
+    return out
 
 
 def _resource_units(R: Any) -> set[tuple[int, str, int]]:
