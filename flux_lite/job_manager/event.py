@@ -68,6 +68,14 @@ class Events:
         if jobtap.watches_events:
             jobtap.on_event(job, name, context)
 
+    @property
+    def jobtap(self):
+        """The jobtap plugins (the broker's module, kept at hand)."""
+        tap = self._jobtap
+        if tap is None:
+            tap = self._jobtap = self.b.jobtap
+        return tap
+
     def run_actions(self):
         get = self.jm.index.get
         actions = self.actions
@@ -82,7 +90,7 @@ class Events:
             if not job.dependencies:
                 self.post(job, "depend")
         elif state == PRIORITY:
-            if not self.b.jobtap.loaded(".priority-default"):
+            if not self.jobtap.loaded(".priority-default"):
                 return  # no plugin gives it a priority: it waits for one (Flux's behaviour)
             priority = self.jm.urgency.compute_priority(job)
             self.post(job, "priority", {"priority": priority},
@@ -90,13 +98,13 @@ class Events:
         elif state == SCHED:
             if job.priority and not job.alloc_pending:
                 if BYPASS in job.set_flags:
-                    self.b.jobtap.bypass_alloc(job)  # (never queued for the scheduler)
+                    self.jobtap.bypass_alloc(job)  # (never queued for the scheduler)
                 elif not job.queued:
                     self.jm.alloc.enqueue(job)
                 else:  # (a new priority: its heap entry moves)
                     self.jm.alloc.reposition(job)
         elif state == RUN:
-            if not job.started and not self.b.jobtap.holds(job):  # (a prolog holds it)
+            if not job.started and not self.jobtap.holds(job):  # (a prolog holds it)
                 self.b.exec.start(job)
         elif state == CLEANUP:
             self._cleanup_action(job)
@@ -111,12 +119,12 @@ class Events:
             self.b.exec.kill(job)
             return
         if job.has_resources and not job.freed and (job.released or not job.started):
-            if self.b.jobtap.holds(job):
+            if self.jobtap.holds(job):
                 return  # an epilog (or a prolog) runs: freed once it finishes
             if BYPASS not in job.set_flags:  # (the scheduler never gave it)
                 self.b.housekeeping.hand_off(job)
             else:
-                self.b.jobtap.bypass_freed(job)
+                self.jobtap.bypass_freed(job)
             self.post(job, "free")
             return
         if not job.has_resources:

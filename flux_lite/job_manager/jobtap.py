@@ -79,6 +79,8 @@ class Jobtap:
         self.state = _checked_state(broker.kvs.get(KEY))
         self._dirty = False
         self._names: set[str] | None = None
+        # does a loaded plugin follow jobs' events? (asked at every post)
+        self.watches_events = self._watching()
 
     def save(self) -> None:
         if self._dirty:
@@ -88,6 +90,7 @@ class Jobtap:
     def _changed(self) -> None:
         self._dirty = True
         self._names = None
+        self.watches_events = self._watching()
 
     # -- what is loaded -----------------------------------------------------------
 
@@ -239,8 +242,7 @@ class Jobtap:
 
     # -- event hooks (Events.post) ---------------------------------------------------
 
-    @property
-    def watches_events(self) -> bool:
+    def _watching(self) -> bool:
         return self.loaded(ALLOC_CHECK) or self.loaded(PERILOG)
 
     def on_event(self, job: Any, name: str, context: dict | None) -> None:
