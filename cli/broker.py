@@ -1,8 +1,10 @@
 """flux-lite getattr / lsattr / uptime / overlay / logger / jobtap:
 what the instance's brokers say of themselves, in Flux's words."""
 
+import json
 import sys
 import time
+from errno import ENOENT
 
 import click
 from flux_lite.cli.common import read_session, session
@@ -155,30 +157,85 @@ def logger(severity, appname, message):
 
 @click.group()
 def jobtap():
-    """List the job manager's jobtap plugins."""
+    """Manage the job manager's jobtap plugins."""
 
 
 @jobtap.command("list")
 @click.option("-a", "--all", "all_", is_flag=True, help="Do not ignore job-manager builtin plugins")
 def jobtap_list(all_):
-    """List loaded jobtap plugins: only builtins are loaded (-a shows them)."""
-    if all_:
-        click.echo("\n".join(brokerinfo.JOBTAP_BUILTINS))
+    """List loaded jobtap plugins (-a: the builtins too)."""
+    with read_session() as broker:
+        names = broker.jobtap.names()
+    for name in names:
+        if all_ or not name.startswith("."):
+            click.echo(name)
 
 
-@jobtap.command("load")
+def _treedict(pairs):
+    """KEY=VAL arguments as Flux's TreedictAction reads them: dotted keys
+    nest, values are JSON when they parse as JSON, else strings."""
+    tree = {}
+    for arg in pairs:
+        key, eq, text = arg.partition("=")
+        if not eq:
+            raise FluxLiteError(f"Missing required value for key {arg}")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        node = tree
+        path = key.split(".")
+        for part in path[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[path[-1]] = value
+    return tree
+
+
+def _not_found(plugin):
+    """Flux's jobtap command says only this of an ENOENT answer."""
+    return FluxLiteError(f"{plugin} not found")
+
+
+@jobtap.command("load", context_settings={"allow_interspersed_args": False})
+@click.option("-r", "--remove", metavar="NAME",
+              help='Remove plugin NAME before loading new plugin. NAME may optionally be a shell glob pattern '
+                   'which removes all matching plugins. ("all" is a synonym for "*")')
 @click.argument("plugin")
 @click.argument("conf", nargs=-1)
-def jobtap_load(plugin, conf):
-    """Load a jobtap plugin: flux-lite loads none (the job manager is flux-lite's own)."""
-    raise FluxLiteError(f"{plugin}: flux-lite cannot load jobtap plugins (its job manager has the builtins only)")
+def jobtap_load(remove, plugin, conf):
+    """Load jobtap plugin PLUGIN (a builtin, alloc-bypass.so, alloc-check.so
+    or perilog.so) with KEY=VAL configuration."""
+    tree = _treedict(conf)
+    try:
+        with session() as broker:
+            broker.jobtap.load(plugin, tree or None, remove)
+    except FluxLiteError as exc:
+        if exc.errno == ENOENT:
+            raise _not_found(plugin) from None
+        raise
 
 
 @jobtap.command("remove")
 @click.argument("plugin", metavar="plugin")
 def jobtap_remove(plugin):
-    """Remove jobtap plugin PLUGIN, or every loaded plugin (all): flux-lite
-    loads none beside the builtins, which are part of its job manager."""
-    error = brokerinfo.jobtap_remove_refusal(plugin)
-    if error:
-        raise FluxLiteError(error)
+    """Remove jobtap plugin PLUGIN, those a glob matches, or all (every
+    plugin but the builtins)."""
+    try:
+        with session() as broker:
+            broker.jobtap.remove(plugin)
+    except FluxLiteError as exc:
+        if exc.errno == ENOENT:
+            raise _not_found(plugin) from None
+        raise
+
+
+@jobtap.command("query")
+@click.argument("plugin")
+def jobtap_query(plugin):
+    """Print what jobtap plugin PLUGIN says of itself (JSON)."""
+    with read_session() as broker:
+        text = broker.jobtap.query(plugin)
+    click.echo(text)

@@ -75,7 +75,7 @@ def reload_():
 
 def _module_of(message):
     """The Flux module that would refuse a table (named in its message)."""
-    for prefix, module in (("job-manager", "job-manager"), ("resource", "resource"),
+    for prefix, module in (("job-manager", "job-manager"), ("[job-manager", "job-manager"), ("resource", "resource"),
                            ("queues", "job-ingest"), ("[queues", "job-ingest"), ("policy", "job-ingest"),
                            ("the [policy]", "job-ingest"), ("error parsing [resource]", "resource"),
                            ("error parsing [", "job-ingest"),

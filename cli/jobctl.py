@@ -60,6 +60,7 @@ def job_last(args):
                 _last_usage()
             text = f"[:{value}]"
     with read_session() as broker:
+        broker.jobtap.require_service(".history", "job-manager.history.get")
         ids = history.last(broker.kvs.conn, broker.instance.identity.userid, text)
     if not ids:
         raise FluxLiteError("job history is empty")

@@ -57,7 +57,7 @@ COMMANDS = {
     "uptime": ("broker", "uptime", "Show how long this Flux instance has been running"),
     "overlay": ("broker", "overlay", "Show the overlay network's status (every broker is up)"),
     "logger": ("broker", "logger", "Log a message to the instance log"),
-    "jobtap": ("broker", "jobtap", "List the job manager's jobtap plugins"),
+    "jobtap": ("broker", "jobtap", "Manage the job manager's jobtap plugins"),
     "python": ("python", "python", "Run Python with flux-lite's `flux` package (Flux's Python API)"),
     "version": ("version", "version", "Print the versions of the commands and library (as flux version)"),
 }

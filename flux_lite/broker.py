@@ -25,7 +25,7 @@ DEFERRED_KEY = "broker.deferred"
 
 _LOUD = ("emerg", "alert", "crit", "err", "warning")
 _ALL_LOADED = (math.inf, 0)  # the timers cursor once every row is in memory
-TIMER_MODULES = ("exec", "housekeeping", "depend", "sched")  # what _fire dispatches to
+TIMER_MODULES = ("exec", "housekeeping", "depend", "sched", "jobtap")  # what _fire dispatches to
 # finished jobs a catch-up holds in memory before writing them out (flush_batch)
 FLUSH_BATCH = 512
 
@@ -79,7 +79,7 @@ class Broker:
         self.messages = collections.deque()
         # the modules' slots: each is created on first use (see _module)
         self._jm = self._exec = self._hk = self._resources = self._deps = self._queues = None
-        self._sched = None
+        self._sched = self._jobtap = None
         self._sched_loaded = None  # None = not looked up yet
         # modules beside the scheduler that hold state of their own (Fluxion's
         # resource and feasibility modules: sched/fluxion_resource.py), by name
@@ -102,6 +102,8 @@ class Broker:
     exec = _module("_exec", "flux_lite.job_manager.exec", "Exec")
     housekeeping = _module("_hk", "flux_lite.job_manager.housekeeping", "Housekeeping")
     deps = _module("_deps", "flux_lite.job_manager.dependency", "Dependencies")
+    jobtap = _module("_jobtap", "flux_lite.job_manager.jobtap", "Jobtap",
+                     "The job manager's jobtap plugins: which are loaded, and the emulated ones' state.")
     resources = _module("_resources", "flux_lite.resources", "Resources")
     queues = _module("_queues", "flux_lite.job_manager.queues", "Queues",
                      "The job manager's queues (RFC 33): config, enable/start state.")
@@ -495,6 +497,8 @@ class Broker:
         elif module == "sched":
             if self.sched is not None:
                 self.sched.timer(what, jobid, arg)
+        elif module == "jobtap":
+            self.jobtap.timer(what, jobid, arg)
         else:  # (stored rows are checked as they load: _check_timer_row)
             raise RuntimeError(f"unknown timer kind {kind}")
 
@@ -604,6 +608,8 @@ class Broker:
             else:
                 self.kvs.delete(DEFERRED_KEY)
             self._deferred_dirty = False
+        if self._jobtap is not None:
+            self._jobtap.save()
         self._save_timers()
         self.instance.set_clock(self.now)
         self.instance.flush_log()

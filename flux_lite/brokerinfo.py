@@ -1,5 +1,5 @@
 """What an instance's brokers say of themselves: broker attributes (flux
-getattr/lsattr), uptime, the overlay (TBON) status and jobtap plugins.
+getattr/lsattr), uptime and the overlay (TBON) status.
 flux-lite's instance is brokers that are always up on one machine: every
 rank of the instance is online and in state run.
 """
@@ -13,11 +13,6 @@ from flux_lite.instance import served_socket
 
 # Flux's default tree-based overlay network: k-ary, k = 32
 TBON_FANOUT = 32
-# the job manager's builtin jobtap plugins, in the order Flux loads them
-JOBTAP_BUILTINS = (".priority-default", ".limit-job-size", ".limit-duration", ".dependency-after",
-                   ".dependency-singleton", ".begin-time", ".validate-duration", ".update-duration",
-                   ".history", ".post-event")
-
 
 def attributes(broker: Any) -> dict[str, str]:
     """The broker attributes of rank 0, by name (sorted), as strings."""
@@ -85,14 +80,3 @@ def uptime(broker: Any) -> dict:
         "sched_stopped": all(not s["start"] for s in statuses),
     }
 
-
-def jobtap_remove_refusal(plugin: str) -> str | None:
-    """What `flux jobtap remove PLUGIN` answers: nothing for "all" (Flux's
-    removes the plugins loaded beside the builtins, and flux-lite loads
-    none), Flux's "not found" for a name that is not loaded, and a refusal
-    for a builtin (flux-lite's job manager has them built in)."""
-    if plugin == "all":
-        return None
-    if plugin in JOBTAP_BUILTINS:
-        return f"{plugin}: flux-lite cannot remove a builtin plugin (its job manager has them built in)"
-    return f"{plugin} not found"

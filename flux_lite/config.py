@@ -252,6 +252,29 @@ def _checked(value, key, allowed):
     return value
 
 
+def _validate_plugins(plugins):
+    """[[job-manager.plugins]]: what the job manager unpacks of each entry
+    (it loads them once, as it starts: see job_manager/jobtap.py)."""
+    if not isinstance(plugins, list):
+        raise ConfigError("[job-manager.plugins] config must be an array")
+    for i, entry in enumerate(plugins):
+        if not isinstance(entry, dict):
+            raise ConfigError(f"[job-manager.plugins][{i}]: Expected object, got {_json_kind(entry)}")
+        for key, kind in (("load", str), ("remove", str), ("conf", dict)):
+            if key in entry and not isinstance(entry[key], kind):
+                want = "string" if kind is str else "object"
+                raise ConfigError(f"[job-manager.plugins][{i}]: Expected {want}, got {_json_kind(entry[key])}")
+
+
+def _json_kind(value):
+    kinds = {str: "string", float: "real", int: "integer", list: "array", dict: "object"}
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return kinds.get(type(value), "null")
+
+
 def _section(parent, name, allowed, prefix=""):
     """The table parent[name], checked (None when absent)."""
     if name not in parent:
@@ -342,7 +365,8 @@ def validate(cfg):
     if "queues" in cfg or get_path(cfg, "policy.jobspec.defaults.system.queue") is not None:
         validate_queues(cfg)
     jm = _section(cfg, "job-manager", ("housekeeping", "update-duration", "inactive-age-limit",
-                                        "inactive-num-limit"))
+                                        "inactive-num-limit", "prolog", "epilog", "perilog",
+                                        "plugins"))
     if jm is not None:
         if "inactive-age-limit" in jm:
             age = jm["inactive-age-limit"]
@@ -360,6 +384,8 @@ def validate(cfg):
                                   f"{kinds.get(type(num), 'null') if num is not False else 'false'}")
             if num < 0:
                 raise ConfigError("job-manager.inactive-num-limit: must be >= 0")
+        if "plugins" in jm:
+            _validate_plugins(jm["plugins"])
         if "housekeeping" in jm:
             validate_housekeeping(jm["housekeeping"], imp=get_path(cfg, "exec.imp"))
         ud = _section(jm, "update-duration", ("owner-allow-any",), "job-manager.")

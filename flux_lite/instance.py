@@ -302,6 +302,8 @@ class Instance:
                     ctx.resources.verify_self(rank)
             if configmod.get_path(cfg, "job-manager.housekeeping") is not None:
                 ctx.housekeeping.config_loaded()
+            if configmod.get_path(cfg, "job-manager.plugins"):
+                ctx.jobtap.configure(cfg)
             if prepare is not None:
                 # a restore fills in the archive's jobs before the scheduler says hello
                 prepare(inst, ctx)

@@ -1,5 +1,5 @@
-"""flux getattr, lsattr, uptime, overlay status, logger, jobtap
-list, module unload, config reload: what the brokers say, in Flux's words."""
+"""flux getattr, lsattr, uptime, overlay status, logger,
+module unload, config reload: what the brokers say, in Flux's words."""
 
 from click.testing import CliRunner
 
@@ -71,24 +71,6 @@ def test_logger_and_dmesg(flux):
     assert flux.dmesg()[-2:] == ["logger.notice[0]: hello world", "maint.err[0]: from stdin"]
     assert as_flux(flux, "logger", "--severity=loud", "x") == (
         1, "", "flux-logger: invalid severity: Use emerg|alert|crit|err|warning|notice|info|debug\n")
-
-
-def test_jobtap_list(flux):
-    assert as_flux(flux, "jobtap", "list") == (0, "", "")
-    assert as_flux(flux, "jobtap", "list", "-a")[1].splitlines()[:3] == [
-        ".priority-default", ".limit-job-size", ".limit-duration"]
-    assert as_flux(flux, "jobtap", "load", "foo.so")[0] == 1
-
-
-def test_jobtap_remove(flux):
-    # all: every plugin loaded beside the builtins (none); Flux's words otherwise
-    assert as_flux(flux, "jobtap", "remove", "all") == (0, "", "")
-    assert as_flux(flux, "jobtap", "remove", "foo.so") == (1, "", "flux-jobtap: ERROR: foo.so not found\n")
-    assert as_flux(flux, "jobtap", "remove", ".history")[0] == 1
-    assert ".history" in as_flux(flux, "jobtap", "list", "-a")[1].split()
-    assert as_flux(flux, "jobtap", "remove") == (2, "", "usage: flux-jobtap remove [-h] plugin\n"
-                                                 "flux-jobtap remove: error: the following arguments are required:"
-                                                 " plugin\n")
 
 
 def test_module_unload_is_remove(flux):

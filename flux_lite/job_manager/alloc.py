@@ -290,8 +290,10 @@ class SchedInterface:
         # flux-lite hands the scheduler the job's current R (resource-update
         # events applied); Flux's scheduler re-reads the original from the KVS
         as_text = bool(msg.get(rfc27.HELLO_R_TEXT))
+        bypass = self.b.jobtap.bypass_holders()  # (alloc-bypass jobs: R the scheduler never gave)
         records = [rfc27.hello_record(jobid, priority, userid, t_submit, R)
-                   for jobid, priority, userid, t_submit, R in index.holding_resources(as_text)]
+                   for jobid, priority, userid, t_submit, R in index.holding_resources(as_text)
+                   if jobid not in bypass]
         records.extend(self.b.housekeeping.hello_records(partial_ok))
         return records
 

@@ -101,6 +101,9 @@ def tracked(job) -> bool:
     return bool(job.dependencies) or _job_name(job.jobspec or {}) is not None
 
 
+_SCHEME_PLUGINS = {"singleton": ".dependency-singleton", "begin-time": ".begin-time"}
+
+
 class Dependencies:
     """The job manager's dependency plugins, over the derived tables."""
 
@@ -129,9 +132,15 @@ class Dependencies:
         Steps: ("exception", note), ("add", desc, row), ("remove", desc).
         """
         steps = []
+        loaded = self.b.jobtap.loaded
         for entry in _entries(jobspec):
             scheme = entry.get("scheme")
             value = entry.get("value")
+            # each scheme is a builtin plugin's: removed, it is unknown
+            plugin = (".dependency-after" if scheme in AFTER_TYPES
+                      else _SCHEME_PLUGINS.get(scheme) if isinstance(scheme, str) else None)
+            if plugin is not None and not loaded(plugin):
+                raise FluxLiteError(f'dependency scheme "{scheme}" not supported', errno=EINVAL)
             if scheme in AFTER_TYPES:
                 typ = AFTER_TYPES[scheme]
                 if scheme == "after":

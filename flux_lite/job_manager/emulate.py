@@ -89,6 +89,8 @@ def task_layout(jobspec: Any, R: Any) -> list[Task] | None:
     except (RsetError, JobspecError, TypeError, ValueError, KeyError):
         return None
     nodes = {rank: (host, max(len(cores), 1)) for rank, host, cores, _gpus in rset.nodes()}
+    if ntasks is None and nodes:
+        return _per_resource_layout(jobspec, nodes)
     if not nodes or not isinstance(ntasks, int) or not 0 < ntasks <= MAX_TASKS:
         return None
     avail = {rank: ncores for rank, (_host, ncores) in nodes.items()}
@@ -113,6 +115,24 @@ def task_layout(jobspec: Any, R: Any) -> list[Task] | None:
         for local in range(count[rank]):
             tasks.append(Task(len(tasks), local, rank, host))
     return tasks
+
+
+def _per_resource_layout(jobspec: Any, nodes: dict[int, tuple[str, int]]) -> list[Task] | None:
+    """The shell's per-resource option, whose task count only R says
+    (an alloc-bypass R, a node-level request): COUNT tasks per node, or per
+    core of each node."""
+    options = (((jobspec.get("attributes") or {}).get("system") or {}).get("shell") or {}).get("options")
+    spec = options.get("per-resource") if isinstance(options, dict) else None
+    if not isinstance(spec, dict) or spec.get("type") not in ("node", "core"):
+        return None
+    count = spec.get("count", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        return None
+    tasks: list[Task] = []
+    for rank, (host, ncores) in nodes.items():
+        for local in range(count * (ncores if spec["type"] == "core" else 1)):
+            tasks.append(Task(len(tasks), local, rank, host))
+    return tasks if 0 < len(tasks) <= MAX_TASKS else None
 
 
 # -- the plan ----------------------------------------------------------------
@@ -256,12 +276,14 @@ def plan(jobspec: Any, R: Any, jobid: int, userid: int, environment: dict | None
     return Plan(len(tasks), output, duration, (rc & 0xFF) << 8, tasks)
 
 
-def housekeeping_run(argv: Any, broker_rank: int, hostname: str, userid: int) -> TaskRun | None:
+def housekeeping_run(argv: Any, broker_rank: int, hostname: str, userid: int,
+                     env: dict[str, str] | None = None) -> TaskRun | None:
     """What a housekeeping command (argv, as configured) would do on one
-    node, run by the instance owner in /; None when it is not in the table."""
+    node, run by the instance owner in / (with env: a prolog's, an
+    epilog's); None when it is not in the table."""
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
         return None
-    ctx = _Context(Task(0, 0, broker_rank, hostname), {}, "/", userid)
+    ctx = _Context(Task(0, 0, broker_rank, hostname), dict(env or {}), "/", userid)
     try:
         return ctx.run(argv)
     except NotEmulated:

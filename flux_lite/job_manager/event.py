@@ -14,6 +14,8 @@ from flux_lite.formats.jobid import kvs_key
 from flux_lite.job_manager.job import CLEANUP, DEPEND, INACTIVE, PRIORITY, RUN, SCHED
 
 
+BYPASS = "alloc-bypass"  # the flag alloc-bypass.so sets on a job that has its own R
+
 # the texts of the contexts the job manager posts for every job
 _PRIORITY_TEXT = eventlog.int_context_format("priority")
 
@@ -26,6 +28,7 @@ class Events:
         self.actions = collections.deque()  # job ids whose state action is due
         self._keys = {}  # job id -> its eventlog key (a job posts several events)
         self.posted = 0  # events posted this command (the journal's count, saved by the job manager)
+        self._jobtap = None  # the jobtap plugins (read at the first post)
 
     def post(self, job, name, context=None, text=None):
         """Append an event to the job's eventlog and apply it (text: the
@@ -59,6 +62,19 @@ class Events:
             b.deps.job_inactive(job)
         elif name == "start":
             b.deps.job_started(job)
+        jobtap = self._jobtap
+        if jobtap is None:
+            jobtap = self._jobtap = b.jobtap
+        if jobtap.watches_events:
+            jobtap.on_event(job, name, context)
+
+    @property
+    def jobtap(self):
+        """The jobtap plugins (the broker's module, kept at hand)."""
+        tap = self._jobtap
+        if tap is None:
+            tap = self._jobtap = self.b.jobtap
+        return tap
 
     def run_actions(self):
         get = self.jm.index.get
@@ -74,17 +90,21 @@ class Events:
             if not job.dependencies:
                 self.post(job, "depend")
         elif state == PRIORITY:
+            if not self.jobtap.loaded(".priority-default"):
+                return  # no plugin gives it a priority: it waits for one (Flux's behaviour)
             priority = self.jm.urgency.compute_priority(job)
             self.post(job, "priority", {"priority": priority},
                       _PRIORITY_TEXT % priority if type(priority) is int else None)
         elif state == SCHED:
             if job.priority and not job.alloc_pending:
-                if not job.queued:
+                if BYPASS in job.set_flags:
+                    self.jobtap.bypass_alloc(job)  # (never queued for the scheduler)
+                elif not job.queued:
                     self.jm.alloc.enqueue(job)
                 else:  # (a new priority: its heap entry moves)
                     self.jm.alloc.reposition(job)
         elif state == RUN:
-            if not job.started:
+            if not job.started and not self.jobtap.holds(job):  # (a prolog holds it)
                 self.b.exec.start(job)
         elif state == CLEANUP:
             self._cleanup_action(job)
@@ -99,7 +119,12 @@ class Events:
             self.b.exec.kill(job)
             return
         if job.has_resources and not job.freed and (job.released or not job.started):
-            self.b.housekeeping.hand_off(job)
+            if self.jobtap.holds(job):
+                return  # an epilog (or a prolog) runs: freed once it finishes
+            if BYPASS not in job.set_flags:  # (the scheduler never gave it)
+                self.b.housekeeping.hand_off(job)
+            else:
+                self.jobtap.bypass_freed(job)
             self.post(job, "free")
             return
         if not job.has_resources:

@@ -252,8 +252,9 @@ class Exec:
             raise FluxLiteError("job-exec: module is already loaded", errno=EEXIST)
         self.b.kvs.delete(UNLOADED_KEY)
         self._loaded = True
+        jobtap = self.b.jobtap
         for job in list(self.b.jm.index.active_in(RUNNING)):
-            if job.state == RUN and not job.started:
+            if job.state == RUN and not job.started and not jobtap.holds(job):  # (a prolog's still run)
                 self.start(job)
 
     def start(self, job):

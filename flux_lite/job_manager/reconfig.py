@@ -29,6 +29,7 @@ def _delta(old, new):
 
 def apply(broker, cfg):
     cfg = configmod.validate(cfg)
+    broker.jobtap.check_config(cfg)  # (the loaded plugins' own tables: perilog.so's)
     old = broker.config
     # what defines R (config, path, scheduling) is read once; the other
     # [resource] keys (exclude, verify, noverify...) may change, as in Flux

@@ -164,6 +164,8 @@ class Submit:
         if not novalidate:  # the instance owner may skip ingest validation
             validate.validate_jobspec(b, jobspec, seen=shared is not None)
         b.queues.submit_check(jobspec)
+        # alloc-bypass.so's job.validate (a jobtap check: even an unvalidated job's)
+        bypass = "alloc-bypass" in system and b.jobtap.bypass_validate(jobspec, userid) is not None
         # dependencies are checked before the job exists: a rejection leaves no trace
         dep_steps = b.deps.check(jobspec, userid) if system.get("dependencies") else None
         jobid = self.next_jobid()
@@ -186,6 +188,8 @@ class Submit:
         post(job, "submit", {"userid": userid, "urgency": urgency, "flags": flags, "version": 1},
              _SUBMIT_TEXT % (userid, urgency, flags, 1)
              if type(userid) is int and type(urgency) is int and type(flags) is int else None)
+        if bypass:
+            post(job, "set-flags", {"flags": ["alloc-bypass"]})
         if dep_steps:
             b.deps.apply(job, dep_steps)
         if "job" in system:

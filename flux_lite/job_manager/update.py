@@ -13,7 +13,6 @@ import math
 from errno import EINVAL, ENOENT, EPROTO
 
 from flux_lite import access
-from flux_lite import config as configmod
 from flux_lite import protocol as rfc27
 from flux_lite.errors import FluxLiteError
 from flux_lite.formats import fsd
@@ -99,8 +98,13 @@ def parse_updates(broker, jobid, pairs):
 # -- job-manager side ------------------------------------------------------------
 
 
-def owner_allow_any(cfg):
-    return configmod.get_path(cfg, "job-manager.update-duration.owner-allow-any", True)
+def owner_allow_any(broker):
+    """.update-duration's owner-allow-any (as the plugin was last loaded with, else configured)."""
+    return broker.jobtap.owner_allow_any(broker.config)
+
+
+# the builtin plugin that handles an update of each key: removed, the key cannot be updated
+_PLUGINS = {DURATION: ".update-duration", QUEUE: ".update-queue"}
 
 
 def _valid_key(key):
@@ -121,12 +125,15 @@ def update_job(broker, jobid, updates):
     validated = set()
     extra = {}  # updates a plugin adds (the queue's constraints)
     for key, value in updates.items():
+        plugin = _PLUGINS.get(key)
+        if plugin is not None and not broker.jobtap.loaded(plugin):
+            raise FluxLiteError(f"update of {key} not supported", errno=EINVAL)
         if key == DURATION:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise FluxLiteError("plugin args unpack failed", errno=EINVAL)
             if value < 0:
                 raise FluxLiteError("duration must not be negative", errno=EINVAL)
-            bypass = access.may_skip_validation(ident, owner_allow_any(broker.config))
+            bypass = access.may_skip_validation(ident, owner_allow_any(broker))
             if running and not bypass:
                 raise FluxLiteError("duration update of running job requires instance owner privileges",
                                     errno=EINVAL)

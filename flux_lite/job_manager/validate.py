@@ -60,12 +60,16 @@ def validate_jobspec(broker, jobspec, seen=False):
     if not seen:
         _check_run_duration(jobspec)
     duration = jobspec_duration(jobspec)
+    loaded = broker.jobtap.loaded  # (each check is a builtin plugin: removed, it checks nothing)
     queue = None
     if broker.config.get("queues") or broker.config.get("policy"):
         queue = queue_of(jobspec)
         # Flux's .limit-job-size runs before .limit-duration
-        broker.queues.check_job_size(queue, jj.get_counts(jobspec))
-    if broker.config.get("queues"):
+        if loaded(".limit-job-size"):
+            broker.queues.check_job_size(queue, jj.get_counts(jobspec))
+    if not loaded(".limit-duration"):
+        limit = None
+    elif broker.config.get("queues"):
         limit = broker.queues.duration_limit(queue)
     else:
         limit = policy_duration_limit(broker.config)
@@ -75,7 +79,7 @@ def validate_jobspec(broker, jobspec, seen=False):
         raise FluxLiteError(
             f"requested duration ({requested}) exceeds policy limit of {format_c(limit)}{where}", errno=EINVAL
         )
-    expiration = instance_expiration(broker)
+    expiration = instance_expiration(broker) if loaded(".validate-duration") else 0.0
     if expiration > 0 and duration > 0:
         remaining = expiration - broker.now
         if duration > remaining:
