@@ -259,20 +259,12 @@ def _validate_plugins(plugins):
         raise ConfigError("[job-manager.plugins] config must be an array")
     for i, entry in enumerate(plugins):
         if not isinstance(entry, dict):
-            raise ConfigError(f"[job-manager.plugins][{i}]: Expected object, got {_json_kind(entry)}")
+            raise ConfigError(f"[job-manager.plugins][{i}]: Expected object, got {rsetmod.jansson_type(entry)}")
         for key, kind in (("load", str), ("remove", str), ("conf", dict)):
             if key in entry and not isinstance(entry[key], kind):
                 want = "string" if kind is str else "object"
-                raise ConfigError(f"[job-manager.plugins][{i}]: Expected {want}, got {_json_kind(entry[key])}")
-
-
-def _json_kind(value):
-    kinds = {str: "string", float: "real", int: "integer", list: "array", dict: "object"}
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    return kinds.get(type(value), "null")
+                got = rsetmod.jansson_type(entry[key])
+                raise ConfigError(f"[job-manager.plugins][{i}]: Expected {want}, got {got}")
 
 
 def _section(parent, name, allowed, prefix=""):

@@ -35,7 +35,7 @@ from flux_lite.errors import FluxLiteError
 from flux_lite.formats import fsd
 from flux_lite.formats.idset import IDset
 from flux_lite.formats.jobid import f58
-from flux_lite.formats.rset import rlite_entries
+from flux_lite.formats.rset import jansson_type, rlite_entries
 from flux_lite.job_manager import emulate
 from flux_lite.job_manager.job import PRIORITY as PRIORITY_STATE
 
@@ -465,13 +465,6 @@ class Jobtap:
         b.jm.post(job, f"{kind}-finish", finish)
 
 
-def _json_kind(value: Any) -> str:
-    if value is True or value is False:
-        return "true" if value else "false"
-    kinds = {str: "string", float: "real", int: "integer", list: "array", dict: "object"}
-    return kinds.get(type(value), "null")
-
-
 def perilog_desc(cfg: dict, kind: str) -> dict:
     """perilog.so's reading of [job-manager.KIND] (KIND prolog or epilog):
     {} when absent, else the command and its settings as query shows them."""
@@ -483,14 +476,14 @@ def perilog_desc(cfg: dict, kind: str) -> dict:
         return configmod.ConfigError(f"[job-manager.{kind}]: {msg}")
 
     if not isinstance(conf, dict):
-        raise refuse(f"Expected object, got {_json_kind(conf)}")
+        raise refuse(f"Expected object, got {jansson_type(conf)}")
     kinds = {"timeout": (str,), "kill-timeout": (int, float), "per-rank": (bool,),
              "cancel-on-exception": (bool,), "exit-on-first-error": (bool,)}
     for key, types in kinds.items():
         value = conf.get(key)
         if key in conf and (not isinstance(value, types) or (bool not in types and isinstance(value, bool))):
             want = {str: "string", bool: "true or false", int: "real"}[types[0]]
-            raise refuse(f"Expected {want}, got {_json_kind(value)}")
+            raise refuse(f"Expected {want}, got {jansson_type(value)}")
     extra = [k for k in conf if k not in kinds and k != "command"]
     if extra:
         raise refuse(f"{len(extra)} object item(s) left unpacked: {', '.join(extra)}")
