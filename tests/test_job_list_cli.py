@@ -355,3 +355,12 @@ def test_jobs_include_ranks_or_hosts(flux):
     assert as_flux(flux, "jobs", "-i", "node[") == (1, "", "flux-jobs: ERROR: -i/--include: invalid targets: node[\n")
     assert as_flux(flux, "overlay", "status", "-H", "0-999999999") == (
         1, "", "flux-overlay: 0-999999999: invalid target\n")
+
+
+def test_jobs_cwd_field(flux, tmp_path):
+    # as Flux 0.88: the job's attributes.system.cwd, heading CWD (t2800 54)
+    here = flux.submit("true")
+    there = flux.submit(f"--cwd={tmp_path}", "true")
+    out = flux.out("jobs", "-a", "-o", "{cwd}|{id}").splitlines()
+    assert out[0] == "CWD|JOBID"
+    assert f"{tmp_path}|{there}" in out and any(line.endswith(f"|{here}") for line in out)
