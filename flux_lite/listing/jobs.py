@@ -203,7 +203,6 @@ _FIELDS = {
     "state": lambda info: STATE_NAMES.get(info.rec["state"], ""),
     "state_single": lambda info: STATE_SHORT.get(info.rec["state"], ""),
     "name": _plain_field("name"),
-    "cwd": _system_field("cwd"),
     "queue": _system_field("queue"),
     "project": _system_field("project"),
     "bank": _system_field("bank"),
