@@ -177,7 +177,7 @@ def job_stats():
     import json
 
     with read_session() as broker:
-        doc = stats.job_stats(broker)
+        doc = stats.job_stats(broker, queues=True)
     click.echo(json.dumps(doc, separators=(",", ":")))
 
 

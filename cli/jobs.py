@@ -65,7 +65,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
         warning("Both -a and --filter specified, ignoring -a")
     if stats_only:
         with read_session() as broker:
-            line, active = _stats_line(broker)
+            line, active = _stats_line(broker, queues)
         click.echo(line)
         raise SystemExit(0 if active else 1)
     if since is not None and not filter_:
@@ -98,7 +98,7 @@ def jobs(show_all_states, all_users, no_header, user, filter_, count, fmt, as_js
                                      include=job_list.include_test(include) if include else None,
                                      progress=stage(0) if stage else None)
             now = broker.now
-            stats_line = _stats_line(broker)[0] if stats else None
+            stats_line = _stats_line(broker, queues)[0] if stats else None
         items = _infos(records, now, users.username, stage(1) if stage else None)
         lines = None
         if not as_json and not (jobids and not records):
@@ -189,8 +189,17 @@ def _queue_filter(broker, queues):
     return with_virtual(broker.config, names)
 
 
-def _stats_line(broker):
-    return statsmod.summary(statsmod.job_stats(broker))
+def _stats_line(broker, queues=()):
+    """The --stats line: of the whole instance, or of the --queue queues
+    summed (flux.job.JobStats' words for a queue without stats)."""
+    names = [n for item in queues for n in item.split(",") if n]
+    doc = statsmod.job_stats(broker, queues=bool(names))
+    if names:
+        try:
+            doc = statsmod.queue_stats(doc, names)
+        except ValueError as exc:
+            raise FluxLiteError(f"error retrieving job stats: {exc}") from None
+    return statsmod.summary(doc)
 
 
 def _param(name):

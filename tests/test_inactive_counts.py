@@ -2,6 +2,7 @@
 table kept with the job rows, not every inactive row; it always agrees with
 the rows, and is made from them when missing (a state dir from before it)."""
 
+import json
 import os
 import sqlite3
 
@@ -69,3 +70,33 @@ def test_stats_read_the_counts_not_the_rows(flux):
     assert flux("jobs", "--stats-only", check=False).stdout.startswith("0 running, 3 completed")
     _sql(flux, f"UPDATE {index.COUNTS} SET n = 1000 WHERE result = 1")
     assert flux("jobs", "--stats-only", check=False).stdout.startswith("0 running, 1000 completed")
+
+
+QUEUES = '{"queues": {"q1": {}, "q2": {}}, "policy": {"jobspec": {"defaults": {"system": {"queue": "q1"}}}}}'
+
+
+def test_stats_of_queues(flux):
+    """`jobs --stats --queue=Q` sums job-list's per-queue entries, as
+    flux.job.JobStats does (t2800 135-144); purged jobs count per queue."""
+    flux("config", "load", input=QUEUES)
+    flux("queue", "start", "--all")
+    for args in (("-q", "q1", "true"), ("-q", "q1", "true"), ("-q", "q2", "sleep", "inf"), ("-q", "q2", "false")):
+        flux.submit(*args)
+    flux.advance("1m")
+
+    def line(*queues):
+        return flux.out("jobs", "--stats", "-a", *[f"--queue={q}" for q in queues]).splitlines()[0]
+
+    assert line("q1") == "0 running, 2 completed, 0 failed, 0 pending, 0 inactive purged"
+    assert line("q2") == "1 running, 0 completed, 1 failed, 0 pending, 0 inactive purged"
+    assert line("q1,q2") == line("q1", "q2") == "1 running, 2 completed, 1 failed, 0 pending, 0 inactive purged"
+    assert flux.fails("jobs", "--stats", "--queue=nosuch").stderr == \
+        "flux-lite jobs: ERROR: error retrieving job stats: no stats available for queue nosuch\n"
+    flux("job", "purge", "--force", "--num-limit=0")
+    r = flux("jobs", "--stats-only", "--queue=q1", check=False)
+    assert (r.exit_code, r.stdout) == (1, "0 running, 0 completed, 0 failed, 0 pending, 2 inactive purged\n")
+    doc = json.loads(flux.out("job", "stats"))
+    assert [(q["name"], q["job_states"]["run"], q["inactive_purged"]) for q in doc["queues"]] == [
+        ("q1", 0, 2), ("q2", 1, 1)]
+    # the instance's own line reads no queue
+    assert flux.out("jobs", "--stats-only") == "1 running, 0 completed, 0 failed, 0 pending, 3 inactive purged\n"

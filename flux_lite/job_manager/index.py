@@ -986,3 +986,26 @@ def counts_by_state_result(conn: sqlite3.Connection) -> Iterator[tuple[int, int 
                             "GROUP BY state, result")
     for result, n in counts:
         yield INACTIVE, result, n
+
+
+# where the listing column keeps the jobspec's attributes.system keys
+_LISTING_QUEUE = f"json_extract(listing, '$[{len(LISTING_KEYS)}].queue')"
+
+
+def counts_by_queue_state_result(conn: sqlite3.Connection) -> Iterator[tuple[str, int, int | None, int]]:
+    """(queue, state, result, count) of the jobs that name a queue, from
+    the listing column: every job is read, so only a caller that asks for
+    per-queue counts pays for them."""
+    yield from conn.execute(f"SELECT {_LISTING_QUEUE} AS q, state, result, count(*) FROM jobs "
+                            "WHERE q IS NOT NULL AND typeof(q) = 'text' GROUP BY q, state, result")
+
+
+def queue_counts(conn: sqlite3.Connection, ids: list[int]) -> dict[str, int]:
+    """queue -> how many of the jobs ids name it (those naming one)."""
+    out: dict[str, int] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for q, n in conn.execute(f"SELECT {_LISTING_QUEUE} AS q, count(*) FROM jobs WHERE id IN "
+                                 f"({','.join('?' * len(chunk))}) AND typeof(q) = 'text' GROUP BY q", chunk):
+            out[q] = out.get(q, 0) + n
+    return out

@@ -57,8 +57,9 @@ def remove(broker, ids) -> None:
     wait.keep_outcomes(kvs, ids)
     for jobid in ids:
         kvs.delete(kvs_key(jobid))
+    by_queue = index.queue_counts(kvs.conn, list(ids))
     index.delete(kvs.conn, ids)
-    stats.add_purged(kvs, len(ids))
+    stats.add_purged(kvs, len(ids), by_queue)
 
 
 def _check_owner(broker):

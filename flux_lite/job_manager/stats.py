@@ -28,19 +28,56 @@ def purged_count(kvs) -> int:
     return (kvs.get(STATS_KEY) or {}).get("inactive_purged", 0)
 
 
-def add_purged(kvs, count: int) -> None:
+def add_purged(kvs, count: int, by_queue: dict | None = None) -> None:
+    """count more jobs purged (by_queue: how many of them named each queue)."""
     stats = kvs.get(STATS_KEY) or {}
     stats["inactive_purged"] = stats.get("inactive_purged", 0) + count
+    if by_queue:
+        queues = stats.setdefault("queues", {})
+        for name, n in by_queue.items():
+            queues[name] = queues.get(name, 0) + n
     kvs.put(STATS_KEY, stats)
 
 
-def job_stats(broker) -> dict:
-    """The job-stats document: counts by state and by result, purged jobs."""
+def job_stats(broker, queues: bool = False) -> dict:
+    """The job-stats document: counts by state and by result, purged jobs;
+    with queues, job-list's per-queue entries too (they read every job)."""
     broker.flush()  # this command's own changes must be visible
+    doc = _document(index.counts_by_state_result(broker.kvs.conn), purged_count(broker.kvs))
+    if queues:
+        by_queue: dict = {}
+        for name, state, result, count in index.counts_by_queue_state_result(broker.kvs.conn):
+            by_queue.setdefault(name, []).append((state, result, count))
+        purged = (broker.kvs.get(STATS_KEY) or {}).get("queues") or {}
+        for name in purged:
+            by_queue.setdefault(name, [])
+        doc["queues"] = [{"name": name, **{k: v for k, v in _document(by_queue[name], purged.get(name, 0)).items()
+                                           if k != "queues"}}
+                         for name in sorted(by_queue)]
+    return doc
+
+
+def queue_stats(doc: dict, names: list[str]) -> dict:
+    """The per-queue entries of names summed (flux.job.JobStats(queue=...));
+    ValueError for a queue without stats, in its words."""
+    entries = {q["name"]: q for q in doc["queues"]}
+    total = _document((), 0)
+    del total["queues"]
+    for name in names:
+        entry = entries.get(name)
+        if entry is None:
+            raise ValueError(f"no stats available for queue {name}")
+        for key, value in entry["job_states"].items():
+            total["job_states"][key] += value
+        for key in ("successful", "failed", "canceled", "timeout", "inactive_purged"):
+            total[key] += entry[key]
+    return total
+
+
+def _document(counts, purged: int) -> dict:
     states = {NEW: 0, DEPEND: 0, PRIORITY: 0, SCHED: 0, RUN: 0, CLEANUP: 0, INACTIVE: 0}
     results = {COMPLETED: 0, FAILED: 0, CANCELED: 0, TIMEOUT: 0}
-
-    for state, result, count in index.counts_by_state_result(broker.kvs.conn):
+    for state, result, count in counts:
         states[state] = states.get(state, 0) + count
         if state == INACTIVE and result in results:
             results[result] += count
@@ -59,7 +96,7 @@ def job_stats(broker) -> dict:
         "failed": results[FAILED],
         "canceled": results[CANCELED],
         "timeout": results[TIMEOUT],
-        "inactive_purged": purged_count(broker.kvs),
+        "inactive_purged": purged,
         "queues": [],
     }
 

@@ -107,7 +107,7 @@ def list_attrs(instance: Instance, payload: Payload) -> Payload:
 @service(SERVICES, "job-list.job-stats")
 def job_stats(instance: Instance, payload: Payload) -> Payload:
     with instance.read_session() as broker:
-        return stats.job_stats(broker)
+        return stats.job_stats(broker, queues=True)  # (job-list's answer has its queues)
 
 
 @service(SERVICES, "job-list.job-state-pause")
