@@ -364,3 +364,11 @@ def test_jobs_cwd_field(flux, tmp_path):
     out = flux.out("jobs", "-a", "-o", "{cwd}|{id}").splitlines()
     assert out[0] == "CWD|JOBID"
     assert f"{tmp_path}|{there}" in out and any(line.endswith(f"|{here}") for line in out)
+
+
+def test_jobs_time_fields_of_every_state(flux):
+    # {t_priority} and {t_sched}, as Flux 0.88 names them (t2800 67)
+    flux.submit("true")
+    out = flux.out("jobs", "-a", "-o", "{t_submit},{t_depend},{t_priority},{t_sched}").splitlines()
+    assert out[0] == "T_SUBMIT,T_DEPEND,T_PRIORITY,T_SCHED"
+    assert all(float(v) > 0 for v in out[1].split(","))
