@@ -372,3 +372,12 @@ def test_jobs_time_fields_of_every_state(flux):
     out = flux.out("jobs", "-a", "-o", "{t_submit},{t_depend},{t_priority},{t_sched}").splitlines()
     assert out[0] == "T_SUBMIT,T_DEPEND,T_PRIORITY,T_SCHED"
     assert all(float(v) > 0 for v in out[1].split(","))
+
+
+def test_jobs_state_and_result_emoji(flux):
+    # as Flux 0.88 prints them (t2800 52, 74, 108): a pending or running job has no result
+    done = flux.submit("true")
+    running = flux.submit("sleep", "inf")
+    out = flux.out("jobs", "-a", "-o", "{state_emoji}|{result_emoji}|{id}").splitlines()
+    assert out[0] == "STATE|RESULT|JOBID"
+    assert f"\U0001f3c3|\u3000|{running}" in out and f"\U0001f480|\U0001f600|{done}" in out

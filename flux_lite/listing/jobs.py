@@ -74,6 +74,7 @@ HEADINGS = {
     "sched.t_estimate": "T_ESTIMATE", "sched.reason_pending": "REASON",
     "sched.resource_summary": "RESOURCES", "sched.jobs_ahead": "JOBS_AHEAD",
     "sched": "SCHED", "user": "USER", "inactive_reason": "INACTIVE-REASON", "status_emoji": "STATUS",
+    "state_emoji": "STATE", "result_emoji": "RESULT",
 }
 
 
@@ -231,6 +232,8 @@ _FIELDS = {
     "sched": lambda info: _AnnotationDict((info.rec.get("annotations") or {}).get("sched", {})),
     "dependencies": lambda info: DependencyList(info.rec.get("dependencies") or (), info.now),
     "status_emoji": lambda info: _status_emoji(info.rec["state"], info.result_bit()),
+    "state_emoji": lambda info: _state_emoji(info.rec["state"]),
+    "result_emoji": lambda info: _result_emoji(info.result_bit() if info.rec["state"] == INACTIVE else None),
     "inactive_reason": lambda info: _inactive_reason(info) if info.rec["state"] == INACTIVE else "",
     "contextual_time": lambda info: info["duration"] if info.rec["state"] & PENDING else info["runtime"],
     "contextual_info": lambda info: _contextual_info(info.rec, info, info.now),
@@ -418,12 +421,19 @@ def _encodable(text):
         return False
 
 
-def _status_emoji(state, result):
-    if state != INACTIVE:
-        emoji = _STATE_EMOJI.get(state, "")
-        return emoji if _encodable(emoji) else STATE_SHORT.get(state, "")
+def _state_emoji(state):
+    emoji = _STATE_EMOJI.get(state, "")
+    return emoji if _encodable(emoji) else STATE_SHORT.get(state, "")
+
+
+def _result_emoji(result):
+    """A result's emoji; an ideographic space for none (a job not inactive)."""
     emoji, alt = _RESULT_EMOJI.get(result, ("\u3000", ""))
     return emoji if _encodable(emoji) else alt
+
+
+def _status_emoji(state, result):
+    return _state_emoji(state) if state != INACTIVE else _result_emoji(result)
 
 
 def _inactive_reason(info):
