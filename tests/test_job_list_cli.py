@@ -381,3 +381,10 @@ def test_jobs_state_and_result_emoji(flux):
     out = flux.out("jobs", "-a", "-o", "{state_emoji}|{result_emoji}|{id}").splitlines()
     assert out[0] == "STATE|RESULT|JOBID"
     assert f"\U0001f3c3|\u3000|{running}" in out and f"\U0001f480|\U0001f600|{done}" in out
+
+
+def test_free_form_annotation_headings(flux):
+    # as flux-jobs heads them (t2800 108): annotations.X -> X, sched.X and user.X whole
+    out = flux.out("jobs", "--from-stdin", "-o", "{annotations.sched.foo}|{sched.foobar}|{user.foobar}|{user}",
+                   input="")
+    assert out == "SCHED.FOO|SCHED.FOOBAR|USER.FOOBAR|USER\n"

@@ -79,11 +79,14 @@ HEADINGS = {
 
 
 def heading_fallback(field):
-    """Free-form annotation fields: the heading is the rest of the name, upper-cased
-    (`annotations.sched.jobs_ahead` -> SCHED.JOBS_AHEAD), as flux-jobs does."""
-    for prefix in ("annotations.", "user."):
+    """Free-form annotation fields, headed as flux-jobs heads them: after
+    `annotations.`, the rest upper-cased (`annotations.sched.jobs_ahead` ->
+    SCHED.JOBS_AHEAD); `sched.X` and `user.X` whole (SCHED.X, USER.X)."""
+    if field.startswith("annotations.") and len(field) > len("annotations."):
+        return field[len("annotations."):].upper()
+    for prefix in ("sched.", "user."):
         if field.startswith(prefix) and len(field) > len(prefix):
-            return field[len(prefix):].upper()
+            return field.upper()
     return None
 
 
